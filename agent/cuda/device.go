@@ -1,0 +1,185 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Device attribute numbers (CUdevice_attribute), stable across releases.
+const (
+	attrMaxThreadsPerBlock        = 1
+	attrClockRateKHz              = 13
+	attrMultiprocessorCount       = 16
+	attrMemoryClockRateKHz        = 36
+	attrGlobalMemoryBusWidth      = 37
+	attrL2CacheSize               = 38
+	attrComputeCapabilityMajor    = 75
+	attrComputeCapabilityMinor    = 76
+	attrMaxSharedMemPerBlockOptin = 97
+)
+
+// DeviceInfo is what the driver says about a device.
+type DeviceInfo struct {
+	Ordinal int
+	Name    string
+	// Major and Minor are the compute capability (9.0 for Hopper).
+	Major, Minor int
+	// SMs is the number of multiprocessors.
+	SMs                int
+	TotalMemBytes      uint64
+	L2Bytes            int
+	MaxThreadsPerBlock int
+	// MaxSharedPerBlockOptin is the shared memory a block may use after
+	// raising its dynamic limit.
+	MaxSharedPerBlockOptin int
+	ClockKHz               int
+	MemClockKHz            int
+	MemBusWidthBits        int
+}
+
+// ComputeCapability formats Major.Minor as "9.0".
+func (i DeviceInfo) ComputeCapability() string { return fmt.Sprintf("%d.%d", i.Major, i.Minor) }
+
+// Device is one GPU with its primary context, owned by a goroutine locked
+// to one OS thread. All its methods are safe for concurrent use; work from
+// several goroutines is run one function at a time, in arrival order.
+type Device struct {
+	drv  *Driver
+	info DeviceInfo
+	work chan func()
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+	ctx  *Ctx
+}
+
+// OpenDevice starts the owner thread of device ordinal, retains its primary
+// context and makes it current there.
+func (d *Driver) OpenDevice(ordinal int) (*Device, error) {
+	dev := &Device{
+		drv:  d,
+		work: make(chan func()),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	ready := make(chan error, 1)
+	go dev.loop(ordinal, ready)
+	if err := <-ready; err != nil {
+		return nil, fmt.Errorf("opening CUDA device %d: %w", ordinal, err)
+	}
+	return dev, nil
+}
+
+// loop is the owner thread. It never unlocks the OS thread: when it returns,
+// the runtime ends the thread, and with it any driver state bound to it.
+func (dev *Device) loop(ordinal int, ready chan<- error) {
+	runtime.LockOSThread()
+	defer close(dev.done)
+	l := dev.drv.lib
+	h, r := l.deviceGet(ordinal)
+	if err := l.check(r, "cuDeviceGet(%d)", ordinal); err != nil {
+		ready <- err
+		return
+	}
+	cctx, r := l.primaryCtxRetain(h)
+	if err := l.check(r, "cuDevicePrimaryCtxRetain"); err != nil {
+		ready <- err
+		return
+	}
+	defer l.primaryCtxRelease(h)
+	if err := l.check(l.ctxSetCurrent(cctx), "cuCtxSetCurrent"); err != nil {
+		ready <- err
+		return
+	}
+	info, err := queryInfo(l, h, ordinal)
+	if err != nil {
+		ready <- err
+		return
+	}
+	dev.info = info
+	dev.ctx = &Ctx{lib: l, dev: dev}
+	ready <- nil
+	for {
+		select {
+		case fn := <-dev.work:
+			fn()
+		case <-dev.quit:
+			// Let queued frees and destroys finish first: the context
+			// is released right after.
+			l.ctxSynchronize()
+			return
+		}
+	}
+}
+
+func queryInfo(l *lib, h int32, ordinal int) (DeviceInfo, error) {
+	info := DeviceInfo{Ordinal: ordinal}
+	var r result
+	info.Name, r = l.deviceName(h)
+	if err := l.check(r, "cuDeviceGetName"); err != nil {
+		return info, err
+	}
+	info.TotalMemBytes, r = l.deviceTotalMem(h)
+	if err := l.check(r, "cuDeviceTotalMem_v2"); err != nil {
+		return info, err
+	}
+	for _, a := range []struct {
+		attr int
+		dst  *int
+	}{
+		{attrComputeCapabilityMajor, &info.Major},
+		{attrComputeCapabilityMinor, &info.Minor},
+		{attrMultiprocessorCount, &info.SMs},
+		{attrL2CacheSize, &info.L2Bytes},
+		{attrMaxThreadsPerBlock, &info.MaxThreadsPerBlock},
+		{attrMaxSharedMemPerBlockOptin, &info.MaxSharedPerBlockOptin},
+		{attrClockRateKHz, &info.ClockKHz},
+		{attrMemoryClockRateKHz, &info.MemClockKHz},
+		{attrGlobalMemoryBusWidth, &info.MemBusWidthBits},
+	} {
+		v, r := l.deviceAttr(a.attr, h)
+		if err := l.check(r, "cuDeviceGetAttribute(%d)", a.attr); err != nil {
+			return info, err
+		}
+		*a.dst = v
+	}
+	return info, nil
+}
+
+// Info describes the device.
+func (dev *Device) Info() DeviceInfo { return dev.info }
+
+// Driver is the driver the device was opened with.
+func (dev *Device) Driver() *Driver { return dev.drv }
+
+// Do runs fn on the device's owner thread and returns its error. A panic in
+// fn is returned as an error rather than killing the owner thread. fn must
+// not call Do on the same Device (it would wait for itself); it should not
+// keep c after it returns.
+func (dev *Device) Do(fn func(c *Ctx) error) error {
+	errc := make(chan error, 1)
+	job := func() {
+		defer func() {
+			if p := recover(); p != nil {
+				errc <- fmt.Errorf("cuda: panic on device thread: %v", p)
+			}
+		}()
+		errc <- fn(dev.ctx)
+	}
+	select {
+	case dev.work <- job:
+		return <-errc
+	case <-dev.quit:
+		return ErrClosed
+	}
+}
+
+// Close stops the owner thread after the work already accepted and releases
+// the primary context. Memory and other handles should be freed first;
+// the driver frees what is left when the process's last context goes.
+func (dev *Device) Close() error {
+	dev.once.Do(func() { close(dev.quit) })
+	<-dev.done
+	return nil
+}
