@@ -1,0 +1,207 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Support is how a GPU supports a recipe.
+// +kubebuilder:validation:Enum=Native;Emulated;Unsupported
+type Support string
+
+const (
+	// SupportNative: the GPU runs the recipe's GEMM natively.
+	SupportNative Support = "Native"
+	// SupportEmulated: the GPU can quantize and validate the recipe, but has no
+	// native GEMM for it.
+	SupportEmulated Support = "Emulated"
+	// SupportUnsupported: the GPU cannot run the recipe's quantize kernels.
+	SupportUnsupported Support = "Unsupported"
+)
+
+// Health is a GPU's health as NVML reports it.
+// +kubebuilder:validation:Enum=Healthy;Degraded;Unhealthy
+type Health string
+
+const (
+	// HealthHealthy: no problem reported.
+	HealthHealthy Health = "Healthy"
+	// HealthDegraded: usable, with something to look at (pending page retirement,
+	// high temperature).
+	HealthDegraded Health = "Degraded"
+	// HealthUnhealthy: not to be scheduled (XID errors, failed row remapping).
+	HealthUnhealthy Health = "Unhealthy"
+)
+
+// MIGMode is a GPU's Multi-Instance GPU mode.
+// +kubebuilder:validation:Enum=Enabled;Disabled;NotSupported
+type MIGMode string
+
+const (
+	// MIGEnabled: MIG is on.
+	MIGEnabled MIGMode = "Enabled"
+	// MIGDisabled: MIG is supported and off.
+	MIGDisabled MIGMode = "Disabled"
+	// MIGNotSupported: the GPU has no MIG.
+	MIGNotSupported MIGMode = "NotSupported"
+)
+
+// Backend names how an agent runs quantization steps.
+// +kubebuilder:validation:Enum=cuda;reference
+type Backend string
+
+const (
+	// BackendCUDA runs the kernels on the GPU.
+	BackendCUDA Backend = "cuda"
+	// BackendReference runs the pure-Go reference on the CPU.
+	BackendReference Backend = "reference"
+)
+
+// RecipeSupport is how a GPU (or a node) supports one recipe scheme.
+type RecipeSupport struct {
+	// scheme is the recipe scheme.
+	// +required
+	Scheme Scheme `json:"scheme"`
+	// support is Native, Emulated or Unsupported.
+	// +required
+	Support Support `json:"support"`
+	// reason is TransformerEngine's wording of why the scheme is not native.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// GPU is one GPU of a node.
+type GPU struct {
+	// index is the GPU's NVML index on the node.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Index int32 `json:"index"`
+	// uuid is the GPU's UUID (GPU-...).
+	// +required
+	UUID string `json:"uuid"`
+	// product is the product name, for example "NVIDIA H100 80GB HBM3".
+	// +optional
+	Product string `json:"product,omitempty"`
+	// computeCapability is "major.minor", for example "9.0".
+	// +optional
+	ComputeCapability string `json:"computeCapability,omitempty"`
+	// architecture is the family derived from the compute capability.
+	// +optional
+	Architecture Architecture `json:"architecture,omitempty"`
+	// memoryMiB is the GPU's total memory in MiB.
+	// +optional
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
+	// migMode is Enabled, Disabled or NotSupported.
+	// +optional
+	MIGMode MIGMode `json:"migMode,omitempty"`
+	// health is Healthy, Degraded or Unhealthy.
+	// +optional
+	Health Health `json:"health,omitempty"`
+	// healthMessage says why the GPU is not Healthy.
+	// +optional
+	HealthMessage string `json:"healthMessage,omitempty"`
+	// recipes is this GPU's support of each scheme.
+	// +optional
+	// +listType=map
+	// +listMapKey=scheme
+	// +kubebuilder:validation:MaxItems=16
+	Recipes []RecipeSupport `json:"recipes,omitempty"`
+}
+
+// Baselines are the node's reference costs, measured when the agent starts.
+type Baselines struct {
+	// launchMicros is the host time of one empty kernel launch, in microseconds.
+	// +optional
+	LaunchMicros string `json:"launchMicros,omitempty"`
+	// graphLaunchMicros is the host time of one single-node graph launch, in microseconds.
+	// +optional
+	GraphLaunchMicros string `json:"graphLaunchMicros,omitempty"`
+	// copyBandwidthGBps is the device-to-device copy bandwidth (median of several runs).
+	// +optional
+	CopyBandwidthGBps string `json:"copyBandwidthGBps,omitempty"`
+}
+
+// GPUNodeProfileStatus is what a node's agent found on its node.
+type GPUNodeProfileStatus struct {
+	// observedGeneration is the generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// gpus lists the node's GPUs, one entry each, never collapsed by model.
+	// +optional
+	// +listType=map
+	// +listMapKey=index
+	// +kubebuilder:validation:MaxItems=64
+	GPUs []GPU `json:"gpus,omitempty"`
+	// gpuCount is the number of GPUs.
+	// +optional
+	GPUCount int32 `json:"gpuCount,omitempty"`
+	// driverVersion is the NVIDIA driver version.
+	// +optional
+	DriverVersion string `json:"driverVersion,omitempty"`
+	// cudaDriverVersion is the CUDA version the driver supports, for example "13.0".
+	// +optional
+	CUDADriverVersion string `json:"cudaDriverVersion,omitempty"`
+	// backend is how the agent runs steps: cuda or reference.
+	// +optional
+	Backend Backend `json:"backend,omitempty"`
+	// simulated is true for an agent that simulates its GPUs (tests, demos).
+	// +optional
+	Simulated bool `json:"simulated,omitempty"`
+	// recipes is the node's best support of each scheme over its GPUs.
+	// +optional
+	// +listType=map
+	// +listMapKey=scheme
+	// +kubebuilder:validation:MaxItems=16
+	Recipes []RecipeSupport `json:"recipes,omitempty"`
+	// baselines are the node's measured reference costs.
+	// +optional
+	Baselines *Baselines `json:"baselines,omitempty"`
+	// agentVersion is the version of the agent that wrote this profile.
+	// +optional
+	AgentVersion string `json:"agentVersion,omitempty"`
+	// conditions: Ready is True while the agent can take runs.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ConditionReady is the Ready condition of QuantRecipe and GPUNodeProfile.
+const ConditionReady = "Ready"
+
+// GPUNodeProfile describes the GPUs of one node and what they can run. Its name
+// is the node's name; only that node's agent writes it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=gpn,categories=kquant
+// +kubebuilder:printcolumn:name="GPUs",type=integer,JSONPath=`.status.gpuCount`
+// +kubebuilder:printcolumn:name="Product",type=string,JSONPath=`.status.gpus[0].product`
+// +kubebuilder:printcolumn:name="CC",type=string,JSONPath=`.status.gpus[0].computeCapability`
+// +kubebuilder:printcolumn:name="Backend",type=string,JSONPath=`.status.backend`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driverVersion`,priority=1
+// +kubebuilder:printcolumn:name="Copy-GB/s",type=string,JSONPath=`.status.baselines.copyBandwidthGBps`,priority=1
+// +kubebuilder:printcolumn:name="Simulated",type=boolean,JSONPath=`.status.simulated`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type GPUNodeProfile struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// status is written by the node's agent.
+	// +optional
+	Status GPUNodeProfileStatus `json:"status,omitempty"`
+}
+
+// GPUNodeProfileList is a list of GPUNodeProfiles.
+//
+// +kubebuilder:object:root=true
+type GPUNodeProfileList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []GPUNodeProfile `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&GPUNodeProfile{}, &GPUNodeProfileList{})
+}

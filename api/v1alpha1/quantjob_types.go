@@ -1,0 +1,375 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// JobMode is what a QuantJob measures.
+// +kubebuilder:validation:Enum=Benchmark;Validation
+type JobMode string
+
+const (
+	// JobModeBenchmark measures overhead, GPU time and bandwidth (accuracy too).
+	JobModeBenchmark JobMode = "Benchmark"
+	// JobModeValidation checks correctness against the reference and the tolerances.
+	JobModeValidation JobMode = "Validation"
+)
+
+// Level is a preset of sizes and iterations, like DCGM's diagnostic levels.
+// +kubebuilder:validation:Enum=Quick;Standard;Extended
+type Level string
+
+const (
+	// LevelQuick runs few iterations: seconds per run.
+	LevelQuick Level = "Quick"
+	// LevelStandard is the default.
+	LevelStandard Level = "Standard"
+	// LevelExtended runs many iterations for stable numbers.
+	LevelExtended Level = "Extended"
+)
+
+// PlacementPolicy decides how many runs a job expands into.
+// +kubebuilder:validation:Enum=AnyGPU;EachNode;EachGPU
+type PlacementPolicy string
+
+const (
+	// PlacementAnyGPU runs once on any eligible GPU.
+	PlacementAnyGPU PlacementPolicy = "AnyGPU"
+	// PlacementEachNode runs once on every eligible node.
+	PlacementEachNode PlacementPolicy = "EachNode"
+	// PlacementEachGPU runs once on every eligible GPU.
+	PlacementEachGPU PlacementPolicy = "EachGPU"
+)
+
+// Architecture is an NVIDIA GPU architecture family, derived from the compute
+// capability. Capability rules key on the numbers, never on this name.
+// +kubebuilder:validation:Enum=Ampere;Ada;Hopper;Blackwell;Unknown
+type Architecture string
+
+const (
+	// ArchitectureAmpere is compute capability 8.0 and 8.6/8.7.
+	ArchitectureAmpere Architecture = "Ampere"
+	// ArchitectureAda is compute capability 8.9.
+	ArchitectureAda Architecture = "Ada"
+	// ArchitectureHopper is compute capability 9.x.
+	ArchitectureHopper Architecture = "Hopper"
+	// ArchitectureBlackwell is compute capability 10.x, 11.x and 12.x.
+	ArchitectureBlackwell Architecture = "Blackwell"
+	// ArchitectureUnknown is anything else.
+	ArchitectureUnknown Architecture = "Unknown"
+)
+
+// RecipeReference names a QuantRecipe in the job's namespace.
+type RecipeReference struct {
+	// name is the QuantRecipe's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Placement chooses the nodes and GPUs a job runs on.
+type Placement struct {
+	// policy is AnyGPU (default: one run), EachNode (one run per eligible node) or
+	// EachGPU (one run per eligible GPU).
+	// +optional
+	// +kubebuilder:default=AnyGPU
+	Policy PlacementPolicy `json:"policy,omitempty"`
+
+	// architectures, when set, admits only GPUs of these families.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=5
+	Architectures []Architecture `json:"architectures,omitempty"`
+
+	// minComputeCapability, when set, admits only GPUs with at least this compute
+	// capability, written "major.minor" (for example "9.0").
+	// +optional
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,2}\.[0-9]{1,2}$`
+	MinComputeCapability string `json:"minComputeCapability,omitempty"`
+
+	// requireNative admits only GPUs that run the recipe's GEMM natively; without
+	// it, GPUs that can only emulate the recipe are eligible too.
+	// +optional
+	RequireNative bool `json:"requireNative,omitempty"`
+
+	// nodeSelector admits only nodes whose labels match.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+
+	// maxParallel is the most runs of this job active at once. Default 8.
+	// +optional
+	// +kubebuilder:default=8
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MaxParallel *int32 `json:"maxParallel,omitempty"`
+}
+
+// QuantJobSpec asks for a benchmark or validation of a recipe on a workload.
+type QuantJobSpec struct {
+	// recipeRef names the QuantRecipe to run, in the job's namespace. The recipe is
+	// copied into each run when the run is created, so later edits to the recipe
+	// never change work in flight.
+	// +required
+	RecipeRef RecipeReference `json:"recipeRef"`
+
+	// mode is Validation (default: correctness against the reference) or Benchmark
+	// (overhead, GPU time and bandwidth as well).
+	// +optional
+	// +kubebuilder:default=Validation
+	Mode JobMode `json:"mode,omitempty"`
+
+	// level is Quick, Standard (default) or Extended: presets of iterations.
+	// +optional
+	// +kubebuilder:default=Standard
+	Level Level `json:"level,omitempty"`
+
+	// workload is what to quantize.
+	// +required
+	Workload Workload `json:"workload"`
+
+	// execution is how each step runs: eager, CUDA graph or both, and how often.
+	// +optional
+	Execution Execution `json:"execution,omitempty"`
+
+	// placement chooses nodes and GPUs.
+	// +optional
+	Placement Placement `json:"placement,omitempty"`
+
+	// tolerances decide each run's verdict.
+	// +optional
+	Tolerances Tolerances `json:"tolerances,omitempty"`
+
+	// backoffLimit is how many failed runs are retried (on another GPU where one
+	// is eligible) before the job fails. Default 3.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// activeDeadlineSeconds fails the job and its active runs when it has been
+	// running this long.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished deletes the job and its runs this long after it
+	// finished.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// JobPhase is where a QuantJob is in its life.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Unschedulable
+type JobPhase string
+
+const (
+	// JobPhasePending: accepted, no run bound yet.
+	JobPhasePending JobPhase = "Pending"
+	// JobPhaseRunning: at least one run is bound or running.
+	JobPhaseRunning JobPhase = "Running"
+	// JobPhaseSucceeded: every run succeeded.
+	JobPhaseSucceeded JobPhase = "Succeeded"
+	// JobPhaseFailed: retries are exhausted, the deadline passed or the recipe is invalid.
+	JobPhaseFailed JobPhase = "Failed"
+	// JobPhaseUnschedulable: no node is eligible; the Scheduled condition says why.
+	JobPhaseUnschedulable JobPhase = "Unschedulable"
+)
+
+// Job condition types.
+const (
+	// JobConditionScheduled is True when every run the job needs has been bound to
+	// a GPU at least once, False with reason Unschedulable (and a message counting
+	// why nodes were rejected) when no eligible GPU exists.
+	JobConditionScheduled = "Scheduled"
+	// JobConditionComplete is True when every run succeeded.
+	JobConditionComplete = "Complete"
+	// JobConditionFailed is True when the job failed (BackoffLimitExceeded,
+	// DeadlineExceeded, RecipeNotFound, RecipeInvalid).
+	JobConditionFailed = "Failed"
+)
+
+// Job condition reasons.
+const (
+	ReasonRecipeNotFound       = "RecipeNotFound"
+	ReasonRecipeInvalid        = "RecipeInvalid"
+	ReasonUnschedulable        = "Unschedulable"
+	ReasonAllRunsBound         = "AllRunsBound"
+	ReasonWaitingForGPUs       = "WaitingForGPUs"
+	ReasonAllRunsSucceeded     = "AllRunsSucceeded"
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonNodeLost             = "NodeLost"
+)
+
+// Stat is the minimum, median and maximum of one metric over a job's succeeded
+// runs, as decimal strings.
+type Stat struct {
+	// min is the smallest value.
+	// +optional
+	Min string `json:"min,omitempty"`
+	// median is the median value.
+	// +optional
+	Median string `json:"median,omitempty"`
+	// max is the largest value.
+	// +optional
+	Max string `json:"max,omitempty"`
+}
+
+// Outlier is a run whose result is more than 3 median absolute deviations worse
+// than the fleet median of the same GPU product.
+type Outlier struct {
+	// run is the QuantRun's name.
+	// +required
+	Run string `json:"run"`
+	// nodeName is the node the run ran on.
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+	// gpuUUID is the GPU the run ran on.
+	// +optional
+	GPUUUID string `json:"gpuUUID,omitempty"`
+	// product is the GPU product name.
+	// +optional
+	Product string `json:"product,omitempty"`
+	// metric is the metric that is off: bandwidthGBps, hostEagerMicros or hostGraphMicros.
+	// +required
+	Metric string `json:"metric"`
+	// value is the run's value of that metric.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// median is the fleet median for that product.
+	// +optional
+	Median string `json:"median,omitempty"`
+}
+
+// VerdictCounts counts the runs of a job by verdict.
+type VerdictCounts struct {
+	// +optional
+	Pass int32 `json:"pass,omitempty"`
+	// +optional
+	Fail int32 `json:"fail,omitempty"`
+	// +optional
+	Warn int32 `json:"warn,omitempty"`
+	// +optional
+	Skip int32 `json:"skip,omitempty"`
+}
+
+// JobSummary aggregates the results of a job's succeeded runs.
+type JobSummary struct {
+	// bandwidthGBps summarises performance.bandwidthGBps.
+	// +optional
+	BandwidthGBps *Stat `json:"bandwidthGBps,omitempty"`
+	// gpuMicros summarises performance.gpuMicros.
+	// +optional
+	GPUMicros *Stat `json:"gpuMicros,omitempty"`
+	// hostEagerMicros summarises overhead.hostEagerMicros.
+	// +optional
+	HostEagerMicros *Stat `json:"hostEagerMicros,omitempty"`
+	// hostGraphMicros summarises overhead.hostGraphMicros.
+	// +optional
+	HostGraphMicros *Stat `json:"hostGraphMicros,omitempty"`
+	// snrDB summarises accuracy.snrDB.
+	// +optional
+	SNRdB *Stat `json:"snrDB,omitempty"`
+	// verdicts counts runs by verdict.
+	// +optional
+	Verdicts VerdictCounts `json:"verdicts,omitempty"`
+	// outliers lists runs far worse than their product's fleet median (needs at
+	// least 5 runs of that product).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Outliers []Outlier `json:"outliers,omitempty"`
+}
+
+// QuantJobStatus is what the controller observed of a QuantJob.
+type QuantJobStatus struct {
+	// observedGeneration is the generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is Pending, Running, Succeeded, Failed or Unschedulable.
+	// +optional
+	Phase JobPhase `json:"phase,omitempty"`
+
+	// total is the number of runs the job needs.
+	// +optional
+	Total int32 `json:"total"`
+	// pending is the number of runs not yet bound to a GPU.
+	// +optional
+	Pending int32 `json:"pending"`
+	// running is the number of runs bound or running.
+	// +optional
+	Running int32 `json:"running"`
+	// succeeded is the number of runs that succeeded.
+	// +optional
+	Succeeded int32 `json:"succeeded"`
+	// failed is the number of failed run attempts, retried or not.
+	// +optional
+	Failed int32 `json:"failed"`
+	// progress is "succeeded/total", for kubectl get.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// summary aggregates the succeeded runs' results.
+	// +optional
+	Summary *JobSummary `json:"summary,omitempty"`
+
+	// startTime is when the first run was bound.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the job succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// conditions: Scheduled, Complete and Failed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// QuantJob asks kquant to benchmark or validate a recipe on a workload, on one
+// GPU, every node or every GPU of the fleet.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=qj,categories=kquant
+// +kubebuilder:printcolumn:name="Recipe",type=string,JSONPath=`.spec.recipeRef.name`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.summary.bandwidthGBps.median`,priority=1
+// +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.summary.hostEagerMicros.median`,priority=1
+// +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.summary.hostGraphMicros.median`,priority=1
+// +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.summary.snrDB.median`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type QuantJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what to run and where.
+	// +required
+	Spec QuantJobSpec `json:"spec"`
+
+	// status is written by the controller.
+	// +optional
+	Status QuantJobStatus `json:"status,omitempty"`
+}
+
+// QuantJobList is a list of QuantJobs.
+//
+// +kubebuilder:object:root=true
+type QuantJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []QuantJob `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&QuantJob{}, &QuantJobList{})
+}

@@ -1,0 +1,343 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Labels that tie runs to their job and node. The agent watches runs by the node
+// label, so it never scans the cluster.
+const (
+	// LabelJob carries the owning QuantJob's name on each QuantRun.
+	LabelJob = "kquant.dev/job"
+	// LabelNode carries the bound node's name on each bound QuantRun.
+	LabelNode = "kquant.dev/node"
+)
+
+// JobReference names the QuantJob a run belongs to.
+type JobReference struct {
+	// name is the QuantJob's name.
+	// +required
+	Name string `json:"name"`
+	// uid is the QuantJob's UID, so a run of a deleted and re-created job is never
+	// mistaken for the new job's.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+}
+
+// RecipeSnapshot is a copy of a QuantRecipe taken when the run was created.
+type RecipeSnapshot struct {
+	// name is the QuantRecipe's name.
+	// +required
+	Name string `json:"name"`
+	// generation is the recipe's metadata.generation at the time of the copy.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// key is the recipe's canonical key at the time of the copy.
+	// +optional
+	Key string `json:"key,omitempty"`
+	// spec is the recipe's spec at the time of the copy.
+	// +required
+	Spec QuantRecipeSpec `json:"spec"`
+}
+
+// QuantRunSpec is one unit of work bound to one GPU. It cannot change once
+// nodeName is set.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || oldSelf.nodeName == '' || self == oldSelf",message="spec is immutable once spec.nodeName is set"
+type QuantRunSpec struct {
+	// jobRef names the QuantJob this run belongs to.
+	// +required
+	JobRef JobReference `json:"jobRef"`
+
+	// recipe is a snapshot of the resolved recipe.
+	// +required
+	Recipe RecipeSnapshot `json:"recipe"`
+
+	// mode is Benchmark or Validation, copied from the job.
+	// +required
+	Mode JobMode `json:"mode"`
+
+	// workload is the job's workload.
+	// +required
+	Workload Workload `json:"workload"`
+
+	// execution is the job's execution with the level's presets filled in.
+	// +required
+	Execution Execution `json:"execution"`
+
+	// tolerances are the job's tolerances.
+	// +optional
+	Tolerances Tolerances `json:"tolerances,omitempty"`
+
+	// nodeName is the node this run is bound to; empty until bound.
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
+	// gpuUUID is the GPU this run is bound to; empty until bound.
+	// +optional
+	GPUUUID string `json:"gpuUUID,omitempty"`
+
+	// gpuIndex is that GPU's index on its node.
+	// +optional
+	GPUIndex *int32 `json:"gpuIndex,omitempty"`
+
+	// attempt counts the runs of the same slot of the job: 0 for the first, one
+	// more for each retry.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Attempt int32 `json:"attempt,omitempty"`
+}
+
+// RunPhase is where a QuantRun is in its life.
+// +kubebuilder:validation:Enum=Pending;Bound;Running;Succeeded;Failed
+type RunPhase string
+
+const (
+	// RunPhasePending: created, not yet bound to a GPU.
+	RunPhasePending RunPhase = "Pending"
+	// RunPhaseBound: bound to a GPU, not yet picked up by the node's agent.
+	RunPhaseBound RunPhase = "Bound"
+	// RunPhaseRunning: the agent is running it.
+	RunPhaseRunning RunPhase = "Running"
+	// RunPhaseSucceeded: finished with results (the verdict may still be Fail).
+	RunPhaseSucceeded RunPhase = "Succeeded"
+	// RunPhaseFailed: could not finish (node lost, deadline, error); see message.
+	RunPhaseFailed RunPhase = "Failed"
+)
+
+// IsTerminal reports whether a run in this phase will never change again.
+func (p RunPhase) IsTerminal() bool { return p == RunPhaseSucceeded || p == RunPhaseFailed }
+
+// Run condition types.
+const (
+	// RunConditionRestarted is True when the agent found the run Running after a
+	// restart of its own and ran it again from the start.
+	RunConditionRestarted = "Restarted"
+	// RunConditionAbandoned is True when the agent stopped the run on shutdown.
+	RunConditionAbandoned = "Abandoned"
+)
+
+// Verdict is a run's judgement against its job's tolerances.
+// +kubebuilder:validation:Enum=Pass;Fail;Warn;Skip
+type Verdict string
+
+const (
+	// VerdictPass: every check passed.
+	VerdictPass Verdict = "Pass"
+	// VerdictFail: a tolerance was violated; reason says which.
+	VerdictFail Verdict = "Fail"
+	// VerdictWarn: passed, with something worth a look (for example saturation).
+	VerdictWarn Verdict = "Warn"
+	// VerdictSkip: the GPU cannot run the recipe at all.
+	VerdictSkip Verdict = "Skip"
+)
+
+// Capability is how the run's GPU supports the recipe.
+type Capability struct {
+	// native is true when the GPU runs the recipe's GEMM natively.
+	// +optional
+	Native bool `json:"native"`
+	// emulated is true when the GPU can quantize the recipe but not run its GEMM natively.
+	// +optional
+	Emulated bool `json:"emulated"`
+	// reason is TransformerEngine's wording of why the recipe is not native.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// GraphResult says whether a step survives CUDA-graph capture.
+type GraphResult struct {
+	// capturable is true when the step was captured into a CUDA graph.
+	// +optional
+	Capturable bool `json:"capturable"`
+	// replayMatchesEager is true when every replay produced the eager run's bytes.
+	// +optional
+	ReplayMatchesEager bool `json:"replayMatchesEager"`
+}
+
+// Overhead is the host (CPU) cost of launching a step.
+type Overhead struct {
+	// hostEagerMicros is the host time of one eager step, in microseconds.
+	// +optional
+	HostEagerMicros string `json:"hostEagerMicros,omitempty"`
+	// hostGraphMicros is the host time of one graph replay of a step, in microseconds.
+	// +optional
+	HostGraphMicros string `json:"hostGraphMicros,omitempty"`
+	// kernelsPerStep is the number of kernel launches in one step.
+	// +optional
+	KernelsPerStep int32 `json:"kernelsPerStep,omitempty"`
+	// pointerLoadMicros is the host time to load the step's pointer payload
+	// through kernel parameters, in microseconds (grouped steps).
+	// +optional
+	PointerLoadMicros string `json:"pointerLoadMicros,omitempty"`
+}
+
+// Performance is the GPU cost of a step.
+type Performance struct {
+	// gpuMicros is the GPU time of one step, in microseconds (CUDA events).
+	// +optional
+	GPUMicros string `json:"gpuMicros,omitempty"`
+	// bandwidthGBps is the bytes a step moves divided by gpuMicros, in GB/s.
+	// +optional
+	BandwidthGBps string `json:"bandwidthGBps,omitempty"`
+	// fractionOfCopyBandwidth is bandwidthGBps over the device-to-device copy
+	// bandwidth measured in the same run (0 to 1).
+	// +optional
+	FractionOfCopyBandwidth string `json:"fractionOfCopyBandwidth,omitempty"`
+}
+
+// Accuracy compares the quantized tensor with its input.
+type Accuracy struct {
+	// bitExactVsReference is true when the backend's bytes equal the reference
+	// backend's; unset when not compared (reference backend).
+	// +optional
+	BitExactVsReference *bool `json:"bitExactVsReference,omitempty"`
+	// snrDB is the signal-to-noise ratio of the dequantized tensor (or, for
+	// QuantizedLinear, of the layer output) against the unquantized one, in dB.
+	// +optional
+	SNRdB string `json:"snrDB,omitempty"`
+	// maxAbsError is the largest absolute error after dequantization.
+	// +optional
+	MaxAbsError string `json:"maxAbsError,omitempty"`
+	// saturated counts elements clamped to the format's largest value.
+	// +optional
+	Saturated int64 `json:"saturated,omitempty"`
+	// flushedToZero counts nonzero elements that quantized to zero.
+	// +optional
+	FlushedToZero int64 `json:"flushedToZero,omitempty"`
+}
+
+// ShapeResult is the result of one shape of the workload.
+type ShapeResult struct {
+	// rows of the shape.
+	// +required
+	Rows int64 `json:"rows"`
+	// cols of the shape.
+	// +required
+	Cols int64 `json:"cols"`
+	// overhead of a step at this shape.
+	// +optional
+	Overhead *Overhead `json:"overhead,omitempty"`
+	// performance of a step at this shape.
+	// +optional
+	Performance *Performance `json:"performance,omitempty"`
+	// accuracy at this shape.
+	// +optional
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
+}
+
+// RunResults are what a run measured. The top-level overhead, performance and
+// accuracy are those of the largest shape (worst accuracy over all shapes).
+type RunResults struct {
+	// backend is the backend that ran the step: cuda or reference.
+	// +optional
+	Backend string `json:"backend,omitempty"`
+	// capability of the GPU for the recipe.
+	// +optional
+	Capability *Capability `json:"capability,omitempty"`
+	// graph capture and replay results.
+	// +optional
+	Graph *GraphResult `json:"graph,omitempty"`
+	// overhead is the host cost at the largest shape.
+	// +optional
+	Overhead *Overhead `json:"overhead,omitempty"`
+	// performance is the GPU cost at the largest shape.
+	// +optional
+	Performance *Performance `json:"performance,omitempty"`
+	// accuracy is the worst accuracy over all shapes.
+	// +optional
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
+	// shapes holds one result per workload shape.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Shapes []ShapeResult `json:"shapes,omitempty"`
+	// verdict is Pass, Fail, Warn or Skip.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+	// reason is a stable CamelCase code for the verdict (for example SNRBelowTolerance).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// QuantRunStatus is written by the controller (binding, NodeLost, deadlines) and
+// by the agent of the bound node (execution and results), with server-side apply
+// under different field managers.
+type QuantRunStatus struct {
+	// observedGeneration is the generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase is Pending, Bound, Running, Succeeded or Failed.
+	// +optional
+	Phase RunPhase `json:"phase,omitempty"`
+	// agentID identifies the agent process that ran the run (node and start time).
+	// +optional
+	AgentID string `json:"agentID,omitempty"`
+	// bindTime is when the run was bound to its GPU.
+	// +optional
+	BindTime *metav1.Time `json:"bindTime,omitempty"`
+	// startTime is when the agent started the run.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the run reached Succeeded or Failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// results are the measured results.
+	// +optional
+	Results *RunResults `json:"results,omitempty"`
+	// reason is a CamelCase code for a Failed run (for example NodeLost).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message explains the phase to a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// conditions: Restarted, Abandoned.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// QuantRun is one unit of a QuantJob bound to one GPU: what a Pod is to a Job.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=qrun,categories=kquant
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
+// +kubebuilder:printcolumn:name="GPU",type=integer,JSONPath=`.spec.gpuIndex`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.results.verdict`
+// +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.results.overhead.hostEagerMicros`
+// +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.results.overhead.hostGraphMicros`
+// +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.results.performance.bandwidthGBps`
+// +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.results.accuracy.snrDB`
+// +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type QuantRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the work and where it is bound.
+	// +required
+	Spec QuantRunSpec `json:"spec"`
+
+	// status is written by the controller and the node's agent.
+	// +optional
+	Status QuantRunStatus `json:"status,omitempty"`
+}
+
+// QuantRunList is a list of QuantRuns.
+//
+// +kubebuilder:object:root=true
+type QuantRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []QuantRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&QuantRun{}, &QuantRunList{})
+}
