@@ -1,0 +1,136 @@
+package element
+
+import "math"
+
+// The batch encoders below are the hot loops of the reference backend. Each
+// repeats the normal-range fast path of the scalar conversion inline (the
+// compiler will not inline a function that also calls the slow path) and
+// falls back to the scalar slow path for zero, subnormals, saturation and
+// NaN. The tests check them against the scalar functions on every BF16
+// input.
+
+// EncodeScaled sets dst[i] to the code of float32(src[i]*scale) for
+// i < len(src); dst must be at least as long as src. For E2M1 the codes are
+// unpacked, one per byte. Every multiply is a float32 multiply rounded to
+// nearest even, as the contract requires. E8M0 is not an element type and
+// leaves dst untouched.
+func (t Type) EncodeScaled(dst []uint8, src []float32, scale float32) {
+	switch t {
+	case E4M3:
+		encodeE4M3(dst, src, scale)
+	case E5M2:
+		encodeE5M2(dst, src, scale)
+	case E2M1:
+		encodeE2M1(dst, src, scale)
+	}
+}
+
+// EncodeScaledEach is EncodeScaled with one scale per element:
+// dst[i] = code(src[i]*scales[i]). It serves column blocks, where a row of
+// input crosses many blocks with different scales.
+func (t Type) EncodeScaledEach(dst []uint8, src, scales []float32) {
+	switch t {
+	case E4M3:
+		encodeE4M3Each(dst, src, scales)
+	case E5M2:
+		encodeE5M2Each(dst, src, scales)
+	case E2M1:
+		encodeE2M1Each(dst, src, scales)
+	}
+}
+
+func encodeE4M3(dst []uint8, src []float32, scale float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x * scale)
+		a := b & absMask
+		if a-e4m3Min < e4m3Max-e4m3Min {
+			dst[i] = uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
+		} else {
+			dst[i] = toE4M3Slow(b)
+		}
+	}
+}
+
+func encodeE4M3Each(dst []uint8, src, scales []float32) {
+	dst = dst[:len(src)]
+	scales = scales[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x * scales[i])
+		a := b & absMask
+		if a-e4m3Min < e4m3Max-e4m3Min {
+			dst[i] = uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
+		} else {
+			dst[i] = toE4M3Slow(b)
+		}
+	}
+}
+
+func encodeE5M2(dst []uint8, src []float32, scale float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x * scale)
+		a := b & absMask
+		if a-e5m2Min < e5m2Max-e5m2Min {
+			dst[i] = uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
+		} else {
+			dst[i] = toE5M2Slow(b)
+		}
+	}
+}
+
+func encodeE5M2Each(dst []uint8, src, scales []float32) {
+	dst = dst[:len(src)]
+	scales = scales[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x * scales[i])
+		a := b & absMask
+		if a-e5m2Min < e5m2Max-e5m2Min {
+			dst[i] = uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
+		} else {
+			dst[i] = toE5M2Slow(b)
+		}
+	}
+}
+
+func encodeE2M1(dst []uint8, src []float32, scale float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x * scale)
+		a := b & absMask
+		if a-e2m1Min < e2m1Max-e2m1Min {
+			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
+		} else {
+			dst[i] = toE2M1Slow(b)
+		}
+	}
+}
+
+func encodeE2M1Each(dst []uint8, src, scales []float32) {
+	dst = dst[:len(src)]
+	scales = scales[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x * scales[i])
+		a := b & absMask
+		if a-e2m1Min < e2m1Max-e2m1Min {
+			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
+		} else {
+			dst[i] = toE2M1Slow(b)
+		}
+	}
+}
+
+// AbsMax returns the largest magnitude in xs, ignoring NaN (the contract's
+// amax: NaN elements do not raise it); an infinity gives +Inf, an empty
+// slice 0. It compares bit patterns, which order nonnegative floats the same
+// way as their values.
+func AbsMax(xs []float32) float32 {
+	var m uint32
+	for _, x := range xs {
+		a := math.Float32bits(x) & absMask
+		if a > m && a <= infBits {
+			m = a
+		}
+	}
+	return math.Float32frombits(m)
+}

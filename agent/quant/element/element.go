@@ -1,0 +1,428 @@
+package element
+
+import (
+	"fmt"
+	"math"
+)
+
+// Type names an element type of the contract.
+type Type uint8
+
+// The element types. The zero value is invalid so that a forgotten field is
+// caught by Validate instead of silently meaning E4M3.
+const (
+	Invalid Type = iota
+	E4M3
+	E5M2
+	E2M1
+	E8M0
+)
+
+// String returns the contract's name of the type.
+func (t Type) String() string {
+	switch t {
+	case E4M3:
+		return "E4M3"
+	case E5M2:
+		return "E5M2"
+	case E2M1:
+		return "E2M1"
+	case E8M0:
+		return "E8M0"
+	default:
+		return fmt.Sprintf("Type(%d)", uint8(t))
+	}
+}
+
+// Validate reports whether t is one of the defined types.
+func (t Type) Validate() error {
+	switch t {
+	case E4M3, E5M2, E2M1, E8M0:
+		return nil
+	default:
+		return fmt.Errorf("unknown element type %d", uint8(t))
+	}
+}
+
+// MaxFinite returns the largest finite magnitude of the type: 448 (E4M3),
+// 57344 (E5M2), 6 (E2M1), 2^127 (E8M0). It returns 0 for an invalid type.
+func (t Type) MaxFinite() float32 {
+	switch t {
+	case E4M3:
+		return 448
+	case E5M2:
+		return 57344
+	case E2M1:
+		return 6
+	case E8M0:
+		return 0x1p127
+	default:
+		return 0
+	}
+}
+
+// MaxCode returns the code of +MaxFinite: 0x7E, 0x7B, 0x7, 0xFE.
+func (t Type) MaxCode() uint8 {
+	switch t {
+	case E4M3:
+		return 0x7E
+	case E5M2:
+		return 0x7B
+	case E2M1:
+		return 0x7
+	case E8M0:
+		return 0xFE
+	default:
+		return 0
+	}
+}
+
+// SignBit returns the sign bit of a code of the type (0 for E8M0, which is
+// unsigned).
+func (t Type) SignBit() uint8 {
+	switch t {
+	case E4M3, E5M2:
+		return 0x80
+	case E2M1:
+		return 0x8
+	default:
+		return 0
+	}
+}
+
+// Bits returns the width of one code in bits.
+func (t Type) Bits() int {
+	if t == E2M1 {
+		return 4
+	}
+	return 8
+}
+
+// Encode converts x with the type's round-to-nearest-even saturating rule.
+// It is a convenience for callers that pick the type at run time; hot loops
+// call the typed functions directly.
+func (t Type) Encode(x float32) uint8 {
+	switch t {
+	case E4M3:
+		return ToE4M3(x)
+	case E5M2:
+		return ToE5M2(x)
+	case E2M1:
+		return ToE2M1(x)
+	case E8M0:
+		return E8M0RoundUp(x)
+	default:
+		return 0
+	}
+}
+
+// Decode returns the exact float32 value of a code of the type.
+func (t Type) Decode(c uint8) float32 {
+	switch t {
+	case E4M3:
+		return E4M3ToFloat32(c)
+	case E5M2:
+		return E5M2ToFloat32(c)
+	case E2M1:
+		return E2M1ToFloat32(c)
+	case E8M0:
+		return E8M0ToFloat32(c)
+	default:
+		return float32(math.NaN())
+	}
+}
+
+// DecodeTable returns the value of every code, indexed by code. For E2M1
+// only the low nibble is significant, so entries repeat every 16 codes.
+// Dequantize loops use it to replace the bit decoding with a load.
+func (t Type) DecodeTable() [256]float32 {
+	var tab [256]float32
+	for c := range tab {
+		tab[c] = t.Decode(uint8(c))
+	}
+	return tab
+}
+
+// rneShift returns m / 2^s rounded to nearest, ties to even, for
+// 1 <= s <= 24 and m < 2^24. Adding half-1 plus the lowest kept bit makes an
+// exact half carry only when the kept value is odd.
+func rneShift(m, s uint32) uint32 {
+	return (m + (1 << (s - 1)) - 1 + (m>>s)&1) >> s
+}
+
+// subnormalCode converts the magnitude with float32 bits a, known to be below
+// the target's smallest normal, to a target subnormal code: the value
+// divided by the target's smallest subnormal, rounded to nearest even. base
+// is 150 + log2(smallest subnormal), so that the shift of the 24-bit
+// significand is base minus the float32 biased exponent. A result equal to
+// 2^mantissaBits is the smallest normal, whose code has the same value.
+func subnormalCode(a, base uint32) uint32 {
+	e := a >> 23
+	m := a & 0x7FFFFF
+	if e == 0 {
+		e = 1 // float32 subnormals share the exponent of the smallest normal
+	} else {
+		m |= 0x800000
+	}
+	s := base - e
+	if s > 24 {
+		// m < 2^24, so the quotient is below one half: rounds to zero.
+		return 0
+	}
+	return rneShift(m, s)
+}
+
+// Float32 bit patterns of the thresholds used below.
+const (
+	absMask  = 0x7FFFFFFF
+	infBits  = 0x7F800000
+	e4m3Max  = 0x43E00000 // 448
+	e4m3Min  = 0x3C800000 // 2^-6, smallest normal E4M3
+	e5m2Max  = 0x47600000 // 57344
+	e5m2Min  = 0x38800000 // 2^-14, smallest normal E5M2
+	e2m1Max  = 0x40C00000 // 6
+	e2m1Min  = 0x3F800000 // 1, smallest normal E2M1
+	e2m1Four = 0x40800000 // 4
+	e2m1Two  = 0x40000000 // 2
+)
+
+// ToE4M3 converts x to E4M3 (round to nearest even, saturating).
+func ToE4M3(x float32) uint8 {
+	b := math.Float32bits(x)
+	a := b & absMask
+	// The normal range is tested with one unsigned comparison so that this
+	// fast path stays small enough for the compiler to inline into loops.
+	if a-e4m3Min < e4m3Max-e4m3Min {
+		return uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
+	}
+	return toE4M3Slow(b)
+}
+
+func toE4M3Slow(b uint32) uint8 {
+	a := b & absMask
+	sign := uint8(b>>24) & 0x80
+	switch {
+	case a > infBits:
+		return 0x7F
+	case a >= e4m3Max:
+		return sign | 0x7E
+	default:
+		return sign | uint8(subnormalCode(a, 141)) // 150 - 9
+	}
+}
+
+// ToE5M2 converts x to E5M2 (round to nearest even, saturating: infinities
+// become the largest finite value, as satfinite does).
+func ToE5M2(x float32) uint8 {
+	b := math.Float32bits(x)
+	a := b & absMask
+	// The normal range is tested with one unsigned comparison so that this
+	// fast path stays small enough for the compiler to inline into loops.
+	if a-e5m2Min < e5m2Max-e5m2Min {
+		return uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
+	}
+	return toE5M2Slow(b)
+}
+
+func toE5M2Slow(b uint32) uint8 {
+	a := b & absMask
+	sign := uint8(b>>24) & 0x80
+	switch {
+	case a > infBits:
+		return 0x7F
+	case a >= e5m2Max:
+		return sign | 0x7B
+	default:
+		return sign | uint8(subnormalCode(a, 134)) // 150 - 16
+	}
+}
+
+// ToE2M1 converts x to an E2M1 code in the low nibble (round to nearest
+// even, saturating to ±6; NaN becomes 0x7).
+func ToE2M1(x float32) uint8 {
+	b := math.Float32bits(x)
+	a := b & absMask
+	// The normal range is tested with one unsigned comparison so that this
+	// fast path stays small enough for the compiler to inline into loops.
+	if a-e2m1Min < e2m1Max-e2m1Min {
+		return uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
+	}
+	return toE2M1Slow(b)
+}
+
+func toE2M1Slow(b uint32) uint8 {
+	a := b & absMask
+	sign := uint8(b>>28) & 0x8
+	switch {
+	case a > infBits:
+		return 0x7
+	case a >= e2m1Max:
+		return sign | 0x7
+	default:
+		return sign | uint8(subnormalCode(a, 149)) // 150 - 1
+	}
+}
+
+// ToE2M1Stochastic converts x to an E2M1 code with stochastic rounding
+// driven by the 8 random bits r (see the package documentation for the
+// exact rule). NaN, infinities and magnitudes of 6 or more follow ToE2M1.
+func ToE2M1Stochastic(x float32, r uint8) uint8 {
+	b := math.Float32bits(x)
+	a := b & absMask
+	sign := uint8(b>>28) & 0x8
+	if a >= e2m1Max {
+		if a > infBits {
+			return 0x7
+		}
+		return sign | 0x7
+	}
+	v := math.Float32frombits(a)
+	// Scale v so that one step between neighbours spans 256 units; the
+	// multiplications are by powers of two and therefore exact, and the
+	// integer conversion truncates, giving floor.
+	var lo, frac uint32
+	switch {
+	case a >= e2m1Four: // [4, 6): neighbours 4 and 6
+		q := uint32(v * 128)
+		lo, frac = 6, q-512
+	case a >= e2m1Two: // [2, 4): step 1
+		q := uint32(v * 256)
+		lo, frac = q>>8+2, q&255
+	default: // [0, 2): step 0.5
+		q := uint32(v * 512)
+		lo, frac = q>>8, q&255
+	}
+	if uint32(r) < frac {
+		lo++
+	}
+	return sign | uint8(lo)
+}
+
+// E4M3ToFloat32 returns the exact value of an E4M3 code (0x7F and 0xFF are
+// NaN).
+func E4M3ToFloat32(c uint8) float32 {
+	sign := uint32(c&0x80) << 24
+	e := uint32(c>>3) & 0xF
+	m := uint32(c & 7)
+	switch {
+	case e == 0xF && m == 7:
+		return float32(math.NaN())
+	case e == 0:
+		return math.Float32frombits(sign | math.Float32bits(float32(m)*0x1p-9))
+	default:
+		return math.Float32frombits(sign | (e+120)<<23 | m<<20)
+	}
+}
+
+// E5M2ToFloat32 returns the exact value of an E5M2 code (IEEE style
+// infinities and NaNs).
+func E5M2ToFloat32(c uint8) float32 {
+	sign := uint32(c&0x80) << 24
+	e := uint32(c>>2) & 0x1F
+	m := uint32(c & 3)
+	switch {
+	case e == 0x1F:
+		return math.Float32frombits(sign | infBits | m<<21)
+	case e == 0:
+		return math.Float32frombits(sign | math.Float32bits(float32(m)*0x1p-16))
+	default:
+		return math.Float32frombits(sign | (e+112)<<23 | m<<21)
+	}
+}
+
+// E2M1ToFloat32 returns the exact value of the E2M1 code in the low nibble
+// of c; the high nibble is ignored.
+func E2M1ToFloat32(c uint8) float32 {
+	sign := uint32(c&0x8) << 28
+	e := uint32(c>>1) & 3
+	m := uint32(c & 1)
+	if e == 0 {
+		return math.Float32frombits(sign | math.Float32bits(float32(m)*0.5))
+	}
+	return math.Float32frombits(sign | (e+126)<<23 | m<<22)
+}
+
+// E8M0ToFloat32 returns 2^(c-127); 0xFF is NaN and 0x00 is the float32
+// subnormal 2^-127.
+func E8M0ToFloat32(c uint8) float32 {
+	switch c {
+	case 0xFF:
+		return float32(math.NaN())
+	case 0:
+		return 0x1p-127
+	default:
+		return math.Float32frombits(uint32(c) << 23)
+	}
+}
+
+// E8M0RoundUp returns the E8M0 code of t rounded up (TransformerEngine's
+// rule in the contract): NaN gives 0xFF, infinity 0xFE, zero 0x00;
+// otherwise the biased float32 exponent of t, plus one when t's mantissa is
+// nonzero, except that an exponent of 0xFE is not incremented and that
+// subnormal t gives 0x00. The sign of t is ignored.
+func E8M0RoundUp(t float32) uint8 {
+	a := math.Float32bits(t) & absMask
+	switch {
+	case a > infBits:
+		return 0xFF
+	case a == infBits:
+		return 0xFE
+	}
+	e := a >> 23
+	if e != 0 && e != 0xFE && a&0x7FFFFF != 0 {
+		e++
+	}
+	return uint8(e)
+}
+
+// E8M0FloorOCP returns the OCP MX v1.0 shared exponent for a block whose
+// largest magnitude is amax, for an element type whose largest normal
+// exponent is emax (8 for E4M3, 15 for E5M2, 2 for E2M1): the code
+// floor(log2(amax)) - emax + 127, clamped to [0, 254]. Decisions where the
+// OCP spec is silent: amax of zero gives 0x00 (as the TE rule does), NaN
+// gives 0xFF and infinity 0xFE.
+func E8M0FloorOCP(amax float32, emax int) uint8 {
+	a := math.Float32bits(amax) & absMask
+	switch {
+	case a > infBits:
+		return 0xFF
+	case a == infBits:
+		return 0xFE
+	case a == 0:
+		return 0
+	}
+	var floorLog2 int
+	if e := int(a >> 23); e != 0 {
+		floorLog2 = e - 127
+	} else {
+		// Subnormal: value = m * 2^-149, so floor(log2) = bitlen(m) - 1 - 149.
+		n := 0
+		for m := a; m != 0; m >>= 1 {
+			n++
+		}
+		floorLog2 = n - 150
+	}
+	c := floorLog2 - emax + 127
+	switch {
+	case c < 0:
+		return 0
+	case c > 254:
+		return 254
+	}
+	return uint8(c)
+}
+
+// EMax returns the largest normal unbiased exponent of the type, used by the
+// OCP shared-exponent rule: 8 (E4M3), 15 (E5M2), 2 (E2M1).
+func (t Type) EMax() int {
+	switch t {
+	case E4M3:
+		return 8
+	case E5M2:
+		return 15
+	case E2M1:
+		return 2
+	default:
+		return 0
+	}
+}
