@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-
 )
 
 func TestEncodeScaledMatchesScalarOnAllBF16(t *testing.T) {
