@@ -1,0 +1,179 @@
+//go:build gpu
+
+package kernels_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/kernels"
+)
+
+// TestMeasure prints GPU time, bandwidth (against the device-to-device copy
+// bandwidth measured in the same run) and host launch cost per step, eager
+// and as a graph replay. It runs only with KQUANT_BENCH=1.
+func TestMeasure(t *testing.T) {
+	if os.Getenv("KQUANT_BENCH") != "1" {
+		t.Skip("set KQUANT_BENCH=1 to measure")
+	}
+	const iters = 20
+	run(t, func(c *cuda.Ctx, b *bufs) error {
+		e0, _ := c.NewEvent()
+		e1, _ := c.NewEvent()
+		defer c.DestroyEvent(e0)
+		defer c.DestroyEvent(e1)
+		// timeGPU returns the median GPU milliseconds of fn over iters.
+		timeGPU := func(fn func() error) (float64, error) {
+			for range 3 {
+				if err := fn(); err != nil {
+					return 0, err
+				}
+			}
+			var ms []float64
+			for range iters {
+				_ = c.Record(e0, stream)
+				if err := fn(); err != nil {
+					return 0, err
+				}
+				_ = c.Record(e1, stream)
+				if err := c.EventSynchronize(e1); err != nil {
+					return 0, err
+				}
+				v, err := c.ElapsedMillis(e0, e1)
+				if err != nil {
+					return 0, err
+				}
+				ms = append(ms, float64(v))
+			}
+			slices.Sort(ms)
+			return ms[len(ms)/2], nil
+		}
+		// timeHost returns host microseconds per call of fn (enqueue only).
+		timeHost := func(fn func() error, k int) (float64, error) {
+			if err := c.StreamSynchronize(stream); err != nil {
+				return 0, err
+			}
+			start := time.Now()
+			for range k {
+				if err := fn(); err != nil {
+					return 0, err
+				}
+			}
+			el := time.Since(start)
+			if err := c.StreamSynchronize(stream); err != nil {
+				return 0, err
+			}
+			return float64(el.Microseconds()) / float64(k), nil
+		}
+		// Copy bandwidth: bytes read plus bytes written.
+		const copyBytes = 1 << 30
+		src, dst := b.alloc(copyBytes, 1), b.alloc(copyBytes, 0)
+		cms, err := timeGPU(func() error { return c.CopyAsync(dst, src, copyBytes, stream) })
+		if err != nil {
+			return err
+		}
+		copyBW := 2 * copyBytes / (cms * 1e-3) / 1e9
+		_ = c.Free(src)
+		_ = c.Free(dst)
+		b.all = nil
+		fmt.Printf("device-to-device copy: %.3f ms for 1 GiB, %.0f GB/s (read+write)\n", cms, copyBW)
+		// Launch latency: a one-element kernel, eager and as a graph.
+		tiny, tinyOut := b.alloc(4, 0), b.alloc(1, 0)
+		one := func() error { return set.ConvertF32(c, stream, tiny, 1, tinyOut, kernels.E4M3) }
+		lh, err := timeHost(one, 2000)
+		if err != nil {
+			return err
+		}
+		g1, err := c.Capture(stream, one)
+		if err != nil {
+			return err
+		}
+		gh, err := timeHost(func() error { return c.LaunchGraph(g1, stream) }, 2000)
+		if err != nil {
+			return err
+		}
+		_ = c.DestroyGraphExec(g1)
+		fmt.Printf("host launch cost: kernel %.2f us, 1-node graph %.2f us\n", lh, gh)
+		fmt.Printf("%-12s %-26s %7s %9s %9s %7s %8s %8s %4s\n", "shape", "step", "gpu-ms", "GB", "GB/s", "ofcopy", "host-us", "graph-us", "krn")
+		for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
+			n := sh.n()
+			dt := kernels.BF16
+			in := makeInput(dt, n, false, 42)
+			x := b.upload(in.raw)
+			st, st2 := b.alloc(kernels.StateBytes, 0), b.alloc(kernels.StateBytes, 0)
+			hist := b.alloc(4*1024, 0)
+			row, col, sinv := b.alloc(n, 0), b.alloc(n, 0), b.alloc(4, 0)
+			rs, rsc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, false)
+			cs, csc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, true)
+			rsb, csb := b.alloc(rs*rsc, 0), b.alloc(cs*csc, 0)
+			in2 := int64(n) * 2
+			steps := []struct {
+				name    string
+				kernels int
+				bytes   int64
+				fn      func() error
+			}{
+				{"current row (amax+cast)", 2, 2*in2 + int64(n), func() error {
+					if err := set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false); err != nil {
+						return err
+					}
+					return set.Cast(c, stream, dt, x, n, st, row, sinv, cuda.Buffer{}, kernels.E4M3)
+				}},
+				{"current row+col (amax+ct)", 2, 2*in2 + 2*int64(n), func() error {
+					if err := set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false); err != nil {
+						return err
+					}
+					return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st, row, col, sinv, cuda.Buffer{}, kernels.E4M3)
+				}},
+				{"delayed row (cast+upd)", 2, in2 + int64(n), func() error {
+					if err := set.Cast(c, stream, dt, x, n, st2, row, sinv, hist, kernels.E4M3); err != nil {
+						return err
+					}
+					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
+				}},
+				{"delayed row+col (ct+upd)", 2, in2 + 2*int64(n), func() error {
+					if err := set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, kernels.E4M3); err != nil {
+						return err
+					}
+					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
+				}},
+				{"mxfp8 rowwise", 1, in2 + int64(n) + int64(rs*rsc), func() error {
+					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, kernels.E4M3, false)
+				}},
+				{"mxfp8 columnwise", 1, in2 + int64(n) + int64(cs*csc), func() error {
+					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, col, csb, true, kernels.E4M3, false)
+				}},
+			}
+			for _, s := range steps {
+				ms, err := timeGPU(s.fn)
+				if err != nil {
+					return fmt.Errorf("%s: %w", s.name, err)
+				}
+				hu, err := timeHost(s.fn, 20)
+				if err != nil {
+					return err
+				}
+				g, err := c.Capture(stream, s.fn)
+				if err != nil {
+					return err
+				}
+				gu, err := timeHost(func() error { return c.LaunchGraph(g, stream) }, 20)
+				if err != nil {
+					return err
+				}
+				_ = c.DestroyGraphExec(g)
+				bw := float64(s.bytes) / (ms * 1e-3) / 1e9
+				fmt.Printf("%-12s %-26s %7.3f %9.3f %9.0f %6.0f%% %8.2f %8.2f %4d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, hu, gu, s.kernels)
+			}
+			for _, o := range b.all {
+				_ = c.Free(o)
+			}
+			b.all = nil
+		}
+		return nil
+	})
+}

@@ -1,0 +1,298 @@
+//go:build gpu
+
+package kernels_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/kernels"
+)
+
+// The contract's recipe steps written plainly over the reference's element
+// conversions (agent/quant/element). Once agent/quant/reference exposes the
+// recipes, these should call it instead.
+
+func elemType(f kernels.Format) element.Type {
+	if f == kernels.E5M2 {
+		return element.E5M2
+	}
+	return element.E4M3
+}
+
+// parallel runs fn over [0, n) in contiguous chunks on all CPUs.
+func parallel(n int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 64 || workers == 1 {
+		fn(0, n)
+		return
+	}
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// amaxSmall ignores NaN (a NaN never compares greater), as fmaxf does and
+// the contract requires.
+func amaxSmall(v []float32) float32 {
+	var m float32
+	for _, x := range v {
+		if a := float32(math.Abs(float64(x))); a > m {
+			m = a
+		}
+	}
+	return m
+}
+
+// amaxOf is amaxSmall on all CPUs.
+func amaxOf(v []float32) float32 {
+	var mu sync.Mutex
+	var m float32
+	parallel(len(v), func(lo, hi int) {
+		var l float32
+		for _, x := range v[lo:hi] {
+			if a := float32(math.Abs(float64(x))); a > l {
+				l = a
+			}
+		}
+		mu.Lock()
+		if l > m {
+			m = l
+		}
+		mu.Unlock()
+	})
+	return m
+}
+
+func finite(x float32) bool { return !math.IsInf(float64(x), 0) && !math.IsNaN(float64(x)) }
+
+type tensorState struct{ amax, scale, scaleInv float32 }
+
+func modelCurrentScale(v []float32, f kernels.Format, eps float32, pow2 bool) tensorState {
+	a := amaxOf(v)
+	if eps > a {
+		a = eps
+	}
+	scale := float32(1)
+	if a != 0 && finite(a) {
+		scale = f.MaxFinite() / a
+		if math.IsInf(float64(scale), 0) {
+			scale = math.MaxFloat32
+		}
+	}
+	if pow2 {
+		scale = math.Float32frombits(math.Float32bits(scale) & 0xFF800000)
+	}
+	return tensorState{amax: a, scale: scale, scaleInv: 1 / scale}
+}
+
+func modelCast(v []float32, scale float32, f kernels.Format) []byte {
+	out := make([]byte, len(v))
+	t := elemType(f)
+	parallel(len(v), func(lo, hi int) { t.EncodeScaled(out[lo:hi], v[lo:hi], scale) })
+	return out
+}
+
+func transpose(q []byte, rows, cols int) []byte {
+	out := make([]byte, len(q))
+	parallel(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for c := 0; c < cols; c++ {
+				out[c*rows+r] = q[r*cols+c]
+			}
+		}
+	})
+	return out
+}
+
+// delayedModel is the delayed-scaling state: scale and amax history.
+type delayedModel struct {
+	scale float32
+	hist  []float32
+}
+
+func newDelayedModel(n int) *delayedModel { return &delayedModel{scale: 1, hist: make([]float32, n)} }
+
+// step quantizes with the current scale and records the amax in entry 0.
+func (d *delayedModel) step(v []float32, f kernels.Format) (q []byte, scaleInv float32) {
+	q = modelCast(v, d.scale, f)
+	d.hist[0] = amaxOf(v)
+	return q, 1 / d.scale
+}
+
+func (d *delayedModel) update(f kernels.Format, margin int, mostRecent bool) {
+	a := d.hist[0]
+	if !mostRecent {
+		for _, h := range d.hist {
+			if h > a {
+				a = h
+			}
+		}
+	}
+	if a == 0 {
+		return
+	}
+	if finite(a) && a > 0 {
+		s := f.MaxFinite() * float32(math.Ldexp(1, -margin)) / a
+		if math.IsInf(float64(s), 0) {
+			s = math.MaxFloat32
+		}
+		d.scale = s
+	}
+	first := d.hist[0]
+	copy(d.hist, d.hist[1:])
+	d.hist[len(d.hist)-1] = first
+	d.hist[0] = 0
+}
+
+// encodeFactor is 2^(127-e) as the contract defines it for E8M0 code e.
+func encodeFactor(e uint8) float32 {
+	switch e {
+	case 255:
+		return float32(math.NaN())
+	case 254:
+		return 0x1p-127
+	}
+	return math.Float32frombits(uint32(254-e) << 23)
+}
+
+func blockScale(amax float32, f kernels.Format, ocp bool) uint8 {
+	t := elemType(f)
+	if ocp {
+		return element.E8M0FloorOCP(amax, t.EMax())
+	}
+	inv := float32(1) / f.MaxFinite()
+	return element.E8M0RoundUp(amax * inv)
+}
+
+// modelMXFP8 quantizes [rows, cols] in 1x32 (or 32x1) blocks into data of
+// the same layout and the padded scale matrix.
+func modelMXFP8(v []float32, rows, cols int, colwise bool, f kernels.Format, ocp bool) (data, scales []byte) {
+	t := elemType(f)
+	srows, scols := kernels.MXFP8ScaleShape(rows, cols, colwise)
+	data = make([]byte, rows*cols)
+	scales = make([]byte, srows*scols)
+	if !colwise {
+		parallel(rows, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				for c0 := 0; c0 < cols; c0 += 32 {
+					blk := v[r*cols+c0 : r*cols+min(c0+32, cols)]
+					e := blockScale(amaxSmall(blk), f, ocp)
+					scales[r*scols+c0/32] = e
+					t.EncodeScaled(data[r*cols+c0:], blk, encodeFactor(e))
+				}
+			}
+		})
+		return data, scales
+	}
+	nrb := (rows + 31) / 32
+	parallel(cols, func(lo, hi int) {
+		var blk [32]float32
+		var q [32]byte
+		for c := lo; c < hi; c++ {
+			for rb := 0; rb < nrb; rb++ {
+				n := min(32, rows-rb*32)
+				for k := 0; k < n; k++ {
+					blk[k] = v[(rb*32+k)*cols+c]
+				}
+				e := blockScale(amaxSmall(blk[:n]), f, ocp)
+				scales[rb*scols+c] = e
+				t.EncodeScaled(q[:n], blk[:n], encodeFactor(e))
+				for k := 0; k < n; k++ {
+					data[(rb*32+k)*cols+c] = q[k]
+				}
+			}
+		}
+	})
+	return data, scales
+}
+
+// ---- inputs -----------------------------------------------------------------
+
+type input struct {
+	dt   kernels.DType
+	raw  []byte    // what the kernel reads
+	vals []float32 // the same values widened to float32
+}
+
+// makeInput draws n values over a wide dynamic range (2^-24 .. 2^20 times a
+// normal variate); with specials, about 1% of elements become NaN, +-inf,
+// values near the type's maximum, subnormals or signed zeros.
+func makeInput(dt kernels.DType, n int, specials bool, seed uint64) input {
+	in := input{dt: dt, raw: make([]byte, n*dt.Size()), vals: make([]float32, n)}
+	const chunk = 1 << 16
+	parallel((n+chunk-1)/chunk, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			rng := rand.New(rand.NewPCG(seed, uint64(ch)))
+			for i := ch * chunk; i < min(n, (ch+1)*chunk); i++ {
+				x := float32(rng.NormFloat64() * math.Ldexp(1, rng.IntN(45)-24))
+				var bits uint32
+				if specials && rng.IntN(100) == 0 {
+					bits = specialBits(dt, rng.IntN(9), rng.IntN(2) == 1)
+				} else {
+					bits = encodeIn(dt, x)
+				}
+				in.setBits(i, bits)
+			}
+		}
+	})
+	return in
+}
+
+func (in input) setBits(i int, bits uint32) {
+	switch in.dt {
+	case kernels.F32:
+		in.raw[4*i], in.raw[4*i+1], in.raw[4*i+2], in.raw[4*i+3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
+		in.vals[i] = math.Float32frombits(bits)
+	case kernels.BF16:
+		in.raw[2*i], in.raw[2*i+1] = byte(bits), byte(bits>>8)
+		in.vals[i] = element.BF16ToFloat32(uint16(bits))
+	case kernels.F16:
+		in.raw[2*i], in.raw[2*i+1] = byte(bits), byte(bits>>8)
+		in.vals[i] = element.FP16ToFloat32(uint16(bits))
+	}
+}
+
+func encodeIn(dt kernels.DType, x float32) uint32 {
+	switch dt {
+	case kernels.BF16:
+		return uint32(element.Float32ToBF16(x))
+	case kernels.F16:
+		return uint32(element.Float32ToFP16(x))
+	}
+	return math.Float32bits(x)
+}
+
+// specialBits returns the bits of special value k in dt, negated if neg.
+func specialBits(dt kernels.DType, k int, neg bool) uint32 {
+	var b uint32
+	switch dt {
+	case kernels.F32:
+		b = [...]uint32{0x7FC00000, 0x7F800000, 0x7F7FFFFF, 0x7E967699, 0x00000001, 0x007FFFFF, 0, 0x43E80000, 0x3A800000}[k] // NaN, inf, max, 1e38, subnormals, 0, 464, 2^-10
+		if neg {
+			b |= 0x80000000
+		}
+	case kernels.BF16:
+		b = [...]uint32{0x7FC0, 0x7F80, 0x7F7F, 0x7E97, 0x0001, 0x007F, 0, 0x43E8, 0x3A80}[k]
+		if neg {
+			b |= 0x8000
+		}
+	case kernels.F16:
+		b = [...]uint32{0x7E00, 0x7C00, 0x7BFF, 0x7800, 0x0001, 0x03FF, 0, 0x5F40, 0x1400}[k]
+		if neg {
+			b |= 0x8000
+		}
+	}
+	return b
+}

@@ -1,0 +1,243 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/kquant/kquant/agent/cuda"
+)
+
+// DType is the element type of a kernel's input tensor.
+type DType int
+
+// Input element types. 16-bit inputs are widened to float32 exactly.
+const (
+	F32 DType = iota
+	BF16
+	F16
+)
+
+func (d DType) suffix() string {
+	switch d {
+	case F32:
+		return "f32"
+	case BF16:
+		return "bf16"
+	case F16:
+		return "f16"
+	}
+	return "invalid"
+}
+
+// Size is the width of one element in bytes.
+func (d DType) Size() int {
+	if d == F32 {
+		return 4
+	}
+	return 2
+}
+
+func (d DType) String() string { return d.suffix() }
+
+// Format is the FP8 element format of a kernel's output; the values are the
+// kernels' own.
+type Format int32
+
+// FP8 formats.
+const (
+	E4M3 Format = 0
+	E5M2 Format = 1
+)
+
+// MaxFinite is 448 (E4M3) or 57344 (E5M2).
+func (f Format) MaxFinite() float32 {
+	if f == E5M2 {
+		return 57344
+	}
+	return 448
+}
+
+// Per-tensor state: StateBytes of device memory that must be zeroed once
+// when allocated. The kernels keep the amax reduction's scratch in the first
+// two words (and leave them zero) and the recipe state at these offsets.
+const (
+	StateBytes          = 32
+	StateAmaxOffset     = 8
+	StateScaleOffset    = 12
+	StateScaleInvOffset = 16
+)
+
+// Block shapes. Quantize kernels are memory bound; 256 threads per block
+// with a grid of a few waves over the SMs keeps every SM busy on large
+// tensors without making the amax ticket counter a bottleneck.
+const (
+	threads    = 256
+	wavesPerSM = 8
+)
+
+var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_mxfp8_row_", "kq_mxfp8_col_"}
+
+var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
+
+// Set is the quantize module loaded on one device, with its kernels looked
+// up once. Use it only on that device's thread (inside Device.Do); it keeps
+// one argument buffer, so it is not for concurrent use.
+type Set struct {
+	mod  cuda.Module
+	fns  map[string]cuda.Function
+	sms  int
+	args cuda.Args
+}
+
+// Load JIT-compiles the quantize module for the current device.
+func Load(c *cuda.Ctx) (*Set, error) {
+	ptx, err := PTX(ModuleQuantize)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := c.LoadModule(ptx)
+	if err != nil {
+		return nil, fmt.Errorf("loading kernels module %s: %w", ModuleQuantize, err)
+	}
+	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(c.Info().SMs, 1)}
+	var names []string
+	for _, k := range typedKernels {
+		for _, d := range []DType{F32, BF16, F16} {
+			names = append(names, k+d.suffix())
+		}
+	}
+	names = append(names, plainKernels...)
+	for _, n := range names {
+		f, err := c.Function(mod, n)
+		if err != nil {
+			_ = c.UnloadModule(mod)
+			return nil, err
+		}
+		s.fns[n] = f
+	}
+	return s, nil
+}
+
+// Close unloads the module.
+func (s *Set) Close(c *cuda.Ctx) error { return c.UnloadModule(s.mod) }
+
+// grid is the number of blocks for a grid-stride loop over work items.
+func (s *Set) grid(items int64, perThread int64) cuda.Dim3 {
+	b := (items + threads*perThread - 1) / (threads * perThread)
+	b = min(b, int64(s.sms*wavesPerSM))
+	return cuda.Dim(int(max(b, 1)))
+}
+
+func (s *Set) launch(c *cuda.Ctx, name string, grid, block cuda.Dim3, st cuda.Stream) error {
+	f, ok := s.fns[name]
+	if !ok {
+		return fmt.Errorf("kernels: no kernel %q", name)
+	}
+	return c.Launch(f, grid, block, 0, st, &s.args)
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// optional is the device address of b, or 0 (a null pointer) for the zero
+// Buffer.
+func optional(b cuda.Buffer) uint64 { return b.Ptr() }
+
+// Amax computes the amax of the n elements of x and, from it, the current
+// scaling scale (contract: "Per-tensor scale from an amax"), into state.
+// One launch.
+func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state cuda.Buffer, f Format, eps float32, pow2 bool) error {
+	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).F32(f.MaxFinite()).F32(eps).I32(b2i(pow2))
+	return s.launch(c, "kq_amax_"+dt.suffix(), s.grid(int64(n), 4), cuda.Dim(threads), st)
+}
+
+// Cast converts the n elements of x times the state's scale to FP8 into out
+// (same layout), writes 1/scale to scaleInv, and, when history is not the
+// zero Buffer (delayed scaling), also reduces the amax into history[0] and
+// the state. One launch.
+func (s *Set) Cast(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state, out, scaleInv, history cuda.Buffer, f Format) error {
+	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).Buffer(out).Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
+	return s.launch(c, "kq_cast_"+dt.suffix(), s.grid(int64(n), 4), cuda.Dim(threads), st)
+}
+
+// CastTranspose is Cast for a [rows, cols] tensor that writes the
+// transposed data [cols, rows] to outCol and, unless outRow is the zero
+// Buffer, the rowwise data to outRow, in one pass.
+func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, state, outRow, outCol, scaleInv, history cuda.Buffer, f Format) error {
+	if (rows+31)/32 > 65535 {
+		return fmt.Errorf("kernels: CastTranspose of %d rows: too many", rows)
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(state).Ptr(optional(outRow)).Buffer(outCol).
+		Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
+	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
+}
+
+// DelayedUpdate runs the delayed-scaling update after a step (contract:
+// "Delayed scaling") over an amax history of length n. One launch.
+func (s *Set) DelayedUpdate(c *cuda.Ctx, st cuda.Stream, history cuda.Buffer, n int, state cuda.Buffer, f Format, margin int, mostRecent bool) error {
+	s.args.Reset().Buffer(history).I32(int32(n)).Buffer(state).F32(f.MaxFinite()).I32(int32(margin)).I32(b2i(mostRecent))
+	return s.launch(c, "kq_delayed_update", cuda.Dim(1), cuda.Dim(1024), st)
+}
+
+// Dequantize writes decode(q[i]) * scaleInv to out as float32.
+func (s *Set) Dequantize(c *cuda.Ctx, st cuda.Stream, q cuda.Buffer, n int, scaleInv, out cuda.Buffer, f Format) error {
+	s.args.Reset().Buffer(q).I64(int64(n)).Buffer(scaleInv).Buffer(out).I32(int32(f))
+	return s.launch(c, "kq_dequant_fp8", s.grid(int64(n), 4), cuda.Dim(threads), st)
+}
+
+// MXFP8ScaleShape is the padded shape of the E8M0 scale matrix for a
+// [rows, cols] tensor (TE's): rowwise [roundup(rows,128),
+// roundup(ceil(cols/32),4)], columnwise [roundup(ceil(rows/32),4),
+// roundup(cols,128)].
+func MXFP8ScaleShape(rows, cols int, colwise bool) (srows, scols int) {
+	up := func(a, m int) int { return (a + m - 1) / m * m }
+	if colwise {
+		return up((rows+31)/32, 4), up(cols, 128)
+	}
+	return up(rows, 128), up((cols+31)/32, 4)
+}
+
+// MXFP8 quantizes a [rows, cols] tensor in 1x32 (rowwise) or 32x1
+// (columnwise) blocks: data to out ([rows, cols] either way), E8M0 scales to
+// scales (the padded MXFP8ScaleShape, padding written as zero). ocp selects
+// the OCP scale rounding instead of TE's. One launch.
+func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, out, scales cuda.Buffer, colwise bool, f Format, ocp bool) error {
+	srows, scols := MXFP8ScaleShape(rows, cols, colwise)
+	if scales.Size() < srows*scols {
+		return fmt.Errorf("kernels: MXFP8 scales need %d bytes, have %d", srows*scols, scales.Size())
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).
+		I32(int32(srows)).I32(int32(scols)).I32(int32(f)).I32(b2i(ocp))
+	tasks := int64(srows) * int64(scols)
+	if colwise {
+		return s.launch(c, "kq_mxfp8_col_"+dt.suffix(), s.grid(tasks, 1), cuda.Dim(threads), st)
+	}
+	// One warp per task.
+	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
+}
+
+// MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.
+func (s *Set) MXFP8Dequantize(c *cuda.Ctx, st cuda.Stream, q cuda.Buffer, rows, cols int, scales cuda.Buffer, colwise bool, out cuda.Buffer, f Format) error {
+	_, scols := MXFP8ScaleShape(rows, cols, colwise)
+	s.args.Reset().Buffer(q).I32(int32(rows)).I32(int32(cols)).Buffer(scales).I32(int32(scols)).I32(b2i(colwise)).Buffer(out).I32(int32(f))
+	return s.launch(c, "kq_mxfp8_dequant", s.grid(int64(rows)*int64(cols), 4), cuda.Dim(threads), st)
+}
+
+// ConvertF32 converts n float32 values with the hardware's saturating
+// round-to-nearest-even conversion, unscaled (for tests of the contract).
+func (s *Set) ConvertF32(c *cuda.Ctx, st cuda.Stream, x cuda.Buffer, n int, out cuda.Buffer, f Format) error {
+	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(out).I32(int32(f))
+	return s.launch(c, "kq_cvt_f32", s.grid(int64(n), 4), cuda.Dim(threads), st)
+}
+
+// CheckConversion compares, on the device, the hardware conversion with the
+// kernels' integer model of the contract for the float32 bit patterns
+// [start, start+count). res (72 bytes, zeroed by the caller) receives the
+// mismatch count and up to 8 mismatches as hw<<40 | model<<32 | bits.
+func (s *Set) CheckConversion(c *cuda.Ctx, st cuda.Stream, start, count uint64, res cuda.Buffer, f Format) error {
+	s.args.Reset().U64(start).U64(count).Buffer(res).I32(int32(f))
+	return s.launch(c, "kq_cvt_check", cuda.Dim(s.sms*wavesPerSM), cuda.Dim(threads), st)
+}

@@ -1,0 +1,492 @@
+// kquant quantize kernels: amax, per-tensor scales (current and delayed
+// scaling), per-tensor FP8 cast (rowwise, and fused cast+transpose for the
+// columnwise operand), MXFP8 rowwise and columnwise (TE and OCP scale
+// rounding), and the matching dequantize kernels.
+//
+// The numbers these kernels produce are fixed by
+// docs/quantization-formats.md and must equal the pure-Go reference
+// (agent/quant) bit for bit. Hence the build flags in hack/gen-kernels.sh
+// keep IEEE float32 semantics (no fast math, no flush to zero, correctly
+// rounded division, no FMA contraction), and every arithmetic step that the
+// contract names is written with an explicitly rounded intrinsic.
+//
+// Graph safety: every kernel reads its scale from device memory and writes
+// its results there; reductions finish in the last block to arrive (a ticket
+// counter) and reset their own accumulators, so a step is a fixed sequence
+// of launches that can be captured once and replayed.
+//
+// This file is self-contained (no local includes) so that the hash stamped
+// on quantize.ptx covers everything the PTX came from.
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define KQ_DEV static __device__ __forceinline__
+#define KQ_FLT_MAX_BITS 0x7F7FFFFFu
+#define KQ_QNAN_BITS 0x7FC00000u
+
+// Element formats, as the host passes them.
+#define KQ_E4M3 0
+#define KQ_E5M2 1
+
+// Per-tensor state: 8 words of device memory, zeroed once at allocation.
+// ACC and TICKET are the amax reduction's scratch, left zero by every
+// kernel that uses them; AMAX, SCALE and SCALE_INV are the recipe state.
+#define KQ_ST_ACC 0
+#define KQ_ST_TICKET 1
+#define KQ_ST_AMAX 2
+#define KQ_ST_SCALE 3
+#define KQ_ST_SCALE_INV 4
+
+// 16-bit input types are carried as their bits.
+struct kq_bf16 { u16 bits; };
+struct kq_f16 { u16 bits; };
+
+KQ_DEV float kq_f32(float v) { return v; }
+KQ_DEV float kq_bf16_to_f32(u32 bits) { return __uint_as_float(bits << 16); }
+KQ_DEV float kq_f16_to_f32(u32 bits) {
+	// Widening half to float is exact; no .ftz, so subnormals survive.
+	float f;
+	u16 h = (u16)bits;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+}
+KQ_DEV float kq_f32(kq_bf16 v) { return kq_bf16_to_f32(v.bits); }
+KQ_DEV float kq_f32(kq_f16 v) { return kq_f16_to_f32(v.bits); }
+
+// Four consecutive elements from a 4-element-aligned group g.
+KQ_DEV void kq_load4(const float *x, long long g, float v[4]) {
+	float4 q = reinterpret_cast<const float4 *>(x)[g];
+	v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+}
+KQ_DEV void kq_load4(const kq_bf16 *x, long long g, float v[4]) {
+	uint2 q = reinterpret_cast<const uint2 *>(x)[g];
+	v[0] = kq_bf16_to_f32(q.x & 0xFFFFu); v[1] = kq_bf16_to_f32(q.x >> 16);
+	v[2] = kq_bf16_to_f32(q.y & 0xFFFFu); v[3] = kq_bf16_to_f32(q.y >> 16);
+}
+KQ_DEV void kq_load4(const kq_f16 *x, long long g, float v[4]) {
+	uint2 q = reinterpret_cast<const uint2 *>(x)[g];
+	v[0] = kq_f16_to_f32(q.x & 0xFFFFu); v[1] = kq_f16_to_f32(q.x >> 16);
+	v[2] = kq_f16_to_f32(q.y & 0xFFFFu); v[3] = kq_f16_to_f32(q.y >> 16);
+}
+
+KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? 448.0f : 57344.0f; }
+
+KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
+
+// kq_cvt2 converts two floats with one rounding, round to nearest even,
+// saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
+// 0x7F). lo lands in the low byte: the lower-index element goes first in
+// memory. PTX puts its first source operand in the upper half.
+KQ_DEV u32 kq_cvt2(float lo, float hi, int fmt) {
+	u16 r;
+	if (fmt == KQ_E4M3) {
+		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+	} else {
+		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+	}
+	return r;
+}
+KQ_DEV u32 kq_cvt1(float x, int fmt) { return kq_cvt2(x, 0.0f, fmt) & 0xFFu; }
+
+// kq_cvt1_sw is the same conversion in integer arithmetic, written from the
+// contract; kq_cvt_check compares it with the hardware over every float32
+// bit pattern, which pins down the contract's rules exactly.
+KQ_DEV u32 kq_cvt1_sw(float x, int fmt) {
+	u32 b = __float_as_uint(x);
+	u32 sign = (b >> 24) & 0x80u;
+	u32 a = b & 0x7FFFFFFFu;
+	int mb = fmt == KQ_E4M3 ? 3 : 2;
+	int bias = fmt == KQ_E4M3 ? 7 : 15;
+	u32 maxcode = fmt == KQ_E4M3 ? 0x7Eu : 0x7Bu;
+	if (a > 0x7F800000u) return 0x7Fu;
+	if (a == 0x7F800000u) return sign | maxcode;
+	int e = (int)(a >> 23) - 127;
+	u32 code;
+	if (e < 1 - bias) {
+		// Below the smallest normal: count quanta of 2^(1-bias-mb).
+		// Scaling by a power of two upward is exact, rintf rounds to
+		// nearest even; 2^mb quanta is the smallest normal's code.
+		float v = __fmul_rn(__uint_as_float(a), __uint_as_float((u32)(127 + bias - 1 + mb) << 23));
+		code = (u32)rintf(v);
+	} else {
+		u32 shift = 23 - mb;
+		u32 r = a >> shift;
+		u32 rem = a & ((1u << shift) - 1u);
+		u32 half = 1u << (shift - 1);
+		if (rem > half || (rem == half && (r & 1u))) r++;
+		code = r - ((u32)(127 - bias) << mb);
+		if (code > maxcode) code = maxcode;
+	}
+	return sign | code;
+}
+
+// kq_fp8_decode widens an FP8 byte to float32 exactly; NaN bytes become a
+// quiet NaN with the byte's sign.
+KQ_DEV float kq_fp8_decode(u32 b, int fmt) {
+	u32 s = (b & 0x80u) << 24;
+	if (fmt == KQ_E4M3) {
+		u32 e = (b >> 3) & 0xFu, m = b & 7u;
+		if (e == 15u && m == 7u) return __uint_as_float(s | KQ_QNAN_BITS);
+		if (e == 0u) return __uint_as_float(s | __float_as_uint(__fmul_rn((float)m, 0.001953125f)));
+		return __uint_as_float(s | ((e + 120u) << 23) | (m << 20));
+	}
+	u32 e = (b >> 2) & 0x1Fu, m = b & 3u;
+	if (e == 31u) return __uint_as_float(s | (m ? KQ_QNAN_BITS : 0x7F800000u));
+	if (e == 0u) return __uint_as_float(s | __float_as_uint(__fmul_rn((float)m, 1.52587890625e-05f)));
+	return __uint_as_float(s | ((e + 112u) << 23) | (m << 21));
+}
+
+// E8M0 block scales. kq_e8m0_te rounds the exponent up (TE); kq_e8m0_ocp
+// takes floor(log2(amax)) - emax (OCP MX v1.0).
+KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
+	float inv = __fdiv_rn(1.0f, kq_fp8_max(fmt));
+	float t = __fmul_rn(amax, inv);
+	u32 b = __float_as_uint(t) & 0x7FFFFFFFu;
+	if (b > 0x7F800000u) return 0xFFu;
+	if (b == 0x7F800000u) return 0xFEu;
+	u32 exp = b >> 23, man = b & 0x7FFFFFu;
+	if (exp == 0u) return 0u;
+	if (man != 0u && exp != 0xFEu) exp++;
+	return exp;
+}
+KQ_DEV u32 kq_e8m0_ocp(float amax, int fmt) {
+	int emax = fmt == KQ_E4M3 ? 8 : 15;
+	u32 b = __float_as_uint(amax) & 0x7FFFFFFFu;
+	if (b > 0x7F800000u) return 0xFFu;
+	if (b == 0x7F800000u) return 0xFEu;
+	if (b == 0u) return 0u;
+	int fl;
+	if ((b >> 23) == 0u) fl = (31 - __clz((int)b)) - 149; // subnormal amax
+	else fl = (int)(b >> 23) - 127;
+	int e = fl - emax + 127;
+	if (e < 0) e = 0;
+	if (e > 254) e = 254;
+	return (u32)e;
+}
+// 2^(127-e): the factor that scales data into the FP8 range.
+KQ_DEV float kq_e8m0_encode_factor(u32 e) {
+	if (e == 255u) return __uint_as_float(KQ_QNAN_BITS);
+	if (e == 254u) return __uint_as_float(0x00400000u);
+	return __uint_as_float((254u - e) << 23);
+}
+// 2^(e-127): the decode factor.
+KQ_DEV float kq_e8m0_decode_factor(u32 e) {
+	if (e == 255u) return __uint_as_float(KQ_QNAN_BITS);
+	if (e == 0u) return __uint_as_float(0x00400000u);
+	return __uint_as_float(e << 23);
+}
+
+// Reductions. fmaxf returns the non-NaN operand, so NaN elements never
+// raise an amax, as the contract requires.
+KQ_DEV float kq_warp_max(float v) {
+	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+	return v;
+}
+// kq_block_max returns the block's maximum in thread 0. Every thread of the
+// block must call it, once per kernel.
+KQ_DEV float kq_block_max(float v) {
+	__shared__ float warp_max[32];
+	u32 tid = threadIdx.y * blockDim.x + threadIdx.x;
+	u32 nwarps = (blockDim.x * blockDim.y + 31u) >> 5;
+	v = kq_warp_max(v);
+	if ((tid & 31u) == 0u) warp_max[tid >> 5] = v;
+	__syncthreads();
+	if (tid < 32u) {
+		v = tid < nwarps ? warp_max[tid] : 0.0f;
+		v = kq_warp_max(v);
+	}
+	return v;
+}
+// kq_amax_commit merges one block's amax into the tensor's, from thread 0.
+// The last block to arrive gets the tensor's amax (>= 0) and resets the
+// scratch words for the next launch; the others get -1.
+KQ_DEV float kq_amax_commit(float block_amax, u32 *st) {
+	u32 nblocks = gridDim.x * gridDim.y * gridDim.z;
+	atomicMax(&st[KQ_ST_ACC], __float_as_uint(block_amax));
+	__threadfence();
+	u32 ticket = atomicAdd(&st[KQ_ST_TICKET], 1u);
+	if (ticket != nblocks - 1u) return -1.0f;
+	__threadfence();
+	float amax = __uint_as_float(atomicExch(&st[KQ_ST_ACC], 0u));
+	atomicExch(&st[KQ_ST_TICKET], 0u);
+	return amax;
+}
+
+// ---- current scaling: amax, then the scale, in one launch -------------------
+
+template <typename T>
+KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float eps, int pow2) {
+	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long nthreads = (long long)gridDim.x * blockDim.x;
+	float m = 0.0f;
+	bool vec = (((u64)x) & 15u) == 0u;
+	long long ngroups = vec ? n / 4 : 0;
+	for (long long g = tid; g < ngroups; g += nthreads) {
+		float v[4];
+		kq_load4(x, g, v);
+		m = fmaxf(m, fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+	}
+	for (long long i = ngroups * 4 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
+	m = kq_block_max(m);
+	if (threadIdx.x != 0) return;
+	float amax = kq_amax_commit(m, st);
+	if (amax < 0.0f) return;
+	// Contract, "Per-tensor scale from an amax".
+	float *stf = reinterpret_cast<float *>(st);
+	float a = fmaxf(amax, eps);
+	float scale;
+	if (a == 0.0f || !kq_finite(a)) {
+		scale = 1.0f;
+	} else {
+		scale = __fdiv_rn(fp8max, a);
+		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
+	}
+	if (pow2) scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
+	stf[KQ_ST_AMAX] = a;
+	stf[KQ_ST_SCALE] = scale;
+	stf[KQ_ST_SCALE_INV] = __fdiv_rn(1.0f, scale);
+}
+
+// ---- per-tensor FP8 cast ----------------------------------------------------
+
+// kq_cast_finish writes the decode factor of this cast and, when the amax
+// is fused (delayed scaling: history != 0), the tensor's amax into history
+// entry 0 and the state.
+KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, float *history) {
+	if (history == 0) {
+		if (threadIdx.x == 0 && threadIdx.y == 0 && blockIdx.x == 0 && blockIdx.y == 0 && scale_inv != 0)
+			*scale_inv = __fdiv_rn(1.0f, scale);
+		return;
+	}
+	m = kq_block_max(m);
+	if (threadIdx.x != 0 || threadIdx.y != 0) return;
+	if (blockIdx.x == 0 && blockIdx.y == 0 && scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, scale);
+	float amax = kq_amax_commit(m, st);
+	if (amax < 0.0f) return;
+	history[0] = amax;
+	reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
+}
+
+template <typename T>
+KQ_DEV void kq_cast_impl(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt) {
+	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long nthreads = (long long)gridDim.x * blockDim.x;
+	float m = 0.0f;
+	bool vec = ((((u64)x) & 15u) | (((u64)out) & 3u)) == 0u;
+	long long ngroups = vec ? n / 4 : 0;
+	for (long long g = tid; g < ngroups; g += nthreads) {
+		float v[4];
+		kq_load4(x, g, v);
+		m = fmaxf(m, fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+		u32 lo = kq_cvt2(__fmul_rn(v[0], scale), __fmul_rn(v[1], scale), fmt);
+		u32 hi = kq_cvt2(__fmul_rn(v[2], scale), __fmul_rn(v[3], scale), fmt);
+		reinterpret_cast<u32 *>(out)[g] = lo | (hi << 16);
+	}
+	for (long long i = ngroups * 4 + tid; i < n; i += nthreads) {
+		float v = kq_f32(x[i]);
+		m = fmaxf(m, fabsf(v));
+		out[i] = (u8)kq_cvt1(__fmul_rn(v, scale), fmt);
+	}
+	kq_cast_finish(m, scale, st, scale_inv, history);
+}
+
+// Fused cast + transpose over 32x32 tiles with a (32, 8) block: out_row is
+// [rows, cols] (may be 0), out_col is the transpose [cols, rows].
+template <typename T>
+KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
+		float *scale_inv, float *history, int fmt) {
+	__shared__ u32 tile[32][33];
+	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+	float m = 0.0f;
+	for (int j = 0; j < 32; j += 8) {
+		int r = r0 + (int)threadIdx.y + j, c = c0 + (int)threadIdx.x;
+		if (r < rows && c < cols) {
+			long long i = (long long)r * cols + c;
+			float v = kq_f32(x[i]);
+			m = fmaxf(m, fabsf(v));
+			u32 q = kq_cvt1(__fmul_rn(v, scale), fmt);
+			if (out_row != 0) out_row[i] = (u8)q;
+			tile[threadIdx.y + j][threadIdx.x] = q;
+		}
+	}
+	__syncthreads();
+	for (int j = 0; j < 32; j += 8) {
+		int c = c0 + (int)threadIdx.y + j, r = r0 + (int)threadIdx.x;
+		if (r < rows && c < cols) out_col[(long long)c * rows + r] = (u8)tile[threadIdx.x][threadIdx.y + j];
+	}
+	kq_cast_finish(m, scale, st, scale_inv, history);
+}
+
+// ---- MXFP8 ------------------------------------------------------------------
+
+// Rowwise: one warp per 1x32 block, over the padded scale matrix
+// [srows, scols]; padding entries get scale 0.
+template <typename T>
+KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp) {
+	u32 lane = threadIdx.x & 31u;
+	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+	long long ntasks = (long long)srows * scols;
+	int nblk = (cols + 31) / 32;
+	for (long long t = warp; t < ntasks; t += nwarps) {
+		int r = (int)(t / scols), kb = (int)(t % scols);
+		if (r >= rows || kb >= nblk) {
+			if (lane == 0u) scales[t] = 0;
+			continue;
+		}
+		int c = kb * 32 + (int)lane;
+		bool in = c < cols;
+		long long i = (long long)r * cols + c;
+		float v = in ? kq_f32(x[i]) : 0.0f;
+		float amax = kq_warp_max(fabsf(v));
+		u32 e = ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
+		if (in) out[i] = (u8)kq_cvt1(__fmul_rn(v, kq_e8m0_encode_factor(e)), fmt);
+		if (lane == 0u) scales[t] = (u8)e;
+	}
+}
+
+// Columnwise: one thread per 32x1 block, over the padded scale matrix
+// [srows, scols]; the data keeps the input's [rows, cols] layout.
+template <typename T>
+KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp) {
+	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long nthreads = (long long)gridDim.x * blockDim.x;
+	long long ntasks = (long long)srows * scols;
+	int nrb = (rows + 31) / 32;
+	for (long long t = tid; t < ntasks; t += nthreads) {
+		int rb = (int)(t / scols), c = (int)(t % scols);
+		if (rb >= nrb || c >= cols) {
+			scales[t] = 0;
+			continue;
+		}
+		float v[32];
+		float amax = 0.0f;
+#pragma unroll
+		for (int k = 0; k < 32; k++) {
+			int r = rb * 32 + k;
+			v[k] = r < rows ? kq_f32(x[(long long)r * cols + c]) : 0.0f;
+			amax = fmaxf(amax, fabsf(v[k]));
+		}
+		u32 e = ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
+		float f = kq_e8m0_encode_factor(e);
+#pragma unroll
+		for (int k = 0; k < 32; k++) {
+			int r = rb * 32 + k;
+			if (r < rows) out[(long long)r * cols + c] = (u8)kq_cvt1(__fmul_rn(v[k], f), fmt);
+		}
+		scales[t] = (u8)e;
+	}
+}
+
+// ---- entry points -----------------------------------------------------------
+
+#define KQ_TYPED_KERNELS(SUF, T)                                                                        \
+	extern "C" __global__ void kq_amax_##SUF(const T *x, long long n, u32 *st, float fp8max, float eps, \
+			int pow2) {                                                                             \
+		kq_amax_impl<T>(x, n, st, fp8max, eps, pow2);                                               \
+	}                                                                                                   \
+	extern "C" __global__ void kq_cast_##SUF(const T *x, long long n, u32 *st, u8 *out,                 \
+			float *scale_inv, float *history, int fmt) {                                            \
+		kq_cast_impl<T>(x, n, st, out, scale_inv, history, fmt);                                    \
+	}                                                                                                   \
+	extern "C" __global__ void kq_cast_tr_##SUF(const T *x, int rows, int cols, u32 *st, u8 *out_row,   \
+			u8 *out_col, float *scale_inv, float *history, int fmt) {                               \
+		kq_cast_tr_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);           \
+	}                                                                                                   \
+	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
+			int srows, int scols, int fmt, int ocp) {                                               \
+		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp);                   \
+	}                                                                                                   \
+	extern "C" __global__ void kq_mxfp8_col_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
+			int srows, int scols, int fmt, int ocp) {                                               \
+		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp);                   \
+	}
+
+KQ_TYPED_KERNELS(f32, float)
+KQ_TYPED_KERNELS(bf16, kq_bf16)
+KQ_TYPED_KERNELS(f16, kq_f16)
+
+// Delayed scaling update, after a step: one block. Contract, "Delayed
+// scaling". The history roll runs in chunks of blockDim.x entries; each
+// chunk reads entries i+1 (never yet written) before any thread writes.
+extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, float fp8max, int margin, int most_recent) {
+	__shared__ float s_amax;
+	float *stf = reinterpret_cast<float *>(st);
+	float m = 0.0f;
+	if (most_recent) {
+		if (threadIdx.x == 0) m = history[0];
+	} else {
+		for (int i = threadIdx.x; i < len; i += blockDim.x) m = fmaxf(m, history[i]);
+	}
+	m = kq_block_max(m);
+	if (threadIdx.x == 0) s_amax = most_recent ? history[0] : m;
+	__syncthreads();
+	float amax = s_amax;
+	if (amax == 0.0f) return;
+	if (threadIdx.x == 0 && kq_finite(amax) && amax > 0.0f) {
+		float num = __fmul_rn(fp8max, __uint_as_float((u32)(127 - margin) << 23));
+		float scale = __fdiv_rn(num, amax);
+		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
+		stf[KQ_ST_SCALE] = scale;
+		stf[KQ_ST_SCALE_INV] = __fdiv_rn(1.0f, scale);
+	}
+	float first = history[0];
+	__syncthreads();
+	for (int base = 0; base < len; base += blockDim.x) {
+		int i = base + (int)threadIdx.x;
+		float v = 0.0f;
+		if (i < len) v = i + 1 < len ? history[i + 1] : first;
+		__syncthreads();
+		if (i < len) history[i] = i == 0 ? 0.0f : v;
+		__syncthreads();
+	}
+}
+
+// out = decode(q) * scale_inv, float32.
+extern "C" __global__ void kq_dequant_fp8(const u8 *q, long long n, const float *scale_inv, float *out, int fmt) {
+	float s = *scale_inv;
+	long long nthreads = (long long)gridDim.x * blockDim.x;
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += nthreads)
+		out[i] = __fmul_rn(kq_fp8_decode(q[i], fmt), s);
+}
+
+// out = decode(q) * 2^(e-127) with e the element's block scale.
+extern "C" __global__ void kq_mxfp8_dequant(const u8 *q, int rows, int cols, const u8 *scales, int scols, int colwise,
+		float *out, int fmt) {
+	long long n = (long long)rows * cols;
+	long long nthreads = (long long)gridDim.x * blockDim.x;
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += nthreads) {
+		int r = (int)(i / cols), c = (int)(i % cols);
+		long long si = colwise ? (long long)(r / 32) * scols + c : (long long)r * scols + c / 32;
+		out[i] = __fmul_rn(kq_fp8_decode(q[i], fmt), kq_e8m0_decode_factor(scales[si]));
+	}
+}
+
+// ---- self tests -------------------------------------------------------------
+
+// Raw conversion of float32 values, as the hardware does it.
+extern "C" __global__ void kq_cvt_f32(const float *x, long long n, u8 *out, int fmt) {
+	long long nthreads = (long long)gridDim.x * blockDim.x;
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += nthreads)
+		out[i] = (u8)kq_cvt1(x[i], fmt);
+}
+
+// Hardware against kq_cvt1_sw for bit patterns [start, start+count):
+// res[0] counts mismatches, res[1..8] keep some mismatching patterns.
+extern "C" __global__ void kq_cvt_check(u64 start, u64 count, u64 *res, int fmt) {
+	u64 nthreads = (u64)gridDim.x * blockDim.x;
+	for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += nthreads) {
+		u32 bits = (u32)(start + i);
+		float x = __uint_as_float(bits);
+		u32 hw = kq_cvt1(x, fmt), sw = kq_cvt1_sw(x, fmt);
+		if (hw != sw) {
+			u64 k = atomicAdd(&res[0], 1ull);
+			if (k < 8ull) res[1 + k] = ((u64)hw << 40) | ((u64)sw << 32) | bits;
+		}
+	}
+}
