@@ -131,10 +131,12 @@ type QuantJobSpec struct {
 
 	// execution is how each step runs: eager, CUDA graph or both, and how often.
 	// +optional
+	// +kubebuilder:default={}
 	Execution Execution `json:"execution,omitempty"`
 
 	// placement chooses nodes and GPUs.
 	// +optional
+	// +kubebuilder:default={}
 	Placement Placement `json:"placement,omitempty"`
 
 	// tolerances decide each run's verdict.
@@ -247,12 +249,16 @@ type Outlier struct {
 
 // VerdictCounts counts the runs of a job by verdict.
 type VerdictCounts struct {
+	// pass is the number of runs with verdict Pass.
 	// +optional
 	Pass int32 `json:"pass,omitempty"`
+	// fail is the number of runs with verdict Fail.
 	// +optional
 	Fail int32 `json:"fail,omitempty"`
+	// warn is the number of runs with verdict Warn.
 	// +optional
 	Warn int32 `json:"warn,omitempty"`
+	// skip is the number of runs with verdict Skip.
 	// +optional
 	Skip int32 `json:"skip,omitempty"`
 }

@@ -44,7 +44,7 @@ type RecipeSnapshot struct {
 // QuantRunSpec is one unit of work bound to one GPU. It cannot change once
 // nodeName is set.
 //
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || oldSelf.nodeName == '' || self == oldSelf",message="spec is immutable once spec.nodeName is set"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || size(oldSelf.nodeName) == 0 || self == oldSelf",message="spec is immutable once spec.nodeName is set"
 type QuantRunSpec struct {
 	// jobRef names the QuantJob this run belongs to.
 	// +required

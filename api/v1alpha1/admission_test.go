@@ -1,0 +1,339 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/test/testenv"
+)
+
+// env is the control plane shared by the tests of this package; each test works
+// in its own namespace.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns, err := env.CreateNamespace(context.Background(), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:min(len(t.Name()), 40)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// decode reads one YAML manifest into an unstructured object in namespace ns
+// (cluster-scoped kinds ignore it).
+func decode(t *testing.T, manifest, ns string) *unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+		t.Fatalf("decoding manifest: %v\n%s", err, manifest)
+	}
+	if obj.GetKind() != "GPUNodeProfile" {
+		obj.SetNamespace(ns)
+	}
+	return obj
+}
+
+func manifestFiles(t *testing.T, dirs ...string) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range dirs {
+		matches, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no manifests in %v", dirs)
+	}
+	return files
+}
+
+func TestCatalogAndSamplesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	for _, file := range manifestFiles(t, "recipes", "config/samples") {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := decode(t, string(data), ns)
+			if err := env.Client.Create(context.Background(), obj); err != nil {
+				t.Fatalf("creating %s: %v", file, err)
+			}
+		})
+	}
+}
+
+const validRecipe = `
+apiVersion: kquant.dev/v1alpha1
+kind: QuantRecipe
+metadata: {name: r}
+spec:
+`
+
+const validJob = `
+apiVersion: kquant.dev/v1alpha1
+kind: QuantJob
+metadata: {name: j}
+spec:
+  recipeRef: {name: mxfp8}
+`
+
+func TestInvalidManifestsAreRefused(t *testing.T) {
+	cases := []struct {
+		name      string
+		manifest  string
+		wantField string // the refusal must name this field
+	}{
+		{"recipe without scheme", validRecipe + "  format: E4M3\n", "spec.scheme"},
+		{"recipe with unknown scheme", validRecipe + "  scheme: FP8\n", "spec.scheme"},
+		{"recipe with E5M2", validRecipe + "  scheme: Float8CurrentScaling\n  format: E5M2\n", "spec.format"},
+		{"recipe with unknown format", validRecipe + "  scheme: Float8CurrentScaling\n  format: E3M4\n", "spec.format"},
+		{"NVFP4 with an FP8 format", validRecipe + "  scheme: NVFP4BlockScaling\n  format: E4M3\n", "spec.format"},
+		{"MXFP8 with E2M1", validRecipe + "  scheme: MXFP8BlockScaling\n  format: E2M1\n", "spec.format"},
+		{"delayed options with current scaling", validRecipe + "  scheme: Float8CurrentScaling\n  delayedScaling: {margin: 1}\n", "spec.delayedScaling"},
+		{"current options with delayed scaling", validRecipe + "  scheme: DelayedScaling\n  currentScaling: {power2Scales: true}\n", "spec.currentScaling"},
+		{"block options with MXFP8", validRecipe + "  scheme: MXFP8BlockScaling\n  blockScaling: {power2Scales: true}\n", "spec.blockScaling"},
+		{"MXFP8 options with NVFP4", validRecipe + "  scheme: NVFP4BlockScaling\n  mxfp8: {scaleRounding: OCP}\n", "spec.mxfp8"},
+		{"NVFP4 options with block scaling", validRecipe + "  scheme: Float8BlockScaling\n  nvfp4: {stochasticRounding: false}\n", "spec.nvfp4"},
+		{"amax history of 0", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxHistoryLen: 0}\n", "spec.delayedScaling.amaxHistoryLen"},
+		{"amax history over 65536", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxHistoryLen: 65537}\n", "spec.delayedScaling.amaxHistoryLen"},
+		{"margin over 32", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {margin: 33}\n", "spec.delayedScaling.margin"},
+		{"negative margin", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {margin: -1}\n", "spec.delayedScaling.margin"},
+		{"unknown amax algorithm", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxComputeAlgo: mean}\n", "spec.delayedScaling.amaxComputeAlgo"},
+		{"unknown MXFP8 scale rounding", validRecipe + "  scheme: MXFP8BlockScaling\n  mxfp8: {scaleRounding: UP}\n", "spec.mxfp8.scaleRounding"},
+		{"negative amax epsilon", validRecipe + "  scheme: Float8CurrentScaling\n  currentScaling: {amaxEpsilon: \"-1\"}\n", "spec.currentScaling.amaxEpsilon"},
+		{"job without recipeRef", strings.Replace(validJob, "  recipeRef: {name: mxfp8}\n", "", 1) + "  workload: {shapes: [{rows: 1, cols: 1}]}\n", "spec.recipeRef"},
+		{"job with empty recipe name", strings.Replace(validJob, "{name: mxfp8}", "{name: \"\"}", 1) + "  workload: {shapes: [{rows: 1, cols: 1}]}\n", "spec.recipeRef.name"},
+		{"job with unknown mode", validJob + "  mode: Train\n  workload: {shapes: [{rows: 1, cols: 1}]}\n", "spec.mode"},
+		{"job with unknown level", validJob + "  level: Huge\n  workload: {shapes: [{rows: 1, cols: 1}]}\n", "spec.level"},
+		{"job without workload", validJob, "spec.workload"},
+		{"job without shapes", validJob + "  workload: {shapes: []}\n", "spec.workload.shapes"},
+		{"too many shapes", validJob + "  workload:\n    shapes: [" + strings.Repeat("{rows: 1, cols: 1},", 16) + "{rows: 1, cols: 1}]\n", "spec.workload.shapes"},
+		{"zero rows", validJob + "  workload: {shapes: [{rows: 0, cols: 1}]}\n", "spec.workload.shapes[0].rows"},
+		{"negative cols", validJob + "  workload: {shapes: [{rows: 1, cols: -4}]}\n", "spec.workload.shapes[0].cols"},
+		{"unknown operation", validJob + "  workload: {operation: Matmul, shapes: [{rows: 1, cols: 1}]}\n", "spec.workload.operation"},
+		{"unknown input dtype", validJob + "  workload: {inputDType: FP8, shapes: [{rows: 1, cols: 1}]}\n", "spec.workload.inputDType"},
+		{"unknown tensor role", validJob + "  workload: {tensorRole: Bias, shapes: [{rows: 1, cols: 1}]}\n", "spec.workload.tensorRole"},
+		{"unknown distribution", validJob + "  workload: {distribution: Cauchy, shapes: [{rows: 1, cols: 1}]}\n", "spec.workload.distribution"},
+		{"grouped without groups", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}]}\n", "spec.workload.groups"},
+		{"groups without grouped operation", validJob + "  workload: {shapes: [{rows: 64, cols: 64}], groups: {count: 2}}\n", "spec.workload.groups"},
+		{"zero groups", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 0}}\n", "spec.workload.groups.count"},
+		{"more than 1024 groups", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 1025}}\n", "spec.workload.groups.count"},
+		{"explicit sizes of the wrong count", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 3, splits: Explicit, sizes: [32, 32]}}\n", "spec.workload.groups.sizes"},
+		{"explicit splits without sizes", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 2, splits: Explicit}}\n", "spec.workload.groups.sizes"},
+		{"sizes with uniform splits", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 2, sizes: [32, 32]}}\n", "spec.workload.groups.sizes"},
+		{"outFeatures outside QuantizedLinear", validJob + "  workload: {shapes: [{rows: 1, cols: 1, outFeatures: 8}]}\n", "spec.workload.shapes"},
+		{"unknown graph mode", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  execution: {graphs: Sometimes}\n", "spec.execution.graphs"},
+		{"zero iterations", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  execution: {iterations: 0}\n", "spec.execution.iterations"},
+		{"unknown placement policy", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {policy: AllGPUs}\n", "spec.placement.policy"},
+		{"unknown architecture", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {architectures: [Volta]}\n", "spec.placement.architectures[0]"},
+		{"malformed compute capability", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {minComputeCapability: nine}\n", "spec.placement.minComputeCapability"},
+		{"zero maxParallel", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {maxParallel: 0}\n", "spec.placement.maxParallel"},
+		{"minSNRdB over 200", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  tolerances: {minSNRdB: \"250\"}\n", "spec.tolerances.minSNRdB"},
+		{"negative minSNRdB", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  tolerances: {minSNRdB: \"-3\"}\n", "spec.tolerances.minSNRdB"},
+		{"negative backoffLimit", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  backoffLimit: -1\n", "spec.backoffLimit"},
+		{"zero activeDeadlineSeconds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: 0\n", "spec.activeDeadlineSeconds"},
+		{"negative ttlSecondsAfterFinished", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  ttlSecondsAfterFinished: -5\n", "spec.ttlSecondsAfterFinished"},
+	}
+	ns := newNamespace(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := decode(t, tc.manifest, ns)
+			err := env.Client.Create(context.Background(), obj)
+			if err == nil {
+				_ = env.Client.Delete(context.Background(), obj)
+				t.Fatalf("manifest was accepted, want a refusal naming %s:\n%s", tc.wantField, tc.manifest)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want an Invalid error, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.wantField) {
+				t.Errorf("refusal does not name %s: %v", tc.wantField, err)
+			}
+		})
+	}
+}
+
+func TestRunSpecIsImmutableOnceBound(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	run := &kquantv1alpha1.QuantRun{}
+	run.Name, run.Namespace = "run", ns
+	run.Spec = kquantv1alpha1.QuantRunSpec{
+		JobRef:    kquantv1alpha1.JobReference{Name: "j"},
+		Recipe:    kquantv1alpha1.RecipeSnapshot{Name: "mxfp8", Spec: kquantv1alpha1.QuantRecipeSpec{Scheme: kquantv1alpha1.SchemeMXFP8BlockScaling}},
+		Mode:      kquantv1alpha1.JobModeValidation,
+		Workload:  kquantv1alpha1.Workload{Shapes: []kquantv1alpha1.Shape{{Rows: 32, Cols: 32}}},
+		Execution: kquantv1alpha1.Execution{},
+	}
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatalf("creating run: %v", err)
+	}
+	// Binding an unbound run is allowed.
+	run.Spec.NodeName, run.Spec.GPUUUID = "node-a", "GPU-0"
+	if err := env.Client.Update(ctx, run); err != nil {
+		t.Fatalf("binding run: %v", err)
+	}
+	// Moving a bound run is not.
+	run.Spec.NodeName = "node-b"
+	err := env.Client.Update(ctx, run)
+	if err == nil || !strings.Contains(err.Error(), "spec is immutable once spec.nodeName is set") {
+		t.Fatalf("rebinding a bound run: got %v, want the immutability refusal", err)
+	}
+}
+
+func TestDefaultsAreTransformerEngines(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	obj := decode(t, validRecipe+"  scheme: DelayedScaling\n  delayedScaling: {}\n", ns)
+	if err := env.Client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	got := &kquantv1alpha1.QuantRecipe{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	d := got.Spec.DelayedScaling
+	if d == nil || d.Margin == nil || *d.Margin != 0 || d.AmaxHistoryLen == nil || *d.AmaxHistoryLen != 1024 || d.AmaxComputeAlgo != kquantv1alpha1.AmaxComputeMax {
+		t.Errorf("delayed scaling defaults = %+v, want margin 0, amaxHistoryLen 1024, amaxComputeAlgo max", d)
+	}
+
+	job := decode(t, validJob+"  workload: {shapes: [{rows: 1, cols: 1}]}\n", ns)
+	if err := env.Client.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	gotJob := &kquantv1alpha1.QuantJob{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), gotJob); err != nil {
+		t.Fatal(err)
+	}
+	s := gotJob.Spec
+	if s.Mode != kquantv1alpha1.JobModeValidation || s.Level != kquantv1alpha1.LevelStandard ||
+		s.Workload.Operation != kquantv1alpha1.OperationQuantize || s.Workload.InputDType != kquantv1alpha1.DTypeBF16 ||
+		s.Workload.TensorRole != kquantv1alpha1.TensorRoleInput || s.Workload.Distribution != kquantv1alpha1.DistributionNormal ||
+		s.Execution.Graphs != kquantv1alpha1.GraphModeBoth || s.Placement.Policy != kquantv1alpha1.PlacementAnyGPU ||
+		s.Placement.MaxParallel == nil || *s.Placement.MaxParallel != 8 || s.BackoffLimit == nil || *s.BackoffLimit != 3 {
+		t.Errorf("job defaults not applied: %+v", s)
+	}
+}
+
+// TestEveryFieldIsDocumented walks every CRD schema: kubectl explain shows a
+// description for every field only if the Go doc comment was written.
+func TestEveryFieldIsDocumented(t *testing.T) {
+	for _, file := range manifestFiles(t, "config/crd/bases") {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range crd.Spec.Versions {
+			var walk func(path string, p apiextensionsv1.JSONSchemaProps)
+			walk = func(path string, p apiextensionsv1.JSONSchemaProps) {
+				for name, child := range p.Properties {
+					childPath := path + "." + name
+					if child.Description == "" && name != "metadata" {
+						t.Errorf("%s: %s has no description", crd.Name, childPath)
+					}
+					walk(childPath, child)
+				}
+				if p.Items != nil && p.Items.Schema != nil {
+					walk(path+"[]", *p.Items.Schema)
+				}
+			}
+			walk(crd.Spec.Names.Kind, *v.Schema.OpenAPIV3Schema)
+		}
+	}
+}
+
+// TestKubectl checks what a user sees: kubectl explain with descriptions, and
+// kubectl get by plural, short name and category with the printer columns.
+func TestKubectl(t *testing.T) {
+	ns := newNamespace(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.Kubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := func(args ...string) (string, error) {
+		out, err := exec.Command(env.KubectlPath(), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(testenv.RepoRoot(), "recipes")); err != nil {
+		t.Fatalf("kubectl apply -f recipes/: %v\n%s", err, out)
+	}
+
+	// The OpenAPI document that explain reads is published shortly after the CRD.
+	var explain string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := kubectl("explain", "quantrecipe.spec")
+		if err == nil {
+			explain = out
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl explain quantrecipe.spec: %v\n%s", err, out)
+		}
+		time.Sleep(time.Second)
+	}
+	for _, field := range []string{"scheme", "format", "delayedScaling", "currentScaling", "blockScaling", "mxfp8", "nvfp4"} {
+		if !strings.Contains(explain, field) {
+			t.Errorf("kubectl explain quantrecipe.spec does not show %s:\n%s", field, explain)
+		}
+	}
+	if !strings.Contains(explain, "scheme is the recipe family") {
+		t.Errorf("kubectl explain quantrecipe.spec lacks field descriptions:\n%s", explain)
+	}
+
+	for _, resource := range []string{"quantrecipes", "qr", "kquant"} {
+		out, err := kubectl("get", "-n", ns, resource)
+		if err != nil {
+			t.Fatalf("kubectl get %s: %v\n%s", resource, err, out)
+		}
+		for _, want := range []string{"SCHEME", "FORMAT", "NATIVE", "EMULATED", "AGE", "mxfp8", "fp8-delayed-scaling"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl get %s does not show %s:\n%s", resource, want, out)
+			}
+		}
+	}
+	out, err := kubectl("get", "-n", ns, "qr", "-o", "wide")
+	if err != nil || !strings.Contains(out, "KEY") {
+		t.Errorf("kubectl get qr -o wide does not show KEY: %v\n%s", err, out)
+	}
+	for _, resource := range []string{"qj", "qrun", "gpn"} {
+		if out, err := kubectl("get", "-n", ns, resource, "-o", "wide"); err != nil {
+			t.Errorf("kubectl get %s -o wide: %v\n%s", resource, err, out)
+		}
+	}
+}

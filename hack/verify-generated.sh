@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# verify-generated.sh fails when the committed generated files (deepcopy, CRDs,
+# RBAC) differ from what controller-gen makes of the current sources. It
+# regenerates into the work tree, compares with the files as they were, and puts
+# the originals back, so it never leaves the tree modified.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+GENERATED=(api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/rbac/manager_role.yaml config/rbac/agent_role.yaml)
+
+backup=$(mktemp -d)
+trap 'rm -rf "$backup"' EXIT
+for p in "${GENERATED[@]}"; do
+  [[ -e $p ]] && mkdir -p "$backup/$(dirname "$p")" && cp -a "$p" "$backup/$p"
+done
+
+restore() {
+  for p in "${GENERATED[@]}"; do
+    rm -rf "$p"
+    [[ -e $backup/$p ]] && cp -a "$backup/$p" "$p"
+  done
+  return 0
+}
+trap 'restore; rm -rf "$backup"' EXIT
+
+make --no-print-directory -s generate manifests >/dev/null
+stale=0
+for p in "${GENERATED[@]}"; do
+  [[ ! -e $backup/$p && ! -e $p ]] && continue
+  if ! diff -r "$backup/$p" "$p" >/dev/null 2>&1; then
+    echo "stale generated file: $p (run 'make generate manifests' and commit the result)" >&2
+    diff -ru "$backup/$p" "$p" | head -40 >&2 || true
+    stale=1
+  fi
+done
+exit $stale
