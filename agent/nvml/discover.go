@@ -1,0 +1,41 @@
+package nvml
+
+import (
+	"context"
+
+	"github.com/kquant/kquant/agent/capability"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// GPU is one GPU as discovery found it.
+type GPU struct {
+	Index             int
+	UUID              string
+	Product           string
+	ComputeCapability capability.Version
+	MemoryMiB         int64
+	MIGMode           v1alpha1.MIGMode
+	Health            v1alpha1.Health
+	// HealthMessage says why Health is not Healthy.
+	HealthMessage string
+}
+
+// Node is what discovery found on the node.
+type Node struct {
+	DriverVersion     string
+	CUDADriverVersion capability.Version
+	// GPUs are in index order, one per device, never collapsed by model.
+	GPUs []GPU
+	// Problems lists devices that could not be identified at all (no handle
+	// or UUID); they are left out of GPUs since the API needs a UUID.
+	Problems []string
+}
+
+// Discoverer finds the node's GPUs and their current health.
+type Discoverer interface {
+	// Discover reads every GPU. It is cheap enough to call periodically for
+	// health refreshes.
+	Discover(ctx context.Context) (*Node, error)
+	// Close releases the library.
+	Close() error
+}

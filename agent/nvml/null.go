@@ -1,0 +1,17 @@
+package nvml
+
+import "context"
+
+// Null is the Discoverer of a machine without NVML: no GPUs.
+type Null struct {
+	// Reason says why NVML is not used, for logs and the profile.
+	Reason string
+}
+
+var _ Discoverer = Null{}
+
+// Discover returns an empty node.
+func (Null) Discover(context.Context) (*Node, error) { return &Node{}, nil }
+
+// Close does nothing.
+func (Null) Close() error { return nil }
