@@ -1,0 +1,73 @@
+package baseline
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// Measurement is what a Prober measured on one GPU. A zero field was not
+// measured and is left out of the profile.
+type Measurement struct {
+	// Launch is the host time of one empty kernel launch (median).
+	Launch time.Duration
+	// GraphLaunch is the host time of one single-node graph launch (median).
+	GraphLaunch time.Duration
+	// CopyBandwidthGBps is the device-to-device copy bandwidth in GB/s
+	// (10^9 bytes per second, median of several runs).
+	CopyBandwidthGBps float64
+}
+
+// Prober measures baselines on a node's GPUs.
+type Prober interface {
+	// Backend is the backend the agent runs steps on with this prober:
+	// cuda when it drives the GPUs, reference otherwise.
+	Backend() v1alpha1.Backend
+	// Measure measures on GPU gpuIndex. It returns nil, nil when the prober
+	// has nothing to measure (no CUDA).
+	Measure(ctx context.Context, gpuIndex int) (*Measurement, error)
+}
+
+// Null is the Prober of nodes without CUDA.
+type Null struct{}
+
+var _ Prober = Null{}
+
+// Backend is reference: without CUDA, steps run on the pure-Go reference.
+func (Null) Backend() v1alpha1.Backend { return v1alpha1.BackendReference }
+
+// Measure measures nothing.
+func (Null) Measure(context.Context, int) (*Measurement, error) { return nil, nil }
+
+// API converts a measurement to the profile's decimal strings; nil for nil
+// or an all-zero measurement.
+func (m *Measurement) API() *v1alpha1.Baselines {
+	if m == nil || (m.Launch == 0 && m.GraphLaunch == 0 && m.CopyBandwidthGBps == 0) {
+		return nil
+	}
+	b := &v1alpha1.Baselines{}
+	if m.Launch > 0 {
+		b.LaunchMicros = Micros(m.Launch)
+	}
+	if m.GraphLaunch > 0 {
+		b.GraphLaunchMicros = Micros(m.GraphLaunch)
+	}
+	if m.CopyBandwidthGBps > 0 {
+		b.CopyBandwidthGBps = Decimal(m.CopyBandwidthGBps, 1)
+	}
+	return b
+}
+
+// Micros formats a duration in microseconds with two decimals, the API's
+// convention for host times.
+func Micros(d time.Duration) string {
+	return Decimal(float64(d)/float64(time.Microsecond), 2)
+}
+
+// Decimal formats v with the given number of decimals (the API carries
+// measured numbers as decimal strings, never floats).
+func Decimal(v float64, decimals int) string {
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}

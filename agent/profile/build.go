@@ -1,0 +1,110 @@
+package profile
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kquant/kquant/agent/capability"
+	"github.com/kquant/kquant/agent/nvml"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// FieldManager is the agent's field manager for every server-side apply.
+const FieldManager = "kquant-agent"
+
+// Ready condition reasons.
+const (
+	// ReasonAgentReady: the agent runs and has at least one GPU to run on.
+	ReasonAgentReady = "AgentReady"
+	// ReasonNoGPUs: discovery found no GPU, so no run can be bound here.
+	ReasonNoGPUs = "NoGPUs"
+	// ReasonAgentStopping: the agent is shutting down and takes no new runs.
+	ReasonAgentStopping = "AgentStopping"
+)
+
+// Input is everything a profile is built from.
+type Input struct {
+	Node         *nvml.Node
+	Backend      v1alpha1.Backend
+	Baselines    *v1alpha1.Baselines
+	Simulated    bool
+	AgentVersion string
+	// Stopping marks the profile not Ready during shutdown.
+	Stopping bool
+	// Now stamps the Ready condition's transition time.
+	Now time.Time
+	// Previous is the last published status, so that an unchanged Ready
+	// condition keeps its transition time.
+	Previous *v1alpha1.GPUNodeProfileStatus
+}
+
+// Build computes the profile status.
+func Build(in Input) v1alpha1.GPUNodeProfileStatus {
+	node := in.Node
+	if node == nil {
+		node = &nvml.Node{}
+	}
+	st := v1alpha1.GPUNodeProfileStatus{
+		DriverVersion: node.DriverVersion,
+		Backend:       in.Backend,
+		Simulated:     in.Simulated,
+		Baselines:     in.Baselines,
+		AgentVersion:  in.AgentVersion,
+		GPUCount:      int32(len(node.GPUs)),
+	}
+	if !node.CUDADriverVersion.IsZero() {
+		st.CUDADriverVersion = node.CUDADriverVersion.String()
+	}
+	perGPU := make([][]v1alpha1.RecipeSupport, 0, len(node.GPUs))
+	for _, g := range node.GPUs {
+		gpu := GPU(g, node.CUDADriverVersion)
+		st.GPUs = append(st.GPUs, gpu)
+		perGPU = append(perGPU, gpu.Recipes)
+	}
+	if len(perGPU) > 0 {
+		st.Recipes = capability.Best(perGPU)
+	}
+	if in.Previous != nil {
+		st.Conditions = append([]metav1.Condition(nil), in.Previous.Conditions...)
+	}
+	meta.SetStatusCondition(&st.Conditions, readyCondition(in, len(node.GPUs), in.Now))
+	return st
+}
+
+// GPU converts one discovered GPU, with its recipe support.
+func GPU(g nvml.GPU, cuda capability.Version) v1alpha1.GPU {
+	out := v1alpha1.GPU{
+		Index:         int32(g.Index),
+		UUID:          g.UUID,
+		Product:       g.Product,
+		MemoryMiB:     g.MemoryMiB,
+		MIGMode:       g.MIGMode,
+		Health:        g.Health,
+		HealthMessage: g.HealthMessage,
+	}
+	if !g.ComputeCapability.IsZero() {
+		out.ComputeCapability = g.ComputeCapability.String()
+		out.Architecture = capability.Architecture(g.ComputeCapability)
+		out.Recipes = capability.ForGPU(g.ComputeCapability, cuda)
+	}
+	return out
+}
+
+func readyCondition(in Input, gpus int, now time.Time) metav1.Condition {
+	c := metav1.Condition{
+		Type:               v1alpha1.ConditionReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             ReasonAgentReady,
+		Message:            "the agent takes runs",
+		LastTransitionTime: metav1.NewTime(now),
+	}
+	switch {
+	case in.Stopping:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonAgentStopping, "the agent is shutting down"
+	case gpus == 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNoGPUs, "discovery found no GPU"
+	}
+	return c
+}

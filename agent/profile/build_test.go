@@ -1,0 +1,110 @@
+package profile
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kquant/kquant/agent/capability"
+	"github.com/kquant/kquant/agent/nvml"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+var ignoreTimes = cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")
+
+func TestBuildHopperNode(t *testing.T) {
+	node := &nvml.Node{
+		DriverVersion:     "580.95.05",
+		CUDADriverVersion: capability.V(13, 0),
+		GPUs: []nvml.GPU{{
+			Index: 0, UUID: "GPU-h", Product: "NVIDIA H200", ComputeCapability: capability.V(9, 0),
+			MemoryMiB: 143771, MIGMode: v1alpha1.MIGDisabled, Health: v1alpha1.HealthHealthy,
+		}},
+	}
+	got := Build(Input{Node: node, Backend: v1alpha1.BackendReference, AgentVersion: "v0.1.0", Now: time.Unix(100, 0)})
+	recipes := []v1alpha1.RecipeSupport{
+		{Scheme: v1alpha1.SchemeDelayedScaling, Support: v1alpha1.SupportNative},
+		{Scheme: v1alpha1.SchemeFloat8CurrentScaling, Support: v1alpha1.SupportNative},
+		{Scheme: v1alpha1.SchemeFloat8BlockScaling, Support: v1alpha1.SupportNative},
+		{Scheme: v1alpha1.SchemeMXFP8BlockScaling, Support: v1alpha1.SupportEmulated, Reason: capability.ReasonMXFP8ComputeCapability},
+		{Scheme: v1alpha1.SchemeNVFP4BlockScaling, Support: v1alpha1.SupportEmulated, Reason: capability.ReasonNVFP4ComputeCapability},
+	}
+	want := v1alpha1.GPUNodeProfileStatus{
+		GPUs: []v1alpha1.GPU{{
+			Index: 0, UUID: "GPU-h", Product: "NVIDIA H200", ComputeCapability: "9.0",
+			Architecture: v1alpha1.ArchitectureHopper, MemoryMiB: 143771, MIGMode: v1alpha1.MIGDisabled,
+			Health: v1alpha1.HealthHealthy, Recipes: recipes,
+		}},
+		GPUCount:          1,
+		DriverVersion:     "580.95.05",
+		CUDADriverVersion: "13.0",
+		Backend:           v1alpha1.BackendReference,
+		Recipes:           recipes,
+		AgentVersion:      "v0.1.0",
+		Conditions: []metav1.Condition{{
+			Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAgentReady, Message: "the agent takes runs",
+		}},
+	}
+	if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
+		t.Errorf("Build mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildReadyCondition(t *testing.T) {
+	gpu := nvml.GPU{Index: 0, UUID: "GPU-a", ComputeCapability: capability.V(8, 0)}
+	cases := []struct {
+		name       string
+		in         Input
+		wantStatus metav1.ConditionStatus
+		wantReason string
+	}{
+		{name: "GPUs make it Ready", in: Input{Node: &nvml.Node{GPUs: []nvml.GPU{gpu}}}, wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentReady},
+		{name: "no GPU is not Ready", in: Input{Node: &nvml.Node{}}, wantStatus: metav1.ConditionFalse, wantReason: ReasonNoGPUs},
+		{name: "nil node is not Ready", in: Input{}, wantStatus: metav1.ConditionFalse, wantReason: ReasonNoGPUs},
+		{name: "stopping is not Ready", in: Input{Node: &nvml.Node{GPUs: []nvml.GPU{gpu}}, Stopping: true}, wantStatus: metav1.ConditionFalse, wantReason: ReasonAgentStopping},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Build(tc.in)
+			if len(st.Conditions) != 1 || st.Conditions[0].Status != tc.wantStatus || st.Conditions[0].Reason != tc.wantReason {
+				t.Errorf("conditions = %+v, want Ready %s %s", st.Conditions, tc.wantStatus, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestBuildKeepsTransitionTimeWhileReadyHolds(t *testing.T) {
+	node := &nvml.Node{GPUs: []nvml.GPU{{Index: 0, UUID: "GPU-a", ComputeCapability: capability.V(9, 0)}}}
+	first := Build(Input{Node: node, Now: time.Unix(100, 0)})
+	second := Build(Input{Node: node, Now: time.Unix(200, 0), Previous: &first})
+	if got := second.Conditions[0].LastTransitionTime.Unix(); got != 100 {
+		t.Errorf("transition time %d, want 100 (unchanged condition)", got)
+	}
+	third := Build(Input{Node: node, Now: time.Unix(300, 0), Previous: &second, Stopping: true})
+	if got := third.Conditions[0].LastTransitionTime.Unix(); got != 300 {
+		t.Errorf("transition time %d, want 300 (changed condition)", got)
+	}
+}
+
+func TestBuildMixedNodeKeepsPerGPUSupport(t *testing.T) {
+	node := &nvml.Node{
+		CUDADriverVersion: capability.V(13, 0),
+		GPUs: []nvml.GPU{
+			{Index: 0, UUID: "GPU-a", ComputeCapability: capability.V(8, 0)},
+			{Index: 1, UUID: "GPU-b", ComputeCapability: capability.V(10, 0)},
+		},
+	}
+	st := Build(Input{Node: node})
+	if st.GPUs[0].Architecture != v1alpha1.ArchitectureAmpere || st.GPUs[1].Architecture != v1alpha1.ArchitectureBlackwell {
+		t.Errorf("architectures %s, %s", st.GPUs[0].Architecture, st.GPUs[1].Architecture)
+	}
+	if got := st.GPUs[0].Recipes[3].Support; got != v1alpha1.SupportEmulated {
+		t.Errorf("A100 MXFP8 %s, want Emulated", got)
+	}
+	if got := st.Recipes[3].Support; got != v1alpha1.SupportNative {
+		t.Errorf("node MXFP8 %s, want Native (the B200)", got)
+	}
+}

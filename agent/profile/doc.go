@@ -1,0 +1,13 @@
+// Package profile turns what discovery found into the node's GPUNodeProfile
+// and keeps the node's liveness Lease.
+//
+// Build is a pure function from discovery, backend and baselines to the
+// profile status (per-GPU and node-level recipe support included). Publisher
+// writes it with server-side apply under the field manager "kquant-agent",
+// with an owner reference to the Node when the Node exists, so that deleting
+// the Node deletes its profile. LeaseKeeper renews the Lease
+// kquant-agent-<node> in the agent's namespace, as the kubelet renews its
+// node lease: the controller treats a node whose Lease expired as lost.
+//
+// Verbosity: V(0) publishes and failures, V(1) each Lease renewal.
+package profile

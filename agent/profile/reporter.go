@@ -1,0 +1,162 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/clock"
+
+	"github.com/kquant/kquant/agent/baseline"
+	"github.com/kquant/kquant/agent/nvml"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// DefaultRefreshInterval is how often the Reporter re-reads GPU health.
+const DefaultRefreshInterval = 30 * time.Second
+
+// ReporterOptions configure a Reporter.
+type ReporterOptions struct {
+	Discoverer   nvml.Discoverer
+	Prober       baseline.Prober
+	Publisher    *Publisher
+	Clock        clock.WithTicker
+	Simulated    bool
+	AgentVersion string
+	// RefreshInterval is how often health is re-read; zero takes the default.
+	RefreshInterval time.Duration
+}
+
+// Reporter discovers the node, measures baselines once, publishes the
+// profile and keeps it current. It also answers which GPUs the node has,
+// for the executor.
+type Reporter struct {
+	opts ReporterOptions
+
+	mu        sync.RWMutex
+	status    *v1alpha1.GPUNodeProfileStatus
+	baselines *v1alpha1.Baselines
+	stopping  bool
+}
+
+// NewReporter returns a Reporter; call Start before anything else.
+func NewReporter(opts ReporterOptions) *Reporter {
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = DefaultRefreshInterval
+	}
+	if opts.Prober == nil {
+		opts.Prober = baseline.Null{}
+	}
+	return &Reporter{opts: opts}
+}
+
+// Start discovers the node, measures baselines (on the first GPU; they are
+// re-measured each time the agent starts) and publishes the first profile.
+func (r *Reporter) Start(ctx context.Context) error {
+	node, err := r.opts.Discoverer.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("discovering GPUs: %w", err)
+	}
+	if len(node.GPUs) > 0 {
+		m, err := r.opts.Prober.Measure(ctx, node.GPUs[0].Index)
+		if err != nil {
+			// Baselines are informative; a node without them still runs.
+			logr.FromContextOrDiscard(ctx).Error(err, "Measuring baselines failed", "gpu", node.GPUs[0].Index)
+		}
+		r.mu.Lock()
+		r.baselines = m.API()
+		r.mu.Unlock()
+	}
+	return r.publish(ctx, node)
+}
+
+// Run refreshes health and republishes when anything changed, until ctx
+// ends.
+func (r *Reporter) Run(ctx context.Context) error {
+	log := logr.FromContextOrDiscard(ctx)
+	ticker := r.opts.Clock.NewTicker(r.opts.RefreshInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		}
+		node, err := r.opts.Discoverer.Discover(ctx)
+		if err != nil {
+			log.Error(err, "GPU discovery failed")
+			continue
+		}
+		if err := r.publish(ctx, node); err != nil && ctx.Err() == nil {
+			log.Error(err, "Publishing GPUNodeProfile failed")
+		}
+	}
+}
+
+// Stop publishes the profile as not Ready, so the controller binds nothing
+// more here while the agent shuts down.
+func (r *Reporter) Stop(ctx context.Context) error {
+	node, err := r.opts.Discoverer.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("discovering GPUs: %w", err)
+	}
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
+	return r.publish(ctx, node)
+}
+
+func (r *Reporter) publish(ctx context.Context, node *nvml.Node) error {
+	r.mu.RLock()
+	in := Input{
+		Node:         node,
+		Backend:      r.opts.Prober.Backend(),
+		Baselines:    r.baselines,
+		Simulated:    r.opts.Simulated,
+		AgentVersion: r.opts.AgentVersion,
+		Stopping:     r.stopping,
+		Now:          r.opts.Clock.Now(),
+		Previous:     r.status,
+	}
+	r.mu.RUnlock()
+	st := Build(in)
+	if in.Previous != nil && equality.Semantic.DeepEqual(*in.Previous, st) {
+		return nil
+	}
+	if err := r.opts.Publisher.Publish(ctx, st); err != nil {
+		return err
+	}
+	logr.FromContextOrDiscard(ctx).Info("Published GPUNodeProfile", "gpus", st.GPUCount, "backend", st.Backend)
+	r.mu.Lock()
+	r.status = &st
+	r.mu.Unlock()
+	return nil
+}
+
+// GPU returns the node's GPU with this UUID, as last published.
+func (r *Reporter) GPU(uuid string) (v1alpha1.GPU, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.status == nil {
+		return v1alpha1.GPU{}, false
+	}
+	for _, g := range r.status.GPUs {
+		if g.UUID == uuid {
+			return g, true
+		}
+	}
+	return v1alpha1.GPU{}, false
+}
+
+// Status returns a copy of the last published status, nil before Start.
+func (r *Reporter) Status() *v1alpha1.GPUNodeProfileStatus {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.status == nil {
+		return nil
+	}
+	return r.status.DeepCopy()
+}
