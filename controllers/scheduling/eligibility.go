@@ -1,0 +1,264 @@
+package scheduling
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
+// Reasons a node or GPU is not eligible. Messages say it in words; reasons are
+// for code and tests.
+const (
+	ReasonNodeNotReady         = "NodeNotReady"
+	ReasonLeaseExpired         = "LeaseExpired"
+	ReasonNodeSelectorMismatch = "NodeSelectorMismatch"
+	ReasonNoGPUs               = "NoGPUs"
+	ReasonGPUUnhealthy         = "GPUUnhealthy"
+	ReasonArchitecture         = "ArchitectureMismatch"
+	ReasonComputeCapability    = "ComputeCapabilityTooLow"
+	ReasonNotNative            = "NotNative"
+	ReasonUnsupported          = "Unsupported"
+)
+
+// NodeState is what the scheduler knows of one node: its agent's profile, the
+// agent's Lease (nil when there is none) and the Node's labels (nil when the
+// Node object does not exist, as for simulated agents).
+type NodeState struct {
+	Profile *kquantv1alpha1.GPUNodeProfile
+	Lease   *coordinationv1.Lease
+	Labels  map[string]string
+}
+
+// Name is the node's name (the profile's).
+func (n *NodeState) Name() string { return n.Profile.Name }
+
+// Requirements are what a job asks of a GPU.
+type Requirements struct {
+	Scheme        kquantv1alpha1.Scheme
+	RequireNative bool
+	Architectures []kquantv1alpha1.Architecture
+	MinCC         *ComputeCapability
+	Selector      labels.Selector
+}
+
+// NewRequirements turns a recipe's scheme and a job's placement into
+// Requirements, failing on a placement that the API server let through but that
+// cannot be evaluated (a malformed nodeSelector).
+func NewRequirements(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) (Requirements, error) {
+	req := Requirements{Scheme: scheme, RequireNative: p.RequireNative, Architectures: p.Architectures, Selector: labels.Everything()}
+	if p.MinComputeCapability != "" {
+		cc, err := ParseComputeCapability(p.MinComputeCapability)
+		if err != nil {
+			return Requirements{}, fmt.Errorf("spec.placement.minComputeCapability: %w", err)
+		}
+		req.MinCC = &cc
+	}
+	if p.NodeSelector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(p.NodeSelector)
+		if err != nil {
+			return Requirements{}, fmt.Errorf("spec.placement.nodeSelector: %w", err)
+		}
+		req.Selector = sel
+	}
+	return req, nil
+}
+
+// GPU is one eligible GPU.
+type GPU struct {
+	Node    string
+	Index   int32
+	UUID    string
+	Product string
+}
+
+// NodeResult is the verdict on one node: its eligible GPUs, or why it has none.
+type NodeResult struct {
+	Node    string
+	GPUs    []GPU
+	Reason  string
+	Message string
+}
+
+// Eligible reports whether the node has an eligible GPU.
+func (r *NodeResult) Eligible() bool { return len(r.GPUs) > 0 }
+
+type nodePredicate func(n *NodeState, req *Requirements, now time.Time) (ok bool, reason, message string)
+
+type gpuPredicate func(g *kquantv1alpha1.GPU, req *Requirements) (ok bool, reason, message string)
+
+// The chains run in order and stop at the first rejection, so each node is
+// counted once, under the first rule it breaks.
+var (
+	nodeChain = []nodePredicate{profileReady, leaseFresh, nodeSelectorMatches}
+	gpuChain  = []gpuPredicate{gpuHealthy, architectureMatches, computeCapabilityAtLeast, recipeSupported}
+)
+
+func profileReady(n *NodeState, _ *Requirements, _ time.Time) (bool, string, string) {
+	if ProfileReady(n.Profile) {
+		return true, "", ""
+	}
+	return false, ReasonNodeNotReady, "are not Ready"
+}
+
+func leaseFresh(n *NodeState, _ *Requirements, now time.Time) (bool, string, string) {
+	if LeaseFresh(n.Lease, now) {
+		return true, "", ""
+	}
+	return false, ReasonLeaseExpired, "have no fresh agent Lease"
+}
+
+func nodeSelectorMatches(n *NodeState, req *Requirements, _ time.Time) (bool, string, string) {
+	if req.Selector == nil || req.Selector.Matches(labels.Set(n.Labels)) {
+		return true, "", ""
+	}
+	return false, ReasonNodeSelectorMismatch, "do not match nodeSelector"
+}
+
+func gpuHealthy(g *kquantv1alpha1.GPU, _ *Requirements) (bool, string, string) {
+	if g.Health != kquantv1alpha1.HealthUnhealthy {
+		return true, "", ""
+	}
+	return false, ReasonGPUUnhealthy, "have no healthy GPU"
+}
+
+func architectureMatches(g *kquantv1alpha1.GPU, req *Requirements) (bool, string, string) {
+	if len(req.Architectures) == 0 || slices.Contains(req.Architectures, g.Architecture) {
+		return true, "", ""
+	}
+	names := make([]string, len(req.Architectures))
+	for i, a := range req.Architectures {
+		names[i] = string(a)
+	}
+	return false, ReasonArchitecture, "have no " + strings.Join(names, " or ") + " GPU"
+}
+
+func computeCapabilityAtLeast(g *kquantv1alpha1.GPU, req *Requirements) (bool, string, string) {
+	if req.MinCC == nil {
+		return true, "", ""
+	}
+	cc, err := ParseComputeCapability(g.ComputeCapability)
+	if err == nil && !cc.Less(*req.MinCC) {
+		return true, "", ""
+	}
+	return false, ReasonComputeCapability, fmt.Sprintf("have no GPU with compute capability >= %s", req.MinCC)
+}
+
+func recipeSupported(g *kquantv1alpha1.GPU, req *Requirements) (bool, string, string) {
+	support, reason := GPUSupport(g, req.Scheme)
+	switch {
+	case support == kquantv1alpha1.SupportNative:
+		return true, "", ""
+	case support == kquantv1alpha1.SupportEmulated && !req.RequireNative:
+		return true, "", ""
+	case support == kquantv1alpha1.SupportEmulated:
+		return false, ReasonNotNative, fmt.Sprintf("lack native %s (%s)", SchemeShortName(req.Scheme), notNativeDetail(g, req.Scheme, reason))
+	default:
+		return false, ReasonUnsupported, fmt.Sprintf("cannot run %s (%s)", SchemeShortName(req.Scheme), notNativeDetail(g, req.Scheme, reason))
+	}
+}
+
+// EvaluateNode runs the node chain, then the GPU chain on each GPU. When no GPU
+// passes, the node is rejected with the reason of the GPU that came closest
+// (passed the most predicates; the lowest index among equals), so that a Hopper
+// node asked for native MXFP8 says "lack native MXFP8", not "unhealthy".
+func EvaluateNode(n *NodeState, req *Requirements, now time.Time) NodeResult {
+	res := NodeResult{Node: n.Name()}
+	for _, p := range nodeChain {
+		if ok, reason, msg := p(n, req, now); !ok {
+			res.Reason, res.Message = reason, msg
+			return res
+		}
+	}
+	best := -1
+	for i := range n.Profile.Status.GPUs {
+		g := &n.Profile.Status.GPUs[i]
+		passed := 0
+		var reason, msg string
+		for _, p := range gpuChain {
+			ok, r, m := p(g, req)
+			if !ok {
+				reason, msg = r, m
+				break
+			}
+			passed++
+		}
+		if passed == len(gpuChain) {
+			res.GPUs = append(res.GPUs, GPU{Node: res.Node, Index: g.Index, UUID: g.UUID, Product: g.Product})
+			continue
+		}
+		if passed > best {
+			best, res.Reason, res.Message = passed, reason, msg
+		}
+	}
+	if len(res.GPUs) > 0 {
+		res.Reason, res.Message = "", ""
+		slices.SortFunc(res.GPUs, func(a, b GPU) int { return int(a.Index) - int(b.Index) })
+	} else if best < 0 {
+		res.Reason, res.Message = ReasonNoGPUs, "have no GPUs"
+	}
+	return res
+}
+
+// Evaluate judges every node, in name order.
+func Evaluate(nodes []NodeState, req *Requirements, now time.Time) []NodeResult {
+	out := make([]NodeResult, 0, len(nodes))
+	for i := range nodes {
+		out = append(out, EvaluateNode(&nodes[i], req, now))
+	}
+	slices.SortFunc(out, func(a, b NodeResult) int { return strings.Compare(a.Node, b.Node) })
+	return out
+}
+
+// EligibleGPUs lists the eligible GPUs of results, by node then index.
+func EligibleGPUs(results []NodeResult) []GPU {
+	var out []GPU
+	for i := range results {
+		out = append(out, results[i].GPUs...)
+	}
+	return out
+}
+
+// UnschedulableMessage sums up results as "0/12 nodes: 8 lack native MXFP8
+// (compute capability 9.0 < 10.0), 4 do not match nodeSelector": rejected nodes
+// grouped by message, largest group first, then alphabetically, so the text is
+// stable from one reconcile to the next and writes only when something changed.
+func UnschedulableMessage(results []NodeResult) string {
+	counts := map[string]int{}
+	eligible := 0
+	for i := range results {
+		if results[i].Eligible() {
+			eligible++
+			continue
+		}
+		counts[results[i].Message]++
+	}
+	msgs := make([]string, 0, len(counts))
+	for m := range counts {
+		msgs = append(msgs, m)
+	}
+	slices.SortFunc(msgs, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = fmt.Sprintf("%d %s", counts[m], m)
+	}
+	head := fmt.Sprintf("%d/%d nodes", eligible, len(results))
+	if len(results) == 0 {
+		return head + ": no GPUNodeProfile exists (is the kquant agent running?)"
+	}
+	if len(parts) == 0 {
+		return head
+	}
+	return head + ": " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,95 @@
+package builders
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
+// GPUNodeProfileWrapper builds a GPUNodeProfile.
+type GPUNodeProfileWrapper struct{ kquantv1alpha1.GPUNodeProfile }
+
+// MakeGPUNodeProfile starts a profile of node name with no GPUs, simulated, on
+// the reference backend and not yet Ready.
+func MakeGPUNodeProfile(name string) *GPUNodeProfileWrapper {
+	return &GPUNodeProfileWrapper{kquantv1alpha1.GPUNodeProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: kquantv1alpha1.GPUNodeProfileStatus{
+			DriverVersion:     "580.65.06",
+			CUDADriverVersion: "13.0",
+			Backend:           kquantv1alpha1.BackendReference,
+			Simulated:         true,
+			AgentVersion:      "test",
+		},
+	}}
+}
+
+// GPUs adds count GPUs of product p, with the capabilities an agent reports.
+func (w *GPUNodeProfileWrapper) GPUs(p Product, count int) *GPUNodeProfileWrapper {
+	for range count {
+		i := len(w.Status.GPUs)
+		w.Status.GPUs = append(w.Status.GPUs, kquantv1alpha1.GPU{
+			Index:             int32(i),
+			UUID:              GPUUUID(w.Name, i),
+			Product:           p.Name,
+			ComputeCapability: p.ComputeCapability,
+			Architecture:      p.Architecture,
+			MemoryMiB:         p.MemoryMiB,
+			MIGMode:           kquantv1alpha1.MIGDisabled,
+			Health:            kquantv1alpha1.HealthHealthy,
+			Recipes:           Capabilities(p.ComputeCapability),
+		})
+	}
+	w.Status.GPUCount = int32(len(w.Status.GPUs))
+	w.Status.Recipes = nodeRecipes(w.Status.GPUs)
+	return w
+}
+
+// Unhealthy marks GPU index as Unhealthy.
+func (w *GPUNodeProfileWrapper) Unhealthy(index int) *GPUNodeProfileWrapper {
+	w.Status.GPUs[index].Health = kquantv1alpha1.HealthUnhealthy
+	w.Status.GPUs[index].HealthMessage = "XID 79: GPU has fallen off the bus"
+	return w
+}
+
+// Ready sets the Ready condition to True.
+func (w *GPUNodeProfileWrapper) Ready() *GPUNodeProfileWrapper {
+	return w.condition(metav1.ConditionTrue, "AgentReady", "the agent takes runs")
+}
+
+// NotReady sets the Ready condition to False.
+func (w *GPUNodeProfileWrapper) NotReady() *GPUNodeProfileWrapper {
+	return w.condition(metav1.ConditionFalse, "AgentNotReady", "the agent takes no runs")
+}
+
+func (w *GPUNodeProfileWrapper) condition(s metav1.ConditionStatus, reason, msg string) *GPUNodeProfileWrapper {
+	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
+		Type: kquantv1alpha1.ConditionReady, Status: s, Reason: reason, Message: msg,
+		LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
+	})
+	return w
+}
+
+// Obj returns the profile.
+func (w *GPUNodeProfileWrapper) Obj() *kquantv1alpha1.GPUNodeProfile { return &w.GPUNodeProfile }
+
+// nodeRecipes is the node's best support per scheme over its GPUs.
+func nodeRecipes(gpus []kquantv1alpha1.GPU) []kquantv1alpha1.RecipeSupport {
+	rank := map[kquantv1alpha1.Support]int{kquantv1alpha1.SupportUnsupported: 0, kquantv1alpha1.SupportEmulated: 1, kquantv1alpha1.SupportNative: 2}
+	var out []kquantv1alpha1.RecipeSupport
+	for _, s := range kquantv1alpha1.Schemes {
+		best := kquantv1alpha1.RecipeSupport{Scheme: s, Support: kquantv1alpha1.SupportUnsupported}
+		for _, g := range gpus {
+			for _, r := range g.Recipes {
+				if r.Scheme == s && rank[r.Support] > rank[best.Support] {
+					best = r
+				}
+			}
+		}
+		out = append(out, best)
+	}
+	return out
+}
