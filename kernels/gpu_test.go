@@ -62,7 +62,7 @@ func (s shape) String() string { return fmt.Sprintf("%dx%d", s.rows, s.cols) }
 
 func (s shape) n() int { return s.rows * s.cols }
 
-var smallShapes = []shape{{1, 1}, {1, 33}, {129, 17}, {7, 4096}, {31, 257}, {33, 1000}, {1000, 1000}, {4097, 65}}
+var smallShapes = []shape{{1, 1}, {1, 33}, {129, 17}, {7, 4096}, {31, 257}, {33, 1000}, {1000, 1000}, {4097, 65}, {65, 40}, {300, 200}}
 
 func bigShapes() []shape {
 	if os.Getenv("KQUANT_BIG") == "0" {

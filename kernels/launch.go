@@ -74,7 +74,7 @@ const (
 	wavesPerSM = 8
 )
 
-var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_mxfp8_row_", "kq_mxfp8_col_"}
+var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_"}
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
@@ -212,10 +212,19 @@ func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, 
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).
 		I32(int32(srows)).I32(int32(scols)).I32(int32(f)).I32(b2i(ocp))
 	tasks := int64(srows) * int64(scols)
-	if colwise {
+	// The vectorised kernels need whole 8-element groups per row and
+	// aligned 16-byte loads and 8-byte stores.
+	vec := cols%8 == 0 && x.Ptr()%16 == 0 && out.Ptr()%8 == 0 && scales.Ptr()%8 == 0
+	switch {
+	case colwise && vec:
+		return s.launch(c, "kq_mxfp8_col8_"+dt.suffix(), s.grid(tasks/8, 1), cuda.Dim(threads), st)
+	case colwise:
 		return s.launch(c, "kq_mxfp8_col_"+dt.suffix(), s.grid(tasks, 1), cuda.Dim(threads), st)
+	case vec:
+		// Four threads per 1x32 block.
+		return s.launch(c, "kq_mxfp8_row8_"+dt.suffix(), s.grid(tasks*4, 1), cuda.Dim(threads), st)
 	}
-	// One warp per task.
+	// One warp per 1x32 block.
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
 

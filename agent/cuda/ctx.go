@@ -50,7 +50,16 @@ func (c *Ctx) Free(b Buffer) error {
 	return c.lib.check(c.lib.memFree(b.ptr), "cuMemFree_v2")
 }
 
-// CopyToDevice copies src into the start of dst and waits for the copy.
+// The synchronous copies and Memset are device-wide sync points. The driver
+// runs them on the legacy default stream, which does not order itself with
+// kquant's non-blocking streams, and a copy from pageable host memory may
+// return before its DMA lands; so each waits for all queued work before
+// (no kernel still reads what it overwrites or writes what it reads) and
+// after (the data is in place when it returns). Use them for setup and
+// checks, never inside a timed or captured step.
+
+// CopyToDevice copies src into the start of dst. It waits for all work on
+// the device before and after the copy.
 func (c *Ctx) CopyToDevice(dst Buffer, src []byte) error {
 	if len(src) > dst.size {
 		return fmt.Errorf("cuda: CopyToDevice of %d bytes into %d", len(src), dst.size)
@@ -58,17 +67,26 @@ func (c *Ctx) CopyToDevice(dst Buffer, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return c.lib.check(c.lib.memcpyHtoD(dst.ptr, unsafe.Pointer(&src[0]), len(src)), "cuMemcpyHtoD_v2(%d)", len(src))
+	if err := c.Synchronize(); err != nil {
+		return err
+	}
+	if err := c.lib.check(c.lib.memcpyHtoD(dst.ptr, unsafe.Pointer(&src[0]), len(src)), "cuMemcpyHtoD_v2(%d)", len(src)); err != nil {
+		return err
+	}
+	return c.Synchronize()
 }
 
-// CopyToHost copies the start of src into dst and waits for the copy (and,
-// as a synchronous copy, for the work before it).
+// CopyToHost copies the start of src into dst once all work queued on the
+// device has finished.
 func (c *Ctx) CopyToHost(dst []byte, src Buffer) error {
 	if len(dst) > src.size {
 		return fmt.Errorf("cuda: CopyToHost of %d bytes from %d", len(dst), src.size)
 	}
 	if len(dst) == 0 {
 		return nil
+	}
+	if err := c.Synchronize(); err != nil {
+		return err
 	}
 	return c.lib.check(c.lib.memcpyDtoH(unsafe.Pointer(&dst[0]), src.ptr, len(dst)), "cuMemcpyDtoH_v2(%d)", len(dst))
 }
@@ -81,9 +99,16 @@ func (c *Ctx) CopyAsync(dst, src Buffer, n int, s Stream) error {
 	return c.lib.check(c.lib.memcpyDtoDAsync(dst.ptr, src.ptr, n, s.h), "cuMemcpyDtoDAsync_v2")
 }
 
-// Memset sets every byte of b to v and waits.
+// Memset sets every byte of b to v. Like CopyToDevice it waits for all
+// work on the device before and after.
 func (c *Ctx) Memset(b Buffer, v byte) error {
-	return c.lib.check(c.lib.memsetD8(b.ptr, v, b.size), "cuMemsetD8_v2")
+	if err := c.Synchronize(); err != nil {
+		return err
+	}
+	if err := c.lib.check(c.lib.memsetD8(b.ptr, v, b.size), "cuMemsetD8_v2"); err != nil {
+		return err
+	}
+	return c.Synchronize()
 }
 
 // MemsetAsync sets every byte of b to v on stream s (capturable).
