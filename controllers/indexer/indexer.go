@@ -1,0 +1,107 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/quantrun"
+)
+
+// Index keys.
+const (
+	// RunJobKey indexes QuantRuns by spec.jobRef.name.
+	RunJobKey = "spec.jobRef.name"
+	// RunNodeKey indexes QuantRuns by spec.nodeName (bound runs only).
+	RunNodeKey = "spec.nodeName"
+	// RunActiveGPUKey indexes active QuantRuns (bound, not finished) by GPU UUID:
+	// the binder's one-run-per-GPU check.
+	RunActiveGPUKey = "quantrun.activeGPU"
+	// RunPhaseKey indexes QuantRuns by phase, an unset phase as Pending.
+	RunPhaseKey = "quantrun.phase"
+	// JobRecipeKey indexes QuantJobs by spec.recipeRef.name.
+	JobRecipeKey = "spec.recipeRef.name"
+	// JobPhaseKey indexes QuantJobs by status.phase, an unset phase as Pending.
+	JobPhaseKey = "status.phase"
+)
+
+// RunJob extracts RunJobKey.
+func RunJob(obj client.Object) []string {
+	run, ok := obj.(*kquantv1alpha1.QuantRun)
+	if !ok {
+		return nil
+	}
+	return []string{run.Spec.JobRef.Name}
+}
+
+// RunNode extracts RunNodeKey.
+func RunNode(obj client.Object) []string {
+	run, ok := obj.(*kquantv1alpha1.QuantRun)
+	if !ok || run.Spec.NodeName == "" {
+		return nil
+	}
+	return []string{run.Spec.NodeName}
+}
+
+// RunActiveGPU extracts RunActiveGPUKey.
+func RunActiveGPU(obj client.Object) []string {
+	run, ok := obj.(*kquantv1alpha1.QuantRun)
+	if !ok || !quantrun.IsActive(run) {
+		return nil
+	}
+	return []string{run.Spec.GPUUUID}
+}
+
+// RunPhase extracts RunPhaseKey.
+func RunPhase(obj client.Object) []string {
+	run, ok := obj.(*kquantv1alpha1.QuantRun)
+	if !ok {
+		return nil
+	}
+	return []string{string(quantrun.Phase(run))}
+}
+
+// JobRecipe extracts JobRecipeKey.
+func JobRecipe(obj client.Object) []string {
+	job, ok := obj.(*kquantv1alpha1.QuantJob)
+	if !ok {
+		return nil
+	}
+	return []string{job.Spec.RecipeRef.Name}
+}
+
+// JobPhase extracts JobPhaseKey.
+func JobPhase(obj client.Object) []string {
+	job, ok := obj.(*kquantv1alpha1.QuantJob)
+	if !ok {
+		return nil
+	}
+	if job.Status.Phase == "" {
+		return []string{string(kquantv1alpha1.JobPhasePending)}
+	}
+	return []string{string(job.Status.Phase)}
+}
+
+// Setup registers every index with indexer (the manager's field indexer).
+func Setup(ctx context.Context, indexer client.FieldIndexer) error {
+	indexes := []struct {
+		obj     client.Object
+		key     string
+		extract client.IndexerFunc
+	}{
+		{&kquantv1alpha1.QuantRun{}, RunJobKey, RunJob},
+		{&kquantv1alpha1.QuantRun{}, RunNodeKey, RunNode},
+		{&kquantv1alpha1.QuantRun{}, RunActiveGPUKey, RunActiveGPU},
+		{&kquantv1alpha1.QuantRun{}, RunPhaseKey, RunPhase},
+		{&kquantv1alpha1.QuantJob{}, JobRecipeKey, JobRecipe},
+		{&kquantv1alpha1.QuantJob{}, JobPhaseKey, JobPhase},
+	}
+	for _, ix := range indexes {
+		if err := indexer.IndexField(ctx, ix.obj, ix.key, ix.extract); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", ix.obj, ix.key, err)
+		}
+	}
+	return nil
+}

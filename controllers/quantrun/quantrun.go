@@ -1,0 +1,100 @@
+package quantrun
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
+// FieldManager is the controller's server-side apply field manager.
+const FieldManager = "kquant-manager"
+
+// Annotations the controller keeps on runs, for the controller only.
+const (
+	// AnnotationSlot is the run's slot in its job: attempts of one slot share it.
+	AnnotationSlot = "kquant.dev/slot"
+	// AnnotationTargetNode pins the slot to a node (EachNode, EachGPU).
+	AnnotationTargetNode = "kquant.dev/target-node"
+	// AnnotationTargetGPU pins the slot to a GPU UUID (EachGPU).
+	AnnotationTargetGPU = "kquant.dev/target-gpu"
+	// AnnotationAvoidGPUs lists, comma-separated, the GPUs where earlier
+	// attempts of the slot failed; the binder goes elsewhere when it can.
+	AnnotationAvoidGPUs = "kquant.dev/avoid-gpus"
+	// AnnotationAvoidNodes lists the nodes of those GPUs.
+	AnnotationAvoidNodes = "kquant.dev/avoid-nodes"
+	// AnnotationProduct is the product of the GPU the run was bound to, kept so
+	// that the job's summary can group runs by product after nodes are gone.
+	AnnotationProduct = "kquant.dev/gpu-product"
+)
+
+// maxNameLength is the longest object name the API server takes.
+const maxNameLength = 253
+
+// Name is the deterministic name of attempt of slot of job: <job>-<slot>-<attempt>.
+// Deterministic names make creation idempotent: a stale cache that makes the
+// controller create the same run twice gets AlreadyExists, never a duplicate.
+// Over-long job names are shortened with a hash so names stay unique and valid.
+func Name(job string, slot, attempt int) string {
+	suffix := fmt.Sprintf("-%d-%d", slot, attempt)
+	if len(job)+len(suffix) <= maxNameLength {
+		return job + suffix
+	}
+	sum := sha256.Sum256([]byte(job))
+	h := hex.EncodeToString(sum[:])[:10]
+	keep := maxNameLength - len(suffix) - len(h) - 1
+	return strings.TrimRight(job[:keep], "-.") + "-" + h + suffix
+}
+
+// JobLabelValue is the value of the kquant.dev/job label for job: the name,
+// or a hashed short form when the name is longer than a label value may be.
+func JobLabelValue(job string) string {
+	if len(job) <= 63 {
+		return job
+	}
+	sum := sha256.Sum256([]byte(job))
+	return strings.TrimRight(job[:52], "-._") + "-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// IsBound reports whether run is bound to a GPU (it may have finished since).
+func IsBound(run *kquantv1alpha1.QuantRun) bool { return run.Spec.GPUUUID != "" }
+
+// IsActive reports whether run holds its GPU: bound and not finished. A run
+// whose spec was bound but whose status write did not happen yet counts too,
+// so that a crash between the two writes never frees a GPU twice.
+func IsActive(run *kquantv1alpha1.QuantRun) bool {
+	return IsBound(run) && !run.Status.Phase.IsTerminal()
+}
+
+// IsWaiting reports whether run waits for a GPU.
+func IsWaiting(run *kquantv1alpha1.QuantRun) bool {
+	return !IsBound(run) && !run.Status.Phase.IsTerminal()
+}
+
+// Phase is run's phase, Pending when no one has written one yet.
+func Phase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
+	if run.Status.Phase == "" {
+		return kquantv1alpha1.RunPhasePending
+	}
+	return run.Status.Phase
+}
+
+// Slot is run's slot, -1 when the annotation is missing or malformed.
+func Slot(run *kquantv1alpha1.QuantRun) int {
+	s, err := strconv.Atoi(run.Annotations[AnnotationSlot])
+	if err != nil {
+		return -1
+	}
+	return s
+}
+
+// SplitList splits a comma-separated annotation value.
+func SplitList(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}

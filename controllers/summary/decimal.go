@@ -1,0 +1,55 @@
+package summary
+
+import (
+	"math/big"
+	"strings"
+)
+
+// parseDecimal parses a decimal string ("812.5", "1e-3"); false for anything
+// else, so one malformed result never poisons a summary.
+func parseDecimal(s string) (*big.Rat, bool) {
+	if s == "" {
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	return r, ok
+}
+
+// formatDecimal writes r as a plain decimal, exactly when its denominator has no
+// prime factor other than 2 and 5 (always so for medians of decimals), else
+// rounded to 9 places; trailing zeros are dropped.
+func formatDecimal(r *big.Rat) string {
+	places := 9
+	d := new(big.Int).Set(r.Denom())
+	twos, fives := 0, 0
+	two, five, rem := big.NewInt(2), big.NewInt(5), new(big.Int)
+	for rem.Mod(d, two).Sign() == 0 {
+		d.Quo(d, two)
+		twos++
+	}
+	for rem.Mod(d, five).Sign() == 0 {
+		d.Quo(d, five)
+		fives++
+	}
+	if d.IsInt64() && d.Int64() == 1 {
+		places = max(twos, fives)
+	}
+	s := r.FloatString(places)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// median of sorted values: the middle one, or the exact mean of the two middle ones.
+func median(sorted []*big.Rat) *big.Rat {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	m := new(big.Rat).Add(sorted[n/2-1], sorted[n/2])
+	return m.Quo(m, big.NewRat(2, 1))
+}
