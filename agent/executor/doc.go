@@ -1,0 +1,30 @@
+// Package executor runs the QuantRuns bound to this agent's node.
+//
+// The Executor is a controller on a cache that holds only the QuantRuns
+// labelled kquant.dev/node=<node> (the controller sets the label when it
+// binds a run), so the agent never lists or watches the cluster's runs; it
+// also checks spec.nodeName, since a label alone is easy to get wrong. It
+// runs at most one run per GPU at a time, each in its own goroutine, and
+// moves a run Bound → Running → Succeeded or Failed, writing only the
+// fields the agent owns (phase, agentID, startTime, completionTime,
+// results, message and its own conditions) with server-side apply under
+// the field manager "kquant-agent". Every transition is decided on a fresh
+// read and applied with that read's resourceVersion, so a change by the
+// controller in between (a NodeLost failure, a deadline) makes the write
+// conflict, and the decision is made again instead of overwriting it.
+//
+// Crash safety: a run of this node found Running under another agent ID
+// was left behind by a previous agent process on this node; it is run again
+// from the start (execution is idempotent) with the condition Restarted.
+// Graceful shutdown (Drain): no new runs are taken, running ones get a
+// grace period to finish; those that do not are cancelled and marked Failed
+// with the condition Abandoned=True, those that do get Abandoned=False, so
+// either way the record says which.
+//
+// What a run measures is the Runner's business: the real runner (reference
+// or CUDA backend plus the measurement harness) plugs in through the Runner
+// interface; SyntheticRunner produces plausible deterministic results for
+// tests and large simulations.
+//
+// Verbosity: V(0) transitions and failures, V(1) runs ignored or waiting.
+package executor

@@ -1,0 +1,456 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// GPULookup finds a GPU of this node by UUID (the profile's current view).
+type GPULookup interface {
+	GPU(uuid string) (v1alpha1.GPU, bool)
+}
+
+// DefaultBusyRequeue is how soon a run waiting for its GPU is looked at again.
+const DefaultBusyRequeue = 2 * time.Second
+
+// Options configure an Executor.
+type Options struct {
+	NodeName string
+	// AgentID identifies this agent process; it must differ between
+	// restarts, since that is how a restarted agent recognises the runs its
+	// predecessor left Running.
+	AgentID string
+	// Client writes status; its reads come from the label-selected cache.
+	Client client.Client
+	// APIReader reads one run fresh from the API server before each
+	// decision, so a stale cache can never start a run twice.
+	APIReader client.Reader
+	GPUs      GPULookup
+	Runner    Runner
+	Clock     clock.Clock
+	// Metrics may be nil.
+	Metrics *Metrics
+	// BusyRequeue is how soon a run that waits for its GPU is looked at
+	// again; zero takes DefaultBusyRequeue.
+	BusyRequeue time.Duration
+}
+
+// execution is one run in flight.
+type execution struct {
+	key    types.NamespacedName
+	gpu    string
+	cancel context.CancelFunc
+	done   chan struct{}
+	// draining is set when shutdown began while the run was in flight;
+	// abandoned when the grace period ran out; deleted when the run went away.
+	draining, abandoned, deleted atomic.Bool
+}
+
+// Executor runs this node's QuantRuns.
+type Executor struct {
+	opts Options
+
+	// root is the agent's life; set by Start. Runs derive their contexts from
+	// it, so a hard stop cancels them without any status write.
+	root    context.Context
+	started chan struct{}
+
+	mu       sync.Mutex
+	active   map[types.NamespacedName]*execution
+	busyGPU  map[string]types.NamespacedName
+	draining bool
+	wg       sync.WaitGroup
+}
+
+// New returns an Executor; register it with SetupWithManager.
+func New(opts Options) *Executor {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.BusyRequeue <= 0 {
+		opts.BusyRequeue = DefaultBusyRequeue
+	}
+	return &Executor{
+		opts:    opts,
+		started: make(chan struct{}),
+		active:  map[types.NamespacedName]*execution{},
+		busyGPU: map[string]types.NamespacedName{},
+	}
+}
+
+// SetupWithManager registers the controller and the Executor's own
+// lifecycle with mgr. The manager's cache must be restricted to this node's
+// runs (cache.ByObject with a kquant.dev/node label selector); the predicate
+// here only guards against a misconfigured cache.
+func (e *Executor) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.Add(e); err != nil {
+		return fmt.Errorf("adding executor: %w", err)
+	}
+	onNode := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetLabels()[v1alpha1.LabelNode] == e.opts.NodeName
+	})
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("kquant-agent-quantrun").
+		For(&v1alpha1.QuantRun{}, builder.WithPredicates(onNode)).
+		WithOptions(controller.Options{
+			// Several agents (simulated nodes) may share one process.
+			SkipNameValidation: ptr.To(true),
+			// Reconciles only claim runs; execution runs in goroutines.
+			MaxConcurrentReconciles: 2,
+		}).
+		Complete(e)
+	if err != nil {
+		return fmt.Errorf("building QuantRun controller: %w", err)
+	}
+	return nil
+}
+
+// Start holds the agent's root context until it ends, then waits for the
+// run goroutines, which stop without writing anything.
+func (e *Executor) Start(ctx context.Context) error {
+	e.root = ctx
+	close(e.started)
+	<-ctx.Done()
+	e.wg.Wait()
+	return nil
+}
+
+// Active returns the number of runs in flight.
+func (e *Executor) Active() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.active)
+}
+
+// Reconcile looks at one run and starts it when it is this node's to run.
+func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return ctrl.Result{}, ctx.Err()
+	}
+	run := &v1alpha1.QuantRun{}
+	if err := e.opts.Client.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			e.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading run %s: %w", req, err)
+	}
+	if !e.mine(run) {
+		log.V(1).Info("Ignoring run bound to another node", "node", run.Spec.NodeName)
+		return ctrl.Result{}, nil
+	}
+	switch {
+	case run.Status.Phase == v1alpha1.RunPhaseBound:
+	case run.Status.Phase == v1alpha1.RunPhaseRunning && run.Status.AgentID != e.opts.AgentID:
+		// Left Running by a previous agent process on this node.
+	default:
+		return ctrl.Result{}, nil
+	}
+	return e.start(ctx, run)
+}
+
+func (e *Executor) mine(run *v1alpha1.QuantRun) bool {
+	return run.Spec.NodeName == e.opts.NodeName && run.Labels[v1alpha1.LabelNode] == e.opts.NodeName
+}
+
+// forget cancels a run that was deleted while in flight.
+func (e *Executor) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ex, ok := e.active[key]; ok {
+		ex.deleted.Store(true)
+		ex.cancel()
+	}
+}
+
+// start reserves the run's GPU, claims the run (Running) and executes it.
+func (e *Executor) start(ctx context.Context, run *v1alpha1.QuantRun) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	key := client.ObjectKeyFromObject(run)
+	gpu := run.Spec.GPUUUID
+
+	e.mu.Lock()
+	if e.draining {
+		e.mu.Unlock()
+		return ctrl.Result{}, nil
+	}
+	if _, ok := e.active[key]; ok {
+		e.mu.Unlock()
+		return ctrl.Result{}, nil
+	}
+	if holder, busy := e.busyGPU[gpu]; busy {
+		e.mu.Unlock()
+		log.V(1).Info("Run waits for its GPU", "gpu", gpu, "busyWith", holder.String())
+		return ctrl.Result{RequeueAfter: e.opts.BusyRequeue}, nil
+	}
+	runCtx, cancel := context.WithCancel(e.root)
+	ex := &execution{key: key, gpu: gpu, cancel: cancel, done: make(chan struct{})}
+	e.active[key] = ex
+	e.busyGPU[gpu] = key
+	e.wg.Add(1)
+	e.mu.Unlock()
+
+	claimed, gpuInfo, err := e.claim(ctx, key)
+	if err != nil || claimed == nil {
+		e.release(ex)
+		return ctrl.Result{}, err
+	}
+	go e.execute(runCtx, ex, claimed, gpuInfo)
+	return ctrl.Result{}, nil
+}
+
+// release frees the run's GPU slot.
+func (e *Executor) release(ex *execution) {
+	ex.cancel()
+	e.mu.Lock()
+	delete(e.active, ex.key)
+	if e.busyGPU[ex.gpu] == ex.key {
+		delete(e.busyGPU, ex.gpu)
+	}
+	e.mu.Unlock()
+	close(ex.done)
+	e.wg.Done()
+}
+
+// claim moves the run to Running on a fresh read, retrying on conflict. It
+// returns the run as claimed, or nil when there is nothing to run (someone
+// else changed it, its GPU is not here or not healthy, in which case the
+// run is failed with a message that says so).
+func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alpha1.QuantRun, v1alpha1.GPU, error) {
+	log := logf.FromContext(ctx)
+	var claimed *v1alpha1.QuantRun
+	var gpu v1alpha1.GPU
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		claimed = nil
+		run := &v1alpha1.QuantRun{}
+		if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("reading run %s: %w", key, err)
+		}
+		if !e.mine(run) {
+			return nil
+		}
+		restartedFrom := ""
+		switch {
+		case run.Status.Phase == v1alpha1.RunPhaseBound:
+		case run.Status.Phase == v1alpha1.RunPhaseRunning && run.Status.AgentID != e.opts.AgentID:
+			restartedFrom = run.Status.AgentID
+		default:
+			return nil
+		}
+		now := metav1.NewTime(e.opts.Clock.Now())
+		st := agentStatus{
+			Phase:      v1alpha1.RunPhaseRunning,
+			AgentID:    e.opts.AgentID,
+			StartTime:  &now,
+			Conditions: ownConditions(run),
+			Message:    "running on GPU " + run.Spec.GPUUUID,
+		}
+		var ok bool
+		gpu, ok = e.opts.GPUs.GPU(run.Spec.GPUUUID)
+		switch {
+		case !ok:
+			return e.failUnrunnable(ctx, run, st, "GPU "+run.Spec.GPUUUID+" is not on node "+e.opts.NodeName)
+		case gpu.Health == v1alpha1.HealthUnhealthy:
+			return e.failUnrunnable(ctx, run, st, "GPU "+run.Spec.GPUUUID+" is unhealthy: "+gpu.HealthMessage)
+		}
+		if restartedFrom != "" {
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+				Type:    v1alpha1.RunConditionRestarted,
+				Status:  metav1.ConditionTrue,
+				Reason:  ReasonAgentRestarted,
+				Message: fmt.Sprintf("agent %s found the run Running under agent %s and ran it again from the start", e.opts.AgentID, restartedFrom),
+			})
+		}
+		if err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
+			return err
+		}
+		run.Status.Phase, run.Status.AgentID, run.Status.StartTime = st.Phase, st.AgentID, st.StartTime
+		run.Status.Conditions = st.Conditions
+		claimed = run
+		log.Info("Run started", "gpu", run.Spec.GPUUUID, "restartedFrom", restartedFrom)
+		e.count(v1alpha1.RunPhaseRunning)
+		return nil
+	})
+	if err != nil {
+		return nil, gpu, fmt.Errorf("claiming run %s: %w", key, err)
+	}
+	return claimed, gpu, nil
+}
+
+// failUnrunnable fails a run this node cannot run at all, in one step.
+func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, st agentStatus, msg string) error {
+	now := metav1.NewTime(e.opts.Clock.Now())
+	st.Phase, st.CompletionTime, st.Message = v1alpha1.RunPhaseFailed, &now, msg
+	if err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("Run failed before starting", "message", msg)
+	e.count(v1alpha1.RunPhaseFailed)
+	return nil
+}
+
+// execute runs the Runner and records how it ended. It writes with the
+// root context: a hard stop (root cancelled) records nothing and leaves the
+// run Running for the next agent process to re-run.
+func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) {
+	defer e.release(ex)
+	log := logf.FromContext(e.root).WithValues("quantRun", ex.key.String(), "gpu", ex.gpu)
+	ctx := logr.NewContext(e.root, log)
+	started := e.opts.Clock.Now()
+
+	results, err := e.opts.Runner.Run(runCtx, run, gpu)
+
+	if ex.deleted.Load() || e.root.Err() != nil {
+		return
+	}
+	now := metav1.NewTime(e.opts.Clock.Now())
+	st := agentStatus{
+		AgentID:        e.opts.AgentID,
+		StartTime:      run.Status.StartTime,
+		CompletionTime: &now,
+		Conditions:     ownConditions(run),
+	}
+	switch {
+	case err == nil && results != nil:
+		st.Phase, st.Results, st.Message = v1alpha1.RunPhaseSucceeded, results, "finished on GPU "+ex.gpu
+		if ex.draining.Load() {
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+				Type: v1alpha1.RunConditionAbandoned, Status: metav1.ConditionFalse, Reason: ReasonFinishedDuringShutdown,
+				Message: "the agent was shutting down and the run finished within the grace period",
+			})
+		}
+	case ex.abandoned.Load():
+		st.Phase, st.Message = v1alpha1.RunPhaseFailed, "abandoned: the agent shut down before the run finished"
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: v1alpha1.RunConditionAbandoned, Status: metav1.ConditionTrue, Reason: ReasonShutdownGraceExpired,
+			Message: "the agent was shutting down and the run did not finish within the grace period",
+		})
+	case err == nil:
+		st.Phase, st.Message = v1alpha1.RunPhaseFailed, "the runner returned no results"
+	default:
+		st.Phase, st.Message = v1alpha1.RunPhaseFailed, err.Error()
+	}
+	if err := e.finish(ctx, ex.key, st); err != nil {
+		log.Error(err, "Recording the end of a run failed")
+		return
+	}
+	e.count(st.Phase)
+	if e.opts.Metrics != nil {
+		e.opts.Metrics.duration.WithLabelValues(string(st.Phase)).Observe(e.opts.Clock.Since(started).Seconds())
+		if st.Results != nil && st.Results.Performance != nil {
+			if bw, err := strconv.ParseFloat(st.Results.Performance.BandwidthGBps, 64); err == nil {
+				e.opts.Metrics.bandwidth.WithLabelValues(ex.gpu, run.Spec.Recipe.Name).Set(bw)
+			}
+		}
+	}
+	log.Info("Run ended", "phase", st.Phase, "message", st.Message)
+}
+
+// errNotOurs stops a retry: the run is no longer Running under this agent.
+var errNotOurs = errors.New("run no longer running under this agent")
+
+// finish applies the end state, unless the run changed hands meanwhile (the
+// controller failed it as NodeLost or for its deadline): that decision
+// stands.
+func (e *Executor) finish(ctx context.Context, key types.NamespacedName, st agentStatus) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		run := &v1alpha1.QuantRun{}
+		if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
+			if apierrors.IsNotFound(err) {
+				return errNotOurs
+			}
+			return fmt.Errorf("reading run %s: %w", key, err)
+		}
+		if run.Status.Phase != v1alpha1.RunPhaseRunning || run.Status.AgentID != e.opts.AgentID {
+			return errNotOurs
+		}
+		return applyStatus(ctx, e.opts.Client, run, st)
+	})
+	if errors.Is(err, errNotOurs) {
+		logr.FromContextOrDiscard(ctx).Info("Run changed hands while running, result dropped")
+		return nil
+	}
+	return err
+}
+
+func (e *Executor) count(phase v1alpha1.RunPhase) {
+	if e.opts.Metrics != nil {
+		e.opts.Metrics.runs.WithLabelValues(string(phase)).Inc()
+	}
+}
+
+// Drain stops taking runs and gives the runs in flight grace to finish;
+// those still running then are cancelled and recorded as abandoned. It
+// returns when every run has recorded its end, or when ctx ends. The root
+// context must still be live (call Drain before stopping the manager).
+func (e *Executor) Drain(ctx context.Context, grace time.Duration) {
+	log := logr.FromContextOrDiscard(ctx)
+	e.mu.Lock()
+	e.draining = true
+	inFlight := make([]*execution, 0, len(e.active))
+	for _, ex := range e.active {
+		ex.draining.Store(true)
+		inFlight = append(inFlight, ex)
+	}
+	e.mu.Unlock()
+	if len(inFlight) == 0 {
+		return
+	}
+	log.Info("Draining runs", "inFlight", len(inFlight), "grace", grace.String())
+	timer := e.opts.Clock.NewTimer(grace)
+	defer timer.Stop()
+	for _, ex := range inFlight {
+		select {
+		case <-ex.done:
+			continue
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		}
+		// Grace is over: abandon this and every run still in flight.
+		for _, rest := range inFlight {
+			select {
+			case <-rest.done:
+			default:
+				rest.abandoned.Store(true)
+				rest.cancel()
+			}
+		}
+		break
+	}
+	for _, ex := range inFlight {
+		select {
+		case <-ex.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
