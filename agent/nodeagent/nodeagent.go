@@ -1,0 +1,271 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/labels"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kquant/kquant/agent/baseline"
+	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/nvml"
+	"github.com/kquant/kquant/agent/profile"
+	"github.com/kquant/kquant/agent/simulate"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// Backend choices of --backend.
+const (
+	BackendAuto      = "auto"
+	BackendCUDA      = "cuda"
+	BackendReference = "reference"
+)
+
+// DefaultShutdownGrace is how long running runs may take to finish once
+// the agent is asked to stop (a DaemonSet's default termination grace is
+// 30 s; this leaves time to record the outcome).
+const DefaultShutdownGrace = 20 * time.Second
+
+// Options configure one agent.
+type Options struct {
+	NodeName  string
+	Namespace string
+	// AgentID must differ between agent processes of the same node.
+	AgentID      string
+	AgentVersion string
+	// Backend is auto, cuda or reference.
+	Backend string
+	// Simulate, when set, replaces NVML with a simulated node of these GPUs.
+	Simulate simulate.Spec
+	// Discoverer replaces NVML discovery (tests); ignored when Simulate is set.
+	Discoverer nvml.Discoverer
+	// Prober measures baselines; nil is baseline.Null (reference backend).
+	Prober baseline.Prober
+	// Runner executes runs; nil is a SyntheticRunner, until the measurement
+	// harness exists.
+	Runner executor.Runner
+	// Registerer receives the agent's metrics; nil registers nowhere.
+	Registerer             prometheus.Registerer
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	LeaseRenewInterval     time.Duration
+	LeaseDuration          time.Duration
+	RefreshInterval        time.Duration
+	ShutdownGrace          time.Duration
+	BusyRequeue            time.Duration
+	Clock                  clock.WithTicker
+}
+
+// NewScheme returns the scheme the agent needs: built-in kinds and kquant's.
+func NewScheme() (*apiruntime.Scheme, error) {
+	s := apiruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding client-go kinds: %w", err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding kquant kinds: %w", err)
+	}
+	return s, nil
+}
+
+// Run runs the agent until ctx ends or shutdown is closed. When shutdown is
+// closed the agent shuts down gracefully: it stops taking runs, gives the
+// running ones ShutdownGrace to finish, records which it abandoned and
+// marks the profile not Ready. When ctx ends it stops at once and writes
+// nothing more, as if killed.
+func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan struct{}) error {
+	if opts.NodeName == "" {
+		return errors.New("node name is required (--node-name or NODE_NAME)")
+	}
+	if err := defaults(&opts); err != nil {
+		return err
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
+	ctx = logr.NewContext(ctx, log)
+
+	scheme, err := NewScheme()
+	if err != nil {
+		return err
+	}
+	// Profile, Node and Lease are read and written directly: a cached read
+	// would watch every Node and Lease of the cluster.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating API client: %w", err)
+	}
+	discoverer, err := openDiscoverer(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := discoverer.Close(); err != nil {
+			log.Error(err, "Closing NVML failed")
+		}
+	}()
+
+	reporter := profile.NewReporter(profile.ReporterOptions{
+		Discoverer:      discoverer,
+		Prober:          opts.Prober,
+		Publisher:       profile.NewPublisher(direct, opts.NodeName),
+		Clock:           opts.Clock,
+		Simulated:       opts.Simulate != nil,
+		AgentVersion:    opts.AgentVersion,
+		RefreshInterval: opts.RefreshInterval,
+	})
+	if err := reporter.Start(ctx); err != nil {
+		return fmt.Errorf("publishing the first GPUNodeProfile: %w", err)
+	}
+	lease := profile.NewLeaseKeeper(direct, opts.Clock, opts.Namespace, opts.NodeName, opts.AgentID,
+		opts.LeaseRenewInterval, opts.LeaseDuration)
+
+	mgr, err := newManager(ctx, cfg, scheme, opts)
+	if err != nil {
+		return err
+	}
+	var metrics *executor.Metrics
+	if opts.Registerer != nil {
+		if metrics, err = executor.NewMetrics(opts.Registerer); err != nil {
+			return err
+		}
+	}
+	exec := executor.New(executor.Options{
+		NodeName:    opts.NodeName,
+		AgentID:     opts.AgentID,
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		GPUs:        reporter,
+		Runner:      opts.Runner,
+		Clock:       opts.Clock,
+		Metrics:     metrics,
+		BusyRequeue: opts.BusyRequeue,
+	})
+	if err := exec.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	for _, r := range []manager.RunnableFunc{lease.Run, reporter.Run} {
+		if err := mgr.Add(r); err != nil {
+			return fmt.Errorf("adding agent loop: %w", err)
+		}
+	}
+
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	log.Info("Agent started", "backend", opts.Prober.Backend(), "simulated", opts.Simulate != nil)
+
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return <-done
+	case <-shutdown:
+	}
+	log.Info("Agent shutting down", "grace", opts.ShutdownGrace.String())
+	exec.Drain(ctx, opts.ShutdownGrace)
+	if err := reporter.Stop(ctx); err != nil {
+		log.Error(err, "Marking GPUNodeProfile not Ready failed")
+	}
+	stopManager()
+	return <-done
+}
+
+func defaults(opts *Options) error {
+	if opts.Namespace == "" {
+		opts.Namespace = "kquant-system"
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.AgentID == "" {
+		opts.AgentID = fmt.Sprintf("%s-%d", opts.NodeName, opts.Clock.Now().UnixNano())
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
+	}
+	if opts.Runner == nil {
+		opts.Runner = executor.SyntheticRunner{Clock: opts.Clock}
+	}
+	if opts.Backend == "" {
+		opts.Backend = BackendAuto
+	}
+	if opts.Prober == nil || opts.Simulate != nil {
+		opts.Prober = baseline.Null{}
+	}
+	switch opts.Backend {
+	case BackendAuto:
+	case BackendReference:
+		opts.Prober = baseline.Null{}
+	case BackendCUDA:
+		if opts.Prober.Backend() != v1alpha1.BackendCUDA {
+			return errors.New("backend cuda requested, but this agent has no CUDA backend (simulated node, or CUDA not available)")
+		}
+	default:
+		return fmt.Errorf("backend %q: want auto, cuda or reference", opts.Backend)
+	}
+	return nil
+}
+
+func openDiscoverer(ctx context.Context, opts Options) (nvml.Discoverer, error) {
+	switch {
+	case opts.Simulate != nil:
+		d, err := nvml.Open(ctx, simulate.NewNode(opts.NodeName, opts.Simulate).Library())
+		if err != nil {
+			return nil, fmt.Errorf("opening simulated node %s: %w", opts.Simulate, err)
+		}
+		return d, nil
+	case opts.Discoverer != nil:
+		return opts.Discoverer, nil
+	default:
+		return nvml.Auto(ctx), nil
+	}
+}
+
+func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme, opts Options) (ctrl.Manager, error) {
+	onNode := labels.SelectorFromSet(labels.Set{v1alpha1.LabelNode: opts.NodeName})
+	metricsAddr := opts.MetricsBindAddress
+	if metricsAddr == "" {
+		metricsAddr = "0"
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme,
+		Logger: logr.FromContextOrDiscard(ctx),
+		Cache: cache.Options{
+			// The agent's only watch: runs labelled with this node.
+			ByObject: map[client.Object]cache.ByObject{
+				&v1alpha1.QuantRun{}: {Label: onNode},
+			},
+			// Any other cached read would start a cluster-wide watch; fail
+			// loudly instead.
+			ReaderFailOnMissingInformer: true,
+		},
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: opts.HealthProbeBindAddress,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if opts.HealthProbeBindAddress != "" && opts.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, fmt.Errorf("adding health check: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return nil, fmt.Errorf("adding ready check: %w", err)
+		}
+	}
+	return mgr, nil
+}
