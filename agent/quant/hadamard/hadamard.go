@@ -1,5 +1,7 @@
 package hadamard
 
+import "math"
+
 // N is the transform length.
 const N = 16
 
@@ -30,6 +32,7 @@ func popcount4(v int) int {
 // mask; building it once per tensor keeps the per-run loop branch-light.
 type Matrix struct {
 	neg   [N]uint16
+	flip  [N][N]uint32 // flip[j][i]: sign bit xored into x[j] for output i
 	signs uint16
 }
 
@@ -39,6 +42,11 @@ func NewMatrix(signs uint16) Matrix {
 	m.signs = signs
 	for i := range N {
 		m.neg[i] = negMask(i, signs)
+		for j := range N {
+			if m.neg[i]>>j&1 == 1 {
+				m.flip[j][i] = 0x80000000
+			}
+		}
 	}
 	return m
 }
@@ -48,18 +56,22 @@ func (m *Matrix) Signs() uint16 { return m.signs }
 
 // Apply sets y to the transform of x in the package's evaluation order. x
 // and y may not alias.
+//
+// The sixteen sums advance together, one input at a time, so that the CPU
+// overlaps them; each sum still adds its terms in j order, and a term
+// enters as x[j] with its sign bit flipped, which in IEEE arithmetic is
+// exactly acc - x[j].
 func (m *Matrix) Apply(y, x *[N]float32) {
-	for i := range N {
-		neg := m.neg[i]
-		acc := float32(0)
-		for j := range N {
-			if neg>>j&1 == 1 {
-				acc -= x[j]
-			} else {
-				acc += x[j]
-			}
+	var acc [N]float32
+	for j := range N {
+		xb := math.Float32bits(x[j])
+		f := &m.flip[j]
+		for i := range N {
+			acc[i] += math.Float32frombits(xb ^ f[i])
 		}
-		y[i] = acc * 0.25
+	}
+	for i := range N {
+		y[i] = acc[i] * 0.25
 	}
 }
 

@@ -77,3 +77,5 @@ func allRecipes() []recipeCase {
 }
 
 var allRoles = []quant.TensorRole{quant.Input, quant.Weight, quant.Gradient}
+
+func log10(x float64) float64 { return math.Log10(x) }

@@ -20,6 +20,7 @@ func quantizeMXFP8(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 		return quantizeMXFP82D(ctx, plan, u, x, res)
 	}
 	amaxBits := uint32(0) // tensor amax, folded from block amaxes
+	rule := scaling.NewMXFP8Rule(plan.Element, plan.Rounding)
 	if u&quant.UsageRowwise != 0 {
 		o := newOperand(plan, x.Rows, x.Cols, false, nil)
 		nkb := (x.Cols + b - 1) / b
@@ -36,7 +37,7 @@ func quantizeMXFP8(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 				k0, k1 := kb*b, min(kb*b+b, x.Cols)
 				a := element.AbsMax(row[k0:k1])
 				amaxBits = max(amaxBits, math.Float32bits(a))
-				e := scaling.MXFP8Exponent(a, plan.Element, plan.Rounding)
+				e := rule.Exponent(a)
 				scales[kb] = e
 				plan.Element.EncodeScaled(data[k0:k1], row[k0:k1], scaling.MXFP8Factor(e))
 			}
@@ -57,7 +58,7 @@ func quantizeMXFP8(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 			scales := o.ScaleCodes[(m0/b)*o.ScaleCols:]
 			for k, a := range amax {
 				amaxBits = max(amaxBits, math.Float32bits(a))
-				e := scaling.MXFP8Exponent(a, plan.Element, plan.Rounding)
+				e := rule.Exponent(a)
 				scales[k] = e
 				factors[k] = scaling.MXFP8Factor(e)
 			}
@@ -85,6 +86,7 @@ func quantizeMXFP82D(ctx context.Context, plan quant.Plan, u quant.Usage, x quan
 	tileAmax := make([]float32, nkb)
 	factors := make([]float32, x.Cols)
 	amaxBits := uint32(0)
+	rule := scaling.NewMXFP8Rule(plan.Element, plan.Rounding)
 	for m0 := 0; m0 < x.Rows; m0 += b {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -94,7 +96,7 @@ func quantizeMXFP82D(ctx context.Context, plan quant.Plan, u quant.Usage, x quan
 		groupMax(tileAmax, amax, b)
 		for kb, a := range tileAmax {
 			amaxBits = max(amaxBits, math.Float32bits(a))
-			e := scaling.MXFP8Exponent(a, plan.Element, plan.Rounding)
+			e := rule.Exponent(a)
 			tiles[(m0/b)*nkb+kb] = e
 			f := scaling.MXFP8Factor(e)
 			for k := kb * b; k < min(kb*b+b, x.Cols); k++ {

@@ -69,6 +69,7 @@ func quantizeNVFP4(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 func quantizeFP4Rows(ctx context.Context, o *quant.Operand, x quant.Tensor, amax float32, tileRows int, sr *philox.ByteStream) error {
 	const b = 16
 	s := scaling.NVFP4TensorScale(amax)
+	sInv := 1 / s
 	o.Scale, o.Amax, o.Stochastic = s, amax, sr != nil
 	nkb := (x.Cols + b - 1) / b
 	blockAmax := make([]float32, nkb)
@@ -94,7 +95,7 @@ func quantizeFP4Rows(ctx context.Context, o *quant.Operand, x quant.Tensor, amax
 		}
 		for kb, a := range blockAmax {
 			d := scaling.NVFP4BlockScale(a, s)
-			factors[kb] = scaling.NVFP4ElementFactor(d, s)
+			factors[kb] = scaling.NVFP4ElementFactorInv(d, sInv)
 			for m := m0; m < m1; m++ {
 				o.ScaleCodes[m*o.ScaleCols+kb] = d
 			}
@@ -143,12 +144,19 @@ func transposeFP4(dst, src *quant.Operand) {
 	}
 }
 
-// transposeInput returns x transposed, [cols, rows].
+// transposeInput returns x transposed, [cols, rows], in 64x64 tiles so
+// that both sides stay in cache.
 func transposeInput(x quant.Tensor) quant.Tensor {
+	const tile = 64
 	t := quant.NewTensor(x.Cols, x.Rows)
-	for m := range x.Rows {
-		for k, v := range x.Row(m) {
-			t.Data[k*x.Rows+m] = v
+	for m0 := 0; m0 < x.Rows; m0 += tile {
+		for k0 := 0; k0 < x.Cols; k0 += tile {
+			for m := m0; m < min(m0+tile, x.Rows); m++ {
+				row := x.Data[m*x.Cols : (m+1)*x.Cols]
+				for k := k0; k < min(k0+tile, x.Cols); k++ {
+					t.Data[k*x.Rows+m] = row[k]
+				}
+			}
 		}
 	}
 	return t

@@ -117,6 +117,27 @@ func MXFP8Exponent(amax float32, t element.Type, r Rounding) uint8 {
 	return element.E8M0RoundUp(amax * rcp)
 }
 
+// MXFP8Rule is MXFP8Exponent with its per-type constants computed once, for
+// the per-block loops; it gives the same codes.
+type MXFP8Rule struct {
+	rcp  float32
+	emax int
+	ocp  bool
+}
+
+// NewMXFP8Rule returns the exponent rule of an element type and rounding.
+func NewMXFP8Rule(t element.Type, r Rounding) MXFP8Rule {
+	return MXFP8Rule{rcp: 1 / t.MaxFinite(), emax: t.EMax(), ocp: r == RoundingOCP}
+}
+
+// Exponent returns MXFP8Exponent(amax, t, r) for the rule's t and r.
+func (r MXFP8Rule) Exponent(amax float32) uint8 {
+	if r.ocp {
+		return element.E8M0FloorOCP(amax, r.emax)
+	}
+	return element.E8M0RoundUp(amax * r.rcp)
+}
+
 // MXFP8Factor returns the element factor 2^(127-e) of a block with E8M0
 // code e: exact powers of two (e = 254 gives the float32 subnormal 2^-127),
 // NaN for e = 255.
@@ -163,13 +184,25 @@ func NVFP4BlockScale(blockAmax, s float32) uint8 {
 }
 
 // NVFP4ElementFactor returns f = 1 / (float(d) * (1 / S)), clamped to the
-// largest float32 (a zero block scale gives the largest float32).
+// largest float32 with fminf semantics: a zero block scale (f = +inf) and a
+// NaN (unreachable for the S that NVFP4TensorScale produces) both give the
+// largest float32.
 func NVFP4ElementFactor(d uint8, s float32) float32 {
-	f := 1 / (element.E4M3ToFloat32(d) * (1 / s))
-	if f > maxFloat32 {
+	return clampFactor(1 / (element.E4M3ToFloat32(d) * (1 / s)))
+}
+
+func clampFactor(f float32) float32 {
+	if !(f <= maxFloat32) {
 		return maxFloat32
 	}
 	return f
+}
+
+// NVFP4ElementFactorInv is NVFP4ElementFactor with 1/S computed by the
+// caller once per tensor (sInv must be exactly the float32 1/S); the result
+// is the same.
+func NVFP4ElementFactorInv(d uint8, sInv float32) float32 {
+	return clampFactor(1 / (element.E4M3ToFloat32(d) * sInv))
 }
 
 // NVFP4Decode returns the dequantized value of an E2M1 code q with block

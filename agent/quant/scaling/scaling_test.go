@@ -229,3 +229,27 @@ func TestNVFP4Scales(t *testing.T) {
 		}
 	})
 }
+
+func TestMXFP8RuleMatchesMXFP8Exponent(t *testing.T) {
+	for _, typ := range []element.Type{element.E4M3, element.E5M2} {
+		for _, r := range []Rounding{RoundingTE, RoundingOCP} {
+			rule := NewMXFP8Rule(typ, r)
+			for h := range 1 << 16 {
+				a := element.BF16ToFloat32(uint16(h))
+				if got, want := rule.Exponent(a), MXFP8Exponent(a, typ, r); got != want {
+					t.Fatalf("%v/%d: rule(%g) = %d, MXFP8Exponent = %d", typ, r, a, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestNVFP4ElementFactorInvMatches(t *testing.T) {
+	for _, s := range []float32{1, 448, 2688, 3.7, 1e-30, math.MaxFloat32, 0x1p-149} {
+		for d := range 0x7F {
+			if got, want := NVFP4ElementFactorInv(uint8(d), 1/s), NVFP4ElementFactor(uint8(d), s); got != want {
+				t.Fatalf("d=%#x S=%g: %g != %g", d, s, got, want)
+			}
+		}
+	}
+}
