@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/go-logr/logr"
+
+	"github.com/kquant/kquant/agent/nodeagent"
+	"github.com/kquant/kquant/agent/simulate"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// config is the command line.
+type config struct {
+	nodeName, namespace, backend, simulate, kubeconfig string
+	metricsAddr, probeAddr                             string
+	shutdownGrace                                      time.Duration
+	showVersion                                        bool
+	verbosity                                          int
+	logFormat                                          string
+}
+
+func parseFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.StringVar(&c.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
+	fs.StringVar(&c.namespace, "namespace", "kquant-system", "namespace of the agent's Lease")
+	fs.StringVar(&c.backend, "backend", nodeagent.BackendAuto, "how runs execute: auto, cuda or reference")
+	fs.StringVar(&c.simulate, "simulate", "", "simulate GPUs instead of using NVML, as <product>:<count>[,...]; products: "+fmt.Sprint(simulate.Keys()))
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "", `metrics address; "0" disables (default ":8080", or "0" with --simulate so that many agents fit on one machine)`)
+	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "", `health probe address; "0" disables (default ":8081", or "0" with --simulate)`)
+	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", nodeagent.DefaultShutdownGrace, "how long running runs may take to finish on shutdown")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	fs.IntVar(&c.verbosity, "v", 0, "log verbosity: 0 transitions and failures, 1 also runs ignored or waiting and Lease renewals")
+	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	defaultAddr := func(v *string, real string) {
+		if *v != "" {
+			return
+		}
+		*v = real
+		if c.simulate != "" {
+			*v = "0"
+		}
+	}
+	defaultAddr(&c.metricsAddr, ":8080")
+	defaultAddr(&c.probeAddr, ":8081")
+	return c, nil
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	c, err := parseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.showVersion {
+		fmt.Println(version)
+		return nil
+	}
+	log, err := newLogger(c.logFormat, c.verbosity)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
+
+	opts := nodeagent.Options{
+		NodeName:               c.nodeName,
+		Namespace:              c.namespace,
+		AgentID:                fmt.Sprintf("%s-%d-%d", c.nodeName, time.Now().Unix(), os.Getpid()),
+		AgentVersion:           version,
+		Backend:                c.backend,
+		Registerer:             ctrlmetrics.Registry,
+		MetricsBindAddress:     c.metricsAddr,
+		HealthProbeBindAddress: c.probeAddr,
+		ShutdownGrace:          c.shutdownGrace,
+	}
+	if c.simulate != "" {
+		if opts.Simulate, err = simulate.Parse(c.simulate); err != nil {
+			return err
+		}
+	}
+	cfg, err := restConfig(c.kubeconfig)
+	if err != nil {
+		return err
+	}
+
+	ctx, kill := context.WithCancel(logr.NewContext(context.Background(), log))
+	defer kill()
+	shutdown := make(chan struct{})
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-signals
+		log.Info("Signal received, shutting down gracefully")
+		close(shutdown)
+		<-signals
+		log.Info("Second signal received, stopping now")
+		kill()
+	}()
+	return nodeagent.Run(ctx, cfg, opts, shutdown)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("finding the API server: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// newLogger returns a structured logger on the standard library's slog
+// (logr's V(n) is slog level -n), which needs no extra module.
+func newLogger(format string, verbosity int) (logr.Logger, error) {
+	opts := &slog.HandlerOptions{Level: slog.Level(-verbosity)}
+	switch format {
+	case "json":
+		return logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, opts)), nil
+	case "text":
+		return logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, opts)), nil
+	default:
+		return logr.Discard(), fmt.Errorf("log format %q: want json or text", format)
+	}
+}
