@@ -3,17 +3,18 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
-	"github.com/kquant/kquant/cmd/internal/version"
+	"golang.org/x/term"
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "version") {
-		fmt.Println(version.String("kquantctl"))
-		return
-	}
-	fmt.Fprintln(os.Stderr, "usage: kquantctl version")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	a := newApp(os.Stdout, os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
+	code := a.main(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
 }
