@@ -1,0 +1,122 @@
+// Command manager runs kquant's controllers: recipe status, job expansion and
+// capability-aware binding of runs to GPUs, retries, lost nodes, deadlines,
+// TTLs, summaries, and Node labels. It runs as a Deployment with leader
+// election; see package controllers for what each controller does.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers"
+)
+
+// version is set at build time: -ldflags "-X main.version=v0.1.0".
+var version = "dev"
+
+type flags struct {
+	kubeconfig     string
+	leaderElect    bool
+	metricsAddr    string
+	probeAddr      string
+	leaseNamespace string
+	showVersion    bool
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "kquant-manager:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var f flags
+	fs := flag.NewFlagSet("kquant-manager", flag.ContinueOnError)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; in-cluster configuration when empty")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader through a Lease, so that only one replica reconciles")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	fs.StringVar(&f.leaseNamespace, "lease-namespace", controllers.DefaultLeaseNamespace, "namespace of the agents' Leases, and of the leader election Lease")
+	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
+	logConfig := textlogger.NewConfig()
+	logConfig.AddFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if f.showVersion {
+		fmt.Println(version)
+		return nil
+	}
+	log := textlogger.NewLogger(logConfig)
+	ctrl.SetLogger(log)
+	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	return runManager(ctx, f)
+}
+
+func runManager(ctx context.Context, f flags) error {
+	log := ctrl.LoggerFrom(ctx)
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("adding client-go kinds to the scheme: %w", err)
+	}
+	if err := kquantv1alpha1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("adding kquant kinds to the scheme: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                  scheme,
+		Cache:                   controllers.CacheOptions(f.leaseNamespace),
+		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:  f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        "kquant-manager",
+		LeaderElectionNamespace: f.leaseNamespace,
+		// The new leader starts at once when the old one stops cleanly.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := controllers.SetupControllers(ctx, mgr, controllers.Options{LeaseNamespace: f.leaseNamespace}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	// Ready once the caches have synced: before that the manager cannot reconcile.
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+	log.Info("Starting manager", "version", version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}

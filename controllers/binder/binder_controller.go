@@ -1,0 +1,342 @@
+package binder
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/metrics"
+	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/scheduling"
+)
+
+// ControllerName is the controller's stable name.
+const ControllerName = "binder"
+
+// DefaultMaxParallel is placement.maxParallel's default, for jobs written
+// before the CRD defaulted it.
+const DefaultMaxParallel = 8
+
+// passName names the one request every event maps to.
+const passName = "binding-pass"
+
+// Reconciler binds runs. The work queue never runs the single request twice at
+// once, so assumed needs no lock.
+type Reconciler struct {
+	client         client.Client
+	recorder       events.EventRecorder
+	clock          clock.PassiveClock
+	metrics        *metrics.Metrics
+	leaseNamespace string
+	assumed        map[types.NamespacedName]assumption
+}
+
+// assumption is a binding written but maybe not yet in the cache.
+type assumption struct {
+	job string
+	gpu scheduling.GPU
+}
+
+// New returns a Reconciler.
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, m *metrics.Metrics, leaseNamespace string) *Reconciler {
+	return &Reconciler{client: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace,
+		assumed: map[types.NamespacedName]assumption{}}
+}
+
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile runs one binding pass over every pending run.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	pending := &kquantv1alpha1.QuantRunList{}
+	if err := r.client.List(ctx, pending, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing pending runs: %w", err)
+	}
+	r.forgetSettled(ctx)
+	var waiting []*kquantv1alpha1.QuantRun
+	var errs []error
+	for i := range pending.Items {
+		run := &pending.Items[i]
+		switch _, assumed := r.assumed[client.ObjectKeyFromObject(run)]; {
+		case quantrun.IsBound(run):
+			// Spec bound, status not yet: finish a binding interrupted between
+			// its two writes.
+			errs = append(errs, r.markBound(ctx, run))
+		case !assumed:
+			waiting = append(waiting, run)
+		}
+	}
+	if len(waiting) > 0 {
+		errs = append(errs, r.bindWaiting(ctx, waiting))
+	}
+	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// forgetSettled drops assumptions that the cache now shows (or whose run is gone).
+func (r *Reconciler) forgetSettled(ctx context.Context) {
+	for key := range r.assumed {
+		run := &kquantv1alpha1.QuantRun{}
+		if err := r.client.Get(ctx, key, run); err != nil || quantrun.IsBound(run) {
+			delete(r.assumed, key)
+		}
+	}
+}
+
+func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) error {
+	jobs, err := r.jobCapacities(ctx, waiting)
+	if err != nil {
+		return err
+	}
+	busy, err := r.busyGPUs(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
+	if err != nil {
+		return err
+	}
+	now := r.clock.Now()
+	byName := map[string]*kquantv1alpha1.QuantRun{}
+	var pending []scheduling.PendingRun
+	eligible := map[string][]scheduling.GPU{}
+	for _, run := range fcfs(waiting, jobs) {
+		jk := jobKey(run)
+		jc := jobs[jk]
+		if jc == nil {
+			continue
+		}
+		if jc.cap.Eligible == nil {
+			jc.cap.Eligible = eligibleFor(run, jc.job, nodes, now, eligible)
+		}
+		name := client.ObjectKeyFromObject(run).String()
+		byName[name] = run
+		pending = append(pending, scheduling.PendingRun{
+			Name: name, Job: jk,
+			TargetNode: run.Annotations[quantrun.AnnotationTargetNode], TargetGPU: run.Annotations[quantrun.AnnotationTargetGPU],
+			Avoid: quantrun.SplitList(run.Annotations[quantrun.AnnotationAvoidGPUs]), AvoidNodes: quantrun.SplitList(run.Annotations[quantrun.AnnotationAvoidNodes]),
+		})
+	}
+	caps := make(map[string]*scheduling.JobCapacity, len(jobs))
+	for k, jc := range jobs {
+		if jc != nil {
+			caps[k] = &jc.cap
+		}
+	}
+	var errs []error
+	for _, b := range scheduling.Assign(pending, caps, busy) {
+		errs = append(errs, r.bind(ctx, byName[b.Run], b.GPU, now))
+	}
+	return errors.Join(errs...)
+}
+
+// jobState is a job with its capacity in this pass.
+type jobState struct {
+	job *kquantv1alpha1.QuantJob
+	cap scheduling.JobCapacity
+}
+
+func jobKey(run *kquantv1alpha1.QuantRun) string {
+	return run.Namespace + "/" + run.Spec.JobRef.Name
+}
+
+// jobCapacities loads the jobs of the waiting runs that may still bind runs:
+// existing, not being deleted, not finished, below maxParallel.
+func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) (map[string]*jobState, error) {
+	out := map[string]*jobState{}
+	for _, run := range waiting {
+		k := jobKey(run)
+		if _, seen := out[k]; seen {
+			continue
+		}
+		out[k] = nil
+		job := &kquantv1alpha1.QuantJob{}
+		if err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.JobRef.Name}, job); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("getting job %s: %w", k, err)
+			}
+			continue
+		}
+		if job.DeletionTimestamp != nil || job.UID != run.Spec.JobRef.UID ||
+			job.Status.Phase == kquantv1alpha1.JobPhaseSucceeded || job.Status.Phase == kquantv1alpha1.JobPhaseFailed {
+			continue
+		}
+		runs := &kquantv1alpha1.QuantRunList{}
+		if err := r.client.List(ctx, runs, client.InNamespace(job.Namespace), client.MatchingFields{indexer.RunJobKey: job.Name}); err != nil {
+			return nil, fmt.Errorf("listing runs of job %s: %w", k, err)
+		}
+		st := &jobState{job: job, cap: scheduling.JobCapacity{ActiveByNode: map[string]int{}}}
+		active := 0
+		for i := range runs.Items {
+			if quantrun.IsActive(&runs.Items[i]) {
+				active++
+				st.cap.ActiveByNode[runs.Items[i].Spec.NodeName]++
+			}
+		}
+		for key, a := range r.assumed {
+			if a.job == k && !slices.ContainsFunc(runs.Items, func(x kquantv1alpha1.QuantRun) bool {
+				return x.Name == key.Name && quantrun.IsBound(&x)
+			}) {
+				active++
+				st.cap.ActiveByNode[a.gpu.Node]++
+			}
+		}
+		st.cap.Free = int(ptr.Deref(job.Spec.Placement.MaxParallel, DefaultMaxParallel)) - active
+		out[k] = st
+	}
+	return out, nil
+}
+
+// busyGPUs are the GPUs of active runs: Bound, Running, or bound in spec with
+// status not yet written, plus assumed bindings.
+func (r *Reconciler) busyGPUs(ctx context.Context) (map[string]bool, error) {
+	busy := map[string]bool{}
+	for _, phase := range []kquantv1alpha1.RunPhase{kquantv1alpha1.RunPhasePending, kquantv1alpha1.RunPhaseBound, kquantv1alpha1.RunPhaseRunning} {
+		runs := &kquantv1alpha1.QuantRunList{}
+		if err := r.client.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(phase)}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %s runs: %w", phase, err)
+		}
+		for i := range runs.Items {
+			if quantrun.IsActive(&runs.Items[i]) {
+				busy[runs.Items[i].Spec.GPUUUID] = true
+			}
+		}
+	}
+	for _, a := range r.assumed {
+		busy[a.gpu.UUID] = true
+	}
+	return busy, nil
+}
+
+// fcfs orders runs first come, first served: by their job's creation, then
+// job, then slot, then attempt.
+func fcfs(runs []*kquantv1alpha1.QuantRun, jobs map[string]*jobState) []*kquantv1alpha1.QuantRun {
+	out := slices.Clone(runs)
+	created := func(r *kquantv1alpha1.QuantRun) time.Time {
+		if js := jobs[jobKey(r)]; js != nil {
+			return js.job.CreationTimestamp.Time
+		}
+		return time.Time{}
+	}
+	slices.SortStableFunc(out, func(a, b *kquantv1alpha1.QuantRun) int {
+		return cmp.Or(created(a).Compare(created(b)), strings.Compare(jobKey(a), jobKey(b)),
+			cmp.Compare(quantrun.Slot(a), quantrun.Slot(b)), cmp.Compare(a.Spec.Attempt, b.Spec.Attempt))
+	})
+	return out
+}
+
+// eligibleFor evaluates the fleet for a job, memoised per requirement within a
+// pass: jobs asking the same thing share one evaluation.
+func eligibleFor(run *kquantv1alpha1.QuantRun, job *kquantv1alpha1.QuantJob, nodes []scheduling.NodeState, now time.Time, memo map[string][]scheduling.GPU) []scheduling.GPU {
+	placement, _ := json.Marshal(job.Spec.Placement)
+	key := string(run.Spec.Recipe.Spec.Scheme) + "|" + string(placement)
+	if g, ok := memo[key]; ok {
+		return g
+	}
+	req, err := scheduling.NewRequirements(run.Spec.Recipe.Spec.Scheme, &job.Spec.Placement)
+	g := []scheduling.GPU{}
+	if err == nil {
+		g = append(g, scheduling.EligibleGPUs(scheduling.Evaluate(nodes, &req, now))...)
+	}
+	memo[key] = g
+	return g
+}
+
+// bind writes one binding: spec and label first, conditional on the run's
+// version, then the status.
+func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu scheduling.GPU, now time.Time) error {
+	// The one-run-per-GPU guard, against the index, right before the write.
+	holders := &kquantv1alpha1.QuantRunList{}
+	if err := r.client.List(ctx, holders, client.MatchingFields{indexer.RunActiveGPUKey: gpu.UUID}); err != nil {
+		return fmt.Errorf("checking GPU %s: %w", gpu.UUID, err)
+	}
+	if len(holders.Items) > 0 {
+		return nil
+	}
+	orig := run.DeepCopy()
+	run.Spec.NodeName, run.Spec.GPUUUID, run.Spec.GPUIndex = gpu.Node, gpu.UUID, ptr.To(gpu.Index)
+	if run.Labels == nil {
+		run.Labels = map[string]string{}
+	}
+	run.Labels[kquantv1alpha1.LabelNode] = gpu.Node
+	if gpu.Product != "" {
+		if run.Annotations == nil {
+			run.Annotations = map[string]string{}
+		}
+		run.Annotations[quantrun.AnnotationProduct] = gpu.Product
+	}
+	if err := r.client.Patch(ctx, run, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("binding run %s to %s: %w", run.Name, gpu.UUID, client.IgnoreNotFound(err))
+	}
+	r.assumed[client.ObjectKeyFromObject(run)] = assumption{job: jobKey(run), gpu: gpu}
+	r.metrics.ObserveBinding(run, now)
+	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
+	ctrl.LoggerFrom(ctx).V(1).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
+	return r.markBound(ctx, run)
+}
+
+func (r *Reconciler) markBound(ctx context.Context, run *kquantv1alpha1.QuantRun) error {
+	bound := metav1.NewTime(r.clock.Now())
+	return client.IgnoreNotFound(quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{Phase: kquantv1alpha1.RunPhaseBound, BindTime: &bound}))
+}
+
+// SetupWithManager registers the controller: every relevant change anywhere
+// maps to the one binding pass, and the queue folds bursts into one pass.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	pass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: passName}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		Watches(&kquantv1alpha1.QuantRun{}, pass, builder.WithPredicates(runChanged())).
+		Watches(&kquantv1alpha1.QuantJob{}, pass, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, jobPhaseChanged()))).
+		Watches(&kquantv1alpha1.GPUNodeProfile{}, pass).
+		Watches(&coordinationv1.Lease{}, pass, builder.WithPredicates(fleet.LeaseEvents())).
+		WatchesMetadata(fleet.NodeMetadata(), pass, builder.WithPredicates(fleet.NodeLabelsChanged())).
+		Complete(r)
+}
+
+// runChanged passes what can free a GPU or ask for one: creation, deletion,
+// and updates of phase or binding.
+func runChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*kquantv1alpha1.QuantRun)
+		n, ok2 := e.ObjectNew.(*kquantv1alpha1.QuantRun)
+		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase || o.Spec.GPUUUID != n.Spec.GPUUUID
+	}}
+}
+
+func jobPhaseChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*kquantv1alpha1.QuantJob)
+		n, ok2 := e.ObjectNew.(*kquantv1alpha1.QuantJob)
+		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase
+	}}
+}

@@ -1,0 +1,12 @@
+// Package binder is the controller that binds pending QuantRuns to GPUs, the
+// way kube-scheduler binds Pods to nodes. It is a single loop over the whole
+// fleet (every event maps to one request), because "at most one active run per
+// GPU across all jobs" and "first come, first served across jobs" are global
+// rules that concurrent per-job reconciles could only keep with locks.
+//
+// A binding is two writes: the spec (nodeName, gpuUUID, gpuIndex) with the
+// kquant.dev/node label, conditional on the run's resourceVersion, then the
+// status (phase Bound, bindTime) by server-side apply. Until the cache shows a
+// binding, the binder remembers it as assumed (kube-scheduler's assume cache),
+// so that a second pass on a stale cache never gives the same GPU twice.
+package binder

@@ -1,0 +1,16 @@
+// Package controllers wires kquant's controllers into a controller-runtime
+// manager, in one place (SetupControllers), as Kueue does: indexes first, then
+// metrics, then each controller with its dependencies passed in. Nothing
+// registers itself in init.
+//
+// The controllers, one concern each:
+//
+//	quantrecipe    recipe validation, status.key, node counts
+//	quantjob       job expansion into runs, retries, deadlines, TTL, status
+//	binder         binding pending runs to free GPUs, fleet-wide
+//	nodelifecycle  failing runs of nodes whose agent Lease expired (NodeLost)
+//	nodelabels     kquant.dev/{fp8,fp8-block,mxfp8,nvfp4} labels on Nodes
+//
+// Log verbosity: 0 for transitions a user cares about (job phases, lost
+// nodes), 1 for each write (bindings, label patches), 2 for status details.
+package controllers

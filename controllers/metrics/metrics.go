@@ -1,0 +1,107 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/quantrun"
+)
+
+// scrapeTimeout bounds a scrape's reads of the cache.
+const scrapeTimeout = 5 * time.Second
+
+// Metrics are the controller's metrics.
+type Metrics struct {
+	runsTotal         *prometheus.CounterVec
+	schedulingLatency prometheus.Histogram
+	pendingRuns       *prometheus.Desc
+	unschedulableJobs *prometheus.Desc
+	reader            client.Reader
+}
+
+// New returns the metrics; gauges read from reader (the manager's cache).
+func New(reader client.Reader) *Metrics {
+	return &Metrics{
+		runsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kquant_runs_total",
+			Help: "QuantRuns that entered a phase, by phase (Pending, Bound, Running, Succeeded, Failed), as seen by the manager since it started.",
+		}, []string{"phase"}),
+		schedulingLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kquant_run_scheduling_latency_seconds",
+			Help:    "Time from a QuantRun's creation to its binding to a GPU, in seconds. No labels.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 16),
+		}),
+		pendingRuns:       prometheus.NewDesc("kquant_runs_pending", "QuantRuns waiting for a GPU. No labels.", nil, nil),
+		unschedulableJobs: prometheus.NewDesc("kquant_jobs_unschedulable", "QuantJobs in phase Unschedulable. No labels.", nil, nil),
+		reader:            reader,
+	}
+}
+
+// Register registers every metric with reg.
+func (m *Metrics) Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.runsTotal, m.schedulingLatency, gauges{m}} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ObserveBinding records the scheduling latency of a run bound at boundAt.
+func (m *Metrics) ObserveBinding(run *kquantv1alpha1.QuantRun, boundAt time.Time) {
+	m.schedulingLatency.Observe(boundAt.Sub(run.CreationTimestamp.Time).Seconds())
+}
+
+// RunPhaseHandler counts phase changes of QuantRuns; register it with the
+// QuantRun informer. Objects of the informer's initial list are not counted,
+// so a restart does not count old runs again.
+func (m *Metrics) RunPhaseHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if run, ok := obj.(*kquantv1alpha1.QuantRun); ok && !initial {
+				m.runsTotal.WithLabelValues(string(quantrun.Phase(run))).Inc()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*kquantv1alpha1.QuantRun)
+			n, ok2 := newObj.(*kquantv1alpha1.QuantRun)
+			if ok1 && ok2 && quantrun.Phase(o) != quantrun.Phase(n) {
+				m.runsTotal.WithLabelValues(string(quantrun.Phase(n))).Inc()
+			}
+		},
+	}
+}
+
+// gauges computes the gauges at scrape time.
+type gauges struct{ m *Metrics }
+
+func (g gauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.m.pendingRuns
+	ch <- g.m.unschedulableJobs
+}
+
+func (g gauges) Collect(ch chan<- prometheus.Metric) {
+	// A scrape has no context of its own; bound its cache reads.
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	runs := &kquantv1alpha1.QuantRunList{}
+	if err := g.m.reader.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}, client.UnsafeDisableDeepCopy); err == nil {
+		n := 0
+		for i := range runs.Items {
+			if quantrun.IsWaiting(&runs.Items[i]) {
+				n++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(g.m.pendingRuns, prometheus.GaugeValue, float64(n))
+	}
+	jobs := &kquantv1alpha1.QuantJobList{}
+	if err := g.m.reader.List(ctx, jobs, client.MatchingFields{indexer.JobPhaseKey: string(kquantv1alpha1.JobPhaseUnschedulable)}, client.UnsafeDisableDeepCopy); err == nil {
+		ch <- prometheus.MustNewConstMetric(g.m.unschedulableJobs, prometheus.GaugeValue, float64(len(jobs.Items)))
+	}
+}

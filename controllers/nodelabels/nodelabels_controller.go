@@ -1,0 +1,72 @@
+package nodelabels
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
+)
+
+// ControllerName is the controller's stable name.
+const ControllerName = "nodelabels"
+
+// Reconciler keeps the owned labels of one Node (request name = node name)
+// in line with its profile.
+type Reconciler struct {
+	client client.Client
+}
+
+// New returns a Reconciler.
+func New(c client.Client) *Reconciler { return &Reconciler{client: c} }
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
+
+// Reconcile patches the Node's owned labels, only when they differ.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	node := fleet.NodeMetadata()
+	if err := r.client.Get(ctx, types.NamespacedName{Name: req.Name}, node); err != nil {
+		// No Node (a simulated agent): nothing to label.
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	profile := &kquantv1alpha1.GPUNodeProfile{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: req.Name}, profile); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, err
+	} else if err != nil {
+		profile = nil
+	}
+	changes := Changes(node.Labels, Desired(profile))
+	if len(changes) == 0 {
+		return reconcile.Result{}, nil
+	}
+	// A merge patch of only the owned keys, conditional on the version read, so
+	// that labels set by others in between are neither lost nor overwritten.
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": changes, "resourceVersion": node.ResourceVersion}})
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("encoding label patch of node %s: %w", req.Name, err)
+	}
+	if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("patching labels of node %s: %w", req.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Node labels updated", "node", req.Name, "changes", changes)
+	return reconcile.Result{}, nil
+}
+
+// SetupWithManager registers the controller: a profile and its Node share a
+// name, so both map to the same request.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&kquantv1alpha1.GPUNodeProfile{}).
+		WatchesMetadata(fleet.NodeMetadata(), &handler.EnqueueRequestForObject{}, builder.WithPredicates(fleet.NodeLabelsChanged())).
+		Complete(r)
+}

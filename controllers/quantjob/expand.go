@@ -1,0 +1,162 @@
+package quantjob
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/quantrecipe"
+	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/scheduling"
+)
+
+// expand resolves the recipe, evaluates the fleet and creates the first
+// attempt of every slot that has no run yet. It returns the runs that exist
+// afterwards and, when it created none, why.
+func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun, now time.Time) ([]kquantv1alpha1.QuantRun, outcome, error) {
+	recipe := &kquantv1alpha1.QuantRecipe{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Spec.RecipeRef.Name}, recipe)
+	if apierrors.IsNotFound(err) {
+		// Waiting, not failing: a job applied before its recipe (kubectl apply -f
+		// dir/ sorts by name) starts as soon as the recipe exists.
+		return runs, outcome{waitReason: kquantv1alpha1.ReasonRecipeNotFound,
+			waitMessage: fmt.Sprintf("QuantRecipe %s not found in namespace %s", job.Spec.RecipeRef.Name, job.Namespace)}, nil
+	} else if err != nil {
+		return nil, outcome{}, fmt.Errorf("getting recipe %s: %w", job.Spec.RecipeRef.Name, err)
+	}
+	if problems := quantrecipe.Validate(&recipe.Spec); len(problems) > 0 {
+		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
+			failMessage: fmt.Sprintf("QuantRecipe %s is invalid: %s", recipe.Name, strings.Join(problems, "; "))}, nil
+	}
+	req, err := scheduling.NewRequirements(recipe.Spec.Scheme, &job.Spec.Placement)
+	if err != nil {
+		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
+	}
+	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
+	if err != nil {
+		return nil, outcome{}, err
+	}
+	results := scheduling.Evaluate(nodes, &req, now)
+	slots := scheduling.Expand(job.Spec.Placement.Policy, scheduling.EligibleGPUs(results))
+	if len(slots) == 0 {
+		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: scheduling.UnschedulableMessage(results)}, nil
+	}
+	snapshot := kquantv1alpha1.RecipeSnapshot{Name: recipe.Name, Generation: recipe.Generation, Key: recipe.Spec.Key(), Spec: recipe.Spec}
+	have := map[int]bool{}
+	for i := range runs {
+		have[quantrun.Slot(&runs[i])] = true
+	}
+	created := 0
+	for _, s := range slots {
+		if have[s.Index] {
+			continue
+		}
+		run, err := r.createRun(ctx, job, newRun(job, s.Index, 0, snapshot, s.TargetNode, s.TargetGPU, nil, nil))
+		if err != nil {
+			return nil, outcome{}, err
+		}
+		runs = append(runs, *run)
+		created++
+	}
+	if created > 0 {
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "RunsCreated", "Expand", "created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
+			created, job.Spec.Placement.Policy, len(scheduling.EligibleGPUs(results)), recipe.Name, recipe.Generation, snapshot.Key)
+	}
+	return runs, outcome{}, nil
+}
+
+// newRun is attempt of slot, with the job's settings and the recipe snapshot.
+func newRun(job *kquantv1alpha1.QuantJob, slot, attempt int, snapshot kquantv1alpha1.RecipeSnapshot, targetNode, targetGPU string, avoidGPUs, avoidNodes []string) *kquantv1alpha1.QuantRun {
+	ann := map[string]string{quantrun.AnnotationSlot: strconv.Itoa(slot)}
+	if targetNode != "" {
+		ann[quantrun.AnnotationTargetNode] = targetNode
+	}
+	if targetGPU != "" {
+		ann[quantrun.AnnotationTargetGPU] = targetGPU
+	}
+	if len(avoidGPUs) > 0 {
+		ann[quantrun.AnnotationAvoidGPUs] = strings.Join(avoidGPUs, ",")
+	}
+	if len(avoidNodes) > 0 {
+		ann[quantrun.AnnotationAvoidNodes] = strings.Join(avoidNodes, ",")
+	}
+	mode := job.Spec.Mode
+	if mode == "" {
+		mode = kquantv1alpha1.JobModeValidation
+	}
+	return &kquantv1alpha1.QuantRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        quantrun.Name(job.Name, slot, attempt),
+			Namespace:   job.Namespace,
+			Labels:      map[string]string{kquantv1alpha1.LabelJob: quantrun.JobLabelValue(job.Name)},
+			Annotations: ann,
+		},
+		Spec: kquantv1alpha1.QuantRunSpec{
+			JobRef:     kquantv1alpha1.JobReference{Name: job.Name, UID: job.UID},
+			Recipe:     *snapshot.DeepCopy(),
+			Mode:       mode,
+			Workload:   *job.Spec.Workload.DeepCopy(),
+			Execution:  Execution(job.Spec.Level, job.Spec.Execution),
+			Tolerances: job.Spec.Tolerances,
+			Attempt:    int32(attempt),
+		},
+	}
+}
+
+// Execution fills in the level's presets where the job left iterations or
+// warmup out: Quick 20/3, Standard (the default) 200/20, Extended 2000/100.
+func Execution(level kquantv1alpha1.Level, e kquantv1alpha1.Execution) kquantv1alpha1.Execution {
+	iters, warmup := int32(200), int32(20)
+	switch level {
+	case kquantv1alpha1.LevelQuick:
+		iters, warmup = 20, 3
+	case kquantv1alpha1.LevelExtended:
+		iters, warmup = 2000, 100
+	}
+	out := *e.DeepCopy()
+	if out.Graphs == "" {
+		out.Graphs = kquantv1alpha1.GraphModeBoth
+	}
+	if out.Iterations == nil {
+		out.Iterations = ptr.To(iters)
+	}
+	if out.Warmup == nil {
+		out.Warmup = ptr.To(warmup)
+	}
+	return out
+}
+
+// createRun creates run owned by job and marks it Pending. A run that already
+// exists (a stale cache made this reconcile think otherwise) is read back.
+func (r *Reconciler) createRun(ctx context.Context, job *kquantv1alpha1.QuantJob, run *kquantv1alpha1.QuantRun) (*kquantv1alpha1.QuantRun, error) {
+	// Controller reference with blockOwnerDeletion: foreground deletion of the job
+	// waits for its runs, and the garbage collector removes them with it.
+	if err := controllerutil.SetControllerReference(job, run, r.client.Scheme()); err != nil {
+		return nil, fmt.Errorf("owning run %s: %w", run.Name, err)
+	}
+	if err := r.client.Create(ctx, run); apierrors.IsAlreadyExists(err) {
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+			return nil, fmt.Errorf("reading existing run %s: %w", run.Name, err)
+		}
+		return run, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
+	}
+	// A conflict means the binder got to the run first: Pending is moot then.
+	if err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{Phase: kquantv1alpha1.RunPhasePending}); err != nil && !apierrors.IsConflict(err) {
+		return nil, err
+	}
+	return run, nil
+}

@@ -1,0 +1,206 @@
+package quantjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/indexer"
+)
+
+// ControllerName is the controller's stable name.
+const ControllerName = "quantjob"
+
+// Reconciler reconciles QuantJobs.
+type Reconciler struct {
+	client         client.Client
+	recorder       events.EventRecorder
+	clock          clock.PassiveClock
+	leaseNamespace string
+}
+
+// New returns a Reconciler that reads agents' Leases from leaseNamespace.
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace}
+}
+
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile drives one job.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	job := &kquantv1alpha1.QuantJob{}
+	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, err
+		}
+		// The job is gone: whatever runs still carry its name are orphans.
+		_, err := r.runsOf(ctx, req.NamespacedName, "")
+		return reconcile.Result{}, err
+	}
+	runs, err := r.runsOf(ctx, req.NamespacedName, job.UID)
+	if err != nil || job.DeletionTimestamp != nil {
+		return reconcile.Result{}, err
+	}
+	if isFinished(job.Status.Phase) {
+		after, err := r.finish(ctx, job, runs)
+		return reconcile.Result{RequeueAfter: after}, err
+	}
+
+	now := r.clock.Now()
+	var out outcome
+	out.failReason, out.failMessage = decideFailure(job, runs, now)
+	switch {
+	case out.failReason != "":
+	case job.Status.Total == 0:
+		// Not expanded yet (or an expansion was cut short): create what is missing.
+		runs, out, err = r.expand(ctx, job, runs, now)
+	default:
+		runs, err = r.retry(ctx, job, runs)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	status := computeStatus(job, runs, out, now)
+	if status.Phase == kquantv1alpha1.JobPhaseFailed {
+		if err := r.failRemaining(ctx, job, runs, out.failReason, out.failMessage); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err := r.writeStatus(ctx, job, status); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: r.nextDeadline(job, status, now)}, nil
+}
+
+// writeStatus writes status when it changed, conditional on the job's version
+// so that a stale cache cannot overwrite newer status, and records the
+// transitions a user would want to see as Events.
+func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantJobStatus) error {
+	if equality.Semantic.DeepEqual(&job.Status, status) {
+		return nil
+	}
+	old := job.DeepCopy()
+	job.Status = *status
+	if err := r.client.Status().Patch(ctx, job, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching status of job %s: %w", job.Name, err)
+	}
+	r.recordTransitions(ctx, old, job)
+	return nil
+}
+
+func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1alpha1.QuantJob) {
+	log := ctrl.LoggerFrom(ctx)
+	sched := meta.FindStatusCondition(job.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
+	oldSched := meta.FindStatusCondition(old.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
+	if sched != nil && sched.Reason == kquantv1alpha1.ReasonRecipeNotFound && (oldSched == nil || oldSched.Reason != sched.Reason) {
+		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, sched.Reason, "ResolveRecipe", "%s", sched.Message)
+	}
+	if old.Status.Phase == job.Status.Phase {
+		return
+	}
+	log.Info("Job phase changed", "quantJob", client.ObjectKeyFromObject(job), "from", old.Status.Phase, "to", job.Status.Phase, "progress", job.Status.Progress)
+	switch job.Status.Phase {
+	case kquantv1alpha1.JobPhaseUnschedulable:
+		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, kquantv1alpha1.ReasonUnschedulable, "Schedule", "%s", sched.Message)
+	case kquantv1alpha1.JobPhaseRunning:
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Running", "Schedule", "%d runs bound, %d waiting, %s succeeded", job.Status.Running, job.Status.Pending, job.Status.Progress)
+	case kquantv1alpha1.JobPhaseSucceeded:
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Completed", "Complete", "all %d runs succeeded", job.Status.Total)
+	case kquantv1alpha1.JobPhaseFailed:
+		c := failedCondition(job)
+		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, c.Reason, "Fail", "%s", c.Message)
+	}
+}
+
+// nextDeadline is when the job must be looked at again even if nothing
+// happens: its activeDeadlineSeconds, or its TTL once finished.
+func (r *Reconciler) nextDeadline(job *kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantJobStatus, now time.Time) time.Duration {
+	var at time.Time
+	switch {
+	case isFinished(status.Phase) && job.Spec.TTLSecondsAfterFinished != nil && status.CompletionTime != nil:
+		at = status.CompletionTime.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	case !isFinished(status.Phase):
+		if d, ok := deadline(job); ok {
+			at = d
+		}
+	}
+	if at.IsZero() {
+		return 0
+	}
+	return max(at.Sub(now), 0) + 50*time.Millisecond
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	waiting := handler.EnqueueRequestsFromMapFunc(r.unschedulableJobs)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&kquantv1alpha1.QuantJob{}).
+		Owns(&kquantv1alpha1.QuantRun{}).
+		Watches(&kquantv1alpha1.QuantRecipe{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfRecipe)).
+		Watches(&kquantv1alpha1.GPUNodeProfile{}, waiting).
+		Watches(&coordinationv1.Lease{}, waiting, builder.WithPredicates(fleet.LeaseEvents())).
+		WatchesMetadata(fleet.NodeMetadata(), waiting, builder.WithPredicates(fleet.NodeLabelsChanged())).
+		Complete(r)
+}
+
+// unschedulableJobs maps a fleet change to the jobs waiting for an eligible
+// node; running jobs do not care (the binder does).
+func (r *Reconciler) unschedulableJobs(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &kquantv1alpha1.QuantJobList{}
+	if err := r.client.List(ctx, list, client.MatchingFields{indexer.JobPhaseKey: string(kquantv1alpha1.JobPhaseUnschedulable)}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing unschedulable jobs failed")
+		return nil
+	}
+	return requests(list)
+}
+
+// jobsOfRecipe maps a recipe change to the jobs that reference it and have not
+// expanded yet: expanded jobs use their snapshot and never look again.
+func (r *Reconciler) jobsOfRecipe(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &kquantv1alpha1.QuantJobList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexer.JobRecipeKey: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing jobs of recipe failed", "quantRecipe", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	kept := list.Items[:0]
+	for _, j := range list.Items {
+		if j.Status.Total == 0 {
+			kept = append(kept, j)
+		}
+	}
+	list.Items = kept
+	return requests(list)
+}
+
+func requests(list *kquantv1alpha1.QuantJobList) []reconcile.Request {
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}}
+	}
+	return out
+}

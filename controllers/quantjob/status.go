@@ -1,0 +1,173 @@
+package quantjob
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/summary"
+)
+
+// DefaultBackoffLimit is backoffLimit's default, for jobs written before the
+// CRD defaulted it.
+const DefaultBackoffLimit = 3
+
+// outcome is what the reconcile learned that the runs do not tell.
+type outcome struct {
+	// waitReason and waitMessage explain a job without runs that waits
+	// (RecipeNotFound, Unschedulable).
+	waitReason, waitMessage string
+	// failReason and failMessage fail the job.
+	failReason, failMessage string
+}
+
+// slot is one slot's attempts.
+type slot struct {
+	latest    *kquantv1alpha1.QuantRun
+	everBound bool
+}
+
+// slotsOf groups runs by slot; latest is the highest attempt.
+func slotsOf(runs []kquantv1alpha1.QuantRun) map[int]*slot {
+	out := map[int]*slot{}
+	for i := range runs {
+		run := &runs[i]
+		s := out[quantrun.Slot(run)]
+		if s == nil {
+			s = &slot{}
+			out[quantrun.Slot(run)] = s
+		}
+		if s.latest == nil || run.Spec.Attempt > s.latest.Spec.Attempt {
+			s.latest = run
+		}
+		s.everBound = s.everBound || quantrun.IsBound(run)
+	}
+	return out
+}
+
+func failedRuns(runs []kquantv1alpha1.QuantRun) (n int32, last *kquantv1alpha1.QuantRun) {
+	for i := range runs {
+		if runs[i].Status.Phase == kquantv1alpha1.RunPhaseFailed {
+			n++
+			if last == nil || runs[i].Status.CompletionTime != nil && last.Status.CompletionTime != nil && last.Status.CompletionTime.Before(runs[i].Status.CompletionTime) {
+				last = &runs[i]
+			}
+		}
+	}
+	return n, last
+}
+
+// deadline is when the job fails for activeDeadlineSeconds. As for a Kubernetes
+// Job, the clock starts when the job is created: time spent waiting for GPUs
+// counts, so a job can never wait forever.
+func deadline(job *kquantv1alpha1.QuantJob) (time.Time, bool) {
+	if job.Spec.ActiveDeadlineSeconds == nil {
+		return time.Time{}, false
+	}
+	return job.CreationTimestamp.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second), true
+}
+
+// decideFailure says whether the job has failed, and why.
+func decideFailure(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun, now time.Time) (reason, message string) {
+	if d, ok := deadline(job); ok && !now.Before(d) {
+		return kquantv1alpha1.ReasonDeadlineExceeded, fmt.Sprintf("job was active longer than activeDeadlineSeconds (%ds)", *job.Spec.ActiveDeadlineSeconds)
+	}
+	limit := ptr.Deref(job.Spec.BackoffLimit, DefaultBackoffLimit)
+	if n, last := failedRuns(runs); n > limit {
+		return kquantv1alpha1.ReasonBackoffLimitExceeded, fmt.Sprintf("%d run attempts failed, more than backoffLimit %d; last: %s: %s: %s",
+			n, limit, last.Name, last.Status.Reason, last.Status.Message)
+	}
+	return "", ""
+}
+
+// computeStatus is the job's whole new status from its runs and the outcome.
+func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun, out outcome, now time.Time) *kquantv1alpha1.QuantJobStatus {
+	st := job.Status.DeepCopy()
+	st.ObservedGeneration = job.Generation
+	slots := slotsOf(runs)
+	st.Total = max(job.Status.Total, int32(len(slots)))
+	st.Pending, st.Running, st.Succeeded = 0, 0, 0
+	bound := int32(0)
+	var succeeded []summary.Run
+	for _, s := range slots {
+		switch run := s.latest; {
+		case run.Status.Phase == kquantv1alpha1.RunPhaseSucceeded:
+			st.Succeeded++
+			succeeded = append(succeeded, summary.Run{Name: run.Name, Node: run.Spec.NodeName, GPU: run.Spec.GPUUUID,
+				Product: run.Annotations[quantrun.AnnotationProduct], Results: run.Status.Results})
+		case quantrun.IsActive(run):
+			st.Running++
+		case quantrun.IsWaiting(run):
+			st.Pending++
+		}
+		if s.everBound {
+			bound++
+		}
+	}
+	st.Failed, _ = failedRuns(runs)
+	st.Progress = fmt.Sprintf("%d/%d", st.Succeeded, st.Total)
+	slices.SortFunc(succeeded, func(a, b summary.Run) int { return strings.Compare(a.Name, b.Name) })
+	st.Summary = summary.Compute(succeeded)
+	if st.StartTime == nil {
+		st.StartTime = earliestBind(runs)
+	}
+
+	scheduled := metav1.Condition{Type: kquantv1alpha1.JobConditionScheduled, ObservedGeneration: job.Generation}
+	switch {
+	case len(runs) == 0 && out.waitReason != "":
+		scheduled.Status, scheduled.Reason, scheduled.Message = metav1.ConditionFalse, out.waitReason, out.waitMessage
+	case len(runs) == 0:
+		scheduled.Status, scheduled.Reason, scheduled.Message = metav1.ConditionFalse, kquantv1alpha1.ReasonWaitingForGPUs, "no run created yet"
+	case bound == st.Total:
+		scheduled.Status, scheduled.Reason, scheduled.Message = metav1.ConditionTrue, kquantv1alpha1.ReasonAllRunsBound, fmt.Sprintf("all %d runs were bound to GPUs", st.Total)
+	default:
+		scheduled.Status, scheduled.Reason = metav1.ConditionFalse, kquantv1alpha1.ReasonWaitingForGPUs
+		scheduled.Message = fmt.Sprintf("%d/%d runs were bound; the others wait for a free eligible GPU", bound, st.Total)
+	}
+	if out.failReason == "" || len(runs) == 0 {
+		// A failing job keeps the scheduling story it had, unless it never got runs.
+		meta.SetStatusCondition(&st.Conditions, scheduled)
+	}
+
+	switch {
+	case out.failReason != "":
+		st.Phase = kquantv1alpha1.JobPhaseFailed
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: kquantv1alpha1.JobConditionFailed, Status: metav1.ConditionTrue,
+			Reason: out.failReason, Message: out.failMessage, ObservedGeneration: job.Generation})
+	case st.Total > 0 && st.Succeeded == st.Total:
+		st.Phase = kquantv1alpha1.JobPhaseSucceeded
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: kquantv1alpha1.JobConditionComplete, Status: metav1.ConditionTrue,
+			Reason: kquantv1alpha1.ReasonAllRunsSucceeded, Message: fmt.Sprintf("all %d runs succeeded", st.Total), ObservedGeneration: job.Generation})
+	case len(runs) == 0 && out.waitReason == kquantv1alpha1.ReasonUnschedulable:
+		st.Phase = kquantv1alpha1.JobPhaseUnschedulable
+	case st.Running > 0:
+		st.Phase = kquantv1alpha1.JobPhaseRunning
+	default:
+		st.Phase = kquantv1alpha1.JobPhasePending
+	}
+	if isFinished(st.Phase) && st.CompletionTime == nil {
+		st.CompletionTime = ptr.To(metav1.NewTime(now))
+	}
+	return st
+}
+
+func isFinished(p kquantv1alpha1.JobPhase) bool {
+	return p == kquantv1alpha1.JobPhaseSucceeded || p == kquantv1alpha1.JobPhaseFailed
+}
+
+func earliestBind(runs []kquantv1alpha1.QuantRun) *metav1.Time {
+	var first *metav1.Time
+	for i := range runs {
+		if t := runs[i].Status.BindTime; t != nil && (first == nil || t.Before(first)) {
+			first = t.DeepCopy()
+		}
+	}
+	return first
+}

@@ -1,0 +1,7 @@
+// Package quantrecipe is the QuantRecipe controller. It validates what the CRD's
+// CEL rules cannot, computes status.key (the canonical text of the effective
+// recipe) and status.format once per generation, and keeps status.nodes, the
+// number of Ready nodes that run the recipe natively or emulated, current as
+// profiles and agents' Leases change. It owns the whole status and the Ready
+// condition.
+package quantrecipe

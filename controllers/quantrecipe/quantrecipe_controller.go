@@ -1,0 +1,173 @@
+package quantrecipe
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/scheduling"
+)
+
+// ControllerName is the controller's stable name (logs, metrics, queue).
+const ControllerName = "quantrecipe"
+
+// Reasons of the Ready condition.
+const (
+	// ReasonValid: the recipe passed validation and its key is computed.
+	ReasonValid = "Valid"
+	// ReasonInvalid: the recipe breaks a rule that admission could not check;
+	// the message says which field.
+	ReasonInvalid = "Invalid"
+)
+
+// Reconciler reconciles QuantRecipes.
+type Reconciler struct {
+	client         client.Client
+	recorder       events.EventRecorder
+	clock          clock.PassiveClock
+	leaseNamespace string
+}
+
+// New returns a Reconciler that reads agents' Leases from leaseNamespace.
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace}
+}
+
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile computes a recipe's status.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	recipe := &kquantv1alpha1.QuantRecipe{}
+	if err := r.client.Get(ctx, req.NamespacedName, recipe); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	now := r.clock.Now()
+	status, problems := computeStatus(recipe, nodes, now)
+	if !equality.Semantic.DeepEqual(&recipe.Status, status) {
+		// Warn once per invalid generation, not on every count change.
+		newlyInvalid := len(problems) > 0 && (recipe.Status.ObservedGeneration != recipe.Generation ||
+			meta.IsStatusConditionTrue(recipe.Status.Conditions, kquantv1alpha1.ConditionReady))
+		patch := client.MergeFrom(recipe.DeepCopy())
+		recipe.Status = *status
+		if err := r.client.Status().Patch(ctx, recipe, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("patching status of recipe %s: %w", req.Name, err)
+		}
+		log.V(2).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
+		if newlyInvalid {
+			r.recorder.Eventf(recipe, nil, corev1.EventTypeWarning, ReasonInvalid, "Validate", "%s", strings.Join(problems, "; "))
+		}
+	}
+	return reconcile.Result{RequeueAfter: nextExpiry(nodes, now)}, nil
+}
+
+// computeStatus is the recipe's whole new status, and its validation problems.
+func computeStatus(recipe *kquantv1alpha1.QuantRecipe, nodes []scheduling.NodeState, now time.Time) (*kquantv1alpha1.QuantRecipeStatus, []string) {
+	st := recipe.Status.DeepCopy()
+	problems := Validate(&recipe.Spec)
+	cond := metav1.Condition{Type: kquantv1alpha1.ConditionReady, ObservedGeneration: recipe.Generation}
+	if len(problems) > 0 {
+		st.Key, st.Format = "", ""
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonInvalid, strings.Join(problems, "; ")
+	} else {
+		// The key is a pure function of the spec: compute it once per generation.
+		if st.ObservedGeneration != recipe.Generation || st.Key == "" {
+			st.Key = recipe.Spec.Key()
+		}
+		st.Format = recipe.Spec.Effective().Format
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonValid, "recipe is valid; status.key is its canonical form"
+	}
+	st.ObservedGeneration = recipe.Generation
+	st.Nodes = countNodes(recipe.Spec.Scheme, nodes, now)
+	meta.SetStatusCondition(&st.Conditions, cond)
+	return st, problems
+}
+
+// countNodes counts Ready nodes (profile Ready and agent Lease fresh) by their
+// best support of scheme.
+func countNodes(scheme kquantv1alpha1.Scheme, nodes []scheduling.NodeState, now time.Time) kquantv1alpha1.RecipeNodeCounts {
+	var c kquantv1alpha1.RecipeNodeCounts
+	for i := range nodes {
+		n := &nodes[i]
+		if !scheduling.ProfileReady(n.Profile) || !scheduling.LeaseFresh(n.Lease, now) {
+			continue
+		}
+		switch scheduling.NodeSupport(n.Profile, scheme) {
+		case kquantv1alpha1.SupportNative:
+			c.Native++
+		case kquantv1alpha1.SupportEmulated:
+			c.Emulated++
+		}
+	}
+	return c
+}
+
+// nextExpiry is how long until the first fresh Lease expires, when the counts
+// may drop; zero when no Lease is fresh (a revival is an event).
+func nextExpiry(nodes []scheduling.NodeState, now time.Time) time.Duration {
+	var next time.Duration
+	for i := range nodes {
+		exp, ok := scheduling.LeaseExpiry(nodes[i].Lease)
+		if !ok || !exp.After(now) {
+			continue
+		}
+		if d := exp.Sub(now); next == 0 || d < next {
+			next = d
+		}
+	}
+	if next > 0 {
+		next += 100 * time.Millisecond // wake up just after, not just before
+	}
+	return next
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	allRecipes := handler.EnqueueRequestsFromMapFunc(r.allRecipes)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&kquantv1alpha1.QuantRecipe{}).
+		Watches(&kquantv1alpha1.GPUNodeProfile{}, allRecipes).
+		Watches(&coordinationv1.Lease{}, allRecipes, builder.WithPredicates(fleet.LeaseEvents())).
+		Complete(r)
+}
+
+// allRecipes maps a fleet change to every recipe: each one's counts may change.
+func (r *Reconciler) allRecipes(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &kquantv1alpha1.QuantRecipeList{}
+	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing recipes failed")
+		return nil
+	}
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}}
+	}
+	return out
+}
