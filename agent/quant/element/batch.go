@@ -98,9 +98,12 @@ func encodeE2M1(dst []uint8, src []float32, scale float32) {
 	for i, x := range src {
 		b := math.Float32bits(x * scale)
 		a := b & absMask
-		if a-e2m1Min < e2m1Max-e2m1Min {
+		switch {
+		case a < e2m1Min:
+			dst[i] = uint8(b>>28)&0x8 | e2m1Below1(a)
+		case a < e2m1Max:
 			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
-		} else {
+		default:
 			dst[i] = toE2M1Slow(b)
 		}
 	}
@@ -112,12 +115,25 @@ func encodeE2M1Each(dst []uint8, src, scales []float32) {
 	for i, x := range src {
 		b := math.Float32bits(x * scales[i])
 		a := b & absMask
-		if a-e2m1Min < e2m1Max-e2m1Min {
+		switch {
+		case a < e2m1Min:
+			dst[i] = uint8(b>>28)&0x8 | e2m1Below1(a)
+		case a < e2m1Max:
 			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
-		} else {
+		default:
 			dst[i] = toE2M1Slow(b)
 		}
 	}
+}
+
+// e2m1Below1 returns the E2M1 code of a magnitude below 1 (float32 bits a):
+// 2|v| rounded to an integer, nearest even, which is the code (0, 1, or 2
+// for 1.0). Adding 2^23 makes the float32 addition do that rounding; 2|v| is
+// exact, so a fused multiply-add would give the same bits. Normalized
+// E2M1 data puts about a third of its elements here, which is why this
+// case is not left to the slow path.
+func e2m1Below1(a uint32) uint8 {
+	return uint8(math.Float32bits(math.Float32frombits(a)*2+0x1p23) - 0x4B000000)
 }
 
 // AbsMax returns the largest magnitude in xs, ignoring NaN (the contract's
