@@ -188,7 +188,7 @@ func (c *Ctx) Launch(f Function, grid, block Dim3, sharedBytes uint32, s Stream,
 	if args.err != nil {
 		return fmt.Errorf("launching %s: %w", f.name, args.err)
 	}
-	r := c.lib.launch(f.h, grid, block, sharedBytes, s.h, args.slots[:args.n])
+	r := c.lib.launch(f.h, grid, block, sharedBytes, s.h, args.slots[:args.n], args.blob[:args.blobWords], args.blobIdx)
 	if r != resultSuccess {
 		return fmt.Errorf("launching %s grid %v block %v: %w", f.name, grid, block, c.lib.check(r, "cuLaunchKernel"))
 	}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -65,18 +66,55 @@ func Dim2(x, y int) Dim3 { return Dim3{X: uint32(x), Y: uint32(y), Z: 1} }
 // one 8-byte slot; values narrower than 8 bytes sit in its low bytes, which
 // is what the driver reads on a little-endian host. The methods return the
 // receiver so that arguments chain: NewArgs().Buffer(x).U32(n).
+//
+// One parameter may instead be a by-value struct of up to MaxStructBytes
+// (Struct): the kernel-parameter payload that carries small host data to
+// the device inside the launch itself.
 type Args struct {
 	slots [maxArgs]uint64
 	n     int
 	err   error
+	// blob holds the struct parameter's bytes; uint64 words keep it
+	// 8-byte aligned like the struct it stands for.
+	blob      [MaxStructBytes / 8]uint64
+	blobWords int
+	blobIdx   int
 }
 
+// MaxStructBytes is the largest by-value struct parameter Args takes: a
+// 2 KiB payload plus its header, well inside the driver's 4 KiB
+// kernel-parameter limit together with the slots.
+const MaxStructBytes = 2560
+
 // NewArgs returns an empty argument list.
-func NewArgs() *Args { return &Args{} }
+func NewArgs() *Args { return &Args{blobIdx: -1} }
 
 // Reset empties the list for reuse without allocating.
 func (a *Args) Reset() *Args {
 	a.n, a.err = 0, nil
+	a.blobWords, a.blobIdx = 0, -1
+	return a
+}
+
+// Struct appends a by-value struct parameter whose bytes are b (its size
+// must be the struct's sizeof, a multiple of 8 bytes). The bytes are
+// copied, so b may be reused at once; only one Struct per launch.
+func (a *Args) Struct(b []byte) *Args {
+	switch {
+	case a.blobIdx >= 0 && a.blobWords > 0:
+		a.err = fmt.Errorf("cuda: more than one struct kernel argument")
+		return a
+	case len(b) > MaxStructBytes || len(b)%8 != 0 || len(b) == 0:
+		a.err = fmt.Errorf("cuda: struct kernel argument of %d bytes (want a multiple of 8 up to %d)", len(b), MaxStructBytes)
+		return a
+	}
+	words := len(b) / 8
+	for i := range words {
+		a.blob[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	idx := a.n
+	a.push(0)
+	a.blobWords, a.blobIdx = words, idx
 	return a
 }
 

@@ -184,12 +184,19 @@ static kq_res kq_module_load(kq_lib *l, void **m, const void *image,
 // kq_launch passes each kernel parameter from its own 8-byte slot of args;
 // the driver reads as many bytes of a slot as the parameter is wide, which on
 // little-endian hosts are the low bytes where Args stores narrower values.
+//
+// A by-value struct parameter (blobIdx >= 0) is passed as a pointer to its
+// bytes instead of a slot: the driver copies sizeof(struct) bytes from it
+// into the launch's parameter buffer before cuLaunchKernel returns (and a
+// stream capture stores them in the graph node), so the memory is free for
+// reuse as soon as this call returns.
 static kq_res kq_launch(kq_lib *l, kq_h f, unsigned int gx, unsigned int gy, unsigned int gz,
 		unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, kq_h s,
-		uint64_t *args, int nargs) {
+		uint64_t *args, int nargs, void *blob, int blobIdx) {
 	void *params[KQ_MAX_ARGS];
 	if (nargs > KQ_MAX_ARGS) return 1; // CUDA_ERROR_INVALID_VALUE
 	for (int i = 0; i < nargs; i++) params[i] = &args[i];
+	if (blobIdx >= 0 && blobIdx < nargs) params[blobIdx] = blob;
 	return l->cuLaunchKernel((void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)s, params, NULL);
 }
 */
@@ -369,15 +376,24 @@ func (l *lib) moduleGetFunction(m uintptr, name string) (uintptr, result) {
 
 func (l *lib) moduleUnload(m uintptr) result { return result(C.kq_module_unload(l.t, C.kq_h(m))) }
 
-func (l *lib) launch(f uintptr, grid, block Dim3, shmem uint32, s uintptr, args []uint64) result {
+// launch passes args (and, when blobIdx >= 0, blob as parameter blobIdx).
+// Both are Go memory holding no Go pointers, read by the driver only during
+// the call, which cgo's pointer rules allow.
+func (l *lib) launch(f uintptr, grid, block Dim3, shmem uint32, s uintptr, args []uint64, blob []uint64, blobIdx int) result {
 	var p *C.uint64_t
 	if len(args) > 0 {
 		p = (*C.uint64_t)(unsafe.Pointer(&args[0]))
 	}
+	var bp unsafe.Pointer
+	if blobIdx >= 0 && len(blob) > 0 {
+		bp = unsafe.Pointer(&blob[0])
+	} else {
+		blobIdx = -1
+	}
 	return result(C.kq_launch(l.t, C.kq_h(f),
 		C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z),
 		C.uint(block.X), C.uint(block.Y), C.uint(block.Z),
-		C.uint(shmem), C.kq_h(s), p, C.int(len(args))))
+		C.uint(shmem), C.kq_h(s), p, C.int(len(args)), bp, C.int(blobIdx)))
 }
 
 func (l *lib) beginCapture(s uintptr, mode int) result {
