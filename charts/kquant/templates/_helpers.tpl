@@ -1,0 +1,118 @@
+{{/* Names. */}}
+{{- define "kquant.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "kquant.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kquant.manager.fullname" -}}{{ include "kquant.fullname" . }}-manager{{- end -}}
+{{- define "kquant.agent.fullname" -}}{{ include "kquant.fullname" . }}-agent{{- end -}}
+
+{{- define "kquant.manager.serviceAccountName" -}}
+{{- if .Values.manager.serviceAccount.create -}}
+{{- default (include "kquant.manager.fullname" .) .Values.manager.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.manager.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kquant.agent.serviceAccountName" -}}
+{{- if .Values.agent.serviceAccount.create -}}
+{{- default (include "kquant.agent.fullname" .) .Values.agent.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.agent.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels: common to every object; component ones add app.kubernetes.io/component. */}}
+{{- define "kquant.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "kquant.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kquant
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "kquant.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kquant.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "kquant.componentLabels" -}}
+{{ include "kquant.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* kquant.image: repository:tag, the tag defaulting to the chart's appVersion. */}}
+{{- define "kquant.image" -}}
+{{- printf "%s:%s" .repository (default $.appVersion .tag) -}}
+{{- end -}}
+
+{{/*
+kquant.generatedRBAC renders the RBAC that controller-gen generated from the
+kubebuilder markers of a component (files/rbac/<component>_role.yaml, a copy of
+config/rbac/<component>_role.yaml kept identical by test/chart): its ClusterRole
+rules as a ClusterRole bound to the component's ServiceAccount, and each Role
+(markers with a namespace) as a Role in the release namespace. The rules are
+taken verbatim, so the chart grants exactly what the code declares it needs.
+*/}}
+{{- define "kquant.generatedRBAC" -}}
+{{- $root := .root -}}
+{{- $content := $root.Files.Get (printf "files/rbac/%s_role.yaml" .component) -}}
+{{- if not $content -}}
+{{- fail (printf "files/rbac/%s_role.yaml is missing: run `make chart-sync`" .component) -}}
+{{- end -}}
+{{- range $doc := regexSplit "(?m)^---\\s*$" $content -1 }}
+{{- $obj := fromYaml $doc -}}
+{{- if and $obj (hasKey $obj "kind") }}
+{{- $kind := $obj.kind -}}
+{{- $bindingKind := ternary "ClusterRoleBinding" "RoleBinding" (eq $kind "ClusterRole") }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: {{ $kind }}
+metadata:
+  name: {{ $.name }}
+  {{- if eq $kind "Role" }}
+  namespace: {{ $root.Release.Namespace }}
+  {{- end }}
+  labels:
+    {{- include "kquant.componentLabels" (dict "root" $root "component" $.component) | nindent 4 }}
+rules:
+  {{- toYaml $obj.rules | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: {{ $bindingKind }}
+metadata:
+  name: {{ $.name }}
+  {{- if eq $kind "Role" }}
+  namespace: {{ $root.Release.Namespace }}
+  {{- end }}
+  labels:
+    {{- include "kquant.componentLabels" (dict "root" $root "component" $.component) | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: {{ $kind }}
+  name: {{ $.name }}
+subjects:
+- kind: ServiceAccount
+  name: {{ $.serviceAccount }}
+  namespace: {{ $root.Release.Namespace }}
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# demo.sh: `make demo` and `make demo-down`.
+#
+#   hack/demo.sh up     builds the binaries, starts etcd and kube-apiserver (the
+#                       envtest binaries from hack/envtest-assets.sh), installs the
+#                       CRDs from charts/kquant/crds, starts the manager and the
+#                       agents (the real GPU when a CUDA driver is present, else two
+#                       simulated nodes), applies recipes/ and a sample job, waits
+#                       for it and prints the results.
+#   hack/demo.sh down   stops everything `up` started and removes .demo/.
+#
+# Everything lives in .demo/: certificates, kubeconfig, logs, pids, etcd data.
+# `up` is idempotent: processes that still run are reused.
+#
+# Environment: KQUANT_DEMO_SIMULATE=1 simulates nodes even on a GPU machine;
+# KQUANT_DEMO_JOB=<file> runs another job manifest; KQUANT_DEMO_TIMEOUT (seconds,
+# default 150) bounds the wait for the job.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DEMO=$ROOT/.demo
+NS=kquant-system
+JOB_FILE=${KQUANT_DEMO_JOB:-$ROOT/config/samples/validation-quantize.yaml}
+TIMEOUT=${KQUANT_DEMO_TIMEOUT:-150}
+START=$SECONDS
+
+step() { printf '\033[1m==> [%3ss] %s\033[0m\n' "$((SECONDS - START))" "$*"; }
+info() { printf '    %s\n' "$*"; }
+die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
+
+running() { # name
+  local pidfile=$DEMO/pids/$1.pid
+  [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+# start name command... : starts a background process in its own session, logs
+# to .demo/logs/<name>.log, records its pid; reuses it when it still runs.
+start() {
+  local name=$1; shift
+  if running "$name"; then
+    info "$name already running (pid $(cat "$DEMO/pids/$name.pid"))"
+    return
+  fi
+  setsid "$@" >"$DEMO/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$DEMO/pids/$name.pid"
+  info "$name started (pid $!, log .demo/logs/$name.log)"
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# pick_ports writes .demo/ports once: free local ports for every listener.
+pick_ports() {
+  [[ -f $DEMO/ports ]] && return
+  local names=(ETCD_PORT ETCD_PEER_PORT API_PORT MANAGER_METRICS_PORT MANAGER_HEALTH_PORT AGENT1_METRICS_PORT AGENT1_HEALTH_PORT AGENT2_METRICS_PORT AGENT2_HEALTH_PORT)
+  local used=" " n p
+  for n in "${names[@]}"; do
+    while :; do
+      p=$((20000 + RANDOM % 40000))
+      [[ $used == *" $p "* ]] && continue
+      port_free "$p" && break
+    done
+    used+="$p "
+    echo "$n=$p" >>"$DEMO/ports.tmp"
+  done
+  mv "$DEMO/ports.tmp" "$DEMO/ports"
+}
+
+# certs: a CA, the API server's serving certificate, the service-account signing
+# key pair and an administrator's client certificate (group system:masters).
+certs() {
+  local d=$DEMO/pki
+  [[ -f $d/admin.crt ]] && return
+  mkdir -p "$d"
+  if command -v openssl >/dev/null; then
+    (
+      cd "$d"
+      key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+      key ca.key
+      openssl req -x509 -new -key ca.key -subj "/CN=kquant-demo-ca" -days 365 -out ca.crt
+      sign() { # name subject extensions
+        key "$1.key"
+        openssl req -new -key "$1.key" -subj "$2" -out "$1.csr"
+        printf '%s\n' "$3" >"$1.ext"
+        openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+        rm -f "$1.csr" "$1.ext"
+      }
+      sign apiserver "/CN=kube-apiserver" "$(printf '%s\n' \
+        "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc" \
+        "extendedKeyUsage=serverAuth" "keyUsage=critical,digitalSignature,keyEncipherment")"
+      sign admin "/O=system:masters/CN=kquant-demo-admin" "$(printf '%s\n' \
+        "extendedKeyUsage=clientAuth" "keyUsage=critical,digitalSignature,keyEncipherment")"
+      key sa.key
+      openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
+    )
+  else
+    (cd "$ROOT" && go run ./hack/democerts -dir "$d")
+  fi
+}
+
+kubeconfig() {
+  local d=$DEMO/pki
+  cat >"$DEMO/kubeconfig" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: kquant-demo
+  cluster:
+    server: https://127.0.0.1:${API_PORT}
+    certificate-authority-data: $(base64 -w0 <"$d/ca.crt")
+users:
+- name: kquant-demo-admin
+  user:
+    client-certificate-data: $(base64 -w0 <"$d/admin.crt")
+    client-key-data: $(base64 -w0 <"$d/admin.key")
+contexts:
+- name: kquant-demo
+  context: {cluster: kquant-demo, user: kquant-demo-admin}
+current-context: kquant-demo
+KUBECONFIG
+  chmod 600 "$DEMO/kubeconfig"
+}
+
+k() { "$KUBECTL" --kubeconfig "$DEMO/kubeconfig" --cache-dir "$DEMO/kube-cache" "$@"; }
+
+# wait_for description timeout-seconds command...
+wait_for() {
+  local what=$1 limit=$2; shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "timed out after ${limit}s waiting for $what"
+    sleep 0.5
+  done
+}
+
+has_cuda_driver() {
+  [[ ${KQUANT_DEMO_SIMULATE:-0} == 1 ]] && return 1
+  [[ -e /dev/nvidiactl ]] || return 1
+  ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1' && return 0
+  compgen -G '/usr/lib*/libcuda.so.1' >/dev/null || compgen -G '/usr/lib/*-linux-gnu/libcuda.so.1' >/dev/null
+}
+
+node_manifest() { # name
+  cat <<NODE
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  labels:
+    kubernetes.io/hostname: $1
+    kubernetes.io/os: linux
+    nvidia.com/gpu.present: "true"
+    kquant.dev/demo: "true"
+NODE
+}
+
+up() {
+  mkdir -p "$DEMO"/{logs,pids}
+
+  step "building bin/manager, bin/agent, bin/kquantctl"
+  if ! make -C "$ROOT" --no-print-directory -s build; then
+    compgen -G "$ROOT/cmd/manager/*.go" >/dev/null && compgen -G "$ROOT/cmd/agent/*.go" >/dev/null \
+      && die "make build failed"
+    info "make build failed: cmd/manager or cmd/agent has no sources yet"
+  fi
+  for b in manager agent; do
+    [[ -x $ROOT/bin/$b ]] || info "bin/$b does not exist yet (cmd/$b not written): the demo stops after the control plane"
+  done
+
+  step "control-plane binaries (hack/envtest-assets.sh)"
+  ASSETS=$("$ROOT/hack/envtest-assets.sh")
+  KUBECTL=$ASSETS/kubectl
+  info "$ASSETS"
+
+  step "starting etcd and kube-apiserver"
+  pick_ports
+  # shellcheck disable=SC1091
+  source "$DEMO/ports"
+  certs
+  kubeconfig
+  start etcd "$ASSETS/etcd" \
+    --name=kquant-demo --data-dir="$DEMO/etcd" \
+    --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster="kquant-demo=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync=true --quota-backend-bytes=$((2 * 1024 * 1024 * 1024))
+  start kube-apiserver "$ASSETS/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --tls-cert-file="$DEMO/pki/apiserver.crt" --tls-private-key-file="$DEMO/pki/apiserver.key" \
+    --client-ca-file="$DEMO/pki/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc \
+    --service-account-key-file="$DEMO/pki/sa.pub" --service-account-signing-key-file="$DEMO/pki/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --authorization-mode=RBAC --allow-privileged=true
+  info "waiting for the API server on https://127.0.0.1:$API_PORT"
+  wait_for "kube-apiserver (see .demo/logs/kube-apiserver.log)" 90 k get --raw /readyz
+
+  step "installing the CRDs from charts/kquant/crds"
+  k apply --server-side --field-manager=kquant-demo -f "$ROOT/charts/kquant/crds" | sed 's/^/    /'
+  k wait --for=condition=Established --timeout=60s -f "$ROOT/charts/kquant/crds" >/dev/null
+  k get namespace "$NS" >/dev/null 2>&1 || k create namespace "$NS" | sed 's/^/    /'
+
+  local agents=()
+  if has_cuda_driver; then
+    agents=("demo-gpu::auto")
+    info "CUDA driver found: one agent on the real GPUs"
+  else
+    agents=("demo-h100:H100:8" "demo-b200:B200:8")
+    info "no CUDA driver: two simulated nodes, 8x H100 and 8x B200 (reference backend)"
+  fi
+
+  if [[ ! -x $ROOT/bin/manager || ! -x $ROOT/bin/agent ]]; then
+    step "control plane ready; manager or agent binary missing, stopping here"
+    info "export KUBECONFIG=$DEMO/kubeconfig"
+    return 0
+  fi
+
+  step "starting the manager and the agents"
+  start manager "$ROOT/bin/manager" \
+    --kubeconfig="$DEMO/kubeconfig" --leader-elect=false --lease-namespace="$NS" \
+    --metrics-bind-address="127.0.0.1:$MANAGER_METRICS_PORT" --health-probe-bind-address="127.0.0.1:$MANAGER_HEALTH_PORT"
+  local i=0 spec node product count ports
+  for spec in "${agents[@]}"; do
+    i=$((i + 1))
+    IFS=: read -r node product count <<<"$spec"
+    node_manifest "$node" | k apply --server-side --field-manager=kquant-demo -f - >/dev/null
+    ports=(AGENT${i}_METRICS_PORT AGENT${i}_HEALTH_PORT)
+    local args=(--kubeconfig="$DEMO/kubeconfig" --node-name="$node" --namespace="$NS"
+      --metrics-bind-address="127.0.0.1:${!ports[0]}" --health-probe-bind-address="127.0.0.1:${!ports[1]}")
+    if [[ -n $product ]]; then
+      args+=(--backend=reference --simulate="$product:$count")
+    else
+      args+=(--backend="$count")
+    fi
+    start "agent-$node" "$ROOT/bin/agent" "${args[@]}"
+  done
+
+  step "waiting for the agents' GPUNodeProfiles"
+  for spec in "${agents[@]}"; do
+    node=${spec%%:*}
+    wait_for "GPUNodeProfile $node (see .demo/logs/agent-$node.log)" 60 \
+      k wait --for=condition=Ready --timeout=1s "gpunodeprofile/$node"
+    info "$node: $(k get gpunodeprofile "$node" -o jsonpath='{.status.gpus[0].product} x{.status.gpus[*].index}' | awk '{print $1, NF-1 " GPUs"}')"
+  done
+
+  step "applying recipes/ and $(basename "$JOB_FILE")"
+  k apply --server-side --field-manager=kquant-demo -n default -f "$ROOT/recipes/" -f "$JOB_FILE" | sed 's/^/    /'
+  local job
+  job=$(k create --dry-run=client -o jsonpath='{.metadata.name}' -f "$JOB_FILE")
+
+  step "waiting for QuantJob $job (up to ${TIMEOUT}s)"
+  local deadline=$((SECONDS + TIMEOUT)) last="" now phase
+  while :; do
+    now=$(k get quantjob "$job" -n default -o jsonpath='{.status.phase} {.status.succeeded}/{.status.total} running={.status.running} failed={.status.failed}' 2>/dev/null || true)
+    phase=${now%% *}
+    if [[ $now != "$last" ]]; then
+      info "$(printf '[%3ss] ' "$((SECONDS - START))")phase=${phase:-<none>} progress=${now#* }"
+      last=$now
+    fi
+    case $phase in
+      Succeeded) break ;;
+      Failed | Unschedulable)
+        k get quantjob "$job" -n default -o jsonpath='{range .status.conditions[*]}    {.type}={.status} {.reason}: {.message}{"\n"}{end}'
+        [[ $phase == Failed ]] && break
+        ;;
+    esac
+    if ((SECONDS >= deadline)); then
+      info "the job is not done after ${TIMEOUT}s; see .demo/logs/ and the tables below"
+      break
+    fi
+    sleep 1
+  done
+
+  step "results"
+  k get gpn,qr,qj,qrun -A -o wide
+  echo
+  echo "The demo keeps running. Explore it with:"
+  echo "  export KUBECONFIG=$DEMO/kubeconfig"
+  echo "  $KUBECTL get kquant -A"
+  echo "Logs are in .demo/logs/; stop everything with 'make demo-down'."
+  [[ ${phase:-} == Succeeded ]] || exit 1
+}
+
+down() {
+  [[ -d $DEMO ]] || { echo "demo: nothing to stop"; return 0; }
+  local f pid name
+  # Agents and manager first, then the API server, then etcd.
+  for name in $(ls "$DEMO/pids" 2>/dev/null | sed 's/\.pid$//' | sort -r | awk '/^(agent|manager)/{print} !/^(agent|manager)/{rest=rest" "$0} END{print rest}'); do
+    f=$DEMO/pids/$name.pid
+    pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+      echo "stopped $name (pid $pid)"
+    fi
+  done
+  rm -rf "$DEMO"
+  echo "removed .demo/"
+}
+
+case ${1:-up} in
+  up) up ;;
+  down) down ;;
+  *) die "usage: $0 up|down" ;;
+esac

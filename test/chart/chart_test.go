@@ -1,0 +1,431 @@
+package chart
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const chartDir = "charts/kquant"
+
+var tl *tools
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	var stop func()
+	var err error
+	tl, stop, err = startTools()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chart tests: %v\n", err)
+		return 1
+	}
+	defer stop()
+	if err := prepareCluster(); err != nil {
+		fmt.Fprintf(os.Stderr, "chart tests: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// prepareCluster applies for real what the dry-runs depend on: the chart's CRDs
+// (testenv installed config/crd/bases already; re-applying the chart's copies
+// proves they apply cleanly), a stand-in ServiceMonitor CRD, and the namespaces
+// the releases go to.
+func prepareCluster() error {
+	if _, err := tl.kubectlCmd(nil, "apply", "--server-side", "--field-manager=kquant-chart-test", "-f", filepath.Join(chartDir, "crds"), "-f", "test/chart/testdata/servicemonitor-crd.yaml"); err != nil {
+		return err
+	}
+	if _, err := tl.kubectlCmd(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com"); err != nil {
+		return err
+	}
+	for _, ns := range []string{"kquant-system", "gpu-ops", "minimal"} {
+		if _, err := tl.kubectlCmd(nil, "create", "namespace", ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// render runs helm template for a release and parses the objects.
+func render(t *testing.T, release, namespace string, args ...string) ([]byte, []*unstructured.Unstructured) {
+	t.Helper()
+	args = append([]string{"template", release, chartDir, "--namespace", namespace, "--kube-version", tl.kubeVersion}, args...)
+	out, err := tl.helmCmd(args...)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	objs, err := parseObjects([]byte(out))
+	if err != nil {
+		t.Fatalf("parsing helm template output: %v", err)
+	}
+	return []byte(out), objs
+}
+
+func TestChartCopiesMatchGenerated(t *testing.T) {
+	gen, err := filepath.Glob(filepath.Join(tl.root, "config/crd/bases/*.yaml"))
+	if err != nil || len(gen) == 0 {
+		t.Fatalf("no generated CRDs in config/crd/bases: %v", err)
+	}
+	shipped, _ := filepath.Glob(filepath.Join(tl.root, chartDir, "crds/*.yaml"))
+	base := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			out = append(out, filepath.Base(p))
+		}
+		return out
+	}
+	if diff := cmp.Diff(base(gen), base(shipped)); diff != "" {
+		t.Errorf("charts/kquant/crds lists other files than config/crd/bases (-generated +chart); run `make chart-sync`:\n%s", diff)
+	}
+	for _, p := range gen {
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(tl.root, chartDir, "crds", filepath.Base(p)))
+		if err == nil && !bytes.Equal(want, got) {
+			t.Errorf("charts/kquant/crds/%s differs from config/crd/bases; run `make chart-sync`", filepath.Base(p))
+		}
+	}
+	for _, role := range []string{"manager", "agent"} {
+		src := filepath.Join(tl.root, "config/rbac", role+"_role.yaml")
+		want, err := os.ReadFile(src)
+		if os.IsNotExist(err) {
+			t.Logf("config/rbac/%s_role.yaml is not generated yet (no rbac markers); the chart keeps its own copy", role)
+			continue
+		}
+		got, _ := os.ReadFile(filepath.Join(tl.root, chartDir, "files/rbac", role+"_role.yaml"))
+		if !bytes.Equal(want, got) {
+			t.Errorf("charts/kquant/files/rbac/%s_role.yaml differs from config/rbac/%s_role.yaml; run `make chart-sync`", role, role)
+		}
+	}
+}
+
+func TestHelmLint(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{name: "default values"},
+		{name: "non-default values", args: []string{"-f", "test/chart/testdata/nondefault-values.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"lint", chartDir, "--strict", "--kube-version", tl.kubeVersion}, tc.args...)
+			if out, err := tl.helmCmd(args...); err != nil {
+				t.Fatalf("helm lint: %v", err)
+			} else {
+				t.Log(out)
+			}
+		})
+	}
+}
+
+func TestHelmTemplateDryRun(t *testing.T) {
+	for _, tc := range []struct {
+		name, release, namespace string
+		args                     []string
+		want                     []string
+	}{
+		{
+			name: "default values", release: "kquant", namespace: "kquant-system",
+			want: []string{
+				"ClusterRole/kquant-agent",
+				"ClusterRole/kquant-manager",
+				"ClusterRoleBinding/kquant-agent",
+				"ClusterRoleBinding/kquant-manager",
+				"DaemonSet/kquant-system/kquant-agent",
+				"Deployment/kquant-system/kquant-manager",
+				"Role/kquant-system/kquant-leader-election",
+				"RoleBinding/kquant-system/kquant-leader-election",
+				"Service/kquant-system/kquant-agent-metrics",
+				"Service/kquant-system/kquant-manager-metrics",
+				"ServiceAccount/kquant-system/kquant-agent",
+				"ServiceAccount/kquant-system/kquant-manager",
+			},
+		},
+		{
+			name: "non-default values", release: "fleet", namespace: "gpu-ops",
+			args: []string{"-f", "test/chart/testdata/nondefault-values.yaml"},
+			want: []string{
+				"ClusterRole/gpu-quant-agent",
+				"ClusterRole/gpu-quant-crd-upgrade",
+				"ClusterRole/gpu-quant-manager",
+				"ClusterRoleBinding/gpu-quant-agent",
+				"ClusterRoleBinding/gpu-quant-crd-upgrade",
+				"ClusterRoleBinding/gpu-quant-manager",
+				"ConfigMap/gpu-ops/gpu-quant-crd-upgrade",
+				"DaemonSet/gpu-ops/gpu-quant-agent",
+				"Deployment/gpu-ops/gpu-quant-manager",
+				"Job/gpu-ops/gpu-quant-crd-upgrade",
+				"Role/gpu-ops/gpu-quant-leader-election",
+				"RoleBinding/gpu-ops/gpu-quant-leader-election",
+				"Service/gpu-ops/gpu-quant-agent-metrics",
+				"Service/gpu-ops/gpu-quant-manager-metrics",
+				"ServiceAccount/gpu-ops/gpu-quant-crd-upgrade",
+				"ServiceAccount/gpu-ops/quant-controller",
+				"ServiceMonitor/gpu-ops/gpu-quant-agent",
+				"ServiceMonitor/gpu-ops/gpu-quant-manager",
+			},
+		},
+		{
+			name: "manager only without leader election or services", release: "kq", namespace: "minimal",
+			args: []string{"--set", "agent.enabled=false", "--set", "manager.leaderElection.enabled=false", "--set", "manager.metrics.service.enabled=false"},
+			want: []string{
+				"ClusterRole/kq-kquant-manager",
+				"ClusterRoleBinding/kq-kquant-manager",
+				"Deployment/minimal/kq-kquant-manager",
+				"ServiceAccount/minimal/kq-kquant-manager",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifests, objs := render(t, tc.release, tc.namespace, tc.args...)
+			if diff := cmp.Diff(tc.want, keys(objs)); diff != "" {
+				t.Errorf("rendered objects (-want +got):\n%s", diff)
+			}
+			out, err := tl.dryRun(manifests)
+			if err != nil {
+				t.Fatalf("server-side dry-run: %v", err)
+			}
+			t.Logf("server-side dry-run of %d objects:\n%s", len(objs), out)
+			if n := strings.Count(out, "(server dry run)"); n != len(objs) {
+				t.Errorf("kubectl reported %d objects dry-run, want %d", n, len(objs))
+			}
+		})
+	}
+}
+
+// TestHelmTemplateDefaults checks what a platform team relies on in the default
+// render: where and how the agent runs, how the manager is locked down, and
+// that the RBAC is exactly what the code's markers declare.
+func TestHelmTemplateDefaults(t *testing.T) {
+	_, objs := render(t, "kquant", "kquant-system")
+	m := byKey(objs)
+	ds := m["DaemonSet/kquant-system/kquant-agent"]
+	dep := m["Deployment/kquant-system/kquant-manager"]
+	if ds == nil || dep == nil {
+		t.Fatalf("missing agent DaemonSet or manager Deployment in %v", keys(objs))
+	}
+	str := func(o *unstructured.Unstructured, path ...string) string {
+		v, _, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
+		return fmt.Sprint(v)
+	}
+	pod := []string{"spec", "template", "spec"}
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"agent nodeSelector", str(ds, append(pod, "nodeSelector")...), "map[nvidia.com/gpu.present:true]"},
+		{"agent tolerations", str(ds, append(pod, "tolerations")...), "[map[effect:NoSchedule key:nvidia.com/gpu operator:Exists]]"},
+		{"agent runtimeClassName", str(ds, append(pod, "runtimeClassName")...), "nvidia"},
+		{"agent runAsNonRoot", str(ds, append(pod, "securityContext", "runAsNonRoot")...), "true"},
+		{"manager runAsNonRoot", str(dep, append(pod, "securityContext", "runAsNonRoot")...), "true"},
+		{"manager replicas", str(dep, "spec", "replicas"), "1"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %s, want %s", tc.name, tc.got, tc.want)
+		}
+	}
+
+	container := func(o *unstructured.Unstructured) map[string]any {
+		cs, _, _ := unstructured.NestedSlice(o.Object, append(pod, "containers")...)
+		if len(cs) != 1 {
+			t.Fatalf("%s has %d containers, want 1", key(o), len(cs))
+		}
+		return cs[0].(map[string]any)
+	}
+	agent, manager := container(ds), container(dep)
+	env := map[string]string{}
+	for _, e := range agent["env"].([]any) {
+		e := e.(map[string]any)
+		if v, ok := e["value"]; ok {
+			env[e["name"].(string)] = fmt.Sprint(v)
+		} else {
+			env[e["name"].(string)] = fmt.Sprint(e["valueFrom"])
+		}
+	}
+	for name, want := range map[string]string{
+		"NVIDIA_VISIBLE_DEVICES": "all",
+		"NODE_NAME":              "map[fieldRef:map[fieldPath:spec.nodeName]]",
+	} {
+		if env[name] != want {
+			t.Errorf("agent env %s = %q, want %q", name, env[name], want)
+		}
+	}
+	for _, c := range []map[string]any{agent, manager} {
+		sc := fmt.Sprint(c["securityContext"])
+		for _, want := range []string{"readOnlyRootFilesystem:true", "allowPrivilegeEscalation:false", "drop:[ALL]"} {
+			if !strings.Contains(sc, want) {
+				t.Errorf("container %s securityContext %s lacks %s", c["name"], sc, want)
+			}
+		}
+		for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+			if c[probe] == nil {
+				t.Errorf("container %s has no %s", c["name"], probe)
+			}
+		}
+		if c["resources"] == nil {
+			t.Errorf("container %s has no resources", c["name"])
+		}
+	}
+	if args := fmt.Sprint(manager["args"]); !strings.Contains(args, "--leader-elect=true") {
+		t.Errorf("manager args %s lack --leader-elect=true", args)
+	}
+
+	for _, role := range []string{"manager", "agent"} {
+		want := readGeneratedRules(t, filepath.Join(tl.root, chartDir, "files/rbac", role+"_role.yaml"))
+		if gen := filepath.Join(tl.root, "config/rbac", role+"_role.yaml"); fileExists(gen) {
+			want = readGeneratedRules(t, gen)
+		}
+		cr := m["ClusterRole/kquant-"+role]
+		if cr == nil {
+			t.Fatalf("no ClusterRole/kquant-%s", role)
+		}
+		got, _, _ := unstructured.NestedSlice(cr.Object, "rules")
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ClusterRole/kquant-%s rules differ from the generated ones (-generated +chart):\n%s", role, diff)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestBadValuesFail checks that values.schema.json and the templates refuse
+// values that would otherwise render a broken or surprising installation.
+func TestBadValuesFail(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		set     []string
+		wantErr string
+	}{
+		{"unknown backend", []string{"agent.backend=gpu"}, "agent.backend"},
+		{"misspelt key", []string{"manager.replica=2"}, "replica"},
+		{"negative replicas", []string{"manager.replicas=-1"}, "manager.replicas"},
+		{"port out of range", []string{"manager.metrics.port=70000"}, "port"},
+		{"bad simulate spec", []string{"agent.simulate=H100"}, "agent.simulate"},
+		{"bad pull policy", []string{"agent.image.pullPolicy=Sometimes"}, "pullPolicy"},
+		{"string for a boolean", []string{"manager.enabled=maybe"}, "manager.enabled"},
+		{"replicas without leader election", []string{"manager.replicas=2", "manager.leaderElection.enabled=false"}, "leaderElection"},
+		{"admission policy not shipped yet", []string{"agent.admissionPolicy.enabled=true"}, "admissionPolicy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"template", "kquant", chartDir, "--kube-version", tl.kubeVersion}
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			_, err := tl.helmCmd(args...)
+			if err == nil {
+				t.Fatalf("helm template with %v succeeded, want an error mentioning %q", tc.set, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("helm template with %v: error does not mention %q:\n%v", tc.set, tc.wantErr, err)
+			}
+		})
+	}
+}
+
+// TestKustomizeDryRun renders config/default, dry-runs it against the API
+// server, and checks that it installs the same objects as the chart with
+// default values: the same names, the same RBAC rules and the same pod specs.
+func TestKustomizeDryRun(t *testing.T) {
+	dir := filepath.Join(tl.root, "config")
+	var missing []string
+	for _, role := range []string{"manager", "agent"} {
+		if !fileExists(filepath.Join(dir, "rbac", role+"_role.yaml")) {
+			missing = append(missing, role)
+		}
+	}
+	if len(missing) > 0 {
+		// Until the kubebuilder rbac markers exist, render a copy of config/
+		// completed with the chart's copies of the roles.
+		tmp := t.TempDir()
+		if _, err := tl.run(nil, "cp", "-r", dir, tmp); err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(tmp, "config")
+		for _, role := range missing {
+			t.Logf("config/rbac/%s_role.yaml is not generated yet; using the chart's copy", role)
+			if _, err := tl.run(nil, "cp", filepath.Join(tl.root, chartDir, "files/rbac", role+"_role.yaml"), filepath.Join(dir, "rbac")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out, err := tl.kubectlCmd(nil, "kustomize", filepath.Join(dir, "default"))
+	if err != nil {
+		t.Fatalf("kubectl kustomize: %v", err)
+	}
+	kobjs, err := parseObjects([]byte(out))
+	if err != nil {
+		t.Fatalf("parsing kustomize output: %v", err)
+	}
+
+	// The CRDs are installed and the namespace exists already: dry-run the rest.
+	var rest []string
+	var restObjs []*unstructured.Unstructured
+	for _, o := range kobjs {
+		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
+			continue
+		}
+		restObjs = append(restObjs, o)
+	}
+	for _, o := range restObjs {
+		rest = append(rest, key(o))
+	}
+	sort.Strings(rest)
+	// Dry-run everything, CRDs and namespace included: kubectl reports them as
+	// unchanged, so the whole stream must be accepted.
+	dry, err := tl.dryRun([]byte(out))
+	if err != nil {
+		t.Fatalf("server-side dry-run of config/default: %v", err)
+	}
+	t.Logf("server-side dry-run of %d objects:\n%s", len(kobjs), dry)
+	if n := strings.Count(dry, "(server dry run)"); n != len(kobjs) {
+		t.Errorf("kubectl reported %d objects dry-run, want %d", n, len(kobjs))
+	}
+
+	_, hobjs := render(t, "kquant", "kquant-system")
+	if diff := cmp.Diff(keys(hobjs), rest); diff != "" {
+		t.Fatalf("config/default and the chart install different objects (-chart +kustomize):\n%s", diff)
+	}
+	var crds []string
+	for _, o := range kobjs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o.GetName())
+		}
+	}
+	if len(crds) != 4 {
+		t.Errorf("config/default has CRDs %v, want the 4 of config/crd/bases", crds)
+	}
+
+	km, hm := byKey(kobjs), byKey(hobjs)
+	for k, h := range hm {
+		ko := km[k]
+		var fields [][]string
+		switch h.GetKind() {
+		case "ClusterRole", "Role":
+			fields = [][]string{{"rules"}}
+		case "ClusterRoleBinding", "RoleBinding":
+			fields = [][]string{{"roleRef"}, {"subjects"}}
+		case "Service":
+			fields = [][]string{{"spec"}}
+		case "Deployment", "DaemonSet":
+			fields = [][]string{{"spec", "replicas"}, {"spec", "selector"}, {"spec", "updateStrategy"}, {"spec", "template", "spec"}}
+		}
+		for _, f := range fields {
+			want, _, _ := unstructured.NestedFieldCopy(h.Object, f...)
+			got, _, _ := unstructured.NestedFieldCopy(ko.Object, f...)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s .%s differs (-chart +kustomize):\n%s", k, strings.Join(f, "."), diff)
+			}
+		}
+	}
+}
