@@ -133,4 +133,3 @@ func waitGone(t *testing.T, obj client.Object) {
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
 }
-
