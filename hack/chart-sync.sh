@@ -2,7 +2,8 @@
 # chart-sync.sh copies what `make manifests` generates into the Helm chart, which
 # cannot read files outside its own directory: the CRDs (config/crd/bases ->
 # charts/kquant/crds) and the RBAC roles from the kubebuilder markers
-# (config/rbac/{manager,agent}_role.yaml -> charts/kquant/files/rbac). test/chart
+# (config/rbac/{manager,agent}_role.yaml -> charts/kquant/files/rbac) and the
+# agents' admission policy (config/policy -> charts/kquant/files/policy). test/chart
 # fails while the copies differ.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,3 +19,5 @@ for role in manager agent; do
     echo "chart-sync: $src not generated yet (no kubebuilder rbac markers); keeping the chart's copy" >&2
   fi
 done
+mkdir -p "$CHART/files/policy"
+cp "$ROOT/config/policy/agent-node-restriction.yaml" "$CHART/files/policy/"

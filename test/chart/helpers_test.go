@@ -30,6 +30,7 @@ type tools struct {
 	kubeVersion string
 	// home isolates helm's and kubectl's caches and config from the user's.
 	home string
+	env  *testenv.Env
 }
 
 // run runs a command and returns its stdout; a failure carries stderr.
@@ -168,7 +169,7 @@ func startTools() (*tools, func(), error) {
 		_ = env.Stop()
 		_ = os.RemoveAll(home)
 	}
-	tl := &tools{root: root, helm: helm, kubectl: env.KubectlPath(), kubeconfig: filepath.Join(home, "kubeconfig"), home: home}
+	tl := &tools{env: env, root: root, helm: helm, kubectl: env.KubectlPath(), kubeconfig: filepath.Join(home, "kubeconfig"), home: home}
 	if err := env.Kubeconfig(tl.kubeconfig); err != nil {
 		stop()
 		return nil, nil, err
