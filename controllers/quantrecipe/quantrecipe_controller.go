@@ -74,9 +74,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Warn once per invalid generation, not on every count change.
 		newlyInvalid := len(problems) > 0 && (recipe.Status.ObservedGeneration != recipe.Generation ||
 			meta.IsStatusConditionTrue(recipe.Status.Conditions, kquantv1alpha1.ConditionReady))
-		patch := client.MergeFrom(recipe.DeepCopy())
+		// The controller is the status' only writer: an update (conditional on
+		// the version read) writes zero counts too, so kubectl shows 0, not blank.
 		recipe.Status = *status
-		if err := r.client.Status().Patch(ctx, recipe, patch); err != nil {
+		if err := r.client.Status().Update(ctx, recipe); err != nil {
 			return reconcile.Result{}, fmt.Errorf("patching status of recipe %s: %w", req.Name, err)
 		}
 		log.V(2).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
