@@ -38,7 +38,7 @@ func TestRecipeStatus(t *testing.T) {
 		st := getRecipe(t, ns, "mxfp8").Status
 		ready := condition(st.Conditions, kquantv1alpha1.ConditionReady)
 		return st.Key == "MXFP8BlockScaling/E4M3;scaleRounding=TE;twoDimensionalWeights=false" && st.Format == kquantv1alpha1.FormatE4M3 &&
-			st.Nodes == kquantv1alpha1.RecipeNodeCounts{Native: 1, Emulated: 1} && ready.Status == metav1.ConditionTrue && st.ObservedGeneration == 1,
+				st.Nodes == kquantv1alpha1.RecipeNodeCounts{Native: 1, Emulated: 1} && ready.Status == metav1.ConditionTrue && st.ObservedGeneration == 1,
 			fmt.Sprintf("%+v", st)
 	})
 	eventually(t, "bad-epsilon to be not Ready", func() (bool, string) {
