@@ -240,7 +240,7 @@ up() {
     node=${spec%%:*}
     wait_for "GPUNodeProfile $node (see .demo/logs/agent-$node.log)" 60 \
       k wait --for=condition=Ready --timeout=1s "gpunodeprofile/$node"
-    info "$node: $(k get gpunodeprofile "$node" -o jsonpath='{.status.gpus[0].product} x{.status.gpus[*].index}' | awk '{print $1, NF-1 " GPUs"}')"
+    info "$node: $(k get gpunodeprofile "$node" -o jsonpath='{.status.gpuCount}x {.status.gpus[0].product} (compute capability {.status.gpus[0].computeCapability}, {.status.backend} backend)')"
   done
 
   step "applying recipes/ and $(basename "$JOB_FILE")"
@@ -251,10 +251,12 @@ up() {
   step "waiting for QuantJob $job (up to ${TIMEOUT}s)"
   local deadline=$((SECONDS + TIMEOUT)) last="" now phase
   while :; do
-    now=$(k get quantjob "$job" -n default -o jsonpath='{.status.phase} {.status.succeeded}/{.status.total} running={.status.running} failed={.status.failed}' 2>/dev/null || true)
-    phase=${now%% *}
+    now=$(k get quantjob "$job" -n default -o jsonpath='{.status.phase}:{.status.succeeded}:{.status.total}:{.status.running}:{.status.failed}' 2>/dev/null || true)
+    local s t r f
+    IFS=: read -r phase s t r f <<<"$now"
+    now="phase=${phase:-<none>}, ${s:-0}/${t:-?} succeeded, ${r:-0} running, ${f:-0} failed"
     if [[ $now != "$last" ]]; then
-      info "$(printf '[%3ss] ' "$((SECONDS - START))")phase=${phase:-<none>} progress=${now#* }"
+      info "$(printf '[%3ss] ' "$((SECONDS - START))")$now"
       last=$now
     fi
     case $phase in
