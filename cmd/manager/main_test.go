@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kquant/kquant/test/testenv"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// The manager starts against a real API server with leader election, becomes
+// ready, and serves kquant's metrics.
+func TestManagerStartsAndServesProbesAndMetrics(t *testing.T) {
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.Kubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kquant-test"}}); err != nil {
+		t.Fatal(err)
+	}
+	f := flags{kubeconfig: kubeconfig, leaderElect: true, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), leaseNamespace: "kquant-test"}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- runManager(ctx, f) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := get(fmt.Sprintf("http://%s/readyz", f.probeAddr))
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 30s: %d %s", code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, _ := get(fmt.Sprintf("http://%s/healthz", f.probeAddr)); code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200", code)
+	}
+	for time.Now().Before(deadline) {
+		_, body := get(fmt.Sprintf("http://%s/metrics", f.metricsAddr))
+		if strings.Contains(body, "kquant_runs_pending") && strings.Contains(body, "kquant_jobs_unschedulable") {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Error("/metrics never showed kquant_runs_pending and kquant_jobs_unschedulable")
+}
