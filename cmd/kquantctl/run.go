@@ -25,6 +25,8 @@ type runOptions struct {
 	output      string
 	dumpDir     string
 	maxElements int64
+	iterations  int32
+	warmup      int32
 }
 
 func (a *app) run(ctx context.Context, args []string) error {
@@ -36,6 +38,8 @@ func (a *app) run(ctx context.Context, args []string) error {
 	fs.StringVarP(&o.output, "output", "o", "table", "table or json (shaped like QuantRun.status.results)")
 	fs.StringVar(&o.dumpDir, "dump-dir", "", "write each shape's input, codes, scales and dequantized tensor as .npy files under this directory")
 	fs.Int64Var(&o.maxElements, "max-elements", bench.DefaultMaxElements, "refuse shapes with more elements than this (host memory guard)")
+	fs.Int32Var(&o.iterations, "iterations", 0, "timed steps per shape, overriding the job's execution and level (0: the job's)")
+	fs.Int32Var(&o.warmup, "warmup", -1, "untimed steps per shape, overriding the job's execution and level (-1: the job's)")
 	fs.Usage = func() {
 		fmt.Fprintf(a.stderr, "Usage: kquantctl run -f RECIPE.yaml -f JOB.yaml [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -67,6 +71,18 @@ func (a *app) run(ctx context.Context, args []string) error {
 		// recipe is the point of a local run. Say so, since the cluster would not.
 		fmt.Fprintf(a.stderr, "kquantctl: note: %s refers to recipe %q; running %q from %s\n", m.jobSource, ref, m.recipe.Name, m.recipeSource)
 	}
+	// Overrides go into the job before validation, so that their bounds
+	// are checked as the job's own would be.
+	if fs.Changed("iterations") {
+		m.job.Spec.Execution.Iterations = &o.iterations
+	}
+	if fs.Changed("warmup") {
+		m.job.Spec.Execution.Warmup = &o.warmup
+	}
+	spec := m.spec()
+	if err := spec.Validate(); err != nil {
+		return usageError{fmt.Errorf("with the flags' overrides: %w", err)}
+	}
 	backend, err := a.selectBackend(ctx, o.backend)
 	if err != nil {
 		return err
@@ -84,7 +100,6 @@ func (a *app) run(ctx context.Context, args []string) error {
 		}
 		e.Observer = w
 	}
-	spec := m.spec()
 	rep, err := e.Run(ctx, spec)
 	prog.clear()
 	if err != nil {

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kquant/kquant/agent/bench/npy"
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// repoRoot is where the recipes and samples are, relative to this package.
+const repoRoot = "../.."
+
+// testApp is kquantctl with captured streams and no CUDA driver.
+func testApp() (*app, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	a := newApp(&out, &errOut, false)
+	a.cudaAvailable = func() (bool, string) { return false, "no CUDA driver: libcuda.so.1: not found (test)" }
+	return a, &out, &errOut
+}
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	a, out, errOut := testApp()
+	code := a.main(context.Background(), args)
+	return code, out.String(), errOut.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd(t, "version")
+	if code != exitOK || !strings.HasPrefix(out, "kquantctl ") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+// TestRunEveryRecipeOnTheValidationSamples is the acceptance run: every
+// recipe of the catalog with every validation sample, dumps included.
+func TestRunEveryRecipeOnTheValidationSamples(t *testing.T) {
+	recipes, err := filepath.Glob(filepath.Join(repoRoot, "recipes", "*.yaml"))
+	if err != nil || len(recipes) != 5 {
+		t.Fatalf("recipes: %v %v", recipes, err)
+	}
+	samples := map[string][]string{
+		// sample: the dump files every run must produce, relative to the dump dir
+		"validation-quantize.yaml": {"1x33/input.npy", "129x17/data.npy", "256x1024/scale_inv.npy", "256x1024/dequantized.npy", "256x1024/columnwise_data.npy", "256x1024/meta.json"},
+		"validation-grouped.yaml":  {"4096x512/meta.json", "4096x512/group-0/meta.json", "4096x512/group-63/input.npy"},
+		"validation-linear.yaml":   {"256x512/x/data.npy", "256x512/w/scale_inv.npy", "256x512/y.npy", "256x512/y_exact.npy", "256x512/meta.json"},
+	}
+	for _, recipe := range recipes {
+		for sample, wantFiles := range samples {
+			name := strings.TrimSuffix(filepath.Base(recipe), ".yaml") + "/" + strings.TrimSuffix(sample, ".yaml")
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				code, out, errOut := runCmd(t, "run", "-f", recipe, "-f", filepath.Join(repoRoot, "config", "samples", sample),
+					"--backend", "reference", "-o", "json", "--dump-dir", dir)
+				if code != exitOK {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				var res v1alpha1.RunResults
+				if err := json.Unmarshal([]byte(out), &res); err != nil {
+					t.Fatalf("output is not RunResults JSON: %v\n%s", err, out)
+				}
+				if res.Backend != "reference" || res.Verdict == "" || res.Reason == "" || res.Accuracy == nil {
+					t.Errorf("results %+v", res)
+				}
+				for _, f := range wantFiles {
+					p := filepath.Join(dir, f)
+					if strings.HasSuffix(f, ".npy") {
+						fh, err := os.Open(p)
+						if err != nil {
+							t.Error(err)
+							continue
+						}
+						if _, err := npy.Read(fh); err != nil {
+							t.Errorf("%s: %v", f, err)
+						}
+						fh.Close()
+					} else if _, err := os.Stat(p); err != nil {
+						t.Error(err)
+					}
+				}
+				swizzled := filepath.Join(dir, "256x1024", "scale_inv_swizzled.npy")
+				if sample == "validation-quantize.yaml" {
+					_, err := os.Stat(swizzled)
+					block := strings.Contains(recipe, "mxfp8") || strings.Contains(recipe, "nvfp4")
+					if (err == nil) != block {
+						t.Errorf("scale_inv_swizzled.npy present %v for %s", err == nil, recipe)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestTableOutput(t *testing.T) {
+	code, out, _ := runCmd(t, "run", "-f", filepath.Join(repoRoot, "recipes/mxfp8.yaml"), "-f", filepath.Join(repoRoot, "config/samples/validation-quantize.yaml"),
+		"--backend", "reference")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"MXFP8BlockScaling/E4M3;scaleRounding=TE", "BACKEND  reference", "SNR-dB", "256x1024", "VERDICT  Pass"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBenchmarkOverridesShowCPUFigures(t *testing.T) {
+	code, out, errOut := runCmd(t, "run", "-f", filepath.Join(repoRoot, "recipes/fp8-current-scaling.yaml"), "-f", filepath.Join(repoRoot, "config/samples/validation-quantize.yaml"),
+		"--backend", "reference", "--iterations", "2", "--warmup", "0", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// Validation mode: no timing even with iterations.
+	if strings.Contains(out, "hostEagerMicros") {
+		t.Errorf("validation run has timings:\n%s", out)
+	}
+	job := writeFile(t, "job.yaml", `apiVersion: kquant.dev/v1alpha1
+kind: QuantJob
+metadata: {name: bench}
+spec:
+  recipeRef: {name: fp8-current-scaling}
+  mode: Benchmark
+  level: Quick
+  workload:
+    shapes: [{rows: 64, cols: 64}]
+`)
+	code, out, errOut = runCmd(t, "run", "-f", filepath.Join(repoRoot, "recipes/fp8-current-scaling.yaml"), "-f", job, "--backend", "reference", "--iterations", "3")
+	if code != exitOK || !strings.Contains(out, "CPU-µs/STEP") {
+		t.Errorf("exit %d: %s\n%s", code, errOut, out)
+	}
+}
+
+func TestCUDABackendWithoutDriver(t *testing.T) {
+	code, _, errOut := runCmd(t, "run", "-f", filepath.Join(repoRoot, "recipes/mxfp8.yaml"), "-f", filepath.Join(repoRoot, "config/samples/validation-quantize.yaml"),
+		"--backend", "cuda")
+	if code == exitOK || !strings.Contains(errOut, "no CUDA driver") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestAutoBackend(t *testing.T) {
+	a, out, errOut := testApp()
+	a.cudaAvailable = func() (bool, string) { return true, "" }
+	opened := false
+	a.openCUDA = func(context.Context) (quant.Backend, error) { opened = true; return nil, errNoCUDABackend }
+	code := a.main(context.Background(), []string{"run", "-f", filepath.Join(repoRoot, "recipes/mxfp8.yaml"),
+		"-f", filepath.Join(repoRoot, "config/samples/validation-quantize.yaml"), "-o", "json"})
+	if code != exitOK || !opened || !strings.Contains(errOut.String(), "using the reference backend") || !strings.Contains(out.String(), `"backend": "reference"`) {
+		t.Errorf("exit %d, opened %v, stderr %q", code, opened, errOut)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const goodRecipe = `apiVersion: kquant.dev/v1alpha1
+kind: QuantRecipe
+metadata: {name: mxfp8}
+spec:
+  scheme: MXFP8BlockScaling
+`
+
+const goodJob = `apiVersion: kquant.dev/v1alpha1
+kind: QuantJob
+metadata: {name: job}
+spec:
+  recipeRef: {name: mxfp8}
+  workload:
+    shapes: [{rows: 32, cols: 32}]
+`
+
+func TestBadManifestsExit2NamingTheField(t *testing.T) {
+	cases := []struct {
+		name, recipe, job string
+		wantInStderr      string
+	}{
+		{"unknown recipe field", goodRecipe + "  colour: red\n", goodJob, `unknown field "spec.colour"`},
+		{"unknown nested job field", goodRecipe, strings.Replace(goodJob, "cols: 32}", "cols: 32, depth: 2}", 1), `unknown field "spec.workload.shapes[0].depth"`},
+		{"duplicate field", goodRecipe + "  scheme: NVFP4BlockScaling\n", goodJob, `"scheme" already set`},
+		{"wrong type", goodRecipe, strings.Replace(goodJob, "rows: 32", "rows: many", 1), "spec.workload.shapes.rows"},
+		{"bad scheme", strings.Replace(goodRecipe, "MXFP8BlockScaling", "FP7", 1), goodJob, "spec.scheme"},
+		{"E5M2", goodRecipe + "  format: E5M2\n", goodJob, "spec.format"},
+		{"options of another scheme", goodRecipe + "  nvfp4: {}\n", goodJob, "spec.nvfp4"},
+		{"zero rows", goodRecipe, strings.Replace(goodJob, "rows: 32", "rows: 0", 1), "spec.workload.shapes[0].rows"},
+		{"groups without grouped", goodRecipe, goodJob + "    groups: {count: 2}\n", "spec.workload.groups"},
+		{"bad level", goodRecipe, goodJob + "  level: Heroic\n", "spec.level"},
+		{"bad tolerance", goodRecipe, goodJob + "  tolerances: {minSNRdB: \"lots\"}\n", "spec.tolerances.minSNRdB"},
+		{"no job", goodRecipe, "", "no QuantJob"},
+		{"two recipes", goodRecipe, goodRecipe + "---\n" + goodJob, "a second QuantRecipe"},
+		{"other kind", goodRecipe, "apiVersion: v1\nkind: Pod\n", `apiVersion "v1"`},
+		{"not yaml", goodRecipe, "{{{", "job.yaml"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := writeFile(t, "recipe.yaml", tc.recipe)
+			j := writeFile(t, "job.yaml", tc.job)
+			code, _, errOut := runCmd(t, "run", "-f", r, "-f", j, "--backend", "reference")
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, errOut)
+			}
+			if !strings.Contains(errOut, tc.wantInStderr) {
+				t.Errorf("stderr %q does not contain %q", errOut, tc.wantInStderr)
+			}
+		})
+	}
+}
+
+func TestBadFlagsExit2(t *testing.T) {
+	r := filepath.Join(repoRoot, "recipes/mxfp8.yaml")
+	j := filepath.Join(repoRoot, "config/samples/validation-quantize.yaml")
+	for _, args := range [][]string{
+		{"run", "-f", r, "-f", j, "--backend", "tpu"},
+		{"run", "-f", r, "-f", j, "-o", "yaml"},
+		{"run", "-f", r, "-f", j, "--iterations", "0"},
+		{"run", "-f", r, "-f", j, "--no-such-flag"},
+		{"run"},
+		{"run", "-f", "does-not-exist.yaml"},
+		{"frobnicate"},
+	} {
+		if code, _, errOut := runCmd(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+func TestTooLargeShapeIsAClearError(t *testing.T) {
+	j := writeFile(t, "job.yaml", strings.Replace(goodJob, "{rows: 32, cols: 32}", "{rows: 1048576, cols: 1048576}", 1))
+	code, _, errOut := runCmd(t, "run", "-f", writeFile(t, "r.yaml", goodRecipe), "-f", j, "--backend", "reference")
+	if code != exitError || !strings.Contains(errOut, "more than this run's limit") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func FuzzDecodeManifests(f *testing.F) {
+	for _, p := range []string{"recipes/mxfp8.yaml", "recipes/nvfp4.yaml", "recipes/fp8-delayed-scaling.yaml", "config/samples/validation-grouped.yaml", "config/samples/validation-linear.yaml"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot, p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(goodRecipe + "---\n" + goodJob))
+	f.Add([]byte("---\n---\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decodeManifests(splitDocuments("fuzz.yaml", data))
+		if err != nil {
+			var ue usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("decode error is not a usage error: %v", err)
+			}
+			return
+		}
+		// What decodes must make a valid spec.
+		spec := m.spec()
+		if err := spec.Validate(); err != nil {
+			t.Fatalf("decoded manifests give an invalid spec: %v", err)
+		}
+	})
+}
