@@ -20,10 +20,8 @@ import (
 
 	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/simulate"
+	"github.com/kquant/kquant/cmd/internal/version"
 )
-
-// version is stamped at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 // config is the command line.
 type config struct {
@@ -33,6 +31,7 @@ type config struct {
 	showVersion                                        bool
 	verbosity                                          int
 	logFormat                                          string
+	results                                            string
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -49,6 +48,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	fs.IntVar(&c.verbosity, "v", 0, "log verbosity: 0 transitions and failures, 1 also runs ignored or waiting and Lease renewals")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
+	fs.StringVar(&c.results, "results", resultsMeasured, "measured (run every step on the backend) or synthetic (made-up deterministic results, for scale tests only)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func run(args []string) error {
 		return err
 	}
 	if c.showVersion {
-		fmt.Println(version)
+		fmt.Println(version.String("agent"))
 		return nil
 	}
 	log, err := newLogger(c.logFormat, c.verbosity)
@@ -95,12 +95,15 @@ func run(args []string) error {
 		NodeName:               c.nodeName,
 		Namespace:              c.namespace,
 		AgentID:                fmt.Sprintf("%s-%d-%d", c.nodeName, time.Now().Unix(), os.Getpid()),
-		AgentVersion:           version,
+		AgentVersion:           version.Version,
 		Backend:                c.backend,
 		Registerer:             ctrlmetrics.Registry,
 		MetricsBindAddress:     c.metricsAddr,
 		HealthProbeBindAddress: c.probeAddr,
 		ShutdownGrace:          c.shutdownGrace,
+	}
+	if opts.Runner, err = newRunner(c.results); err != nil {
+		return err
 	}
 	if c.simulate != "" {
 		if opts.Simulate, err = simulate.Parse(c.simulate); err != nil {
