@@ -86,9 +86,15 @@ type Set struct {
 	fns  map[string]cuda.Function
 	sms  int
 	args cuda.Args
+	// extra are the modules other than quantize (modules.go), their
+	// kernels in fns too.
+	extra []cuda.Module
+	// payload is the kernel-parameter payload's staging buffer (payload.go).
+	payload [payloadParamBytes]byte
 }
 
-// Load JIT-compiles the quantize module for the current device.
+// Load JIT-compiles the quantize module and the other kernel modules
+// (modules.go) for the current device.
 func Load(c *cuda.Ctx) (*Set, error) {
 	ptx, err := PTX(ModuleQuantize)
 	if err != nil {
@@ -114,11 +120,23 @@ func Load(c *cuda.Ctx) (*Set, error) {
 		}
 		s.fns[n] = f
 	}
+	if err := s.loadExtra(c); err != nil {
+		_ = s.Close(c)
+		return nil, err
+	}
 	return s, nil
 }
 
-// Close unloads the module.
-func (s *Set) Close(c *cuda.Ctx) error { return c.UnloadModule(s.mod) }
+// Close unloads the modules.
+func (s *Set) Close(c *cuda.Ctx) error {
+	err := c.UnloadModule(s.mod)
+	for _, m := range s.extra {
+		if e := c.UnloadModule(m); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
 
 // grid is the number of blocks for a grid-stride loop over work items.
 func (s *Set) grid(items int64, perThread int64) cuda.Dim3 {

@@ -192,7 +192,7 @@ static kq_res kq_module_load(kq_lib *l, void **m, const void *image,
 // reuse as soon as this call returns.
 static kq_res kq_launch(kq_lib *l, kq_h f, unsigned int gx, unsigned int gy, unsigned int gz,
 		unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, kq_h s,
-		uint64_t *args, int nargs, void *blob, int blobIdx) {
+		uint64_t *args, int nargs, uint64_t *blob, int blobIdx) {
 	void *params[KQ_MAX_ARGS];
 	if (nargs > KQ_MAX_ARGS) return 1; // CUDA_ERROR_INVALID_VALUE
 	for (int i = 0; i < nargs; i++) params[i] = &args[i];
@@ -384,9 +384,12 @@ func (l *lib) launch(f uintptr, grid, block Dim3, shmem uint32, s uintptr, args 
 	if len(args) > 0 {
 		p = (*C.uint64_t)(unsafe.Pointer(&args[0]))
 	}
-	var bp unsafe.Pointer
+	// A typed pointer, not unsafe.Pointer: cgo's pointer check then looks
+	// at the uint64 words alone rather than the whole object holding them
+	// (an Args inside a larger struct with Go pointers).
+	var bp *C.uint64_t
 	if blobIdx >= 0 && len(blob) > 0 {
-		bp = unsafe.Pointer(&blob[0])
+		bp = (*C.uint64_t)(unsafe.Pointer(&blob[0]))
 	} else {
 		blobIdx = -1
 	}

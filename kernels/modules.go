@@ -1,0 +1,91 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/kquant/kquant/agent/cuda"
+)
+
+// Modules other than quantize, each generated from kernels/<name>.cu.
+const (
+	// ModuleBlock holds the Float8BlockScaling kernels.
+	ModuleBlock = "block"
+	// ModuleNVFP4 holds the NVFP4 kernels, the scale swizzle and the NVFP4
+	// dequantize.
+	ModuleNVFP4 = "nvfp4"
+	// ModuleGrouped holds the grouped-quantize offsets kernel.
+	ModuleGrouped = "grouped"
+	// ModulePayload holds the kernel-parameter payload copy.
+	ModulePayload = "payload"
+	// ModuleGEMM holds the block FP8 dequantize and the float32 GEMM.
+	ModuleGEMM = "gemm"
+)
+
+// extraModules lists each module's kernels: typed ones get the _f32, _bf16
+// and _f16 suffixes.
+func extraModules() []struct {
+	name         string
+	typed, plain []string
+} {
+	return []struct {
+		name         string
+		typed, plain []string
+	}{
+		{ModuleBlock, []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_"}, nil},
+		{ModuleNVFP4, []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_"}, []string{"kq_swizzle", "kq_nvf4_dequant"}},
+		{ModuleGrouped, nil, []string{"kq_grp_offsets"}},
+		{ModulePayload, nil, []string{"kq_payload_copy"}},
+		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}},
+	}
+}
+
+// loadExtra loads the modules of extraModules into s.
+func (s *Set) loadExtra(c *cuda.Ctx) error {
+	for _, m := range extraModules() {
+		ptx, err := PTX(m.name)
+		if err != nil {
+			return err
+		}
+		mod, err := c.LoadModule(ptx)
+		if err != nil {
+			return fmt.Errorf("loading kernels module %s: %w", m.name, err)
+		}
+		s.extra = append(s.extra, mod)
+		names := append([]string(nil), m.plain...)
+		for _, k := range m.typed {
+			for _, d := range []DType{F32, BF16, F16} {
+				names = append(names, k+d.suffix())
+			}
+		}
+		for _, n := range names {
+			f, err := c.Function(mod, n)
+			if err != nil {
+				return fmt.Errorf("module %s: %w", m.name, err)
+			}
+			s.fns[n] = f
+		}
+	}
+	return nil
+}
+
+func roundUp(a, m int) int { return (a + m - 1) / m * m }
+
+func ceilDiv(a, m int) int { return (a + m - 1) / m }
+
+// aligned reports whether every buffer's address is a multiple of n.
+func aligned(n uint64, bs ...cuda.Buffer) bool {
+	for _, b := range bs {
+		if b.Ptr()%n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// need checks that b holds at least n bytes.
+func need(what string, b cuda.Buffer, n int) error {
+	if b.Size() < n {
+		return fmt.Errorf("kernels: %s needs %d bytes, has %d", what, n, b.Size())
+	}
+	return nil
+}

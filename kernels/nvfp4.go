@@ -1,0 +1,163 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/kquant/kquant/agent/cuda"
+)
+
+// NVFP4ScaleShape is TE's padded shape of the E4M3 scale matrix of an NVFP4
+// operand of a [rows, cols] input: rowwise [roundup(rows,128),
+// roundup(ceil(cols/16),4)], columnwise (data transposed) [roundup(cols,128),
+// roundup(ceil(rows/16),4)].
+func NVFP4ScaleShape(rows, cols int, colwise bool) (srows, scols int) {
+	if colwise {
+		return roundUp(cols, 128), roundUp(ceilDiv(rows, 16), 4)
+	}
+	return roundUp(rows, 128), roundUp(ceilDiv(cols, 16), 4)
+}
+
+// NVFP4RowBytes is the byte length of one packed row of cols E2M1 codes.
+func NVFP4RowBytes(cols int) int { return (cols + 1) / 2 }
+
+// NVFP4Opts are the options of one NVFP4 operand's quantize.
+type NVFP4Opts struct {
+	// RHT applies the random Hadamard transform with sign mask Signs
+	// (columnwise operand only).
+	RHT   bool
+	Signs uint16
+	// Stochastic rounds with the Philox stream of Seed.
+	Stochastic bool
+	Seed       uint64
+}
+
+// NVFP4Amax zeroes amax (4 bytes) and reduces into it the amax of the
+// input, or with rht the amax of the RHT of the columnwise operand, as the
+// bits of a float32. A memset and one launch.
+func (s *Set) NVFP4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, rht bool, signs uint16) error {
+	if err := c.MemsetAsync(amax.Slice(0, 4), 0, st); err != nil {
+		return fmt.Errorf("kernels: zeroing the NVFP4 amax: %w", err)
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	if ceilDiv(rows, 128) > 65535 {
+		return fmt.Errorf("kernels: NVFP4 amax of %d rows: too many", rows)
+	}
+	if rht {
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs))
+		return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+	}
+	return s.nvfp4Amax(c, st, dt, x, rows, cols, amax, cuda.Buffer{}, 0, cuda.Buffer{})
+}
+
+func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 1024), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+}
+
+// NVFP4Row quantizes the rowwise operand in 1x16 blocks with the tensor
+// scale from amax (NVFP4Amax): packed codes to out (rows of
+// NVFP4RowBytes(cols)), E4M3 scales to scales (NVFP4ScaleShape, padding
+// written as zero) and, unless swz is the zero Buffer, the same scales in
+// the GEMM swizzled layout to swz. o.RHT is ignored. One launch.
+func (s *Set) NVFP4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, out, scales, swz cuda.Buffer, o NVFP4Opts) error {
+	sr, sc := NVFP4ScaleShape(rows, cols, false)
+	if err := need("NVFP4Row scales", scales, sr*sc); err != nil {
+		return err
+	}
+	if err := need("NVFP4Row data", out, rows*NVFP4RowBytes(cols)); err != nil {
+		return err
+	}
+	return s.nvfp4Row(c, st, dt, x, rows, cols, amax, out, scales, swz, sr, sc, o, cuda.Buffer{}, 0, cuda.Buffer{})
+}
+
+func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, out, scales, swz cuda.Buffer, sr, sc int, o NVFP4Opts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	if sr == 0 || sc == 0 {
+		return nil
+	}
+	vec := cols%16 == 0 && aligned(16, x)
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
+		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.Stochastic)).U64(o.Seed).I32(b2i(vec)).
+		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(int64(sr)*int64(sc), 1), cuda.Dim(threads), st)
+}
+
+// NVFP4Col quantizes the columnwise operand: the input transposed
+// ([cols, rows], rows of NVFP4RowBytes(rows)), with the RHT and stochastic
+// rounding of o, the tensor scale from amax (NVFP4Amax with the same RHT
+// setting). Scales and swz as NVFP4Row. One launch.
+func (s *Set) NVFP4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, out, scales, swz cuda.Buffer, o NVFP4Opts) error {
+	sr, sc := NVFP4ScaleShape(rows, cols, true)
+	if err := need("NVFP4Col scales", scales, sr*sc); err != nil {
+		return err
+	}
+	if err := need("NVFP4Col data", out, cols*NVFP4RowBytes(rows)); err != nil {
+		return err
+	}
+	if sr == 0 || sc == 0 {
+		return nil
+	}
+	if ceilDiv(sc, 8) > 65535 {
+		return fmt.Errorf("kernels: NVFP4Col of %d rows: too many", rows)
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
+		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed)
+	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), cuda.Dim2(sr/32, ceilDiv(sc, 8)), cuda.Dim(threads), st)
+}
+
+// NVFP4TwoD quantizes with 16x16 tiles (weights) and the tensor scale from
+// amax (NVFP4Amax without RHT): rowwise codes and scales, and unless outCol
+// is the zero Buffer the columnwise operand (the same codes transposed,
+// transposed scale entries). Two memsets (the scales' padding) and one
+// launch.
+func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, outCol, scalesCol cuda.Buffer) error {
+	srr, scr := NVFP4ScaleShape(rows, cols, false)
+	src, scc := NVFP4ScaleShape(rows, cols, true)
+	if err := need("NVFP4TwoD rowwise scales", scalesRow, srr*scr); err != nil {
+		return err
+	}
+	if err := c.MemsetAsync(scalesRow.Slice(0, srr*scr), 0, st); err != nil {
+		return fmt.Errorf("kernels: zeroing NVFP4 scales: %w", err)
+	}
+	if outCol.Ptr() != 0 {
+		if err := need("NVFP4TwoD columnwise scales", scalesCol, src*scc); err != nil {
+			return err
+		}
+		if err := c.MemsetAsync(scalesCol.Slice(0, src*scc), 0, st); err != nil {
+			return fmt.Errorf("kernels: zeroing NVFP4 scales: %w", err)
+		}
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Buffer(scalesRow).I32(int32(scr)).
+		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc))
+	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1), cuda.Dim(threads), st)
+}
+
+// Swizzle writes the GEMM layout of the row-major [rows, cols] byte scale
+// matrix src to dst; with transpose, of its [cols, rows] transpose (MXFP8's
+// columnwise scales). The swizzled matrix's rows must be a multiple of 128
+// and its columns of 4. One launch.
+func (s *Set) Swizzle(c *cuda.Ctx, st cuda.Stream, src cuda.Buffer, rows, cols int, dst cuda.Buffer, transpose bool) error {
+	r, k := rows, cols
+	if transpose {
+		r, k = cols, rows
+	}
+	if r%128 != 0 || k%4 != 0 {
+		return fmt.Errorf("kernels: swizzling a [%d, %d] scale matrix: not padded to [128k, 4k]", r, k)
+	}
+	if err := need("Swizzle destination", dst, rows*cols); err != nil {
+		return err
+	}
+	s.args.Reset().Buffer(src).I32(int32(rows)).I32(int32(cols)).Buffer(dst).I32(b2i(transpose))
+	return s.launch(c, "kq_swizzle", s.grid(int64(rows)*int64(cols), 1), cuda.Dim(threads), st)
+}
+
+// NVFP4Dequantize decodes an NVFP4 operand as stored ([rows, cols] codes,
+// scale matrix with scols columns, tensor scale from amax) to float32.
+func (s *Set) NVFP4Dequantize(c *cuda.Ctx, st cuda.Stream, q cuda.Buffer, rows, cols int, scales cuda.Buffer, scols int, amax, out cuda.Buffer) error {
+	s.args.Reset().Buffer(q).I32(int32(rows)).I32(int32(cols)).Buffer(scales).I32(int32(scols)).Buffer(amax).Buffer(out)
+	return s.launch(c, "kq_nvf4_dequant", s.grid(int64(rows)*int64(cols), 4), cuda.Dim(threads), st)
+}
