@@ -11,6 +11,12 @@
 //	nodelifecycle  failing runs of nodes whose agent Lease expired (NodeLost)
 //	nodelabels     kquant.dev/{fp8,fp8-block,mxfp8,nvfp4} labels on Nodes
 //
+// and what they share: scheduling (placement policy as pure functions),
+// summary (min/median/max and outliers), fleet (reading profiles, Leases and
+// Node labels from the cache), indexer (every field index), quantrun (run
+// names, slot annotations, the controller's status writes), conflict (quiet
+// retries of lost write races) and metrics.
+//
 // Log verbosity: 0 for transitions a user cares about (job phases, lost
 // nodes), 1 for each write (bindings, label patches), 2 for status details.
 package controllers

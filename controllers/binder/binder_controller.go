@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
@@ -86,25 +87,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	for i := range pending.Items {
 		run := &pending.Items[i]
 		switch _, assumed := r.assumed[client.ObjectKeyFromObject(run)]; {
+		case assumed:
+			// Bound by this binder; the cache has not caught up yet.
 		case quantrun.IsBound(run):
-			// Spec bound, status not yet: finish a binding interrupted between
-			// its two writes.
+			// Spec bound, status not: finish a binding interrupted between its
+			// two writes (by a crash, or a failed status write).
 			errs = append(errs, r.markBound(ctx, run))
-		case !assumed:
+		default:
 			waiting = append(waiting, run)
 		}
 	}
 	if len(waiting) > 0 {
 		errs = append(errs, r.bindWaiting(ctx, waiting))
 	}
-	return reconcile.Result{}, errors.Join(errs...)
+	return conflict.Requeue(errors.Join(errs...))
 }
 
-// forgetSettled drops assumptions that the cache now shows (or whose run is gone).
+// forgetSettled drops assumptions that the cache now shows in full (bound spec
+// and a phase past Pending), or whose run is gone.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
 	for key := range r.assumed {
 		run := &kquantv1alpha1.QuantRun{}
-		if err := r.client.Get(ctx, key, run); err != nil || quantrun.IsBound(run) {
+		if err := r.client.Get(ctx, key, run); err != nil || (quantrun.IsBound(run) && quantrun.Phase(run) != kquantv1alpha1.RunPhasePending) {
 			delete(r.assumed, key)
 		}
 	}
@@ -299,7 +303,12 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	r.metrics.ObserveBinding(run, now)
 	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
 	ctrl.LoggerFrom(ctx).V(1).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
-	return r.markBound(ctx, run)
+	if err := r.markBound(ctx, run); err != nil {
+		// Unassumed, the next pass sees the bound spec and retries the status.
+		delete(r.assumed, client.ObjectKeyFromObject(run))
+		return err
+	}
+	return nil
 }
 
 func (r *Reconciler) markBound(ctx context.Context, run *kquantv1alpha1.QuantRun) error {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/quantrun"
@@ -60,7 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if exp, ok := scheduling.LeaseExpiry(lease); ok && exp.After(now) {
 		return reconcile.Result{RequeueAfter: exp.Sub(now) + 100*time.Millisecond}, nil
 	}
-	return reconcile.Result{}, r.failRunsOn(ctx, node, lease, now)
+	return conflict.Requeue(r.failRunsOn(ctx, node, lease, now))
 }
 
 func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordinationv1.Lease, now time.Time) error {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
 )
@@ -50,8 +51,16 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile drives one job.
+// Reconcile drives one job; lost write races are retried quietly.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil {
+		return conflict.Requeue(err)
+	}
+	return res, nil
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	job := &kquantv1alpha1.QuantJob{}
 	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
 		if client.IgnoreNotFound(err) != nil {

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/scheduling"
 )
@@ -78,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// the version read) writes zero counts too, so kubectl shows 0, not blank.
 		recipe.Status = *status
 		if err := r.client.Status().Update(ctx, recipe); err != nil {
-			return reconcile.Result{}, fmt.Errorf("patching status of recipe %s: %w", req.Name, err)
+			return conflict.Requeue(fmt.Errorf("updating status of recipe %s: %w", req.Name, err))
 		}
 		log.V(2).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
 		if newlyInvalid {
