@@ -142,10 +142,10 @@ func TestMeasure(t *testing.T) {
 					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
 				}},
 				{"mxfp8 rowwise", 1, in2 + int64(n) + int64(rs*rsc), func() error {
-					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, kernels.E4M3, false)
+					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, kernels.E4M3, false, cuda.Buffer{})
 				}},
 				{"mxfp8 columnwise", 1, in2 + int64(n) + int64(cs*csc), func() error {
-					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, col, csb, true, kernels.E4M3, false)
+					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, col, csb, true, kernels.E4M3, false, cuda.Buffer{})
 				}},
 			}
 			for _, s := range steps {

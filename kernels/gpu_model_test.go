@@ -3,18 +3,22 @@
 package kernels_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 
+	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/agent/quant/scaling"
 	"github.com/kquant/kquant/kernels"
 )
 
-// The contract's recipe steps written plainly over the reference's element
-// conversions (agent/quant/element). Once agent/quant/reference exposes the
-// recipes, these should call it instead.
+// The expected bytes come from the reference (agent/quant/reference and the
+// scaling rules and element conversions it is built from), so that the
+// kernels are checked against the same oracle as the CUDA backend.
 
 func elemType(f kernels.Format) element.Type {
 	if f == kernels.E5M2 {
@@ -81,20 +85,9 @@ type tensorState struct{ amax, scale, scaleInv float32 }
 
 func modelCurrentScale(v []float32, f kernels.Format, eps float32, pow2 bool) tensorState {
 	a := amaxOf(v)
-	if eps > a {
-		a = eps
-	}
-	scale := float32(1)
-	if a != 0 && finite(a) {
-		scale = f.MaxFinite() / a
-		if math.IsInf(float64(scale), 0) {
-			scale = math.MaxFloat32
-		}
-	}
-	if pow2 {
-		scale = math.Float32frombits(math.Float32bits(scale) & 0xFF800000)
-	}
-	return tensorState{amax: a, scale: scale, scaleInv: 1 / scale}
+	scale := scaling.FromAmax(a, f.MaxFinite(), eps, pow2)
+	// The state keeps the raw amax; the epsilon only enters the scale.
+	return tensorState{amax: a, scale: scale, scaleInv: scaling.Inverse(scale)}
 }
 
 func modelCast(v []float32, scale float32, f kernels.Format) []byte {
@@ -127,95 +120,43 @@ func newDelayedModel(n int) *delayedModel { return &delayedModel{scale: 1, hist:
 // step quantizes with the current scale and records the amax in entry 0.
 func (d *delayedModel) step(v []float32, f kernels.Format) (q []byte, scaleInv float32) {
 	q = modelCast(v, d.scale, f)
-	d.hist[0] = amaxOf(v)
+	if a := amaxOf(v); a > d.hist[0] {
+		d.hist[0] = a
+	}
 	return q, 1 / d.scale
 }
 
 func (d *delayedModel) update(f kernels.Format, margin int, mostRecent bool) {
-	a := d.hist[0]
-	if !mostRecent {
-		for _, h := range d.hist {
-			if h > a {
-				a = h
-			}
-		}
+	algo := scaling.AmaxMax
+	if mostRecent {
+		algo = scaling.AmaxMostRecent
 	}
-	if a == 0 {
-		return
-	}
-	if finite(a) && a > 0 {
-		s := f.MaxFinite() * float32(math.Ldexp(1, -margin)) / a
-		if math.IsInf(float64(s), 0) {
-			s = math.MaxFloat32
-		}
-		d.scale = s
-	}
-	first := d.hist[0]
-	copy(d.hist, d.hist[1:])
-	d.hist[len(d.hist)-1] = first
-	d.hist[0] = 0
+	d.scale = scaling.DelayedUpdate(d.scale, d.hist, f.MaxFinite(), margin, algo)
 }
 
-// encodeFactor is 2^(127-e) as the contract defines it for E8M0 code e.
-func encodeFactor(e uint8) float32 {
-	switch e {
-	case 255:
-		return float32(math.NaN())
-	case 254:
-		return 0x1p-127
-	}
-	return math.Float32frombits(uint32(254-e) << 23)
-}
-
-func blockScale(amax float32, f kernels.Format, ocp bool) uint8 {
-	t := elemType(f)
-	if ocp {
-		return element.E8M0FloorOCP(amax, t.EMax())
-	}
-	inv := float32(1) / f.MaxFinite()
-	return element.E8M0RoundUp(amax * inv)
-}
-
-// modelMXFP8 quantizes [rows, cols] in 1x32 (or 32x1) blocks into data of
-// the same layout and the padded scale matrix.
+// modelMXFP8 quantizes [rows, cols] in 1x32 (or 32x1) blocks with the
+// reference backend and returns the data (same layout as the input) and the
+// padded scale matrix.
 func modelMXFP8(v []float32, rows, cols int, colwise bool, f kernels.Format, ocp bool) (data, scales []byte) {
-	t := elemType(f)
-	srows, scols := kernels.MXFP8ScaleShape(rows, cols, colwise)
-	data = make([]byte, rows*cols)
-	scales = make([]byte, srows*scols)
-	if !colwise {
-		parallel(rows, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				for c0 := 0; c0 < cols; c0 += 32 {
-					blk := v[r*cols+c0 : r*cols+min(c0+32, cols)]
-					e := blockScale(amaxSmall(blk), f, ocp)
-					scales[r*scols+c0/32] = e
-					t.EncodeScaled(data[r*cols+c0:], blk, encodeFactor(e))
-				}
-			}
-		})
-		return data, scales
+	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	role := quant.Input
+	if f == kernels.E5M2 {
+		r.Format, role = quant.FormatHybrid, quant.Gradient
 	}
-	nrb := (rows + 31) / 32
-	parallel(cols, func(lo, hi int) {
-		var blk [32]float32
-		var q [32]byte
-		for c := lo; c < hi; c++ {
-			for rb := 0; rb < nrb; rb++ {
-				n := min(32, rows-rb*32)
-				for k := 0; k < n; k++ {
-					blk[k] = v[(rb*32+k)*cols+c]
-				}
-				e := blockScale(amaxSmall(blk[:n]), f, ocp)
-				scales[rb*scols+c] = e
-				t.EncodeScaled(q[:n], blk[:n], encodeFactor(e))
-				for k := 0; k < n; k++ {
-					data[(rb*32+k)*cols+c] = q[k]
-				}
-			}
-		}
-	})
-	return data, scales
+	if ocp {
+		r.MXFP8.ScaleRounding = quant.ScaleRoundingOCP
+	}
+	u := quant.UsageRowwise
+	if colwise {
+		u = quant.UsageColumnwise
+	}
+	res, err := reference.New().Quantize(context.Background(), quant.Request{Recipe: r, Role: role, Usage: u},
+		quant.Tensor{Rows: rows, Cols: cols, Data: v})
+	if err != nil {
+		panic(err)
+	}
+	o := res.Operand(u)
+	return o.Data, o.ScaleCodes
 }
 
 // ---- inputs -----------------------------------------------------------------

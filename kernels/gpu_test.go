@@ -467,10 +467,15 @@ func TestMXFP8(t *testing.T) {
 						x := b.upload(in.raw)
 						out := b.alloc(n, 0xAA)
 						sc := b.alloc(len(wantScales), 0xAA)
-						if err := set.MXFP8(c, stream, cs.dt, x, cs.sh.rows, cs.sh.cols, out, sc, colwise, cs.f, ocp); err != nil {
+						st := b.alloc(kernels.StateBytes, 0)
+						if err := set.MXFP8(c, stream, cs.dt, x, cs.sh.rows, cs.sh.cols, out, sc, colwise, cs.f, ocp, st); err != nil {
 							return err
 						}
 						ok := true
+						if g, w := f32At(download(c, st, kernels.StateBytes), kernels.StateAmaxOffset), amaxOf(in.vals); !sameF32(g, w) {
+							t.Errorf("fused amax %g, want %g", g, w)
+							ok = false
+						}
 						if d := diffBytes(download(c, out, n), wantData, in.vals); d != "" {
 							t.Errorf("data: %s", d)
 							ok = false
@@ -539,8 +544,12 @@ func TestGraphReplay(t *testing.T) {
 				func() error {
 					return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, stCur, row, col, sinv, cuda.Buffer{}, f)
 				},
-				func() error { return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, mxr, mxrS, false, f, false) },
-				func() error { return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, mxc, mxcS, true, f, false) },
+				func() error {
+					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, mxr, mxrS, false, f, false, cuda.Buffer{})
+				},
+				func() error {
+					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, mxc, mxcS, true, f, false, cuda.Buffer{})
+				},
 				func() error { return set.Cast(c, stream, dt, x, n, stDel, dOut, dSinv, hist, f) },
 				func() error { return set.DelayedUpdate(c, stream, hist, histLen, stDel, f, 0, false) },
 			} {

@@ -74,7 +74,7 @@ const (
 	wavesPerSM = 8
 )
 
-var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_"}
+var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_tr64_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_"}
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
@@ -166,7 +166,8 @@ func optional(b cuda.Buffer) uint64 { return b.Ptr() }
 
 // Amax computes the amax of the n elements of x and, from it, the current
 // scaling scale (contract: "Per-tensor scale from an amax"), into state.
-// One launch.
+// The state's amax is the raw amax (as TE's amax tensor); eps only enters
+// the scale. One launch.
 func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state cuda.Buffer, f Format, eps float32, pow2 bool) error {
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).F32(f.MaxFinite()).F32(eps).I32(b2i(pow2))
 	return s.launch(c, "kq_amax_"+dt.suffix(), s.grid(int64(n), 4), cuda.Dim(threads), st)
@@ -183,14 +184,27 @@ func (s *Set) Cast(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, 
 
 // CastTranspose is Cast for a [rows, cols] tensor that writes the
 // transposed data [cols, rows] to outCol and, unless outRow is the zero
-// Buffer, the rowwise data to outRow, in one pass.
+// Buffer, the rowwise data to outRow, in one pass. Shapes with rows % 16 ==
+// 0 and cols % 8 == 0 and aligned buffers take the 64x64-tile kernel with
+// 16-byte accesses; others the 32x32 one (same bytes).
 func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, state, outRow, outCol, scaleInv, history cuda.Buffer, f Format) error {
 	if (rows+31)/32 > 65535 {
 		return fmt.Errorf("kernels: CastTranspose of %d rows: too many", rows)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(state).Ptr(optional(outRow)).Buffer(outCol).
 		Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
+	if wideTranspose(rows, cols, x, outRow, outCol) {
+		return s.launch(c, "kq_cast_tr64_"+dt.suffix(), cuda.Dim2((cols+63)/64, (rows+63)/64), cuda.Dim(threads), st)
+	}
 	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
+}
+
+// wideTranspose reports whether the 64x64-tile cast+transpose applies: its
+// 16-byte loads need 8-element runs along a row (cols % 8, x aligned), its
+// 8-byte rowwise stores an 8-byte aligned outRow, and its 16-byte stores of
+// 16 transposed codes rows % 16 and an aligned outCol.
+func wideTranspose(rows, cols int, x, outRow, outCol cuda.Buffer) bool {
+	return rows%16 == 0 && cols%8 == 0 && x.Ptr()%16 == 0 && outRow.Ptr()%8 == 0 && outCol.Ptr()%16 == 0
 }
 
 // DelayedUpdate runs the delayed-scaling update after a step (contract:
@@ -221,14 +235,16 @@ func MXFP8ScaleShape(rows, cols int, colwise bool) (srows, scols int) {
 // MXFP8 quantizes a [rows, cols] tensor in 1x32 (rowwise) or 32x1
 // (columnwise) blocks: data to out ([rows, cols] either way), E8M0 scales to
 // scales (the padded MXFP8ScaleShape, padding written as zero). ocp selects
-// the OCP scale rounding instead of TE's. One launch.
-func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, out, scales cuda.Buffer, colwise bool, f Format, ocp bool) error {
+// the OCP scale rounding instead of TE's. Unless state is the zero Buffer
+// (else a zeroed StateBytes state), the tensor's amax (NaN ignored) lands
+// in the state's amax word, fused into the same pass. One launch.
+func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, out, scales cuda.Buffer, colwise bool, f Format, ocp bool, state cuda.Buffer) error {
 	srows, scols := MXFP8ScaleShape(rows, cols, colwise)
 	if scales.Size() < srows*scols {
 		return fmt.Errorf("kernels: MXFP8 scales need %d bytes, have %d", srows*scols, scales.Size())
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).
-		I32(int32(srows)).I32(int32(scols)).I32(int32(f)).I32(b2i(ocp))
+		I32(int32(srows)).I32(int32(scols)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state))
 	tasks := int64(srows) * int64(scols)
 	// The vectorised kernels need whole 8-element groups per row and
 	// aligned 16-byte loads and 8-byte stores.

@@ -139,6 +139,42 @@ KQ_DEV float kq_fp8_decode(u32 b, int fmt) {
 	return __uint_as_float(s | ((e + 112u) << 23) | (m << 21));
 }
 
+// Eight consecutive elements from an 8-element-aligned group g (16-byte
+// loads for 16-bit inputs, two for float32), and their conversion with one
+// factor each into 8 bytes (one 8-byte store). The vectorised kernels use
+// them where the shape and alignment allow; the scalar paths compute the
+// same bytes.
+KQ_DEV void kq_load8(const float *x, long long g, float v[8]) {
+	kq_load4(x, 2 * g, v);
+	kq_load4(x, 2 * g + 1, v + 4);
+}
+KQ_DEV void kq_load8(const kq_bf16 *x, long long g, float v[8]) {
+	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
+	u32 w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		v[2 * k] = kq_bf16_to_f32(w[k] & 0xFFFFu);
+		v[2 * k + 1] = kq_bf16_to_f32(w[k] >> 16);
+	}
+}
+KQ_DEV void kq_load8(const kq_f16 *x, long long g, float v[8]) {
+	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
+	u32 w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		v[2 * k] = kq_f16_to_f32(w[k] & 0xFFFFu);
+		v[2 * k + 1] = kq_f16_to_f32(w[k] >> 16);
+	}
+}
+KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
+	uint2 o;
+	o.x = kq_cvt2(__fmul_rn(v[0], f[0]), __fmul_rn(v[1], f[1]), fmt) |
+	      (kq_cvt2(__fmul_rn(v[2], f[2]), __fmul_rn(v[3], f[3]), fmt) << 16);
+	o.y = kq_cvt2(__fmul_rn(v[4], f[4]), __fmul_rn(v[5], f[5]), fmt) |
+	      (kq_cvt2(__fmul_rn(v[6], f[6]), __fmul_rn(v[7], f[7]), fmt) << 16);
+	return o;
+}
+
 // E8M0 block scales. kq_e8m0_te rounds the exponent up (TE); kq_e8m0_ocp
 // takes floor(log2(amax)) - emax (OCP MX v1.0).
 KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
@@ -222,19 +258,22 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
 	float m = 0.0f;
+	// 8 elements per iteration: one 16-byte load for 16-bit inputs.
 	bool vec = (((u64)x) & 15u) == 0u;
-	long long ngroups = vec ? n / 4 : 0;
+	long long ngroups = vec ? n / 8 : 0;
 	for (long long g = tid; g < ngroups; g += nthreads) {
-		float v[4];
-		kq_load4(x, g, v);
-		m = fmaxf(m, fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+		float v[8];
+		kq_load8(x, g, v);
+#pragma unroll
+		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
 	}
-	for (long long i = ngroups * 4 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
+	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
 	m = kq_block_max(m);
 	if (threadIdx.x != 0) return;
 	float amax = kq_amax_commit(m, st);
 	if (amax < 0.0f) return;
-	// Contract, "Per-tensor scale from an amax".
+	// Contract, "Per-tensor scale from an amax". The state keeps the raw
+	// amax (as TE's amax tensor does); the epsilon only enters the scale.
 	float *stf = reinterpret_cast<float *>(st);
 	float a = fmaxf(amax, eps);
 	float scale;
@@ -245,7 +284,7 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
 	}
 	if (pow2) scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
-	stf[KQ_ST_AMAX] = a;
+	stf[KQ_ST_AMAX] = amax;
 	stf[KQ_ST_SCALE] = scale;
 	stf[KQ_ST_SCALE_INV] = __fdiv_rn(1.0f, scale);
 }
@@ -266,7 +305,9 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 	if (blockIdx.x == 0 && blockIdx.y == 0 && scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, scale);
 	float amax = kq_amax_commit(m, st);
 	if (amax < 0.0f) return;
-	history[0] = amax;
+	// Several quantizes of one tensor in a step (before the update) keep
+	// the largest amax, as quant.State.RecordAmax does.
+	history[0] = fmaxf(history[0], amax);
 	reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
 }
 
@@ -276,17 +317,18 @@ KQ_DEV void kq_cast_impl(const T *x, long long n, u32 *st, u8 *out, float *scale
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
 	float m = 0.0f;
-	bool vec = ((((u64)x) & 15u) | (((u64)out) & 3u)) == 0u;
-	long long ngroups = vec ? n / 4 : 0;
+	// 8 elements per iteration: 16-byte loads of 16-bit inputs, 8-byte stores.
+	bool vec = ((((u64)x) & 15u) | (((u64)out) & 7u)) == 0u;
+	long long ngroups = vec ? n / 8 : 0;
+	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
 	for (long long g = tid; g < ngroups; g += nthreads) {
-		float v[4];
-		kq_load4(x, g, v);
-		m = fmaxf(m, fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
-		u32 lo = kq_cvt2(__fmul_rn(v[0], scale), __fmul_rn(v[1], scale), fmt);
-		u32 hi = kq_cvt2(__fmul_rn(v[2], scale), __fmul_rn(v[3], scale), fmt);
-		reinterpret_cast<u32 *>(out)[g] = lo | (hi << 16);
+		float v[8];
+		kq_load8(x, g, v);
+#pragma unroll
+		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
+		reinterpret_cast<uint2 *>(out)[g] = kq_cvt8(v, fs, fmt);
 	}
-	for (long long i = ngroups * 4 + tid; i < n; i += nthreads) {
+	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) {
 		float v = kq_f32(x[i]);
 		m = fmaxf(m, fabsf(v));
 		out[i] = (u8)kq_cvt1(__fmul_rn(v, scale), fmt);
@@ -322,12 +364,83 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
 
+// Fused cast + transpose over 64x64 tiles with 256 threads, for rows % 16
+// == 0 and cols % 8 == 0 with a 16-byte aligned input, 8-byte aligned
+// out_row and 16-byte aligned out_col. Each thread loads two runs of 8
+// elements along a row (16-byte loads of 16-bit inputs), writes their 8
+// codes to out_row in one store and to a shared byte tile, then writes 16
+// consecutive codes of one transposed row to out_col in one 16-byte store.
+// The tile pitch of 65 bytes keeps the column reads of the second phase on
+// distinct banks. It computes the same bytes as the 32x32 kernel above.
+#define KQ_TR_PITCH 65
+template <typename T>
+KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
+		float *scale_inv, float *history, int fmt) {
+	__shared__ u8 tile[64 * KQ_TR_PITCH];
+	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
+	int c0 = blockIdx.x * 64, r0 = blockIdx.y * 64;
+	u32 tid = threadIdx.x;
+	float m = 0.0f;
+#pragma unroll
+	for (int k = 0; k < 2; k++) {
+		int tr = (int)(tid >> 3) + 32 * k; // tile row
+		int tc = (int)(tid & 7u) * 8;      // tile column of the run
+		int r = r0 + tr, c = c0 + tc;
+		if (r < rows && c < cols) {
+			long long i = (long long)r * cols + c;
+			float v[8];
+			kq_load8(x, i / 8, v);
+#pragma unroll
+			for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
+			uint2 q = kq_cvt8(v, fs, fmt);
+			if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + i) = q;
+			u8 *t = tile + tr * KQ_TR_PITCH + tc;
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				t[e] = (u8)(q.x >> (8 * e));
+				t[4 + e] = (u8)(q.y >> (8 * e));
+			}
+		}
+	}
+	__syncthreads();
+	{
+		int tc = (int)(tid >> 2);         // tile column = transposed row
+		int tr = (int)(tid & 3u) * 16;    // first tile row of the run
+		int c = c0 + tc, r = r0 + tr;
+		if (c < cols && r < rows) {
+			u32 w[4];
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const u8 *t = tile + (tr + 4 * k) * KQ_TR_PITCH + tc;
+				w[k] = (u32)t[0] | ((u32)t[KQ_TR_PITCH] << 8) | ((u32)t[2 * KQ_TR_PITCH] << 16) |
+					((u32)t[3 * KQ_TR_PITCH] << 24);
+			}
+			*reinterpret_cast<uint4 *>(out_col + (long long)c * rows + r) = make_uint4(w[0], w[1], w[2], w[3]);
+		}
+	}
+	kq_cast_finish(m, scale, st, scale_inv, history);
+}
+
 // ---- MXFP8 ------------------------------------------------------------------
+
+// kq_mxfp8_finish reduces the block amaxes a thread saw (m) into the
+// tensor's amax in st[KQ_ST_AMAX], when st is given: the quantized result
+// reports it, and fusing it here spares a separate read of the input.
+// Every thread of the block must call it.
+KQ_DEV void kq_mxfp8_finish(float m, u32 *st) {
+	if (st == 0) return;
+	m = kq_block_max(m);
+	if (threadIdx.x != 0) return;
+	float amax = kq_amax_commit(m, st);
+	if (amax >= 0.0f) reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
+}
 
 // Rowwise: one warp per 1x32 block, over the padded scale matrix
 // [srows, scols]; padding entries get scale 0.
 template <typename T>
-KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp) {
+KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+	float tm = 0.0f;
 	u32 lane = threadIdx.x & 31u;
 	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 	long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -344,16 +457,19 @@ KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 		long long i = (long long)r * cols + c;
 		float v = in ? kq_f32(x[i]) : 0.0f;
 		float amax = kq_warp_max(fabsf(v));
+		tm = fmaxf(tm, amax);
 		u32 e = ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
 		if (in) out[i] = (u8)kq_cvt1(__fmul_rn(v, kq_e8m0_encode_factor(e)), fmt);
 		if (lane == 0u) scales[t] = (u8)e;
 	}
+	kq_mxfp8_finish(tm, st);
 }
 
 // Columnwise: one thread per 32x1 block, over the padded scale matrix
 // [srows, scols]; the data keeps the input's [rows, cols] layout.
 template <typename T>
-KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp) {
+KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+	float tm = 0.0f;
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
 	long long ntasks = (long long)srows * scols;
@@ -372,6 +488,7 @@ KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 			v[k] = r < rows ? kq_f32(x[(long long)r * cols + c]) : 0.0f;
 			amax = fmaxf(amax, fabsf(v[k]));
 		}
+		tm = fmaxf(tm, amax);
 		u32 e = ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
 		float f = kq_e8m0_encode_factor(e);
 #pragma unroll
@@ -381,47 +498,14 @@ KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 		}
 		scales[t] = (u8)e;
 	}
-}
-
-// Vectorised MXFP8 for cols % 8 == 0 with 16-byte aligned input: each
-// thread owns 8 consecutive elements (16-byte loads for 16-bit inputs, two
-// for float32) and 8-byte stores. The scalar kernels above remain for other
-// shapes; both compute the same bytes.
-KQ_DEV void kq_load8(const float *x, long long g, float v[8]) {
-	kq_load4(x, 2 * g, v);
-	kq_load4(x, 2 * g + 1, v + 4);
-}
-KQ_DEV void kq_load8(const kq_bf16 *x, long long g, float v[8]) {
-	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
-	u32 w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_bf16_to_f32(w[k] & 0xFFFFu);
-		v[2 * k + 1] = kq_bf16_to_f32(w[k] >> 16);
-	}
-}
-KQ_DEV void kq_load8(const kq_f16 *x, long long g, float v[8]) {
-	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
-	u32 w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_f16_to_f32(w[k] & 0xFFFFu);
-		v[2 * k + 1] = kq_f16_to_f32(w[k] >> 16);
-	}
-}
-KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
-	uint2 o;
-	o.x = kq_cvt2(__fmul_rn(v[0], f[0]), __fmul_rn(v[1], f[1]), fmt) |
-	      (kq_cvt2(__fmul_rn(v[2], f[2]), __fmul_rn(v[3], f[3]), fmt) << 16);
-	o.y = kq_cvt2(__fmul_rn(v[4], f[4]), __fmul_rn(v[5], f[5]), fmt) |
-	      (kq_cvt2(__fmul_rn(v[6], f[6]), __fmul_rn(v[7], f[7]), fmt) << 16);
-	return o;
+	kq_mxfp8_finish(tm, st);
 }
 
 // Rowwise: four consecutive threads share a 1x32 block; the loop bound is
 // warp-uniform so that every lane takes part in the shuffles.
 template <typename T>
-KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp) {
+KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+	float tm = 0.0f;
 	long long gpr = (long long)scols * 4; // 8-element groups per padded row
 	long long ntasks = (long long)srows * gpr;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
@@ -437,6 +521,7 @@ KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
 		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
 		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+		tm = fmaxf(tm, m);
 		u32 e = ocp ? kq_e8m0_ocp(m, fmt) : kq_e8m0_te(m, fmt);
 		if (in) {
 			float f = kq_e8m0_encode_factor(e);
@@ -445,12 +530,14 @@ KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		}
 		if (act && (j & 3) == 0) scales[(long long)r * scols + j / 4] = (r < rows && c < cols) ? (u8)e : (u8)0;
 	}
+	kq_mxfp8_finish(tm, st);
 }
 
 // Columnwise: one thread per 32x8 patch; the amax pass and the convert pass
 // each read the patch (the second read mostly hits in L1/L2).
 template <typename T>
-KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp) {
+KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+	float tm = 0.0f;
 	long long gpr = scols / 8;
 	long long ntasks = (long long)srows * gpr;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
@@ -474,6 +561,7 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		u32 e[8];
 #pragma unroll
 		for (int k = 0; k < 8; k++) {
+			tm = fmaxf(tm, m[k]);
 			e[k] = ocp ? kq_e8m0_ocp(m[k], fmt) : kq_e8m0_te(m[k], fmt);
 			f[k] = kq_e8m0_encode_factor(e[k]);
 		}
@@ -485,6 +573,7 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		*reinterpret_cast<uint2 *>(sp) = make_uint2(e[0] | (e[1] << 8) | (e[2] << 16) | (e[3] << 24),
 			e[4] | (e[5] << 8) | (e[6] << 16) | (e[7] << 24));
 	}
+	kq_mxfp8_finish(tm, st);
 }
 
 // ---- entry points -----------------------------------------------------------
@@ -502,21 +591,25 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 			u8 *out_col, float *scale_inv, float *history, int fmt) {                               \
 		kq_cast_tr_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);           \
 	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256) kq_cast_tr64_##SUF(const T *x, int rows, int cols,      \
+			u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) {           \
+		kq_cast_tr64_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);         \
+	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
-			int srows, int scols, int fmt, int ocp) {                                               \
-		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp);                   \
+			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
+		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                   \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
-			int srows, int scols, int fmt, int ocp) {                                               \
-		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp);                   \
+			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
+		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                   \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
-			int srows, int scols, int fmt, int ocp) {                                               \
-		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp);                  \
+			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
+		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                  \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
-			int srows, int scols, int fmt, int ocp) {                                               \
-		kq_mxfp8_col8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp);                  \
+			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
+		kq_mxfp8_col8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                  \
 	}
 
 KQ_TYPED_KERNELS(f32, float)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/gpu"
 	"github.com/kquant/kquant/cmd/internal/version"
 )
 
@@ -41,14 +42,20 @@ func newApp(stdout, stderr io.Writer, stderrIsTerminal bool) *app {
 	}
 }
 
-// errNoCUDABackend is what openCUDABackend returns until the GPU issue's
-// CUDA backend (a quant.Backend over agent/cuda and kernels/) is wired here.
-var errNoCUDABackend = errors.New("this kquantctl has no CUDA quantization backend yet (the GPU backend of agent/quant is not built in)")
+// errNoCUDABackend says that a kquantctl has no CUDA backend; the tests
+// use it for an app whose CUDA backend fails to open.
+var errNoCUDABackend = errors.New("this kquantctl has no CUDA quantization backend")
 
 // openCUDABackend is the one place where kquantctl creates the CUDA
-// backend. The driver is present when this is called.
-func openCUDABackend(context.Context) (quant.Backend, error) {
-	return nil, errNoCUDABackend
+// backend: agent/quant/gpu on device 0. The driver is present when this is
+// called.
+func openCUDABackend(ctx context.Context) (quant.Backend, error) {
+	b, err := gpu.New(ctx)
+	if err != nil {
+		// Not b: a nil *gpu.Backend would be a non-nil quant.Backend.
+		return nil, err
+	}
+	return b, nil
 }
 
 // usageError marks errors that exit with exitUsage.

@@ -1,0 +1,165 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kquant/kquant/agent/bench"
+	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/kernels"
+)
+
+// TestNewWithoutDriver runs where there is no GPU (CI): New and
+// OpenRuntime must fail with the "no CUDA driver" error, not panic.
+func TestNewWithoutDriver(t *testing.T) {
+	if ok, _ := cuda.Available(); ok {
+		t.Skip("a CUDA driver is present")
+	}
+	b, err := New(context.Background())
+	if err == nil {
+		b.Close()
+		t.Fatal("New succeeded without a driver")
+	}
+	if !cuda.IsNoDriver(err) || !strings.Contains(err.Error(), "no CUDA driver") {
+		t.Errorf("New error %q: want a no-CUDA-driver error", err)
+	}
+	if _, err := OpenRuntime(); !cuda.IsNoDriver(err) {
+		t.Errorf("OpenRuntime error %v: want a no-CUDA-driver error", err)
+	}
+}
+
+func TestCheckPlan(t *testing.T) {
+	mx2d := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	mx2d.MXFP8.TwoDimensionalWeights = true
+	cases := []struct {
+		name     string
+		recipe   quant.Recipe
+		role     quant.TensorRole
+		wantErr  string // "" for supported
+		wantNoti bool
+	}{
+		{name: "current scaling", recipe: quant.DefaultRecipe(quant.Float8CurrentScaling), role: quant.Gradient},
+		{name: "delayed scaling", recipe: quant.DefaultRecipe(quant.DelayedScaling), role: quant.Input},
+		{name: "mxfp8", recipe: quant.DefaultRecipe(quant.MXFP8BlockScaling), role: quant.Weight},
+		{name: "mxfp8 2D input is 1D", recipe: mx2d, role: quant.Input},
+		{name: "mxfp8 2D weights", recipe: mx2d, role: quant.Weight, wantErr: "MXFP8BlockScaling with 32x32", wantNoti: true},
+		{name: "block scaling", recipe: quant.DefaultRecipe(quant.Float8BlockScaling), role: quant.Input, wantErr: "scheme Float8BlockScaling", wantNoti: true},
+		{name: "nvfp4", recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), role: quant.Input, wantErr: "scheme NVFP4BlockScaling", wantNoti: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tc.recipe.Plan(tc.role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkPlan(p)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("checkPlan: %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("checkPlan: %v, want an error containing %q", err, tc.wantErr)
+			case tc.wantNoti && !errors.Is(err, ErrNotImplemented):
+				t.Errorf("checkPlan: %v does not wrap ErrNotImplemented", err)
+			}
+		})
+	}
+}
+
+func TestInputType(t *testing.T) {
+	nan := float32(math.NaN())
+	cases := []struct {
+		name string
+		in   []float32
+		want kernels.DType
+	}{
+		{name: "empty", in: nil, want: kernels.BF16},
+		{name: "bf16 values", in: []float32{1, -2.5, 0x1p-130, float32(math.Inf(-1)), nan}, want: kernels.BF16},
+		{name: "fp16 values", in: []float32{1.0009765625, 65504, 0x1p-24, float32(math.Copysign(0, -1)), nan}, want: kernels.F16},
+		{name: "float32 values", in: []float32{1.0009765625, 0.1}, want: kernels.F32},
+		{name: "beyond fp16 range", in: []float32{1.0009765625, 1e6}, want: kernels.F32},
+		{name: "nan payload below bf16", in: []float32{math.Float32frombits(0x7FC00001)}, want: kernels.F16},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := InputType(tc.in); got != tc.want {
+				t.Errorf("InputType = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEncodeInput(t *testing.T) {
+	in := []float32{1, -2.5, 0x1p-130}
+	got := make([]byte, 6)
+	encodeInput(got, in, kernels.BF16)
+	want := []byte{0x80, 0x3F, 0x20, 0xC0, 0x08, 0x00}
+	if string(got) != string(want) {
+		t.Errorf("BF16 bytes % x, want % x", got, want)
+	}
+	got = make([]byte, 4)
+	encodeInput(got, []float32{1.0009765625, -65504}, kernels.F16)
+	want = []byte{0x01, 0x3C, 0xFF, 0xFB}
+	if string(got) != string(want) {
+		t.Errorf("FP16 bytes % x, want % x", got, want)
+	}
+}
+
+func TestStepConfigs(t *testing.T) {
+	recipe := quant.DefaultRecipe(quant.DelayedScaling)
+	x := quant.NewTensor(64, 8)
+	w := quant.NewTensor(16, 8)
+	st := []*quant.State{quant.NewState(recipe), quant.NewState(recipe), quant.NewState(recipe)}
+	req := quant.Request{Recipe: recipe, Role: quant.Input, State: st[0]}
+	cases := []struct {
+		name      string
+		step      bench.Step
+		wantRows  []int
+		wantRoles []quant.TensorRole
+	}{
+		{name: "quantize", step: bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x, States: st[:1]},
+			wantRows: []int{64}, wantRoles: []quant.TensorRole{quant.Input}},
+		{name: "grouped skips empty groups", step: bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: []int{16, 0, 48}, States: st},
+			wantRows: []int{16, 48}, wantRoles: []quant.TensorRole{quant.Input, quant.Input}},
+		{name: "linear", step: bench.Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: st[:2]},
+			wantRows: []int{64, 16}, wantRoles: []quant.TensorRole{quant.Input, quant.Weight}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfgs, inputs, states, err := stepConfigs(tc.step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cfgs) != len(tc.wantRows) || len(inputs) != len(cfgs) || len(states) != len(cfgs) {
+				t.Fatalf("%d configs, %d inputs, %d states; want %d each", len(cfgs), len(inputs), len(states), len(tc.wantRows))
+			}
+			for i, c := range cfgs {
+				if c.Rows != tc.wantRows[i] || c.Request.Role != tc.wantRoles[i] || !c.EndStep || c.Request.State != nil {
+					t.Errorf("config %d: rows %d role %s endStep %v state %p; want rows %d role %s, EndStep, no state",
+						i, c.Rows, c.Request.Role, c.EndStep, c.Request.State, tc.wantRows[i], tc.wantRoles[i])
+				}
+				if inputs[i].Rows != c.Rows || states[i] == nil {
+					t.Errorf("tensor %d: input rows %d, state %v", i, inputs[i].Rows, states[i])
+				}
+			}
+		})
+	}
+}
+
+func TestConfigKeyIgnoresStateAndSeed(t *testing.T) {
+	r := quant.DefaultRecipe(quant.DelayedScaling)
+	a := Config{Request: quant.Request{Recipe: r, Role: quant.Input, State: quant.NewState(r), Seed: 1}, Rows: 2, Cols: 3}
+	b := a
+	b.Request.State, b.Request.Seed = quant.NewState(r), 2
+	if a.key() != b.key() {
+		t.Errorf("keys differ by state or seed:\n%s\n%s", a.key(), b.key())
+	}
+	b.Rows = 4
+	if a.key() == b.key() {
+		t.Error("keys equal for different shapes")
+	}
+}
