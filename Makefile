@@ -65,6 +65,15 @@ test: verify envtest-assets ## Run all tests against a real kube-apiserver and e
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test $(GO_TEST_FLAGS) $(RACE_PKGS)
 
 
+# `make scale` measures the controller with a simulated fleet (test/scale,
+# build tag scale): the real manager binary as a process, a real API server and
+# etcd, an in-process agent pool. Smaller runs: make scale SCALE_ARGS="-nodes 100 -jobs 1000".
+SCALE_ARGS ?= -nodes 1000 -gpus 8 -jobs 10000
+
+.PHONY: scale
+scale: build envtest-assets ## Scale harness: 1,000 simulated nodes x 8 GPUs; prints the table of docs/benchmarks.md.
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test -tags scale -count=1 -timeout 90m -v -run '^TestScale$$' ./test/scale -args -manager-bin $(BIN)/manager $(SCALE_ARGS)
+
 ##@ Packaging and demo
 
 HELM := $(BIN)/helm

@@ -32,6 +32,10 @@ type flags struct {
 	probeAddr      string
 	leaseNamespace string
 	showVersion    bool
+	// kubeAPIQPS and kubeAPIBurst are the client-side rate limit of every
+	// request the manager makes.
+	kubeAPIQPS   float64
+	kubeAPIBurst int
 }
 
 func main() {
@@ -50,6 +54,13 @@ func run() error {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.StringVar(&f.leaseNamespace, "lease-namespace", controllers.DefaultLeaseNamespace, "namespace of the agents' Leases, and of the leader election Lease")
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
+	// Without these, a config from clientcmd gets client-go's 5 QPS / burst 10,
+	// which caps binding at ~2.5 runs/s (two writes per run; see
+	// docs/benchmarks.md, "Controller scale"). -1 leaves the API server's
+	// priority and fairness as the only limit, as controller-runtime's own
+	// GetConfig does.
+	fs.Float64Var(&f.kubeAPIQPS, "kube-api-qps", -1, "queries per second to the API server; -1 disables the client-side limit (the API server's priority and fairness still applies)")
+	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", 1000, "burst of queries to the API server above --kube-api-qps")
 	logConfig := textlogger.NewConfig()
 	logConfig.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -74,6 +85,7 @@ func runManager(ctx context.Context, f flags) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	cfg.QPS, cfg.Burst = float32(f.kubeAPIQPS), f.kubeAPIBurst
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return fmt.Errorf("adding client-go kinds to the scheme: %w", err)

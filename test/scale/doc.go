@@ -1,0 +1,9 @@
+// Package scale measures the controller against a real kube-apiserver and
+// etcd with a fleet of simulated nodes (test/agentpool): binding throughput,
+// job-creation-to-bound latency, time to finish, API requests per run, and
+// the manager's peak memory and CPU read from /proc of the manager process.
+//
+// The harness itself is scale_test.go, behind the build tag `scale`, run by
+// `make scale`; this file's package also holds the measuring helpers, which
+// build (and are vetted) without the tag.
+package scale

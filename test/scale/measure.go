@@ -1,0 +1,190 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// CountingTransport counts the requests that go through it.
+type CountingTransport struct {
+	next  http.RoundTripper
+	count atomic.Int64
+}
+
+// Count wraps cfg's transport so that every request is counted, and returns
+// the counter.
+func Count(cfg *rest.Config) *CountingTransport {
+	c := &CountingTransport{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		c.next = rt
+		return c
+	})
+	return c
+}
+
+// RoundTrip counts and forwards.
+func (c *CountingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.count.Add(1)
+	return c.next.RoundTrip(req)
+}
+
+// Requests is how many requests went through so far.
+func (c *CountingTransport) Requests() int64 { return c.count.Load() }
+
+// ProcStats is what /proc says about a process.
+type ProcStats struct {
+	// PeakRSSBytes is VmHWM: the resident set's high-water mark.
+	PeakRSSBytes int64
+	// CPU is user plus system time.
+	CPU time.Duration
+}
+
+// ReadProc reads pid's peak RSS and CPU time from /proc.
+func ReadProc(pid int) (ProcStats, error) {
+	var s ProcStats
+	status, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return s, fmt.Errorf("reading process status: %w", err)
+	}
+	defer status.Close()
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "VmHWM:" {
+			kib, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return s, fmt.Errorf("parsing VmHWM %q: %w", f[1], err)
+			}
+			s.PeakRSSBytes = kib * 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, fmt.Errorf("reading process stat: %w", err)
+	}
+	// Fields after the command name (which may hold spaces, inside parentheses):
+	// utime and stime are fields 14 and 15 of the line, in clock ticks (USER_HZ,
+	// 100 on Linux).
+	rest := string(stat)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return s, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return s, fmt.Errorf("parsing cpu times in /proc/%d/stat", pid)
+	}
+	s.CPU = time.Duration(ut+st) * 10 * time.Millisecond
+	return s, nil
+}
+
+// RequestTotals is apiserver_request_total summed by "verb resource".
+type RequestTotals map[string]float64
+
+// ScrapeRequests reads the API server's own request counters from /metrics.
+func ScrapeRequests(ctx context.Context, c rest.Interface) (RequestTotals, error) {
+	body, err := c.Get().AbsPath("/metrics").Stream(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scraping API server metrics: %w", err)
+	}
+	defer body.Close()
+	return parseRequestTotals(body)
+}
+
+func parseRequestTotals(r io.Reader) (RequestTotals, error) {
+	out := RequestTotals{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		labels := line[len("apiserver_request_total{"):end]
+		key := label(labels, "verb") + " " + label(labels, "resource")
+		if sub := label(labels, "subresource"); sub != "" {
+			key += "/" + sub
+		}
+		out[key] += v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading API server metrics: %w", err)
+	}
+	return out, nil
+}
+
+func label(labels, name string) string {
+	i := strings.Index(labels, name+`="`)
+	if i < 0 || (i > 0 && labels[i-1] != ',') {
+		return ""
+	}
+	rest := labels[i+len(name)+2:]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// Sub returns a - b.
+func (a RequestTotals) Sub(b RequestTotals) RequestTotals {
+	out := RequestTotals{}
+	for k, v := range a {
+		if d := v - b[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// Total sums every counter.
+func (a RequestTotals) Total() float64 {
+	t := 0.0
+	for _, v := range a {
+		t += v
+	}
+	return t
+}
+
+// Top returns the n largest counters as "verb resource=count".
+func (a RequestTotals) Top(n int) []string {
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return a[keys[i]] > a[keys[j]] })
+	if len(keys) > n {
+		keys = keys[:n]
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%s=%.0f", k, a[k])
+	}
+	return out
+}
+
+// Percentile returns the p-th percentile (0..100) of ds by nearest rank.
+func Percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p/100*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}

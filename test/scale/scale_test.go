@@ -1,0 +1,406 @@
+//go:build scale
+
+package scale_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kquant/kquant/agent/simulate"
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/test/agentpool"
+	"github.com/kquant/kquant/test/builders"
+	"github.com/kquant/kquant/test/scale"
+	"github.com/kquant/kquant/test/testenv"
+)
+
+var (
+	flagNodes       = flag.Int("nodes", 1000, "simulated nodes")
+	flagGPUs        = flag.Int("gpus", 8, "H100 GPUs per node")
+	flagJobs        = flag.Int("jobs", 10000, "AnyGPU jobs submitted in a burst by the anygpu scenario")
+	flagScenarios   = flag.String("scenarios", "eachgpu,anygpu", "comma-separated scenarios: eachgpu (one EachGPU job over the fleet), anygpu (-jobs AnyGPU jobs at once)")
+	flagManagerBin  = flag.String("manager-bin", "", "manager binary (default <repo>/bin/manager, from make build)")
+	flagManagerArgs = flag.String("manager-args", "", "extra manager flags, space separated")
+	flagWorkers     = flag.Int("pool-workers", 32, "agent pool: runs claimed at once")
+	flagTimeout     = flag.Duration("scenario-timeout", 30*time.Minute, "give up on a scenario after this long")
+	flagLogDir      = flag.String("log-dir", "", "where the manager's log goes (default a temporary directory)")
+)
+
+const leaseNamespace = "kquant-system"
+
+func TestScale(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Log(err)
+		}
+	}()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.Kubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	manager := startManager(ctx, t, kubeconfig)
+
+	spec, err := simulate.Parse(fmt.Sprintf("H100:%d", *flagGPUs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := make([]string, *flagNodes)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("sim-%04d", i)
+	}
+	// Client-side rate limits off for the pool and the harness: they stand
+	// for many processes, and must not be what limits the measurement.
+	poolCfg := rest.CopyConfig(env.Config)
+	poolCfg.QPS = -1
+	poolCount := scale.Count(poolCfg)
+	pool := agentpool.New(agentpool.Options{Config: poolCfg, Namespace: leaseNamespace, Nodes: nodes, Spec: spec, Workers: *flagWorkers})
+	ready := make(chan struct{})
+	poolDone := make(chan error, 1)
+	started := time.Now()
+	go func() { poolDone <- pool.Run(ctx, func() { close(ready) }) }()
+	select {
+	case <-ready:
+	case err := <-poolDone:
+		t.Fatalf("agent pool: %v", err)
+	case <-time.After(10 * time.Minute):
+		t.Fatal("agent pool did not start within 10 minutes")
+	}
+	t.Logf("agent pool: %d nodes x %d GPUs published in %s", len(nodes), *flagGPUs, time.Since(started).Round(time.Millisecond))
+
+	harnessCfg := rest.CopyConfig(env.Config)
+	harnessCfg.QPS = -1
+	harnessCount := scale.Count(harnessCfg)
+	tr := newTracker()
+	harness := startWatch(ctx, t, harnessCfg, env, tr)
+	metricsClient := kubernetes.NewForConfigOrDie(env.Config).Discovery().RESTClient()
+
+	var rows []string
+	for _, name := range strings.Split(*flagScenarios, ",") {
+		sc := scenario{name: name, tr: tr, c: harness, nodes: len(nodes), gpus: *flagGPUs}
+		before, err := scale.ScrapeRequests(ctx, metricsClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poolBefore, harnessBefore := poolCount.Requests(), harnessCount.Requests()
+		procBefore, err := scale.ReadProc(manager.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sc.run(ctx, t)
+		if err != nil {
+			t.Fatalf("scenario %s: %v", name, err)
+		}
+		after, err := scale.ScrapeRequests(ctx, metricsClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		procAfter, err := scale.ReadProc(manager.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delta := after.Sub(before)
+		runs := float64(res.runs)
+		poolReq := float64(poolCount.Requests() - poolBefore)
+		harnessReq := float64(harnessCount.Requests() - harnessBefore)
+		cpu := procAfter.CPU - procBefore.CPU
+		row := fmt.Sprintf("| %s | %d x %d | %d jobs / %d runs | %.0f | %.0f | %s | %s | %s | %.1f | %.1f | %.1f | %.0f MiB | %.1f s (%.2f cores) |",
+			name, len(nodes), *flagGPUs, res.jobs, res.runs,
+			res.bindRateOverall, res.bindRateWindow,
+			res.p50.Round(time.Millisecond), res.p99.Round(time.Millisecond), res.finished.Round(time.Millisecond),
+			delta.Total()/runs, poolReq/runs, (delta.Total()-poolReq-harnessReq)/runs,
+			float64(procAfter.PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds())
+		rows = append(rows, row)
+		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Top(12), ", "))
+	}
+	fmt.Println()
+	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | manager peak RSS | manager CPU |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Println(r)
+	}
+}
+
+// startManager runs the manager binary against the test API server.
+func startManager(ctx context.Context, t *testing.T, kubeconfig string) *exec.Cmd {
+	t.Helper()
+	bin := *flagManagerBin
+	if bin == "" {
+		bin = filepath.Join(testenv.RepoRoot(), "bin", "manager")
+	}
+	logDir := *flagLogDir
+	if logDir == "" {
+		logDir = t.TempDir()
+	}
+	logFile, err := os.Create(filepath.Join(logDir, "manager.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace,
+		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0"}
+	args = append(args, strings.Fields(*flagManagerArgs)...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s (run make build first): %v", bin, err)
+	}
+	t.Logf("manager: %s %s, log %s", bin, strings.Join(args, " "), logFile.Name())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	})
+	return cmd
+}
+
+// tracker records when the harness first saw each run, saw it bound and saw
+// it finished, and which jobs finished.
+type tracker struct {
+	mu       sync.Mutex
+	runs     map[string]*runTimes
+	jobsDone map[string]time.Time
+}
+
+type runTimes struct {
+	ns, job           string
+	seen, bound, done time.Time
+	phase             v1alpha1.RunPhase
+}
+
+func newTracker() *tracker {
+	return &tracker{runs: map[string]*runTimes{}, jobsDone: map[string]time.Time{}}
+}
+
+func (tr *tracker) run(obj any) {
+	r, ok := obj.(*v1alpha1.QuantRun)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	key := r.Namespace + "/" + r.Name
+	rt := tr.runs[key]
+	if rt == nil {
+		rt = &runTimes{ns: r.Namespace, job: r.Spec.JobRef.Name, seen: now}
+		tr.runs[key] = rt
+	}
+	if r.Spec.NodeName != "" && rt.bound.IsZero() {
+		rt.bound = now
+	}
+	rt.phase = r.Status.Phase
+	if (r.Status.Phase == v1alpha1.RunPhaseSucceeded || r.Status.Phase == v1alpha1.RunPhaseFailed) && rt.done.IsZero() {
+		rt.done = now
+	}
+}
+
+func (tr *tracker) job(obj any) {
+	j, ok := obj.(*v1alpha1.QuantJob)
+	if !ok {
+		return
+	}
+	if j.Status.Phase != v1alpha1.JobPhaseSucceeded && j.Status.Phase != v1alpha1.JobPhaseFailed {
+		return
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	key := j.Namespace + "/" + j.Name
+	if _, ok := tr.jobsDone[key]; !ok {
+		tr.jobsDone[key] = time.Now()
+	}
+}
+
+// startWatch starts the harness's own watch of runs and jobs.
+func startWatch(ctx context.Context, t *testing.T, cfg *rest.Config, env *testenv.Env, tr *tracker) client.Client {
+	t.Helper()
+	c, err := cache.New(cfg, cache.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for obj, f := range map[client.Object]func(any){&v1alpha1.QuantRun{}: tr.run, &v1alpha1.QuantJob{}: tr.job} {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    f,
+			UpdateFunc: func(_, n any) { f(n) },
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("harness cache did not sync")
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return direct
+}
+
+type scenario struct {
+	name        string
+	tr          *tracker
+	c           client.Client
+	nodes, gpus int
+}
+
+type result struct {
+	jobs, runs                      int
+	bindRateOverall, bindRateWindow float64
+	p50, p99, finished              time.Duration
+}
+
+func (s scenario) run(ctx context.Context, t *testing.T) (result, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "scale-" + s.name + "-"}}
+	if err := s.c.Create(ctx, ns); err != nil {
+		return result{}, fmt.Errorf("creating namespace: %w", err)
+	}
+	if err := s.c.Create(ctx, builders.MakeQuantRecipe("fp8", ns.Name).Obj()); err != nil {
+		return result{}, fmt.Errorf("creating recipe: %w", err)
+	}
+	var jobs []*v1alpha1.QuantJob
+	switch s.name {
+	case "eachgpu":
+		jobs = append(jobs, builders.MakeQuantJob("each-gpu", ns.Name).Recipe("fp8").EachGPU().MaxParallel(int32(s.nodes*s.gpus)).Obj())
+	case "anygpu":
+		for i := range *flagJobs {
+			jobs = append(jobs, builders.MakeQuantJob(fmt.Sprintf("any-%05d", i), ns.Name).Recipe("fp8").AnyGPU().Obj())
+		}
+	default:
+		return result{}, fmt.Errorf("unknown scenario %q", s.name)
+	}
+	created := make(map[string]time.Time, len(jobs))
+	var mu sync.Mutex
+	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(32)
+	for _, j := range jobs {
+		g.Go(func() error {
+			at := time.Now()
+			if err := s.c.Create(gctx, j); err != nil {
+				return fmt.Errorf("creating job %s: %w", j.Name, err)
+			}
+			mu.Lock()
+			created[j.Name] = at
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return result{}, err
+	}
+	t.Logf("%s: %d jobs created in %s", s.name, len(jobs), time.Since(start).Round(time.Millisecond))
+
+	deadline := time.Now().Add(*flagTimeout)
+	lastLog := time.Now()
+	for {
+		done, runs, bound, finished := s.progress(ns.Name)
+		if done == len(jobs) && finished == runs {
+			break
+		}
+		if time.Now().After(deadline) {
+			return result{}, fmt.Errorf("not finished after %s: %d/%d jobs done, runs %d seen, %d bound, %d finished", *flagTimeout, done, len(jobs), runs, bound, finished)
+		}
+		if time.Since(lastLog) > 10*time.Second {
+			t.Logf("%s [%s]: %d/%d jobs done, runs %d seen, %d bound, %d finished", s.name, time.Since(start).Round(time.Second), done, len(jobs), runs, bound, finished)
+			lastLog = time.Now()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return s.summarize(ns.Name, start, created), nil
+}
+
+func (s scenario) progress(ns string) (jobsDone, runs, bound, finished int) {
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	for k := range s.tr.jobsDone {
+		if strings.HasPrefix(k, ns+"/") {
+			jobsDone++
+		}
+	}
+	for _, r := range s.tr.runs {
+		if r.ns != ns {
+			continue
+		}
+		runs++
+		if !r.bound.IsZero() {
+			bound++
+		}
+		if !r.done.IsZero() {
+			finished++
+		}
+	}
+	return jobsDone, runs, bound, finished
+}
+
+func (s scenario) summarize(ns string, start time.Time, created map[string]time.Time) result {
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	res := result{jobs: len(created)}
+	allBound := map[string]time.Time{}
+	var firstBound, lastBound, lastDone time.Time
+	for _, r := range s.tr.runs {
+		if r.ns != ns {
+			continue
+		}
+		res.runs++
+		if r.bound.After(allBound[r.job]) {
+			allBound[r.job] = r.bound
+		}
+		if firstBound.IsZero() || r.bound.Before(firstBound) {
+			firstBound = r.bound
+		}
+		if r.bound.After(lastBound) {
+			lastBound = r.bound
+		}
+		if r.done.After(lastDone) {
+			lastDone = r.done
+		}
+	}
+	for k, at := range s.tr.jobsDone {
+		if strings.HasPrefix(k, ns+"/") && at.After(lastDone) {
+			lastDone = at
+		}
+	}
+	var lat []time.Duration
+	for job, at := range allBound {
+		lat = append(lat, at.Sub(created[job]))
+	}
+	res.p50, res.p99 = scale.Percentile(lat, 50), scale.Percentile(lat, 99)
+	res.finished = lastDone.Sub(start)
+	res.bindRateOverall = float64(res.runs) / lastBound.Sub(start).Seconds()
+	res.bindRateWindow = float64(res.runs) / max(lastBound.Sub(firstBound).Seconds(), 1e-3)
+	return res
+}
