@@ -91,7 +91,7 @@ func TestMeasurePart2(t *testing.T) {
 		b.free()
 		b.all = nil
 		fmt.Printf("device-to-device copy: %.3f ms for 1 GiB, %.0f GB/s (read+write)\n", cms, copyBW)
-		pay := b.alloc(4096, 0)
+		pay := b.alloc(8192, 0)
 		ptrs := make([]byte, 64*8)
 		one := func() error { return set.CopyViaParams(c, stream, pay, ptrs[:8]) }
 		lat, err := timeHost(one, 2000)
