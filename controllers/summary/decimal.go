@@ -1,14 +1,18 @@
 package summary
 
 import (
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
 // parseDecimal parses a decimal string ("812.5", "1e-3"); false for anything
 // else, so one malformed result never poisons a summary.
 func parseDecimal(s string) (*big.Rat, bool) {
-	if s == "" {
+	// A float64 check first bounds the exponent: big.Rat would expand "1e999999999"
+	// into a number of a billion digits.
+	if f, err := strconv.ParseFloat(s, 64); err != nil || math.IsInf(f, 0) || math.IsNaN(f) || len(s) > 64 {
 		return nil, false
 	}
 	r, ok := new(big.Rat).SetString(s)

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"math/big"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,7 +119,15 @@ func TestOutliers(t *testing.T) {
 }
 
 func TestFormatDecimal(t *testing.T) {
-	for in, want := range map[string]string{"800.15": "800.15", "1e-3": "0.001", "12.50": "12.5", "0": "0", "1/3": "0.333333333"} {
+	if got := formatDecimal(big.NewRat(1, 3)); got != "0.333333333" {
+		t.Errorf("formatDecimal(1/3) = %q, want 0.333333333", got)
+	}
+	for _, bad := range []string{"1/3", "1e999999999", "NaN", "", "12 GB/s"} {
+		if _, ok := parseDecimal(bad); ok {
+			t.Errorf("parseDecimal(%q) succeeded, want a refusal", bad)
+		}
+	}
+	for in, want := range map[string]string{"800.15": "800.15", "1e-3": "0.001", "12.50": "12.5", "0": "0"} {
 		r, ok := parseDecimal(in)
 		if !ok {
 			t.Fatalf("parseDecimal(%q) failed", in)
