@@ -27,6 +27,7 @@ typedef unsigned long long u64;
 #define KQ_DEV static __device__ __forceinline__
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 #define KQ_E4M3 0
+#define KQ_ROW_UNROLL 4
 
 struct kq_bf16 { u16 bits; };
 struct kq_f16 { u16 bits; };
@@ -122,46 +123,62 @@ __device__ void kq_blk_row(const T *x, int rows, int cols, u8 *out, float *sinv,
 	if (flag != 0 && *flag != 0) return;
 	const float fp8max = fmt == KQ_E4M3 ? 448.0f : 57344.0f;
 	const int nkb = (cols + 127) >> 7;
+	// A warp takes KQ_ROW_UNROLL consecutive blocks of a row per step and
+	// issues all their loads before the first reduction, so that enough
+	// bytes are in flight per warp to approach the memory bandwidth.
+	const int nsb = (nkb + KQ_ROW_UNROLL - 1) / KQ_ROW_UNROLL;
 	const int lane = threadIdx.x & 31;
-	const long long nblocks = (long long)rows * nkb;
+	const long long nsteps = (long long)rows * nsb;
 	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-	for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nblocks; w += nwarps) {
-		const int m = (int)(w / nkb), kb = (int)(w % nkb);
+	for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsteps; w += nwarps) {
+		const int m = (int)(w / nsb), sb = (int)(w % nsb);
 		if (offsets != 0 && m >= offsets[ngroups]) continue;
-		const int k0 = kb * 128 + lane * 4;
 		const long long base = (long long)m * cols;
-		const bool full = vec && k0 + 4 <= cols;
-		float v[4];
-		if (full) {
-			kq_ld4(x, base + k0, v);
-		} else {
+		float v[KQ_ROW_UNROLL][4];
 #pragma unroll
-			for (int j = 0; j < 4; j++) v[j] = k0 + j < cols ? kq_ld(x, base + k0 + j) : 0.0f;
-		}
-		u32 a = max(max(kq_absbits(v[0]), kq_absbits(v[1])), max(kq_absbits(v[2]), kq_absbits(v[3])));
-		a = kq_warp_max(a);
-		const float s = kq_block_scale(__uint_as_float(a), fp8max, eps, pow2);
-		if (lane == 0) {
-			const float inv = __fdiv_rn(1.0f, s);
-			if (offsets != 0) {
-				const int g = kq_group(offsets, ngroups, m);
-				const int off = offsets[g], n = offsets[g + 1] - off;
-				sinv[(long long)nkb * off + (long long)kb * n + (m - off)] = inv;
+		for (int u = 0; u < KQ_ROW_UNROLL; u++) {
+			const int k0 = (sb * KQ_ROW_UNROLL + u) * 128 + lane * 4;
+			if (vec && k0 + 4 <= cols) {
+				kq_ld4(x, base + k0, v[u]);
 			} else {
-				sinv[(long long)kb * scols + m] = inv;
-				if (m == rows - 1) {
-					for (int p = rows; p < scols; p++) sinv[(long long)kb * scols + p] = 0.0f;
-				}
+#pragma unroll
+				for (int j = 0; j < 4; j++) v[u][j] = k0 + j < cols ? kq_ld(x, base + k0 + j) : 0.0f;
 			}
 		}
-		u32 c[4];
+		int g = 0, off = 0, n = 0;
+		if (offsets != 0 && lane == 0) {
+			g = kq_group(offsets, ngroups, m);
+			off = offsets[g];
+			n = offsets[g + 1] - off;
+		}
 #pragma unroll
-		for (int j = 0; j < 4; j++) c[j] = kq_cvt1(__fmul_rn(v[j], s), fmt);
-		if (full) {
-			*reinterpret_cast<u32 *>(out + base + k0) = c[0] | c[1] << 8 | c[2] << 16 | c[3] << 24;
-		} else {
-			for (int j = 0; j < 4; j++) {
-				if (k0 + j < cols) out[base + k0 + j] = (u8)c[j];
+		for (int u = 0; u < KQ_ROW_UNROLL; u++) {
+			const int kb = sb * KQ_ROW_UNROLL + u;
+			if (kb >= nkb) break;
+			const int k0 = kb * 128 + lane * 4;
+			u32 a = max(max(kq_absbits(v[u][0]), kq_absbits(v[u][1])), max(kq_absbits(v[u][2]), kq_absbits(v[u][3])));
+			a = kq_warp_max(a);
+			const float s = kq_block_scale(__uint_as_float(a), fp8max, eps, pow2);
+			if (lane == 0) {
+				const float inv = __fdiv_rn(1.0f, s);
+				if (offsets != 0) {
+					sinv[(long long)nkb * off + (long long)kb * n + (m - off)] = inv;
+				} else {
+					sinv[(long long)kb * scols + m] = inv;
+					if (m == rows - 1) {
+						for (int p = rows; p < scols; p++) sinv[(long long)kb * scols + p] = 0.0f;
+					}
+				}
+			}
+			u32 c[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++) c[j] = kq_cvt1(__fmul_rn(v[u][j], s), fmt);
+			if (vec && k0 + 4 <= cols) {
+				*reinterpret_cast<u32 *>(out + base + k0) = c[0] | c[1] << 8 | c[2] << 16 | c[3] << 24;
+			} else {
+				for (int j = 0; j < 4; j++) {
+					if (k0 + j < cols) out[base + k0 + j] = (u8)c[j];
+				}
 			}
 		}
 	}

@@ -50,7 +50,9 @@ func (s *Set) blockRow(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	vec := cols%4 == 0 && aligned(uint64(4*dt.Size()), x) && aligned(4, out)
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(sinv).I32(int32(scols)).
 		I32(int32(o.Format)).F32(o.Eps).I32(b2i(o.Pow2)).I32(b2i(vec)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	warps := int64(rows) * int64(ceilDiv(cols, 128))
+	// One warp per rowUnroll blocks of a row (KQ_ROW_UNROLL in block.cu).
+	const rowUnroll = 4
+	warps := int64(rows) * int64(ceilDiv(ceilDiv(cols, 128), rowUnroll))
 	return s.launch(c, "kq_blk_row_"+dt.suffix(), s.grid(warps*32, 1), cuda.Dim(threads), st)
 }
 
