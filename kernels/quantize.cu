@@ -56,22 +56,11 @@ KQ_DEV float kq_f16_to_f32(u32 bits) {
 KQ_DEV float kq_f32(kq_bf16 v) { return kq_bf16_to_f32(v.bits); }
 KQ_DEV float kq_f32(kq_f16 v) { return kq_f16_to_f32(v.bits); }
 
-// Four consecutive elements from a 4-element-aligned group g.
+// Four consecutive float32 elements from a 4-element-aligned group g.
 KQ_DEV void kq_load4(const float *x, long long g, float v[4]) {
 	float4 q = reinterpret_cast<const float4 *>(x)[g];
 	v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
 }
-KQ_DEV void kq_load4(const kq_bf16 *x, long long g, float v[4]) {
-	uint2 q = reinterpret_cast<const uint2 *>(x)[g];
-	v[0] = kq_bf16_to_f32(q.x & 0xFFFFu); v[1] = kq_bf16_to_f32(q.x >> 16);
-	v[2] = kq_bf16_to_f32(q.y & 0xFFFFu); v[3] = kq_bf16_to_f32(q.y >> 16);
-}
-KQ_DEV void kq_load4(const kq_f16 *x, long long g, float v[4]) {
-	uint2 q = reinterpret_cast<const uint2 *>(x)[g];
-	v[0] = kq_f16_to_f32(q.x & 0xFFFFu); v[1] = kq_f16_to_f32(q.x >> 16);
-	v[2] = kq_f16_to_f32(q.y & 0xFFFFu); v[3] = kq_f16_to_f32(q.y >> 16);
-}
-
 KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? 448.0f : 57344.0f; }
 
 KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
@@ -178,7 +167,10 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 // E8M0 block scales. kq_e8m0_te rounds the exponent up (TE); kq_e8m0_ocp
 // takes floor(log2(amax)) - emax (OCP MX v1.0).
 KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
-	float inv = __fdiv_rn(1.0f, kq_fp8_max(fmt));
+	// float32(1/fp8_max), rounded to nearest even: 1/448 and 1/57344. A
+	// constant rather than a division per block, which costs more than the
+	// rest of the rule.
+	float inv = __uint_as_float(fmt == KQ_E4M3 ? 0x3B124925u : 0x37924925u);
 	float t = __fmul_rn(amax, inv);
 	u32 b = __float_as_uint(t) & 0x7FFFFFFFu;
 	if (b > 0x7F800000u) return 0xFFu;
@@ -371,7 +363,10 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 // codes to out_row in one store and to a shared byte tile, then writes 16
 // consecutive codes of one transposed row to out_col in one 16-byte store.
 // The tile pitch of 65 bytes keeps the column reads of the second phase on
-// distinct banks. It computes the same bytes as the 32x32 kernel above.
+// distinct banks. Blocks stride over the tiles (a grid of a few waves), so
+// that the fused amax of delayed scaling commits once per block rather
+// than once per tile: 65536 same-address atomics at 16384^2 cost more than
+// the whole cast. It computes the same bytes as the 32x32 kernel above.
 #define KQ_TR_PITCH 65
 template <typename T>
 KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
@@ -379,34 +374,36 @@ KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_r
 	__shared__ u8 tile[64 * KQ_TR_PITCH];
 	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	int c0 = blockIdx.x * 64, r0 = blockIdx.y * 64;
+	int ntx = (cols + 63) / 64;
+	long long ntiles = (long long)ntx * ((rows + 63) / 64);
 	u32 tid = threadIdx.x;
 	float m = 0.0f;
+	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
+		int c0 = (int)(tl % ntx) * 64, r0 = (int)(tl / ntx) * 64;
 #pragma unroll
-	for (int k = 0; k < 2; k++) {
-		int tr = (int)(tid >> 3) + 32 * k; // tile row
-		int tc = (int)(tid & 7u) * 8;      // tile column of the run
-		int r = r0 + tr, c = c0 + tc;
-		if (r < rows && c < cols) {
-			long long i = (long long)r * cols + c;
-			float v[8];
-			kq_load8(x, i / 8, v);
+		for (int k = 0; k < 2; k++) {
+			int tr = (int)(tid >> 3) + 32 * k; // tile row
+			int tc = (int)(tid & 7u) * 8;      // tile column of the run
+			int r = r0 + tr, c = c0 + tc;
+			if (r < rows && c < cols) {
+				long long i = (long long)r * cols + c;
+				float v[8];
+				kq_load8(x, i / 8, v);
 #pragma unroll
-			for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
-			uint2 q = kq_cvt8(v, fs, fmt);
-			if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + i) = q;
-			u8 *t = tile + tr * KQ_TR_PITCH + tc;
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
+				uint2 q = kq_cvt8(v, fs, fmt);
+				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + i) = q;
+				u8 *t = tile + tr * KQ_TR_PITCH + tc;
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				t[e] = (u8)(q.x >> (8 * e));
-				t[4 + e] = (u8)(q.y >> (8 * e));
+				for (int e = 0; e < 4; e++) {
+					t[e] = (u8)(q.x >> (8 * e));
+					t[4 + e] = (u8)(q.y >> (8 * e));
+				}
 			}
 		}
-	}
-	__syncthreads();
-	{
-		int tc = (int)(tid >> 2);         // tile column = transposed row
-		int tr = (int)(tid & 3u) * 16;    // first tile row of the run
+		__syncthreads();
+		int tc = (int)(tid >> 2);      // tile column = transposed row
+		int tr = (int)(tid & 3u) * 16; // first tile row of the run
 		int c = c0 + tc, r = r0 + tr;
 		if (c < cols && r < rows) {
 			u32 w[4];
@@ -418,6 +415,8 @@ KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_r
 			}
 			*reinterpret_cast<uint4 *>(out_col + (long long)c * rows + r) = make_uint4(w[0], w[1], w[2], w[3]);
 		}
+		// The next tile overwrites the shared tile.
+		__syncthreads();
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
@@ -509,13 +508,17 @@ KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 	long long gpr = (long long)scols * 4; // 8-element groups per padded row
 	long long ntasks = (long long)srows * gpr;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
-	for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t - threadIdx.x % 32u < ntasks; t += nthreads) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	// Row and group of t, advanced by the grid stride without a 64-bit
+	// division per iteration (which made the kernel compute bound).
+	long long r = t / gpr, j = t % gpr;
+	const long long dr = nthreads / gpr, dj = nthreads % gpr;
+	for (; t - threadIdx.x % 32u < ntasks; t += nthreads) {
 		bool act = t < ntasks;
-		int r = (int)(t / gpr), j = (int)(t % gpr);
-		int c = j * 8;
+		int c = (int)j * 8;
 		bool in = act && r < rows && c < cols;
 		float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-		if (in) kq_load8(x, ((long long)r * cols + c) / 8, v);
+		if (in) kq_load8(x, (r * cols + c) / 8, v);
 		float m = 0.0f;
 #pragma unroll
 		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
@@ -526,9 +529,15 @@ KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		if (in) {
 			float f = kq_e8m0_encode_factor(e);
 			float fs[8] = {f, f, f, f, f, f, f, f};
-			*reinterpret_cast<uint2 *>(out + (long long)r * cols + c) = kq_cvt8(v, fs, fmt);
+			*reinterpret_cast<uint2 *>(out + r * cols + c) = kq_cvt8(v, fs, fmt);
 		}
-		if (act && (j & 3) == 0) scales[(long long)r * scols + j / 4] = (r < rows && c < cols) ? (u8)e : (u8)0;
+		if (act && (j & 3) == 0) scales[r * scols + j / 4] = (r < rows && c < cols) ? (u8)e : (u8)0;
+		r += dr;
+		j += dj;
+		if (j >= gpr) {
+			j -= gpr;
+			r++;
+		}
 	}
 	kq_mxfp8_finish(tm, st);
 }
@@ -576,6 +585,74 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 	kq_mxfp8_finish(tm, st);
 }
 
+// Columnwise through shared memory, for cols % 8 == 0 with a 16-byte
+// aligned input and 8-byte aligned output: a block of 256 threads owns a
+// tile of 32 rows (one row of scales) x 256 columns. It reads the tile once
+// with 16-byte loads along the rows, each thread then takes one column's
+// amax and exponent from shared memory, and the threads convert the tile
+// row by row with 8-byte stores. (col8 above reads its input twice, and at
+// large sizes the second read misses the caches.) Blocks stride over the
+// tiles; the same bytes as col8.
+#define KQ_CT_COLS 256
+#define KQ_CT_PITCH (KQ_CT_COLS + 4)
+template <typename T>
+KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+	__shared__ __align__(16) float tile[32 * KQ_CT_PITCH];
+	__shared__ float fac[KQ_CT_COLS];
+	float tm = 0.0f;
+	u32 tid = threadIdx.x;
+	int nrb = (rows + 31) / 32;
+	int nct = (scols + KQ_CT_COLS - 1) / KQ_CT_COLS;
+	long long ntiles = (long long)srows * nct;
+	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
+		int rb = (int)(tl / nct), c0 = (int)(tl % nct) * KQ_CT_COLS;
+		int r0 = rb * 32;
+		// The tile, zero outside the tensor.
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			int tr = k * 8 + (int)(tid >> 5), tc = (int)(tid & 31u) * 8;
+			int r = r0 + tr, c = c0 + tc;
+			float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+			if (rb < nrb && r < rows && c < cols) kq_load8(x, ((long long)r * cols + c) / 8, v);
+			float4 *d = reinterpret_cast<float4 *>(tile + tr * KQ_CT_PITCH + tc);
+			d[0] = make_float4(v[0], v[1], v[2], v[3]);
+			d[1] = make_float4(v[4], v[5], v[6], v[7]);
+		}
+		__syncthreads();
+		// One column per thread: amax, exponent, factor, scale byte.
+		{
+			int c = c0 + (int)tid;
+			float a = 0.0f;
+#pragma unroll
+			for (int k = 0; k < 32; k++) a = fmaxf(a, fabsf(tile[k * KQ_CT_PITCH + tid]));
+			tm = fmaxf(tm, a);
+			u32 e = ocp ? kq_e8m0_ocp(a, fmt) : kq_e8m0_te(a, fmt);
+			fac[tid] = kq_e8m0_encode_factor(e);
+			if (c < scols) scales[(long long)rb * scols + c] = (rb < nrb && c < cols) ? (u8)e : (u8)0;
+		}
+		__syncthreads();
+		// Convert with each column's factor.
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			int tr = k * 8 + (int)(tid >> 5), tc = (int)(tid & 31u) * 8;
+			int r = r0 + tr, c = c0 + tc;
+			if (rb < nrb && r < rows && c < cols) {
+				const float *sv = tile + tr * KQ_CT_PITCH + tc;
+				float v[8], f[8];
+#pragma unroll
+				for (int e = 0; e < 8; e++) {
+					v[e] = sv[e];
+					f[e] = fac[tc + e];
+				}
+				*reinterpret_cast<uint2 *>(out + (long long)r * cols + c) = kq_cvt8(v, f, fmt);
+			}
+		}
+		// The next tile overwrites the shared tile and factors.
+		__syncthreads();
+	}
+	kq_mxfp8_finish(tm, st);
+}
+
 // ---- entry points -----------------------------------------------------------
 
 #define KQ_TYPED_KERNELS(SUF, T)                                                                        \
@@ -606,6 +683,10 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 	extern "C" __global__ void kq_mxfp8_row8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
 			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
 		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                  \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256) kq_mxfp8_colt_##SUF(const T *x, int rows, int cols,     \
+			u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {                   \
+		kq_mxfp8_colt_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);              \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
 			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \

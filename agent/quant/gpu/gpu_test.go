@@ -56,7 +56,7 @@ type shape struct{ rows, cols int }
 func (s shape) String() string { return fmt.Sprintf("%dx%d", s.rows, s.cols) }
 
 // The shapes, aligned and not.
-var smallShapes = []shape{{1, 1}, {1, 33}, {129, 17}, {7, 4096}, {31, 257}, {33, 1000}, {4097, 65}, {65, 40}, {300, 200}, {1000, 1000}, {64, 64}, {48, 24}}
+var smallShapes = []shape{{1, 1}, {1, 33}, {129, 17}, {7, 4096}, {31, 257}, {33, 1000}, {4097, 65}, {65, 40}, {300, 200}, {1000, 1000}, {64, 64}, {48, 24}, {80, 200}, {16, 8}}
 
 func bigShapes() []shape {
 	if os.Getenv("KQUANT_BIG") == "0" {
