@@ -14,7 +14,9 @@
 #
 # Environment: KQUANT_DEMO_SIMULATE=1 simulates nodes even on a GPU machine;
 # KQUANT_DEMO_JOB=<file> runs another job manifest; KQUANT_DEMO_TIMEOUT (seconds,
-# default 150) bounds the wait for the job.
+# default 150) bounds the wait for the job. KQUANT_DEMO_RBAC=1 runs the manager and
+# the agents as their service accounts (node-bound tokens for agents) with the
+# generated RBAC and the agents' admission policy instead of as administrator.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -120,6 +122,47 @@ KUBECONFIG
   chmod 600 "$DEMO/kubeconfig"
 }
 
+# least_privilege installs the service accounts, the RBAC generated from the
+# kubebuilder markers and the agents' admission policy, as the chart does.
+least_privilege() {
+  local role f files=()
+  for role in manager agent; do
+    f=$ROOT/config/rbac/${role}_role.yaml
+    [[ -f $f ]] || f=$ROOT/charts/kquant/files/rbac/${role}_role.yaml
+    files+=(-f "$f" -f "$ROOT/config/rbac/${role}_service_account.yaml" -f "$ROOT/config/rbac/${role}_role_binding.yaml")
+  done
+  k apply --server-side --field-manager=kquant-demo "${files[@]}" -f "$ROOT/config/policy/agent-node-restriction.yaml" | sed 's/^/    /'
+}
+
+# sa_kubeconfig name service-account [node]: a kubeconfig with a token of the
+# service account, bound to the Node when one is named (the API server then puts
+# the node name in the token, which the admission policy checks).
+sa_kubeconfig() {
+  local out=$DEMO/kubeconfig-$1 sa=$2 node=${3:-} token
+  [[ -f $out ]] && return
+  local bound=()
+  [[ -n $node ]] && bound=(--bound-object-kind=Node --bound-object-name="$node")
+  token=$(k -n "$NS" create token "$sa" --duration=48h "${bound[@]}")
+  cat >"$out" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: kquant-demo
+  cluster:
+    server: https://127.0.0.1:${API_PORT}
+    certificate-authority-data: $(base64 -w0 <"$DEMO/pki/ca.crt")
+users:
+- name: $sa
+  user:
+    token: $token
+contexts:
+- name: kquant-demo
+  context: {cluster: kquant-demo, user: $sa}
+current-context: kquant-demo
+KUBECONFIG
+  chmod 600 "$out"
+}
+
 k() { "$KUBECTL" --kubeconfig "$DEMO/kubeconfig" --cache-dir "$DEMO/kube-cache" "$@"; }
 
 # wait_for description timeout-seconds command...
@@ -215,17 +258,30 @@ up() {
     return 0
   fi
 
+  local manager_kc=$DEMO/kubeconfig
+  if [[ ${KQUANT_DEMO_RBAC:-0} == 1 ]]; then
+    step "least privilege: service accounts, generated RBAC, agents' admission policy"
+    least_privilege
+    sa_kubeconfig manager kquant-manager
+    manager_kc=$DEMO/kubeconfig-manager
+  fi
+
   step "starting the manager and the agents"
   start manager "$ROOT/bin/manager" \
-    --kubeconfig="$DEMO/kubeconfig" --leader-elect=false --lease-namespace="$NS" \
+    --kubeconfig="$manager_kc" --leader-elect=false --lease-namespace="$NS" \
     --metrics-bind-address="127.0.0.1:$MANAGER_METRICS_PORT" --health-probe-bind-address="127.0.0.1:$MANAGER_HEALTH_PORT"
   local i=0 spec node product count ports
   for spec in "${agents[@]}"; do
     i=$((i + 1))
     IFS=: read -r node product count <<<"$spec"
     node_manifest "$node" | k apply --server-side --field-manager=kquant-demo -f - >/dev/null
+    local agent_kc=$DEMO/kubeconfig
+    if [[ ${KQUANT_DEMO_RBAC:-0} == 1 ]]; then
+      sa_kubeconfig "agent-$node" kquant-agent "$node"
+      agent_kc=$DEMO/kubeconfig-agent-$node
+    fi
     ports=(AGENT${i}_METRICS_PORT AGENT${i}_HEALTH_PORT)
-    local args=(--kubeconfig="$DEMO/kubeconfig" --node-name="$node" --namespace="$NS"
+    local args=(--kubeconfig="$agent_kc" --node-name="$node" --namespace="$NS"
       --metrics-bind-address="127.0.0.1:${!ports[0]}" --health-probe-bind-address="127.0.0.1:${!ports[1]}")
     if [[ -n $product ]]; then
       args+=(--backend=reference --simulate="$product:$count")
@@ -249,7 +305,7 @@ up() {
   job=$(k create --dry-run=client -o jsonpath='{.metadata.name}' -f "$JOB_FILE")
 
   step "waiting for QuantJob $job (up to ${TIMEOUT}s)"
-  local deadline=$((SECONDS + TIMEOUT)) last="" now phase
+  local deadline=$((SECONDS + TIMEOUT)) last="" last_reported="" now phase
   while :; do
     now=$(k get quantjob "$job" -n default -o jsonpath='{.status.phase}:{.status.succeeded}:{.status.total}:{.status.running}:{.status.failed}' 2>/dev/null || true)
     local s t r f
@@ -262,7 +318,10 @@ up() {
     case $phase in
       Succeeded) break ;;
       Failed | Unschedulable)
-        k get quantjob "$job" -n default -o jsonpath='{range .status.conditions[*]}    {.type}={.status} {.reason}: {.message}{"\n"}{end}'
+        if [[ $now != "$last_reported" ]]; then
+          k get quantjob "$job" -n default -o jsonpath='{range .status.conditions[*]}    {.type}={.status} {.reason}: {.message}{"\n"}{end}'
+          last_reported=$now
+        fi
         [[ $phase == Failed ]] && break
         ;;
     esac
