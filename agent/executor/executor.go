@@ -377,10 +377,43 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.
 // errNotOurs stops a retry: the run is no longer Running under this agent.
 var errNotOurs = errors.New("run no longer running under this agent")
 
+// finishRetryCap bounds the wait between attempts to record a run's end.
+const finishRetryCap = 10 * time.Second
+
 // finish applies the end state, unless the run changed hands meanwhile (the
 // controller failed it as NodeLost or for its deadline): that decision
-// stands.
+// stands. Transient failures (the API server restarting, timeouts) are
+// retried until the write lands or the agent stops: a run whose end is not
+// recorded stays Running under this agent, whose Lease stays fresh, so
+// nothing else would ever finish or retry it (test/e2e's control-plane
+// restart found runs stuck that way). Meanwhile the run keeps its GPU, which
+// matches what the controller sees.
 func (e *Executor) finish(ctx context.Context, key types.NamespacedName, st agentStatus) error {
+	delay := 200 * time.Millisecond
+	for {
+		err := e.finishOnce(ctx, key, st)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		logr.FromContextOrDiscard(ctx).Info("Recording the end of a run failed, retrying", "err", err.Error(), "after", delay.String())
+		select {
+		case <-ctx.Done():
+			return err
+		case <-e.opts.Clock.After(delay):
+		}
+		delay = min(2*delay, finishRetryCap)
+	}
+}
+
+// transient reports whether a failed write may succeed later unchanged: no
+// answer from the API server at all, or one that says try again.
+func transient(err error) bool {
+	return apierrors.ReasonForError(err) == metav1.StatusReasonUnknown ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
+}
+
+func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, st agentStatus) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		run := &v1alpha1.QuantRun{}
 		if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
