@@ -92,42 +92,74 @@ func ReadProc(pid int) (ProcStats, error) {
 	return s, nil
 }
 
-// RequestTotals is apiserver_request_total summed by "verb resource".
+// RequestTotals are counters of the API server summed by "verb resource".
 type RequestTotals map[string]float64
 
-// ScrapeRequests reads the API server's own request counters from /metrics.
-func ScrapeRequests(ctx context.Context, c rest.Interface) (RequestTotals, error) {
-	body, err := c.Get().AbsPath("/metrics").Stream(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("scraping API server metrics: %w", err)
-	}
-	defer body.Close()
-	return parseRequestTotals(body)
+// APIStats is what the API server counts about the requests it served.
+type APIStats struct {
+	// Requests is apiserver_request_total.
+	Requests RequestTotals
+	// Seconds and Observed are apiserver_request_duration_seconds' sum and count.
+	Seconds, Observed RequestTotals
 }
 
-func parseRequestTotals(r io.Reader) (RequestTotals, error) {
-	out := RequestTotals{}
+// ScrapeRequests reads the API server's own request counters from /metrics.
+func ScrapeRequests(ctx context.Context, c rest.Interface) (APIStats, error) {
+	body, err := c.Get().AbsPath("/metrics").Stream(ctx)
+	if err != nil {
+		return APIStats{}, fmt.Errorf("scraping API server metrics: %w", err)
+	}
+	defer body.Close()
+	return parseAPIStats(body)
+}
+
+// Sub returns a - b.
+func (a APIStats) Sub(b APIStats) APIStats {
+	return APIStats{Requests: a.Requests.Sub(b.Requests), Seconds: a.Seconds.Sub(b.Seconds), Observed: a.Observed.Sub(b.Observed)}
+}
+
+// MeanLatency returns the mean latency of the n most frequent requests as
+// "verb resource=latency".
+func (a APIStats) MeanLatency(n int) []string {
+	var out []string
+	for _, kv := range a.Observed.Top(n) {
+		key := kv[:strings.LastIndexByte(kv, '=')]
+		mean := time.Duration(a.Seconds[key] / a.Observed[key] * float64(time.Second))
+		out = append(out, fmt.Sprintf("%s=%s", key, mean.Round(100*time.Microsecond)))
+	}
+	return out
+}
+
+func parseAPIStats(r io.Reader) (APIStats, error) {
+	out := APIStats{Requests: RequestTotals{}, Seconds: RequestTotals{}, Observed: RequestTotals{}}
+	metrics := map[string]RequestTotals{
+		"apiserver_request_total{":                  out.Requests,
+		"apiserver_request_duration_seconds_sum{":   out.Seconds,
+		"apiserver_request_duration_seconds_count{": out.Observed,
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
+		for prefix, into := range metrics {
+			if !strings.HasPrefix(line, prefix) {
+				continue
+			}
+			end := strings.LastIndexByte(line, '}')
+			v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+			if err != nil {
+				return out, fmt.Errorf("parsing %q: %w", line, err)
+			}
+			labels := line[len(prefix):end]
+			key := label(labels, "verb") + " " + label(labels, "resource")
+			if sub := label(labels, "subresource"); sub != "" {
+				key += "/" + sub
+			}
+			into[key] += v
 		}
-		end := strings.LastIndexByte(line, '}')
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil {
-			return nil, fmt.Errorf("parsing %q: %w", line, err)
-		}
-		labels := line[len("apiserver_request_total{"):end]
-		key := label(labels, "verb") + " " + label(labels, "resource")
-		if sub := label(labels, "subresource"); sub != "" {
-			key += "/" + sub
-		}
-		out[key] += v
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading API server metrics: %w", err)
+		return out, fmt.Errorf("reading API server metrics: %w", err)
 	}
 	return out, nil
 }

@@ -137,10 +137,11 @@ func TestScale(t *testing.T) {
 			name, len(nodes), *flagGPUs, res.jobs, res.runs,
 			res.bindRateOverall, res.bindRateWindow,
 			res.p50.Round(time.Millisecond), res.p99.Round(time.Millisecond), res.finished.Round(time.Millisecond),
-			delta.Total()/runs, poolReq/runs, (delta.Total()-poolReq-harnessReq)/runs,
+			delta.Requests.Total()/runs, poolReq/runs, (delta.Requests.Total()-poolReq-harnessReq)/runs,
 			float64(procAfter.PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds())
 		rows = append(rows, row)
-		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Top(12), ", "))
+		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Requests.Top(12), ", "))
+		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
 	}
 	fmt.Println()
 	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | manager peak RSS | manager CPU |")
