@@ -135,7 +135,12 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (*Report, error) {
 	if err := e.checkLimits(spec.Workload); err != nil {
 		return nil, err
 	}
-	r := &shapeRunner{e: e, spec: &spec, recipe: recipe}
+	// A recipe the backend does not cover runs on the reference instead; the
+	// copy keeps e itself unchanged for concurrent runs.
+	run := *e
+	backend, fallback := e.backendFor(&spec, recipe)
+	run.Backend = backend
+	r := &shapeRunner{e: &run, spec: &spec, recipe: recipe}
 	outs := make([]shapeOutcome, len(spec.Workload.Shapes))
 	for i, s := range spec.Workload.Shapes {
 		if err := ctx.Err(); err != nil {
@@ -146,7 +151,11 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (*Report, error) {
 		}
 		e.progress(Progress{Shape: i, Shapes: len(outs), Rows: s.Rows, Cols: s.Cols, Stage: StageDone})
 	}
-	return e.report(spec, outs), nil
+	rep := run.report(spec, outs)
+	if fallback != "" {
+		rep.Message = fallback + "; " + rep.Message
+	}
+	return rep, nil
 }
 
 func (e *Engine) progress(p Progress) {

@@ -102,14 +102,21 @@ func run(args []string) error {
 		HealthProbeBindAddress: c.probeAddr,
 		ShutdownGrace:          c.shutdownGrace,
 	}
-	if opts.Runner, err = newRunner(c.results); err != nil {
-		return err
-	}
 	if c.simulate != "" {
 		if opts.Simulate, err = simulate.Parse(c.simulate); err != nil {
 			return err
 		}
 	}
+	exec, err := newExecution(logr.NewContext(context.Background(), log), c.results, c.backend, opts.Simulate != nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := exec.close(); err != nil {
+			log.Error(err, "Releasing the GPUs failed")
+		}
+	}()
+	opts.Runner, opts.Prober = exec.runner, exec.prober
 	cfg, err := restConfig(c.kubeconfig)
 	if err != nil {
 		return err

@@ -3,10 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
+	"github.com/go-logr/logr"
+
+	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/agent/bench"
+	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/gpu"
 	"github.com/kquant/kquant/agent/quant/reference"
 	"github.com/kquant/kquant/api/v1alpha1"
 )
@@ -24,17 +31,50 @@ const (
 // The compile-time proof that the measurement harness is what the executor runs.
 var _ executor.Runner = (*bench.Runner)(nil)
 
-// newRunner returns what executes this agent's runs.
-func newRunner(results string) (executor.Runner, error) {
+// execution is how this agent runs its runs and measures its baselines.
+type execution struct {
+	runner executor.Runner
+	prober baseline.Prober
+	// close releases the GPUs; never nil.
+	close func() error
+}
+
+// newExecution picks the backend: the CUDA kernels on the node's GPUs when a
+// driver is there (--backend auto or cuda), else the pure-Go reference.
+// Simulated nodes always use the reference: their GPUs do not exist.
+func newExecution(ctx context.Context, results, backend string, simulated bool) (*execution, error) {
+	noop := func() error { return nil }
 	switch results {
-	case resultsMeasured:
-		ref := reference.New()
-		return &bench.Runner{
-			BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil },
-		}, nil
 	case resultsSynthetic:
-		return executor.SyntheticRunner{}, nil
+		return &execution{runner: executor.SyntheticRunner{}, prober: baseline.Null{}, close: noop}, nil
+	case resultsMeasured:
 	default:
 		return nil, fmt.Errorf("--results %q: want %s or %s", results, resultsMeasured, resultsSynthetic)
+	}
+	ref := reference.New()
+	onReference := &execution{
+		runner: &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }},
+		prober: baseline.Null{},
+		close:  noop,
+	}
+	if simulated || backend == nodeagent.BackendReference {
+		return onReference, nil
+	}
+	// NVML numbers GPUs by PCI bus; make CUDA's ordinals agree, so that the GPU
+	// a run is bound to is the device its kernels run on.
+	if os.Getenv("CUDA_DEVICE_ORDER") == "" {
+		if err := os.Setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID"); err != nil {
+			return nil, fmt.Errorf("setting CUDA_DEVICE_ORDER: %w", err)
+		}
+	}
+	rt, err := gpu.OpenRuntime()
+	switch {
+	case err == nil:
+		return &execution{runner: &bench.Runner{BackendFor: rt.BackendFor}, prober: rt.Prober(), close: rt.Close}, nil
+	case backend == nodeagent.BackendAuto && cuda.IsNoDriver(err):
+		logr.FromContextOrDiscard(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
+		return onReference, nil
+	default:
+		return nil, fmt.Errorf("--backend %s: %w", backend, err)
 	}
 }

@@ -15,7 +15,10 @@ import (
 	"github.com/kquant/kquant/kernels"
 )
 
-var _ bench.Measurer = (*Backend)(nil)
+var (
+	_ bench.Measurer = (*Backend)(nil)
+	_ bench.Coverage = (*Backend)(nil)
+)
 
 // Sizes and repeats of the measurements.
 const (

@@ -92,3 +92,15 @@ func encodeInput(dst []byte, x []float32, dt kernels.DType) {
 		}
 	}
 }
+
+// Covers reports whether the kernels run recipe for role; the error wraps
+// ErrNotImplemented and names what is missing. It makes the backend a
+// bench.Coverage, so that the measurement harness runs what it does not cover
+// on the reference backend instead of failing the run.
+func (b *Backend) Covers(recipe quant.Recipe, role quant.TensorRole) error {
+	p, err := recipe.Plan(role)
+	if err != nil {
+		return err
+	}
+	return checkPlan(p)
+}

@@ -1,0 +1,37 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// Coverage is implemented by a backend that runs only some recipes: the CUDA
+// backend while kernels for a scheme are still being written. A run whose
+// recipe the backend does not cover runs on the reference backend instead —
+// emulated on the CPU, with results.backend saying so — rather than failing.
+type Coverage interface {
+	// Covers returns nil when the backend runs recipe for role, else an error
+	// that says what it lacks.
+	Covers(recipe quant.Recipe, role quant.TensorRole) error
+}
+
+// backendFor returns the backend that runs spec with recipe and, when that is
+// the reference standing in for e.Backend, the sentence that says why.
+func (e *Engine) backendFor(spec *Spec, recipe quant.Recipe) (quant.Backend, string) {
+	c, ok := e.Backend.(Coverage)
+	if !ok {
+		return e.Backend, ""
+	}
+	roles := []quant.TensorRole{roleFromAPI(spec.Workload.TensorRole)}
+	if spec.Workload.Operation == v1alpha1.OperationQuantizedLinear {
+		roles = []quant.TensorRole{quant.Input, quant.Weight}
+	}
+	for _, role := range roles {
+		if err := c.Covers(recipe, role); err != nil {
+			return e.reference(), fmt.Sprintf("ran on the reference backend (CPU emulation): the %s backend cannot run it: %v", e.Backend.Name(), err)
+		}
+	}
+	return e.Backend, ""
+}
