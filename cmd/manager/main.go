@@ -14,16 +14,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
 )
-
-// version is set at build time: -ldflags "-X main.version=v0.1.0".
-var version = "dev"
 
 type flags struct {
 	kubeconfig     string
@@ -36,6 +35,8 @@ type flags struct {
 	// request the manager makes.
 	kubeAPIQPS   float64
 	kubeAPIBurst int
+	// workers is how many objects each controller reconciles at once.
+	workers int
 }
 
 func main() {
@@ -61,6 +62,10 @@ func run() error {
 	// GetConfig does.
 	fs.Float64Var(&f.kubeAPIQPS, "kube-api-qps", -1, "queries per second to the API server; -1 disables the client-side limit (the API server's priority and fairness still applies)")
 	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", 1000, "burst of queries to the API server above --kube-api-qps")
+	// One worker expands one job at a time: a burst of jobs queues behind
+	// each one's writes (see docs/benchmarks.md). The binder is one request
+	// whatever this says, so it stays serial.
+	fs.IntVar(&f.workers, "max-concurrent-reconciles", 1, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	logConfig := textlogger.NewConfig()
 	logConfig.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -70,7 +75,7 @@ func run() error {
 		return err
 	}
 	if f.showVersion {
-		fmt.Println(version)
+		fmt.Println(version.String("manager"))
 		return nil
 	}
 	log := textlogger.NewLogger(logConfig)
@@ -97,6 +102,7 @@ func runManager(ctx context.Context, f flags) error {
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(f.leaseNamespace),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		Controller:              config.Controller{MaxConcurrentReconciles: f.workers},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "kquant-manager",
@@ -122,7 +128,7 @@ func runManager(ctx context.Context, f flags) error {
 	}); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
-	log.Info("Starting manager", "version", version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect)
+	log.Info("Starting manager", "version", version.Version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
