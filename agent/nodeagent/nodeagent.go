@@ -156,7 +156,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err := exec.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	for _, r := range []manager.RunnableFunc{lease.Run, reporter.Run} {
+	for _, run := range []func(context.Context) error{lease.Run, reporter.Run} {
+		// The manager hands runnables a context of its own: give them the
+		// agent's logger back, or their failures would go unlogged.
+		r := manager.RunnableFunc(func(c context.Context) error { return run(logr.NewContext(c, log)) })
 		if err := mgr.Add(r); err != nil {
 			return fmt.Errorf("adding agent loop: %w", err)
 		}
