@@ -76,6 +76,9 @@ const (
 
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_tr64_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
+// halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
+var halfKernels = []string{"kq_mxfp8_both_"}
+
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
 // Set is the quantize module loaded on one device, with its kernels looked
@@ -108,6 +111,11 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	var names []string
 	for _, k := range typedKernels {
 		for _, d := range []DType{F32, BF16, F16} {
+			names = append(names, k+d.suffix())
+		}
+	}
+	for _, k := range halfKernels {
+		for _, d := range []DType{BF16, F16} {
 			names = append(names, k+d.suffix())
 		}
 	}
@@ -273,6 +281,62 @@ func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, 
 	// One warp per 1x32 block.
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
+
+// MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
+// dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
+// registers as pairs), whole 8-element runs along each row (cols % 8 == 0)
+// with a 16-byte aligned input (16-byte loads) and outputs (16-byte stores,
+// 8-byte ones where cols % 16 == 8), and even scale addresses (2-byte
+// stores). Device allocations are 256-byte aligned, so in practice it is
+// the type and cols % 8.
+func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cuda.Buffer) bool {
+	return (dt == BF16 || dt == F16) && rows > 0 && cols > 0 && cols%8 == 0 &&
+		aligned(16, x, outRow, outCol) && aligned(2, scRow, scCol)
+}
+
+// MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
+// pass over the input: rowwise (1x32) data and scales to outRow and scRow,
+// columnwise (32x1) to outCol and scCol, shapes and bytes as two MXFP8 calls
+// (padding included), and, unless state is the zero Buffer, the tensor's
+// amax into the state as MXFP8 does. The input is read once instead of
+// twice. Only for what MXFP8BothFits accepts; otherwise call MXFP8 twice.
+// One launch.
+func (s *Set) MXFP8Both(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, scRow, outCol, scCol cuda.Buffer, f Format, ocp bool, state cuda.Buffer) error {
+	if !MXFP8BothFits(dt, rows, cols, x, outRow, scRow, outCol, scCol) {
+		return fmt.Errorf("kernels: MXFP8Both does not handle [%d, %d] %v with these buffers", rows, cols, dt)
+	}
+	rr, rc := MXFP8ScaleShape(rows, cols, false)
+	cr, cc := MXFP8ScaleShape(rows, cols, true)
+	// The kernel's 32x64 tiles span both padded scale matrices, which
+	// cover the same roundup(rows,128) x roundup(cols,128) elements.
+	if rr != 32*cr || 32*rc != cc || cc%64 != 0 {
+		return fmt.Errorf("kernels: MXFP8Both: scale shapes [%d, %d] and [%d, %d] do not tile", rr, rc, cr, cc)
+	}
+	for _, b := range []struct {
+		what string
+		buf  cuda.Buffer
+		n    int
+	}{{"the input", x, rows * cols * dt.Size()}, {"rowwise data", outRow, rows * cols}, {"colwise data", outCol, rows * cols}, {"rowwise scales", scRow, rr * rc}, {"colwise scales", scCol, cr * cc}} {
+		if err := need("MXFP8Both "+b.what, b.buf, b.n); err != nil {
+			return err
+		}
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(outRow).Buffer(scRow).I32(int32(rc)).
+		Buffer(outCol).Buffer(scCol).I32(int32(cr)).I32(int32(cc)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state))
+	// One warp per 32x64 tile, warps striding over the tiles; at most the
+	// blocks that fit at once (4 per SM at the kernel's 64-register bound),
+	// so that the fused amax commits once per resident block.
+	tiles := int64(cr) * int64(cc/64)
+	blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*mxfp8BothBlocksPerSM))
+	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
+}
+
+// mxfp8BothBlocksPerSM matches __launch_bounds__(256, 4) on kq_mxfp8_both.
+// At that bound (64 registers) ptxas spills about 250 bytes per thread
+// (nvcc 13.0, sm_90), and the kernel ran at 44-47% of copy bandwidth on an
+// H200: the bound, or the tile's live state, is the next thing to change,
+// with this constant.
+const mxfp8BothBlocksPerSM = 4
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.
 func (s *Set) MXFP8Dequantize(c *cuda.Ctx, st cuda.Stream, q cuda.Buffer, rows, cols int, scales cuda.Buffer, colwise bool, out cuda.Buffer, f Format) error {

@@ -653,6 +653,200 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 	kq_mxfp8_finish(tm, st);
 }
 
+// ---- MXFP8, both operands in one pass ---------------------------------------
+
+// Pairs of 16-bit inputs in one 32-bit register. The fused kernel below keeps
+// its tile in registers as the input's own bits (half the registers of
+// float32) and takes block amaxes with the paired max instructions: the
+// largest |x| over values held exactly in the input type is itself such a
+// value, so the paired max is exact; like fmaxf it returns the other operand
+// when one is NaN (no .NaN modifier), so NaN never raises an amax; and
+// without .ftz subnormals count. The sign bits are cleared first (|x|).
+KQ_DEV u32 kq_pmax(kq_bf16, u32 a, u32 b) {
+	u32 r;
+	asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+	return r;
+}
+KQ_DEV u32 kq_pmax(kq_f16, u32 a, u32 b) {
+	u32 r;
+	asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+	return r;
+}
+// A select on values: a conditional on two array elements is an lvalue, a
+// select of their addresses, which would put the array in local memory.
+KQ_DEV u32 kq_pick(bool b, u32 x, u32 y) { return b ? x : y; }
+// The lower-index element of a pair is in the low half (little endian).
+KQ_DEV float kq_plo(kq_bf16, u32 w) { return kq_bf16_to_f32(w & 0xFFFFu); }
+KQ_DEV float kq_phi(kq_bf16, u32 w) { return kq_bf16_to_f32(w >> 16); }
+KQ_DEV float kq_plo(kq_f16, u32 w) { return kq_f16_to_f32(w & 0xFFFFu); }
+KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
+
+// Rowwise (1x32) and columnwise (32x1) MXFP8 of one [rows, cols] 16-bit
+// tensor in one pass over the input, for cols % 8 == 0 with a 16-byte
+// aligned input and outputs and 2-byte aligned scale matrices (the launcher
+// checks). The two kernels above read the input once each; this one reads it
+// once for both, which is what bounds the step (2 bytes read per 2 bytes
+// written, against 4 per 2).
+//
+// A warp owns a 32x64 tile: one columnwise block of rows, two rowwise blocks
+// of columns. Lane (rq, cg) = (lane / 4, lane % 4) holds tile rows 4rq..4rq+3
+// and columns 16cg..16cg+15, read with two 16-byte loads per row (a warp
+// load covers 8 rows x 128 bytes, half of each 32-byte sector; its twin
+// load right after covers the other halves from L1). Lanes cg and cg^1 share
+// a rowwise block: one shuffle gives its amax. A column's 8 row quads sit in
+// lanes ^4, ^8, ^16: a reduce-scatter over them leaves each lane the amax of
+// 2 of its 16 columns (word rq of its 8 pairs), so a lane computes 2 column
+// exponents rather than 16, writes those 2 scale bytes (one 2-byte store;
+// the warp's 32 stores cover the tile's 64 scale bytes), and fetches the 16
+// factors it needs by shuffles. Each output then gets one 16-byte store per
+// row and lane (two 8-byte stores where cols % 16 == 8). No shared memory
+// and no barrier inside the loop: warps stride over the tiles on their own,
+// and the block meets once, at the end, for the tensor amax.
+//
+// The tiles cover the padded scale matrices exactly: the rowwise
+// [roundup(rows,128), roundup(ceil(cols/32),4)] and the columnwise
+// [roundup(ceil(rows/32),4), roundup(cols,128)] both span
+// roundup(rows,128) x roundup(cols,128) elements. So each scale byte,
+// padding included, is written by exactly one lane, and tiles past the
+// tensor load nothing and write zero scales. The arithmetic per block (the
+// E8M0 rules, the factor, the rounded products and conversions) is that of
+// the one-operand kernels, through the same helpers: the same bytes.
+//
+// The format is a template parameter (the entry point picks the
+// instantiation) so that the 64 conversions per lane and tile carry no
+// branch on it.
+#define KQ_MX2_ABS 0x7FFF7FFFu
+template <typename T, int fmt>
+KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
+		u8 *sc_col, int srows_col, int scols_col, int ocp, u32 *st) {
+	const T tag = {0};
+	const u32 full = 0xFFFFFFFFu;
+	u32 lane = threadIdx.x & 31u;
+	int cg = (int)(lane & 3u), rq = (int)(lane >> 2);
+	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+	int nct = scols_col / 64;
+	long long ntiles = (long long)srows_col * nct;
+	int nrb = (rows + 31) / 32, nblk = (cols + 31) / 32;
+	// cols % 16 == 0: every row's 16-byte runs are 16-byte aligned.
+	bool w16 = (cols & 15) == 0;
+	float tm = 0.0f;
+	// Consecutive warps take neighbouring tiles of one band of 32 rows.
+	for (long long t = warp; t < ntiles; t += nwarps) {
+		int rb = (int)(t / nct), c0 = (int)(t % nct) * 64;
+		int c = c0 + cg * 16, r0 = rb * 32 + rq * 4;
+		bool cin = c < cols;         // the lane's first 8 columns exist
+		bool cfull = c + 8 < cols;   // and its last 8 (cols % 8 == 0)
+		u32 v[4][8];
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			uint4 a = make_uint4(0u, 0u, 0u, 0u), b = a;
+			int r = r0 + i;
+			if (r < rows && cin) {
+				const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)r * cols + c);
+				a = p[0];
+				if (cfull) b = p[1];
+			}
+			v[i][0] = a.x; v[i][1] = a.y; v[i][2] = a.z; v[i][3] = a.w;
+			v[i][4] = b.x; v[i][5] = b.y; v[i][6] = b.z; v[i][7] = b.w;
+		}
+		// Rowwise: the amax of each row's 16 values, then of the pair's
+		// 32; the exponent, the factor and the scale byte (zero in the
+		// padding). Lane cg == 0 writes the tile row's two scale bytes.
+		u32 cm[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
+		float frow[4];
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			u32 m = 0u;
+#pragma unroll
+			for (int k = 0; k < 8; k++) {
+				u32 a = v[i][k] & KQ_MX2_ABS;
+				m = kq_pmax(tag, m, a);
+				cm[k] = kq_pmax(tag, cm[k], a);
+			}
+			float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+			am = fmaxf(am, __shfl_xor_sync(full, am, 1));
+			tm = fmaxf(tm, am);
+			u32 e = ocp ? kq_e8m0_ocp(am, fmt) : kq_e8m0_te(am, fmt);
+			frow[i] = kq_e8m0_encode_factor(e);
+			int r = r0 + i;
+			u32 eb = (r < rows && c0 / 32 + (cg >> 1) < nblk) ? e : 0u;
+			u32 eo = __shfl_xor_sync(full, eb, 2);
+			if (cg == 0) *reinterpret_cast<u16 *>(sc_row + (long long)r * scols_row + c0 / 32) = (u16)(eb | (eo << 8));
+		}
+		// Columnwise: reduce-scatter the 8 column-pair amaxes over the
+		// row quads. Each step keeps half the words (the half named by
+		// the lane's bit) and takes the partner's copy of that half.
+		u32 h[4], q[2], own;
+		{
+			bool b = (rq & 4) != 0;
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				u32 keep = kq_pick(b, cm[k + 4], cm[k]), send = kq_pick(b, cm[k], cm[k + 4]);
+				h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+			}
+			b = (rq & 2) != 0;
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				u32 keep = kq_pick(b, h[k + 2], h[k]), send = kq_pick(b, h[k], h[k + 2]);
+				q[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
+			}
+			b = (rq & 1) != 0;
+			u32 keep = kq_pick(b, q[1], q[0]), send = kq_pick(b, q[0], q[1]);
+			own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 4));
+		}
+		// own holds columns c + 2rq and c + 2rq + 1 (both in the tensor or
+		// neither: cols is even).
+		float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
+		u32 e0 = ocp ? kq_e8m0_ocp(a0, fmt) : kq_e8m0_te(a0, fmt);
+		u32 e1 = ocp ? kq_e8m0_ocp(a1, fmt) : kq_e8m0_te(a1, fmt);
+		float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+		{
+			int cc = c + 2 * rq;
+			bool in = rb < nrb && cc < cols;
+			*reinterpret_cast<u16 *>(sc_col + (long long)rb * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
+		}
+		// Convert: word k (columns 2k, 2k+1) takes its column factors from
+		// lane (k, cg), and each row's factor from above.
+		u32 orow[4][4], ocol[4][4];
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			float g0 = __shfl_sync(full, f0, k * 4 + cg), g1 = __shfl_sync(full, f1, k * 4 + cg);
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+				float lo = kq_plo(tag, v[i][k]), hi = kq_phi(tag, v[i][k]);
+				u32 rc = kq_cvt2(__fmul_rn(lo, frow[i]), __fmul_rn(hi, frow[i]), fmt);
+				u32 ccd = kq_cvt2(__fmul_rn(lo, g0), __fmul_rn(hi, g1), fmt);
+				if (k & 1) {
+					orow[i][k / 2] |= rc << 16;
+					ocol[i][k / 2] |= ccd << 16;
+				} else {
+					orow[i][k / 2] = rc;
+					ocol[i][k / 2] = ccd;
+				}
+			}
+		}
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			int r = r0 + i;
+			if (r >= rows || !cin) continue;
+			long long o = (long long)r * cols + c;
+			if (w16) {
+				*reinterpret_cast<uint4 *>(out_row + o) = make_uint4(orow[i][0], orow[i][1], orow[i][2], orow[i][3]);
+				*reinterpret_cast<uint4 *>(out_col + o) = make_uint4(ocol[i][0], ocol[i][1], ocol[i][2], ocol[i][3]);
+			} else {
+				*reinterpret_cast<uint2 *>(out_row + o) = make_uint2(orow[i][0], orow[i][1]);
+				*reinterpret_cast<uint2 *>(out_col + o) = make_uint2(ocol[i][0], ocol[i][1]);
+				if (cfull) {
+					*reinterpret_cast<uint2 *>(out_row + o + 8) = make_uint2(orow[i][2], orow[i][3]);
+					*reinterpret_cast<uint2 *>(out_col + o + 8) = make_uint2(ocol[i][2], ocol[i][3]);
+				}
+			}
+		}
+	}
+	kq_mxfp8_finish(tm, st);
+}
+
 // ---- entry points -----------------------------------------------------------
 
 #define KQ_TYPED_KERNELS(SUF, T)                                                                        \
@@ -696,6 +890,25 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 KQ_TYPED_KERNELS(f32, float)
 KQ_TYPED_KERNELS(bf16, kq_bf16)
 KQ_TYPED_KERNELS(f16, kq_f16)
+
+// The fused MXFP8 kernel is for 16-bit inputs only (its tile lives in
+// registers as pairs); float32 inputs take the one-operand kernels. At most
+// 64 registers, so that 4 blocks (32 warps) per SM keep enough loads in
+// flight; the launcher sizes its grid to that.
+#define KQ_HALF_KERNELS(SUF, T)                                                                         \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_both_##SUF(const T *x, int rows,      \
+			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
+			int scols_col, int fmt, int ocp, u32 *st) {                                             \
+		if (fmt == KQ_E4M3)                                                                         \
+			kq_mxfp8_both_impl<T, KQ_E4M3>(x, rows, cols, out_row, sc_row, scols_row, out_col,  \
+				sc_col, srows_col, scols_col, ocp, st);                                     \
+		else                                                                                        \
+			kq_mxfp8_both_impl<T, KQ_E5M2>(x, rows, cols, out_row, sc_row, scols_row, out_col,  \
+				sc_col, srows_col, scols_col, ocp, st);                                     \
+	}
+
+KQ_HALF_KERNELS(bf16, kq_bf16)
+KQ_HALF_KERNELS(f16, kq_f16)
 
 // Delayed scaling update, after a step: one block. Contract, "Delayed
 // scaling". The history roll runs in chunks of blockDim.x entries; each

@@ -18,7 +18,9 @@
 //   - DelayedScaling: cast or cast+transpose with the amax fused into the
 //     history's entry 0: 1 kernel; with Config.EndStep the delayed-scaling
 //     update follows on the device: 2 kernels, a whole training step.
-//   - MXFP8BlockScaling: one kernel per operand, the tensor amax fused in.
+//   - MXFP8BlockScaling: one kernel for both operands of a 16-bit input
+//     with cols % 8 == 0 (one read of the input), else one kernel per
+//     operand; the tensor amax fused in either way.
 //
 // Float8BlockScaling, NVFP4BlockScaling and MXFP8 with 32x32 weight tiles
 // return an error wrapping ErrNotImplemented that names what is missing, so

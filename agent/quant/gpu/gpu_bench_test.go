@@ -59,3 +59,54 @@ func TestBenchmarkTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchmarkMXFP8 measures the MXFP8 step with both operands (BF16
+// input, TE rounding) through Measure, fused (one kernel, one read of the
+// input) and through the two one-operand kernels, at 8192^2, 16384x8192 and
+// 16384^2, plus the rowwise-only step at 8192^2. "ofcopy" divides the bytes
+// the step counts (the two-kernel path counts the input twice); "min-ofcopy"
+// divides the least traffic of both operands (input once, both outputs and
+// scales once) by the same time, so the two paths compare directly. Runs
+// only with KQUANT_BENCH=1.
+func TestBenchmarkMXFP8(t *testing.T) {
+	if os.Getenv("KQUANT_BENCH") != "1" {
+		t.Skip("set KQUANT_BENCH=1 to measure")
+	}
+	defer func() { fuseMXFP8 = true }()
+	ctx := context.Background()
+	fmt.Printf("%-12s %-10s %4s %9s %8s %8s %7s %10s %9s %9s %6s %s\n", "shape", "mxfp8", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "min-ofcopy", "eager-us", "graph-us", "copyGB", "replay")
+	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	for _, sh := range []shape{{8192, 8192}, {16384, 8192}, {16384, 16384}} {
+		x := makeInput(sh, kernels.BF16, false, 42)
+		n := int64(sh.rows) * int64(sh.cols)
+		rr, rc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, false)
+		cr, cc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, true)
+		minBoth := 2*n + 2*n + int64(rr*rc+cr*cc)
+		type variant struct {
+			name  string
+			usage quant.Usage
+			fuse  bool
+		}
+		vs := []variant{{"both-fused", quant.UsageBoth, true}, {"both-2krn", quant.UsageBoth, false}}
+		if sh.rows == 8192 {
+			vs = append(vs, variant{"rowwise", quant.UsageRowwise, true})
+		}
+		for _, v := range vs {
+			fuseMXFP8 = v.fuse
+			req := quant.Request{Recipe: r, Role: quant.Input, Usage: v.usage}
+			m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x},
+				bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
+			if err != nil {
+				t.Fatalf("%v %s: %v", sh, v.name, err)
+			}
+			bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
+			minFrac := "-"
+			if v.usage == quant.UsageBoth {
+				minFrac = fmt.Sprintf("%.1f%%", 100*float64(minBoth)/m.GPUMicros/1e3/m.CopyBandwidthGBps)
+			}
+			fmt.Printf("%-12v %-10s %4d %9.1f %8.3f %8.0f %6.1f%% %10s %9.2f %9.2f %6.0f %v/%v\n", sh, v.name, m.KernelsPerStep, m.GPUMicros,
+				float64(m.BytesMoved)/1e9, bw, 100*bw/m.CopyBandwidthGBps, minFrac, m.HostEagerMicros, m.HostGraphMicros, m.CopyBandwidthGBps,
+				m.Graph.Capturable, m.Graph.ReplayMatchesEager)
+		}
+	}
+}

@@ -65,7 +65,15 @@ type part struct {
 	// row and col are the codes; sinv the per-tensor decode scale shared
 	// by both; rowSc and colSc the MXFP8 E8M0 scale matrices.
 	row, col, sinv, rowSc, colSc cuda.Buffer
+	// mxBoth: an MXFP8 step wanting both operands runs the fused kernel
+	// (one read of the input) rather than the two one-operand kernels.
+	mxBoth bool
 }
+
+// fuseMXFP8 lets MXFP8 steps that want both operands use the fused kernel
+// where it applies (kernels.MXFP8BothFits). Tests turn it off to measure
+// and check the two-kernel path, which stays the fallback.
+var fuseMXFP8 = true
 
 // NewStep allocates a step for the given tensors. Close it when done.
 func (b *Backend) NewStep(ctx context.Context, cfgs ...Config) (*Step, error) {
@@ -191,6 +199,13 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 			}
 			s.kernels++
 			s.bytes += n*ds + n + int64(r*cc)
+		}
+		if row && col && fuseMXFP8 && kernels.MXFP8BothFits(cfg.Input, cfg.Rows, cfg.Cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
+			// One kernel reading the input once: one launch and one
+			// input read fewer than counted above.
+			p.mxBoth = true
+			s.kernels--
+			s.bytes -= n * ds
 		}
 	}
 	return nil
@@ -425,6 +440,9 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		return set.DelayedUpdate(c, st, p.hist, d.AmaxHistoryLen, p.st, p.f, d.Margin, d.AmaxComputeAlgo == quant.AmaxComputeMostRecent)
 	case quant.MXFP8BlockScaling:
 		ocp := p.plan.Rounding == scaling.RoundingOCP
+		if p.mxBoth {
+			return set.MXFP8Both(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, p.f, ocp, p.st)
+		}
 		if p.usage&quant.UsageRowwise != 0 {
 			if err := set.MXFP8(c, st, dt, p.x, rows, cols, p.row, p.rowSc, false, p.f, ocp, p.st); err != nil {
 				return err
