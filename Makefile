@@ -65,6 +65,10 @@ test: verify envtest-assets ## Run all tests against a real kube-apiserver and e
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test $(GO_TEST_FLAGS) $(RACE_PKGS)
 
 
+.PHONY: e2e
+e2e: envtest-assets ## Fault scenarios only: real binaries, etcd and kube-apiserver as processes (also part of make test).
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test -count=1 -v -timeout 20m ./test/e2e
+
 # `make scale` measures the controller with a simulated fleet (test/scale,
 # build tag scale): the real manager binary as a process, a real API server and
 # etcd, an in-process agent pool. Smaller runs: make scale SCALE_ARGS="-nodes 100 -jobs 1000".
