@@ -140,6 +140,9 @@ func TestScale(t *testing.T) {
 			delta.Requests.Total()/runs, poolReq/runs, (delta.Requests.Total()-poolReq-harnessReq)/runs,
 			float64(procAfter.PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds())
 		rows = append(rows, row)
+		// Logged at once too, so that a run cut short still reports its
+		// finished scenarios.
+		t.Logf("%s: %s", name, row)
 		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Requests.Top(12), ", "))
 		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
 	}
