@@ -1,4 +1,6 @@
-package v1alpha1_test
+// Package admission tests what the API server admits and refuses of kquant's
+// CRDs, and what kubectl shows of them, against a real kube-apiserver.
+package admission
 
 import (
 	"context"
