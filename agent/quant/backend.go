@@ -79,3 +79,42 @@ func CheckSplits(s Scheme, rows int, splits []int, states []*State) error {
 	}
 	return nil
 }
+
+// CheckRequest validates the arguments of Backend.Quantize the same way for
+// every backend and returns the resolved plan: a known recipe and role, a
+// well-formed tensor, and a valid state for DelayedScaling.
+func CheckRequest(req Request, x Tensor) (Plan, error) {
+	plan, err := req.Recipe.Plan(req.Role)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := x.Validate(); err != nil {
+		return Plan{}, err
+	}
+	if plan.Scheme == DelayedScaling {
+		if err := req.State.Check(req.Recipe); err != nil {
+			return Plan{}, err
+		}
+	}
+	return plan, nil
+}
+
+// CheckGroupedRequest validates the arguments of Backend.QuantizeGrouped the
+// same way for every backend and returns the resolved plan. Per-group states
+// are checked by the per-group quantize.
+func CheckGroupedRequest(req Request, x Tensor, splits []int, states []*State) (Plan, error) {
+	plan, err := req.Recipe.Plan(req.Role)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := x.Validate(); err != nil {
+		return Plan{}, err
+	}
+	if req.State != nil {
+		return Plan{}, fmt.Errorf("pass per-group states, not Request.State")
+	}
+	if err := CheckSplits(plan.Scheme, x.Rows, splits, states); err != nil {
+		return Plan{}, err
+	}
+	return plan, nil
+}

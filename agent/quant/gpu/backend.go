@@ -156,22 +156,14 @@ func (sc *stepCache) clear(c *cuda.Ctx) error {
 // x's shape. For DelayedScaling it records the amax in
 // req.State.AmaxHistory[0] (the caller ends the step with State.Update).
 func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tensor) (*quant.Result, error) {
-	plan, err := req.Recipe.Plan(req.Role)
+	plan, err := quant.CheckRequest(req, x)
 	if err != nil {
-		return nil, fmt.Errorf("quantize: %w", err)
-	}
-	if err := x.Validate(); err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
 	}
 	if err := checkPlan(plan); err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
 	}
 	delayed := plan.Scheme == quant.DelayedScaling
-	if delayed {
-		if err := req.State.Check(req.Recipe); err != nil {
-			return nil, fmt.Errorf("quantize: %w", err)
-		}
-	}
 	if x.Rows == 0 || x.Cols == 0 {
 		// Nothing to launch: an empty tensor's result (amax 0, no codes)
 		// is the reference's.
@@ -228,20 +220,11 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 // single-launch grouped step with device split sizes is the next kernels
 // issue's.)
 func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quant.Tensor, splits []int, states []*quant.State) ([]*quant.Result, error) {
-	plan, err := req.Recipe.Plan(req.Role)
+	plan, err := quant.CheckGroupedRequest(req, x, splits, states)
 	if err != nil {
 		return nil, fmt.Errorf("grouped quantize: %w", err)
 	}
-	if err := x.Validate(); err != nil {
-		return nil, fmt.Errorf("grouped quantize: %w", err)
-	}
 	if err := checkPlan(plan); err != nil {
-		return nil, fmt.Errorf("grouped quantize: %w", err)
-	}
-	if req.State != nil {
-		return nil, fmt.Errorf("grouped quantize: pass per-group states, not Request.State")
-	}
-	if err := quant.CheckSplits(plan.Scheme, x.Rows, splits, states); err != nil {
 		return nil, fmt.Errorf("grouped quantize: %w", err)
 	}
 	out := make([]*quant.Result, len(splits))

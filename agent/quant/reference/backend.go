@@ -20,17 +20,9 @@ func (*Backend) Name() string { return "reference" }
 
 // Quantize implements quant.Backend.
 func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tensor) (*quant.Result, error) {
-	plan, err := req.Recipe.Plan(req.Role)
+	plan, err := quant.CheckRequest(req, x)
 	if err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
-	}
-	if err := x.Validate(); err != nil {
-		return nil, fmt.Errorf("quantize: %w", err)
-	}
-	if plan.Scheme == quant.DelayedScaling {
-		if err := req.State.Check(req.Recipe); err != nil {
-			return nil, fmt.Errorf("quantize: %w", err)
-		}
 	}
 	res, err := quantize(ctx, plan, req, x, req.State, 0)
 	if err != nil {
@@ -41,17 +33,8 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 
 // QuantizeGrouped implements quant.Backend.
 func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quant.Tensor, splits []int, states []*quant.State) ([]*quant.Result, error) {
-	plan, err := req.Recipe.Plan(req.Role)
+	plan, err := quant.CheckGroupedRequest(req, x, splits, states)
 	if err != nil {
-		return nil, fmt.Errorf("grouped quantize: %w", err)
-	}
-	if err := x.Validate(); err != nil {
-		return nil, fmt.Errorf("grouped quantize: %w", err)
-	}
-	if req.State != nil {
-		return nil, fmt.Errorf("grouped quantize: pass per-group states, not Request.State")
-	}
-	if err := quant.CheckSplits(plan.Scheme, x.Rows, splits, states); err != nil {
 		return nil, fmt.Errorf("grouped quantize: %w", err)
 	}
 	out := make([]*quant.Result, len(splits))
