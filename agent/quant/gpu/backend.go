@@ -29,6 +29,10 @@ type Backend struct {
 	set    *kernels.Set
 	stream cuda.Stream
 	cache  stepCache
+	// twoKernelMXFP8 keeps MXFP8 steps that want both operands off the fused
+	// kernel (kernels.MXFP8BothFits), so that tests can measure and check the
+	// two-kernel path, which stays the fallback.
+	twoKernelMXFP8 bool
 }
 
 var _ quant.Backend = (*Backend)(nil)

@@ -72,7 +72,7 @@ func TestBenchmarkMXFP8(t *testing.T) {
 	if os.Getenv("KQUANT_BENCH") != "1" {
 		t.Skip("set KQUANT_BENCH=1 to measure")
 	}
-	defer func() { fuseMXFP8 = true }()
+	defer func() { gb.twoKernelMXFP8 = false }()
 	ctx := context.Background()
 	fmt.Printf("%-12s %-10s %4s %9s %8s %8s %7s %10s %9s %9s %6s %s\n", "shape", "mxfp8", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "min-ofcopy", "eager-us", "graph-us", "copyGB", "replay")
 	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
@@ -92,7 +92,7 @@ func TestBenchmarkMXFP8(t *testing.T) {
 			vs = append(vs, variant{"rowwise", quant.UsageRowwise, true})
 		}
 		for _, v := range vs {
-			fuseMXFP8 = v.fuse
+			gb.twoKernelMXFP8 = !v.fuse
 			req := quant.Request{Recipe: r, Role: quant.Input, Usage: v.usage}
 			m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x},
 				bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})

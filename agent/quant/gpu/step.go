@@ -70,11 +70,6 @@ type part struct {
 	mxBoth bool
 }
 
-// fuseMXFP8 lets MXFP8 steps that want both operands use the fused kernel
-// where it applies (kernels.MXFP8BothFits). Tests turn it off to measure
-// and check the two-kernel path, which stays the fallback.
-var fuseMXFP8 = true
-
 // NewStep allocates a step for the given tensors. Close it when done.
 func (b *Backend) NewStep(ctx context.Context, cfgs ...Config) (*Step, error) {
 	if err := ctx.Err(); err != nil {
@@ -200,7 +195,7 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 			s.kernels++
 			s.bytes += n*ds + n + int64(r*cc)
 		}
-		if row && col && fuseMXFP8 && kernels.MXFP8BothFits(cfg.Input, cfg.Rows, cfg.Cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
+		if row && col && !s.b.twoKernelMXFP8 && kernels.MXFP8BothFits(cfg.Input, cfg.Rows, cfg.Cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
 			// One kernel reading the input once: one launch and one
 			// input read fewer than counted above.
 			p.mxBoth = true
