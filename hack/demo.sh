@@ -99,37 +99,47 @@ certs() {
   fi
 }
 
-kubeconfig() {
-  local d=$DEMO/pki
-  cat >"$DEMO/kubeconfig" <<KUBECONFIG
+# write_kubeconfig file user-name user-fields...: a kubeconfig for the demo's
+# API server; each user field is one "key: value" line of the user's credentials.
+write_kubeconfig() {
+  local out=$1 user=$2 field
+  shift 2
+  {
+    cat <<KUBECONFIG
 apiVersion: v1
 kind: Config
 clusters:
 - name: kquant-demo
   cluster:
     server: https://127.0.0.1:${API_PORT}
-    certificate-authority-data: $(base64 -w0 <"$d/ca.crt")
+    certificate-authority-data: $(base64 -w0 <"$DEMO/pki/ca.crt")
 users:
-- name: kquant-demo-admin
+- name: $user
   user:
-    client-certificate-data: $(base64 -w0 <"$d/admin.crt")
-    client-key-data: $(base64 -w0 <"$d/admin.key")
+KUBECONFIG
+    for field in "$@"; do echo "    $field"; done
+    cat <<KUBECONFIG
 contexts:
 - name: kquant-demo
-  context: {cluster: kquant-demo, user: kquant-demo-admin}
+  context: {cluster: kquant-demo, user: $user}
 current-context: kquant-demo
 KUBECONFIG
-  chmod 600 "$DEMO/kubeconfig"
+  } >"$out"
+  chmod 600 "$out"
+}
+
+kubeconfig() {
+  write_kubeconfig "$DEMO/kubeconfig" kquant-demo-admin \
+    "client-certificate-data: $(base64 -w0 <"$DEMO/pki/admin.crt")" \
+    "client-key-data: $(base64 -w0 <"$DEMO/pki/admin.key")"
 }
 
 # least_privilege installs the service accounts, the RBAC generated from the
 # kubebuilder markers and the agents' admission policy, as the chart does.
 least_privilege() {
-  local role f files=()
+  local role files=()
   for role in manager agent; do
-    f=$ROOT/config/rbac/${role}_role.yaml
-    [[ -f $f ]] || f=$ROOT/charts/kquant/files/rbac/${role}_role.yaml
-    files+=(-f "$f" -f "$ROOT/config/rbac/${role}_service_account.yaml" -f "$ROOT/config/rbac/${role}_role_binding.yaml")
+    files+=(-f "$ROOT/config/rbac/${role}_role.yaml" -f "$ROOT/config/rbac/${role}_service_account.yaml" -f "$ROOT/config/rbac/${role}_role_binding.yaml")
   done
   k apply --server-side --field-manager=kquant-demo "${files[@]}" -f "$ROOT/config/policy/agent-node-restriction.yaml" | sed 's/^/    /'
 }
@@ -143,24 +153,7 @@ sa_kubeconfig() {
   local bound=()
   [[ -n $node ]] && bound=(--bound-object-kind=Node --bound-object-name="$node")
   token=$(k -n "$NS" create token "$sa" --duration=48h "${bound[@]}")
-  cat >"$out" <<KUBECONFIG
-apiVersion: v1
-kind: Config
-clusters:
-- name: kquant-demo
-  cluster:
-    server: https://127.0.0.1:${API_PORT}
-    certificate-authority-data: $(base64 -w0 <"$DEMO/pki/ca.crt")
-users:
-- name: $sa
-  user:
-    token: $token
-contexts:
-- name: kquant-demo
-  context: {cluster: kquant-demo, user: $sa}
-current-context: kquant-demo
-KUBECONFIG
-  chmod 600 "$out"
+  write_kubeconfig "$out" "$sa" "token: $token"
 }
 
 k() { "$KUBECTL" --kubeconfig "$DEMO/kubeconfig" --cache-dir "$DEMO/kube-cache" "$@"; }
