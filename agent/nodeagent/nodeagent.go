@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +24,7 @@ import (
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/profile"
 	"github.com/kquant/kquant/agent/simulate"
+	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
 )
 
@@ -70,18 +70,6 @@ type Options struct {
 	Clock                  clock.WithTicker
 }
 
-// NewScheme returns the scheme the agent needs: built-in kinds and kquant's.
-func NewScheme() (*apiruntime.Scheme, error) {
-	s := apiruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("adding client-go kinds: %w", err)
-	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("adding kquant kinds: %w", err)
-	}
-	return s, nil
-}
-
 // Run runs the agent until ctx ends or shutdown is closed. When shutdown is
 // closed the agent shuts down gracefully: it stops taking runs, gives the
 // running ones ShutdownGrace to finish, records which it abandoned and
@@ -97,7 +85,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	log := logr.FromContextOrDiscard(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
 	ctx = logr.NewContext(ctx, log)
 
-	scheme, err := NewScheme()
+	scheme, err := kquantscheme.New()
 	if err != nil {
 		return err
 	}

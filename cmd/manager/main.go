@@ -8,9 +8,6 @@ import (
 	"net/http"
 	"os"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
 )
@@ -91,12 +88,9 @@ func runManager(ctx context.Context, f flags) error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(f.kubeAPIQPS), f.kubeAPIBurst
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("adding client-go kinds to the scheme: %w", err)
-	}
-	if err := kquantv1alpha1.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("adding kquant kinds to the scheme: %w", err)
+	scheme, err := kquantscheme.New()
+	if err != nil {
+		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,

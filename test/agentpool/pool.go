@@ -23,10 +23,10 @@ import (
 
 	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/agent/executor"
-	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/profile"
 	"github.com/kquant/kquant/agent/simulate"
+	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
 )
 
@@ -85,7 +85,7 @@ func (p *Pool) Run(ctx context.Context, ready func()) error {
 		return ErrNoNodes
 	}
 	log := logr.FromContextOrDiscard(ctx)
-	scheme, err := nodeagent.NewScheme()
+	scheme, err := kquantscheme.New()
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/test/testenv"
@@ -80,7 +81,7 @@ func newSuite(t *testing.T) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := testenv.NewScheme()
+	scheme, err := kquantscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

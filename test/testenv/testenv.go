@@ -19,12 +19,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	kquantscheme "github.com/kquant/kquant/api/scheme"
 )
 
 // Env is a running control plane.
@@ -63,18 +62,6 @@ func AssetsDir() (string, error) {
 	return strings.TrimSpace(stdout.String()), nil
 }
 
-// NewScheme returns a scheme with the built-in kinds and kquant's.
-func NewScheme() (*apiruntime.Scheme, error) {
-	s := apiruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("adding client-go kinds: %w", err)
-	}
-	if err := kquantv1alpha1.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("adding kquant kinds: %w", err)
-	}
-	return s, nil
-}
-
 // Start starts etcd and kube-apiserver and installs the CRDs from
 // config/crd/bases, the same files the Helm chart and kustomize ship.
 func Start() (*Env, error) {
@@ -82,7 +69,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewScheme()
+	s, err := kquantscheme.New()
 	if err != nil {
 		return nil, err
 	}

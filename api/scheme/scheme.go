@@ -1,0 +1,26 @@
+// Package scheme builds the runtime.Scheme that every kquant binary and test
+// talks to the API server with: the built-in Kubernetes kinds and kquant's.
+// It lives apart from api/v1alpha1 so that importing the API types does not
+// pull in every built-in API group.
+package scheme
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
+// New returns a scheme with the built-in kinds and kquant's.
+func New() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding client-go kinds to the scheme: %w", err)
+	}
+	if err := kquantv1alpha1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding kquant kinds to the scheme: %w", err)
+	}
+	return s, nil
+}
