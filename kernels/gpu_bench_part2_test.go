@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/quant"
@@ -30,67 +28,17 @@ func TestMeasurePart2(t *testing.T) {
 	}
 	const iters = 20
 	run(t, func(c *cuda.Ctx, b *bufs) error {
-		e0, _ := c.NewEvent()
-		e1, _ := c.NewEvent()
-		defer c.DestroyEvent(e0)
-		defer c.DestroyEvent(e1)
-		timeGPU := func(fn func() error) (float64, error) {
-			for range 3 {
-				if err := fn(); err != nil {
-					return 0, err
-				}
-			}
-			var ms []float64
-			for range iters {
-				_ = c.Record(e0, stream)
-				if err := fn(); err != nil {
-					return 0, err
-				}
-				_ = c.Record(e1, stream)
-				if err := c.EventSynchronize(e1); err != nil {
-					return 0, err
-				}
-				v, err := c.ElapsedMillis(e0, e1)
-				if err != nil {
-					return 0, err
-				}
-				ms = append(ms, float64(v))
-			}
-			slices.Sort(ms)
-			return ms[len(ms)/2], nil
-		}
-		// timeHost: median over 5 rounds of the host microseconds per call
-		// of fn, enqueue only (the stream drained before each round).
-		timeHost := func(fn func() error, k int) (float64, error) {
-			var us []float64
-			for range 5 {
-				if err := c.StreamSynchronize(stream); err != nil {
-					return 0, err
-				}
-				start := time.Now()
-				for range k {
-					if err := fn(); err != nil {
-						return 0, err
-					}
-				}
-				us = append(us, float64(time.Since(start).Nanoseconds())/1e3/float64(k))
-			}
-			if err := c.StreamSynchronize(stream); err != nil {
-				return 0, err
-			}
-			slices.Sort(us)
-			return us[len(us)/2], nil
-		}
-		const copyBytes = 1 << 30
-		src, dst := b.alloc(copyBytes, 1), b.alloc(copyBytes, 0)
-		cms, err := timeGPU(func() error { return c.CopyAsync(dst, src, copyBytes, stream) })
+		tm, err := newTimer(c, iters)
 		if err != nil {
 			return err
 		}
-		copyBW := 2 * copyBytes / (cms * 1e-3) / 1e9
-		b.free()
-		b.all = nil
-		fmt.Printf("device-to-device copy: %.3f ms for 1 GiB, %.0f GB/s (read+write)\n", cms, copyBW)
+		defer tm.close()
+		timeGPU := tm.gpuMillis
+		timeHost := func(fn func() error, k int) (float64, error) { return tm.hostMicros(fn, k, 5) }
+		copyBW, err := tm.copyBandwidth(b)
+		if err != nil {
+			return err
+		}
 		pay := b.alloc(8192, 0)
 		ptrs := make([]byte, 64*8)
 		one := func() error { return set.CopyViaParams(c, stream, pay, ptrs[:8]) }

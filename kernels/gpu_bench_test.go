@@ -5,9 +5,7 @@ package kernels_test
 import (
 	"fmt"
 	"os"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/kernels"
@@ -22,65 +20,17 @@ func TestMeasure(t *testing.T) {
 	}
 	const iters = 20
 	run(t, func(c *cuda.Ctx, b *bufs) error {
-		e0, _ := c.NewEvent()
-		e1, _ := c.NewEvent()
-		defer c.DestroyEvent(e0)
-		defer c.DestroyEvent(e1)
-		// timeGPU returns the median GPU milliseconds of fn over iters.
-		timeGPU := func(fn func() error) (float64, error) {
-			for range 3 {
-				if err := fn(); err != nil {
-					return 0, err
-				}
-			}
-			var ms []float64
-			for range iters {
-				_ = c.Record(e0, stream)
-				if err := fn(); err != nil {
-					return 0, err
-				}
-				_ = c.Record(e1, stream)
-				if err := c.EventSynchronize(e1); err != nil {
-					return 0, err
-				}
-				v, err := c.ElapsedMillis(e0, e1)
-				if err != nil {
-					return 0, err
-				}
-				ms = append(ms, float64(v))
-			}
-			slices.Sort(ms)
-			return ms[len(ms)/2], nil
-		}
-		// timeHost returns host microseconds per call of fn (enqueue only).
-		timeHost := func(fn func() error, k int) (float64, error) {
-			if err := c.StreamSynchronize(stream); err != nil {
-				return 0, err
-			}
-			start := time.Now()
-			for range k {
-				if err := fn(); err != nil {
-					return 0, err
-				}
-			}
-			el := time.Since(start)
-			if err := c.StreamSynchronize(stream); err != nil {
-				return 0, err
-			}
-			return float64(el.Microseconds()) / float64(k), nil
-		}
-		// Copy bandwidth: bytes read plus bytes written.
-		const copyBytes = 1 << 30
-		src, dst := b.alloc(copyBytes, 1), b.alloc(copyBytes, 0)
-		cms, err := timeGPU(func() error { return c.CopyAsync(dst, src, copyBytes, stream) })
+		tm, err := newTimer(c, iters)
 		if err != nil {
 			return err
 		}
-		copyBW := 2 * copyBytes / (cms * 1e-3) / 1e9
-		_ = c.Free(src)
-		_ = c.Free(dst)
-		b.all = nil
-		fmt.Printf("device-to-device copy: %.3f ms for 1 GiB, %.0f GB/s (read+write)\n", cms, copyBW)
+		defer tm.close()
+		timeGPU := tm.gpuMillis
+		timeHost := func(fn func() error, k int) (float64, error) { return tm.hostMicros(fn, k, 1) }
+		copyBW, err := tm.copyBandwidth(b)
+		if err != nil {
+			return err
+		}
 		// Launch latency: a one-element kernel, eager and as a graph.
 		tiny, tinyOut := b.alloc(4, 0), b.alloc(1, 0)
 		one := func() error { return set.ConvertF32(c, stream, tiny, 1, tinyOut, kernels.E4M3) }
