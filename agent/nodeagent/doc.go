@@ -15,7 +15,7 @@ package nodeagent
 //
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;create;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles/status;quantruns/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch

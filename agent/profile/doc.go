@@ -7,7 +7,9 @@
 // with an owner reference to the Node when the Node exists, so that deleting
 // the Node deletes its profile. LeaseKeeper renews the Lease
 // kquant-agent-<node> in the agent's namespace, as the kubelet renews its
-// node lease: the controller treats a node whose Lease expired as lost.
+// node lease (created once, then a plain Update of the held copy per renewal,
+// no server-side apply): the controller treats a node whose Lease expired as
+// lost.
 //
 // Verbosity: V(0) publishes and failures, V(1) each Lease renewal.
 package profile

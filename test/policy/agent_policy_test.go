@@ -4,6 +4,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,9 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	agentprofile "github.com/kquant/kquant/agent/profile"
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -178,6 +181,19 @@ func TestAgentWritesOnlyItsOwnNode(t *testing.T) {
 		{"another node's profile", func() error { return agentA.Create(ctx, profile("node-b")) }, false, "may write only GPUNodeProfile node-a"},
 		{"own lease", func() error { return agentA.Create(ctx, lease("kquant-agent-node-a")) }, true, ""},
 		{"another node's lease", func() error { return agentA.Create(ctx, lease("kquant-agent-node-b")) }, false, "may write only Lease kquant-agent-node-a"},
+		// The agent's LeaseKeeper renews by Update of the Lease it holds.
+		{"renewing its own lease", func() error {
+			keeper := agentprofile.NewLeaseKeeper(agentA, clock.RealClock{}, agentNamespace, "node-a", "agent-a", 0, 0)
+			return errors.Join(keeper.Renew(ctx), keeper.Renew(ctx))
+		}, true, ""},
+		{"updating another node's lease", func() error {
+			l := lease("kquant-agent-node-b")
+			if err := env.Client.Create(ctx, l); err != nil {
+				return err
+			}
+			l.Spec.HolderIdentity = ptr.To("agent-a")
+			return agentA.Update(ctx, l)
+		}, false, "may write only Lease kquant-agent-node-a"},
 		{"status of a run bound to its node", func() error { return setPhase(agentA, runA.DeepCopy()) }, true, ""},
 		{"status of a run bound to another node", func() error { return setPhase(agentA, runB.DeepCopy()) }, false, "may write only QuantRuns bound to that node"},
 		{"a run bound to another node", func() error { return agentA.Create(ctx, run(ns, "run-c", "node-b")) }, false, "may write only QuantRuns bound to that node"},
