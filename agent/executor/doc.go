@@ -5,9 +5,12 @@
 // binds a run), so the agent never lists or watches the cluster's runs; it
 // also checks spec.nodeName, since a label alone is easy to get wrong. It
 // runs at most one run per GPU at a time, each in its own goroutine, and
-// moves a run Bound → Running → Succeeded or Failed, writing only the
-// fields the agent owns (phase, agentID, startTime, completionTime,
-// results, message and its own conditions) with server-side apply under
+// moves a bound run → Running → Succeeded or Failed. A bound run that waits
+// for the agent has stored phase Pending (binding writes only the spec, as
+// scheduling a Pod does), or Bound if an earlier manager bound it. The agent
+// writes only the fields it owns (phase, agentID, bindTime copied from the
+// kquant.dev/bind-time annotation, startTime, completionTime, results,
+// message and its own conditions) with server-side apply under
 // the field manager "kquant-agent". Every transition is decided on a fresh
 // read and applied with that read's resourceVersion, so a change by the
 // controller in between (a NodeLost failure, a deadline) makes the write

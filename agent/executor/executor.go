@@ -165,13 +165,42 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 	switch {
-	case run.Status.Phase == v1alpha1.RunPhaseBound:
+	case awaitsStart(run):
 	case run.Status.Phase == v1alpha1.RunPhaseRunning && run.Status.AgentID != e.opts.AgentID:
 		// Left Running by a previous agent process on this node.
 	default:
 		return ctrl.Result{}, nil
 	}
 	return e.start(ctx, run)
+}
+
+// awaitsStart reports whether a run of this node is bound and not started
+// yet. Binding writes no status, so the stored phase of such a run is Pending
+// (as a scheduled Pod's), unset on runs created before the CRD defaulted it,
+// or Bound on runs bound by earlier managers.
+func awaitsStart(run *v1alpha1.QuantRun) bool {
+	if run.Spec.GPUUUID == "" {
+		return false
+	}
+	switch run.Status.Phase {
+	case "", v1alpha1.RunPhasePending, v1alpha1.RunPhaseBound:
+		return true
+	}
+	return false
+}
+
+// bindTime is when the controller bound run: the annotation it writes with
+// the binding, which the agent copies into status.bindTime; an earlier
+// manager wrote status.bindTime itself.
+func bindTime(run *v1alpha1.QuantRun) *metav1.Time {
+	if run.Status.BindTime != nil {
+		return run.Status.BindTime
+	}
+	t, err := time.Parse(time.RFC3339, run.Annotations[v1alpha1.AnnotationBindTime])
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: t}
 }
 
 func (e *Executor) mine(run *v1alpha1.QuantRun) bool {
@@ -259,7 +288,7 @@ func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alph
 		}
 		restartedFrom := ""
 		switch {
-		case run.Status.Phase == v1alpha1.RunPhaseBound:
+		case awaitsStart(run):
 		case run.Status.Phase == v1alpha1.RunPhaseRunning && run.Status.AgentID != e.opts.AgentID:
 			restartedFrom = run.Status.AgentID
 		default:
@@ -269,6 +298,7 @@ func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alph
 		st := agentStatus{
 			Phase:      v1alpha1.RunPhaseRunning,
 			AgentID:    e.opts.AgentID,
+			BindTime:   bindTime(run),
 			StartTime:  &now,
 			Conditions: ownConditions(run),
 			Message:    "running on GPU " + run.Spec.GPUUUID,
@@ -292,7 +322,7 @@ func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alph
 		if err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
 			return err
 		}
-		run.Status.Phase, run.Status.AgentID, run.Status.StartTime = st.Phase, st.AgentID, st.StartTime
+		run.Status.Phase, run.Status.AgentID, run.Status.StartTime, run.Status.BindTime = st.Phase, st.AgentID, st.StartTime, st.BindTime
 		run.Status.Conditions = st.Conditions
 		claimed = run
 		log.Info("Run started", "gpu", run.Spec.GPUUUID, "restartedFrom", restartedFrom)
@@ -334,6 +364,7 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.
 	now := metav1.NewTime(e.opts.Clock.Now())
 	st := agentStatus{
 		AgentID:        e.opts.AgentID,
+		BindTime:       run.Status.BindTime,
 		StartTime:      run.Status.StartTime,
 		CompletionTime: &now,
 		Conditions:     ownConditions(run),

@@ -34,6 +34,7 @@ const (
 type agentStatus struct {
 	Phase          v1alpha1.RunPhase    `json:"phase,omitempty"`
 	AgentID        string               `json:"agentID,omitempty"`
+	BindTime       *metav1.Time         `json:"bindTime,omitempty"`
 	StartTime      *metav1.Time         `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time         `json:"completionTime,omitempty"`
 	Results        *v1alpha1.RunResults `json:"results,omitempty"`

@@ -239,16 +239,20 @@ func lower(s string) string {
 	return string(b)
 }
 
-// newRun creates a run bound to node's GPU index as the controller would:
-// spec.nodeName, gpuUUID, gpuIndex, the node label, then status Bound
-// through the controller's own field manager.
+// bindTime is the bind-time annotation of the runs newRun creates.
+const bindTime = "2026-11-22T06:00:00Z"
+
+// newRun creates a run bound to node's GPU index as the controller's binding
+// leaves it: spec.nodeName, gpuUUID, gpuIndex, the node label and the
+// bind-time annotation, and no status (the API server defaults the phase to
+// Pending).
 func newRun(t *testing.T, ns, name, node string, gpuIndex int, labelNode string) *v1alpha1.QuantRun {
 	t.Helper()
 	ctx := context.Background()
 	run := &v1alpha1.QuantRun{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
 			v1alpha1.LabelJob: "job", v1alpha1.LabelNode: labelNode,
-		}},
+		}, Annotations: map[string]string{v1alpha1.AnnotationBindTime: bindTime}},
 		Spec: v1alpha1.QuantRunSpec{
 			JobRef: v1alpha1.JobReference{Name: "job"},
 			Recipe: v1alpha1.RecipeSnapshot{Name: "fp8-delayed", Spec: v1alpha1.QuantRecipeSpec{
@@ -265,16 +269,22 @@ func newRun(t *testing.T, ns, name, node string, gpuIndex int, labelNode string)
 	if err := env.Client.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
+	return run
+}
+
+// markBoundAsBefore writes status Bound and bindTime as earlier managers did
+// after binding, through a field manager of its own.
+func markBoundAsBefore(t *testing.T, run *v1alpha1.QuantRun, at time.Time) {
+	t.Helper()
 	bind := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "QuantRun",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-		"status":   map[string]any{"phase": "Bound", "bindTime": time.Now().UTC().Format(time.RFC3339)},
+		"metadata": map[string]any{"name": run.Name, "namespace": run.Namespace},
+		"status":   map[string]any{"phase": "Bound", "bindTime": at.UTC().Format(time.RFC3339)},
 	}}
-	if err := env.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(bind),
+	if err := env.Client.Status().Apply(context.Background(), client.ApplyConfigurationFromUnstructured(bind),
 		client.FieldOwner("kquant-controller"), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
-	return run
 }
 
 func getRun(ctx context.Context, ns, name string) (*v1alpha1.QuantRun, error) {
@@ -320,10 +330,17 @@ func TestBoundRunSucceedsAndOtherNodesRunsAreUntouched(t *testing.T) {
 	other := newRun(t, ns, "other-node", "elsewhere", 0, "elsewhere")
 	mislabelled := newRun(t, ns, "label-mismatch", "elsewhere", 0, node)
 	newRun(t, ns, "mine", node, 1, node)
+	// A run bound by an earlier manager, with status Bound, runs too.
+	legacyBind := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	markBoundAsBefore(t, newRun(t, ns, "mine-bound-before", node, 0, node), legacyBind)
 
 	r := waitPhase(t, ns, "mine", v1alpha1.RunPhaseSucceeded, 20*time.Second)
-	if r.Status.AgentID != "run-node-1" || r.Status.StartTime == nil || r.Status.CompletionTime == nil || r.Status.BindTime == nil {
-		t.Errorf("status fields: %+v", r.Status)
+	if r.Status.AgentID != "run-node-1" || r.Status.StartTime == nil || r.Status.CompletionTime == nil ||
+		r.Status.BindTime == nil || r.Status.BindTime.UTC().Format(time.RFC3339) != bindTime {
+		t.Errorf("status fields: %+v (want bindTime %s from the annotation)", r.Status, bindTime)
+	}
+	if legacy := waitPhase(t, ns, "mine-bound-before", v1alpha1.RunPhaseSucceeded, 20*time.Second); legacy.Status.BindTime == nil || !legacy.Status.BindTime.Time.Equal(legacyBind) {
+		t.Errorf("run bound before: bindTime %v, want %s", legacy.Status.BindTime, legacyBind)
 	}
 	res := r.Status.Results
 	if res == nil || res.Verdict != v1alpha1.VerdictPass || res.Capability == nil || !res.Capability.Native ||
@@ -342,7 +359,7 @@ func TestBoundRunSucceedsAndOtherNodesRunsAreUntouched(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status.Phase != v1alpha1.RunPhaseBound || agentTouched(got) {
+		if got.Status.Phase != v1alpha1.RunPhasePending || agentTouched(got) {
 			t.Errorf("run %s touched: phase %s, managers %v", name, got.Status.Phase, got.ManagedFields)
 		}
 	}

@@ -14,6 +14,11 @@ const (
 	LabelNode = "kquant.dev/node"
 )
 
+// AnnotationBindTime is when the controller bound the run to its GPU (RFC 3339),
+// written in the same request as the binding itself; the node's agent copies
+// it into status.bindTime when it starts the run.
+const AnnotationBindTime = "kquant.dev/bind-time"
+
 // JobReference names the QuantJob a run belongs to.
 type JobReference struct {
 	// name is the QuantJob's name.
@@ -89,14 +94,21 @@ type QuantRunSpec struct {
 	Attempt int32 `json:"attempt,omitempty"`
 }
 
-// RunPhase is where a QuantRun is in its life.
+// RunPhase is where a QuantRun is in its life. Like a Pod's, the stored phase
+// stays Pending until the run actually runs, also once it is bound: binding
+// writes only the spec (nodeName, gpuUUID) and the kquant.dev/node label, so
+// a bound run waiting for its agent shows a node and phase Pending.
 // +kubebuilder:validation:Enum=Pending;Bound;Running;Succeeded;Failed
 type RunPhase string
 
 const (
-	// RunPhasePending: created, not yet bound to a GPU.
+	// RunPhasePending: not running yet; waiting for a GPU when spec.gpuUUID is
+	// empty, waiting for the node's agent to start it when bound.
 	RunPhasePending RunPhase = "Pending"
-	// RunPhaseBound: bound to a GPU, not yet picked up by the node's agent.
+	// RunPhaseBound: bound to a GPU, not yet started by the node's agent. The
+	// controllers derive it from a bound spec whose stored phase is Pending
+	// (and count it in metrics); it is stored only on runs bound by earlier
+	// kquant managers, which wrote it with a second request after binding.
 	RunPhaseBound RunPhase = "Bound"
 	// RunPhaseRunning: the agent is running it.
 	RunPhaseRunning RunPhase = "Running"
@@ -261,20 +273,25 @@ type RunResults struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// QuantRunStatus is written by the controller (binding, NodeLost, deadlines) and
-// by the agent of the bound node (execution and results), with server-side apply
-// under different field managers.
+// QuantRunStatus is written by the controller (NodeLost, deadlines, failed jobs)
+// and by the agent of the bound node (execution and results), with server-side
+// apply under different field managers. Binding a run does not write status.
 type QuantRunStatus struct {
 	// observedGeneration is the generation that this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// phase is Pending, Bound, Running, Succeeded or Failed.
+	// phase is Pending (also while bound and not yet started, as a Pod's),
+	// Running, Succeeded or Failed; Bound only on runs bound by older releases.
+	// The API server defaults it to Pending.
 	// +optional
+	// +kubebuilder:default=Pending
 	Phase RunPhase `json:"phase,omitempty"`
 	// agentID identifies the agent process that ran the run (node and start time).
 	// +optional
 	AgentID string `json:"agentID,omitempty"`
-	// bindTime is when the run was bound to its GPU.
+	// bindTime is when the run was bound to its GPU, copied by the agent from
+	// the kquant.dev/bind-time annotation when it starts the run (or by the
+	// controller when it fails a bound run).
 	// +optional
 	BindTime *metav1.Time `json:"bindTime,omitempty"`
 	// startTime is when the agent started the run.
@@ -324,8 +341,11 @@ type QuantRun struct {
 	// +required
 	Spec QuantRunSpec `json:"spec"`
 
-	// status is written by the controller and the node's agent.
+	// status is written by the controller and the node's agent. The API server
+	// defaults it to {phase: Pending}, so that a new run shows Pending without
+	// a status write.
 	// +optional
+	// +kubebuilder:default={}
 	Status QuantRunStatus `json:"status,omitempty"`
 }
 

@@ -12,7 +12,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -83,32 +82,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.forgetSettled(ctx)
 	var waiting []*kquantv1alpha1.QuantRun
-	var errs []error
 	for i := range pending.Items {
 		run := &pending.Items[i]
-		switch _, assumed := r.assumed[client.ObjectKeyFromObject(run)]; {
-		case assumed:
-			// Bound by this binder; the cache has not caught up yet.
-		case quantrun.IsBound(run):
-			// Spec bound, status not: finish a binding interrupted between its
-			// two writes (by a crash, or a failed status write).
-			errs = append(errs, r.markBound(ctx, run))
-		default:
+		// An assumed run is bound by this binder; the cache has not caught up yet.
+		if _, assumed := r.assumed[client.ObjectKeyFromObject(run)]; !assumed {
 			waiting = append(waiting, run)
 		}
 	}
-	if len(waiting) > 0 {
-		errs = append(errs, r.bindWaiting(ctx, waiting))
+	if len(waiting) == 0 {
+		return reconcile.Result{}, nil
 	}
-	return conflict.Requeue(errors.Join(errs...))
+	return conflict.Requeue(r.bindWaiting(ctx, waiting))
 }
 
-// forgetSettled drops assumptions that the cache now shows in full (bound spec
-// and a phase past Pending), or whose run is gone.
+// forgetSettled drops assumptions that the cache now shows (a bound spec), or
+// whose run is gone.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
 	for key := range r.assumed {
 		run := &kquantv1alpha1.QuantRun{}
-		if err := r.client.Get(ctx, key, run); err != nil || (quantrun.IsBound(run) && quantrun.Phase(run) != kquantv1alpha1.RunPhasePending) {
+		if err := r.client.Get(ctx, key, run); err != nil || quantrun.IsBound(run) {
 			delete(r.assumed, key)
 		}
 	}
@@ -218,11 +210,11 @@ func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha
 	return out, nil
 }
 
-// busyGPUs are the GPUs of active runs: Bound, Running, or bound in spec with
-// status not yet written, plus assumed bindings.
+// busyGPUs are the GPUs of active runs (Bound, as derived from a bound spec,
+// and Running), plus assumed bindings.
 func (r *Reconciler) busyGPUs(ctx context.Context) (map[string]bool, error) {
 	busy := map[string]bool{}
-	for _, phase := range []kquantv1alpha1.RunPhase{kquantv1alpha1.RunPhasePending, kquantv1alpha1.RunPhaseBound, kquantv1alpha1.RunPhaseRunning} {
+	for _, phase := range []kquantv1alpha1.RunPhase{kquantv1alpha1.RunPhaseBound, kquantv1alpha1.RunPhaseRunning} {
 		runs := &kquantv1alpha1.QuantRunList{}
 		if err := r.client.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(phase)}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing %s runs: %w", phase, err)
@@ -273,8 +265,10 @@ func eligibleFor(run *kquantv1alpha1.QuantRun, job *kquantv1alpha1.QuantJob, nod
 	return g
 }
 
-// bind writes one binding: spec and label first, conditional on the run's
-// version, then the status.
+// bind writes one binding in one request: spec, node label, product and
+// bind-time annotations, conditional on the run's version. No status write:
+// the stored phase stays Pending until the agent starts the run, and
+// quantrun.Phase reports the bound run as Bound.
 func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu scheduling.GPU, now time.Time) error {
 	// The one-run-per-GPU guard, against the index, right before the write.
 	holders := &kquantv1alpha1.QuantRunList{}
@@ -290,12 +284,13 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 		run.Labels = map[string]string{}
 	}
 	run.Labels[kquantv1alpha1.LabelNode] = gpu.Node
+	if run.Annotations == nil {
+		run.Annotations = map[string]string{}
+	}
 	if gpu.Product != "" {
-		if run.Annotations == nil {
-			run.Annotations = map[string]string{}
-		}
 		run.Annotations[quantrun.AnnotationProduct] = gpu.Product
 	}
+	run.Annotations[quantrun.AnnotationBindTime] = now.UTC().Format(time.RFC3339)
 	if err := r.client.Patch(ctx, run, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("binding run %s to %s: %w", run.Name, gpu.UUID, client.IgnoreNotFound(err))
 	}
@@ -303,17 +298,7 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	r.metrics.ObserveBinding(run, now)
 	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
 	ctrl.LoggerFrom(ctx).V(1).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
-	if err := r.markBound(ctx, run); err != nil {
-		// Unassumed, the next pass sees the bound spec and retries the status.
-		delete(r.assumed, client.ObjectKeyFromObject(run))
-		return err
-	}
 	return nil
-}
-
-func (r *Reconciler) markBound(ctx context.Context, run *kquantv1alpha1.QuantRun) error {
-	bound := metav1.NewTime(r.clock.Now())
-	return client.IgnoreNotFound(quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{Phase: kquantv1alpha1.RunPhaseBound, BindTime: &bound}))
 }
 
 // SetupWithManager registers the controller: every relevant change anywhere
@@ -333,7 +318,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // runChanged passes what can free a GPU or ask for one: creation, deletion,
-// and updates of phase or binding.
+// and updates of stored phase or binding.
 func runChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*kquantv1alpha1.QuantRun)

@@ -4,9 +4,12 @@
 // GPU across all jobs" and "first come, first served across jobs" are global
 // rules that concurrent per-job reconciles could only keep with locks.
 //
-// A binding is two writes: the spec (nodeName, gpuUUID, gpuIndex) with the
-// kquant.dev/node label, conditional on the run's resourceVersion, then the
-// status (phase Bound, bindTime) by server-side apply. Until the cache shows a
-// binding, the binder remembers it as assumed (kube-scheduler's assume cache),
-// so that a second pass on a stale cache never gives the same GPU twice.
+// A binding is one write: a merge patch of the spec (nodeName, gpuUUID,
+// gpuIndex) with the kquant.dev/node label and the kquant.dev/bind-time and
+// gpu-product annotations, conditional on the run's resourceVersion. Status is
+// not written: as a scheduled Pod, a bound run stays Pending until its agent
+// starts it (quantrun.Phase derives Bound from the bound spec). Until the
+// cache shows a binding, the binder remembers it as assumed (kube-scheduler's
+// assume cache), so that a second pass on a stale cache never gives the same
+// GPU twice.
 package binder

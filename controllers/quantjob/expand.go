@@ -138,8 +138,9 @@ func Execution(level kquantv1alpha1.Level, e kquantv1alpha1.Execution) kquantv1a
 	return out
 }
 
-// createRun creates run owned by job and marks it Pending. A run that already
-// exists (a stale cache made this reconcile think otherwise) is read back.
+// createRun creates run owned by job, in one request: no status write, the
+// CRD defaults status.phase to Pending. A run that already exists (a stale
+// cache made this reconcile think otherwise) is read back.
 func (r *Reconciler) createRun(ctx context.Context, job *kquantv1alpha1.QuantJob, run *kquantv1alpha1.QuantRun) (*kquantv1alpha1.QuantRun, error) {
 	// Controller reference with blockOwnerDeletion: foreground deletion of the job
 	// waits for its runs, and the garbage collector removes them with it.
@@ -153,10 +154,6 @@ func (r *Reconciler) createRun(ctx context.Context, job *kquantv1alpha1.QuantJob
 		return run, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
-	}
-	// A conflict means the binder got to the run first: Pending is moot then.
-	if err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{Phase: kquantv1alpha1.RunPhasePending}); err != nil && !apierrors.IsConflict(err) {
-		return nil, err
 	}
 	return run, nil
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 )
@@ -29,6 +32,8 @@ const (
 	// AnnotationProduct is the product of the GPU the run was bound to, kept so
 	// that the job's summary can group runs by product after nodes are gone.
 	AnnotationProduct = "kquant.dev/gpu-product"
+	// AnnotationBindTime is when the run was bound, written with the binding.
+	AnnotationBindTime = kquantv1alpha1.AnnotationBindTime
 )
 
 // maxNameLength is the longest object name the API server takes.
@@ -62,9 +67,8 @@ func JobLabelValue(job string) string {
 // IsBound reports whether run is bound to a GPU (it may have finished since).
 func IsBound(run *kquantv1alpha1.QuantRun) bool { return run.Spec.GPUUUID != "" }
 
-// IsActive reports whether run holds its GPU: bound and not finished. A run
-// whose spec was bound but whose status write did not happen yet counts too,
-// so that a crash between the two writes never frees a GPU twice.
+// IsActive reports whether run holds its GPU: bound and not finished, whatever
+// its stored phase says (Pending until the agent starts it).
 func IsActive(run *kquantv1alpha1.QuantRun) bool {
 	return IsBound(run) && !run.Status.Phase.IsTerminal()
 }
@@ -74,12 +78,37 @@ func IsWaiting(run *kquantv1alpha1.QuantRun) bool {
 	return !IsBound(run) && !run.Status.Phase.IsTerminal()
 }
 
-// Phase is run's phase, Pending when no one has written one yet.
+// Phase is run's phase as the controllers see it. The stored phase stays
+// Pending (or unset, on runs created before the CRD defaulted it) until the
+// agent starts the run, also once the run is bound, because binding is one
+// spec write; Phase reports such a bound run as Bound.
 func Phase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
-	if run.Status.Phase == "" {
+	switch run.Status.Phase {
+	case "", kquantv1alpha1.RunPhasePending:
+		if IsBound(run) {
+			return kquantv1alpha1.RunPhaseBound
+		}
 		return kquantv1alpha1.RunPhasePending
 	}
 	return run.Status.Phase
+}
+
+// BindTime is when run was bound: status.bindTime once the agent or the
+// controller copied it there, else the annotation written with the binding;
+// nil for an unbound run (or a malformed annotation).
+func BindTime(run *kquantv1alpha1.QuantRun) *metav1.Time {
+	if run.Status.BindTime != nil {
+		return run.Status.BindTime
+	}
+	v, ok := run.Annotations[AnnotationBindTime]
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: t}
 }
 
 // Slot is run's slot, -1 when the annotation is missing or malformed.

@@ -3,6 +3,12 @@ package quantrun
 import (
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/test/builders"
 )
 
 func TestName(t *testing.T) {
@@ -28,5 +34,54 @@ func TestName(t *testing.T) {
 	}
 	if v := JobLabelValue(long); len(v) > 63 {
 		t.Errorf("JobLabelValue(long) has %d characters, want <= 63", len(v))
+	}
+}
+
+func TestPhaseOfABoundRunIsBound(t *testing.T) {
+	unbound := builders.MakeQuantRun("r", "ns", "j").Obj()
+	bound := func(stored kquantv1alpha1.RunPhase) *kquantv1alpha1.QuantRun {
+		r := builders.MakeQuantRun("r", "ns", "j").Bound("n", 0).Obj()
+		r.Status.Phase = stored
+		return r
+	}
+	cases := map[string]struct {
+		run  *kquantv1alpha1.QuantRun
+		want kquantv1alpha1.RunPhase
+	}{
+		"unbound, defaulted Pending":  {run: unbound, want: kquantv1alpha1.RunPhasePending},
+		"unbound, no phase stored":    {run: func() *kquantv1alpha1.QuantRun { r := unbound.DeepCopy(); r.Status.Phase = ""; return r }(), want: kquantv1alpha1.RunPhasePending},
+		"bound, stored Pending":       {run: bound(kquantv1alpha1.RunPhasePending), want: kquantv1alpha1.RunPhaseBound},
+		"bound, no phase stored":      {run: bound(""), want: kquantv1alpha1.RunPhaseBound},
+		"bound by an earlier manager": {run: bound(kquantv1alpha1.RunPhaseBound), want: kquantv1alpha1.RunPhaseBound},
+		"running":                     {run: bound(kquantv1alpha1.RunPhaseRunning), want: kquantv1alpha1.RunPhaseRunning},
+		"failed before binding stays Failed": {run: func() *kquantv1alpha1.QuantRun {
+			r := unbound.DeepCopy()
+			r.Status.Phase = kquantv1alpha1.RunPhaseFailed
+			return r
+		}(), want: kquantv1alpha1.RunPhaseFailed},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Phase(tc.run); got != tc.want {
+				t.Errorf("Phase() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBindTime(t *testing.T) {
+	at := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	r := builders.MakeQuantRun("r", "ns", "j").Bound("n", 0).Obj()
+	if BindTime(r) != nil {
+		t.Errorf("BindTime without annotation or status = %v, want nil", BindTime(r))
+	}
+	r.Annotations = map[string]string{AnnotationBindTime: at.Format(time.RFC3339)}
+	if got := BindTime(r); got == nil || !got.Time.Equal(at) {
+		t.Errorf("BindTime from the annotation = %v, want %s", got, at)
+	}
+	status := metav1.NewTime(at.Add(time.Minute))
+	r.Status.BindTime = &status
+	if got := BindTime(r); got == nil || !got.Time.Equal(status.Time) {
+		t.Errorf("BindTime with status set = %v, want the status's %s", got, status)
 	}
 }

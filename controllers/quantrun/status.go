@@ -17,7 +17,7 @@ type StatusChange struct {
 	Phase   kquantv1alpha1.RunPhase
 	Reason  string
 	Message string
-	// BindTime is set when binding; otherwise the run's own is carried over.
+	// BindTime, when nil, is the run's own (BindTime).
 	BindTime *metav1.Time
 	// CompletionTime is set when failing the run.
 	CompletionTime *metav1.Time
@@ -35,15 +35,16 @@ type controllerStatus struct {
 
 // ApplyStatus writes change to run's status with server-side apply, only if the
 // run is still at run.ResourceVersion (a conflict error otherwise). bindTime is
-// carried over from run, because server-side apply would otherwise remove a
-// field the manager applied before and left out now.
+// carried over from run (its status, else its bind-time annotation), because
+// server-side apply would otherwise remove a field the manager applied before
+// and left out now.
 func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change StatusChange) error {
 	st := controllerStatus{
 		Phase: change.Phase, BindTime: change.BindTime, CompletionTime: change.CompletionTime,
 		Reason: change.Reason, Message: change.Message,
 	}
 	if st.BindTime == nil {
-		st.BindTime = run.Status.BindTime
+		st.BindTime = BindTime(run)
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {

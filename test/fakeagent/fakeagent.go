@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/test/builders"
 )
 
@@ -195,7 +196,7 @@ func (a *Agent) renew(ctx context.Context) error {
 	return nil
 }
 
-// workOnRuns moves the node's runs along: Bound -> Running at once, Running ->
+// workOnRuns moves the node's runs along: bound -> Running at once, Running ->
 // Succeeded (or Failed) after the run duration.
 func (a *Agent) workOnRuns(ctx context.Context) error {
 	runs := &kquantv1alpha1.QuantRunList{}
@@ -209,11 +210,14 @@ func (a *Agent) workOnRuns(ctx context.Context) error {
 			continue
 		}
 		key := client.ObjectKeyFromObject(run).String()
-		switch run.Status.Phase {
+		// A bound run waiting for its agent has stored phase Pending; the
+		// controllers' view of it is Bound.
+		switch quantrun.Phase(run) {
 		case kquantv1alpha1.RunPhaseBound:
 			now := metav1.Now()
 			errs = append(errs, a.applyRun(ctx, run, map[string]any{
 				"phase": string(kquantv1alpha1.RunPhaseRunning), "agentID": a.Node() + "-fakeagent", "startTime": now.UTC().Format(time.RFC3339),
+				"bindTime": run.Annotations[kquantv1alpha1.AnnotationBindTime], // copied, as the agent does
 			}))
 			a.started[key] = time.Now()
 		case kquantv1alpha1.RunPhaseRunning:
@@ -231,6 +235,9 @@ func (a *Agent) finishRun(ctx context.Context, run *kquantv1alpha1.QuantRun) err
 	st := map[string]any{"agentID": a.Node() + "-fakeagent", "completionTime": metav1.Now().UTC().Format(time.RFC3339)}
 	if run.Status.StartTime != nil {
 		st["startTime"] = run.Status.StartTime.UTC().Format(time.RFC3339)
+	}
+	if run.Status.BindTime != nil {
+		st["bindTime"] = run.Status.BindTime.UTC().Format(time.RFC3339)
 	}
 	if err != nil {
 		st["phase"], st["reason"], st["message"] = string(kquantv1alpha1.RunPhaseFailed), "AgentError", err.Error()
