@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,15 +46,24 @@ const DefaultMaxParallel = 8
 // passName names the one request every event maps to.
 const passName = "binding-pass"
 
+// BindWriters is how many bindings a pass writes at once. The pass decides
+// every assignment first, on one consistent view, and only then writes them;
+// writing them one after the other made a binding's round trip the limit of
+// the whole fleet (docs/benchmarks.md, "Controller at scale").
+const BindWriters = 16
+
 // Reconciler binds runs. The work queue never runs the single request twice at
-// once, so assumed needs no lock.
+// once; within a pass, the bindings are written concurrently, so assumed is
+// guarded by mu.
 type Reconciler struct {
 	client         client.Client
 	recorder       events.EventRecorder
 	clock          clock.PassiveClock
 	metrics        *metrics.Metrics
 	leaseNamespace string
-	assumed        map[types.NamespacedName]assumption
+
+	mu      sync.Mutex
+	assumed map[types.NamespacedName]assumption
 }
 
 // assumption is a binding written but maybe not yet in the cache.
@@ -85,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	for i := range pending.Items {
 		run := &pending.Items[i]
 		// An assumed run is bound by this binder; the cache has not caught up yet.
-		if _, assumed := r.assumed[client.ObjectKeyFromObject(run)]; !assumed {
+		if !r.isAssumed(client.ObjectKeyFromObject(run)) {
 			waiting = append(waiting, run)
 		}
 	}
@@ -98,12 +110,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 // forgetSettled drops assumptions that the cache now shows (a bound spec), or
 // whose run is gone.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for key := range r.assumed {
 		run := &kquantv1alpha1.QuantRun{}
 		if err := r.client.Get(ctx, key, run); err != nil || quantrun.IsBound(run) {
 			delete(r.assumed, key)
 		}
 	}
+}
+
+func (r *Reconciler) isAssumed(key types.NamespacedName) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.assumed[key]
+	return ok
+}
+
+func (r *Reconciler) assume(key types.NamespacedName, a assumption) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.assumed[key] = a
+}
+
+// assumptions is a copy of the assumed bindings, to read without the lock.
+func (r *Reconciler) assumptions() map[types.NamespacedName]assumption {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.assumed)
 }
 
 func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) error {
@@ -146,10 +180,23 @@ func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.
 			caps[k] = &jc.cap
 		}
 	}
-	var errs []error
-	for _, b := range scheduling.Assign(pending, caps, busy) {
-		errs = append(errs, r.bind(ctx, byName[b.Run], b.GPU, now))
+	return r.writeBindings(ctx, scheduling.Assign(pending, caps, busy), byName, now)
+}
+
+// writeBindings writes the pass's bindings, BindWriters at a time. Assign gave
+// every binding a distinct free GPU, so concurrent writes never bind one GPU
+// twice; a failed binding does not stop the others, and the errors are joined.
+func (r *Reconciler) writeBindings(ctx context.Context, bindings []scheduling.Binding, byName map[string]*kquantv1alpha1.QuantRun, now time.Time) error {
+	errs := make([]error, len(bindings))
+	var g errgroup.Group
+	g.SetLimit(BindWriters)
+	for i, b := range bindings {
+		g.Go(func() error {
+			errs[i] = r.bind(ctx, byName[b.Run], b.GPU, now)
+			return nil
+		})
 	}
+	_ = g.Wait()
 	return errors.Join(errs...)
 }
 
@@ -167,6 +214,7 @@ func jobKey(run *kquantv1alpha1.QuantRun) string {
 // existing, not being deleted, not finished, below maxParallel.
 func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) (map[string]*jobState, error) {
 	out := map[string]*jobState{}
+	assumed := r.assumptions()
 	for _, run := range waiting {
 		k := jobKey(run)
 		if _, seen := out[k]; seen {
@@ -196,7 +244,7 @@ func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha
 				st.cap.ActiveByNode[runs.Items[i].Spec.NodeName]++
 			}
 		}
-		for key, a := range r.assumed {
+		for key, a := range assumed {
 			if a.job == k && !slices.ContainsFunc(runs.Items, func(x kquantv1alpha1.QuantRun) bool {
 				return x.Name == key.Name && quantrun.IsBound(&x)
 			}) {
@@ -225,7 +273,7 @@ func (r *Reconciler) busyGPUs(ctx context.Context) (map[string]bool, error) {
 			}
 		}
 	}
-	for _, a := range r.assumed {
+	for _, a := range r.assumptions() {
 		busy[a.gpu.UUID] = true
 	}
 	return busy, nil
@@ -294,7 +342,7 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	if err := r.client.Patch(ctx, run, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("binding run %s to %s: %w", run.Name, gpu.UUID, client.IgnoreNotFound(err))
 	}
-	r.assumed[client.ObjectKeyFromObject(run)] = assumption{job: jobKey(run), gpu: gpu}
+	r.assume(client.ObjectKeyFromObject(run), assumption{job: jobKey(run), gpu: gpu})
 	r.metrics.ObserveBinding(run, now)
 	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
 	ctrl.LoggerFrom(ctx).V(1).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,19 +59,18 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	for i := range runs {
 		have[quantrun.Slot(&runs[i])] = true
 	}
-	created := 0
+	var missing []*kquantv1alpha1.QuantRun
 	for _, s := range slots {
-		if have[s.Index] {
-			continue
+		if !have[s.Index] {
+			missing = append(missing, newRun(job, s.Index, 0, snapshot, s.TargetNode, s.TargetGPU, nil, nil))
 		}
-		run, err := r.createRun(ctx, job, newRun(job, s.Index, 0, snapshot, s.TargetNode, s.TargetGPU, nil, nil))
-		if err != nil {
-			return nil, outcome{}, err
-		}
-		runs = append(runs, *run)
-		created++
 	}
-	if created > 0 {
+	created, err := r.createRuns(ctx, job, missing)
+	if err != nil {
+		return nil, outcome{}, err
+	}
+	runs = append(runs, created...)
+	if created := len(created); created > 0 {
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "RunsCreated", "Expand", "created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
 			created, job.Spec.Placement.Policy, len(scheduling.EligibleGPUs(results)), recipe.Name, recipe.Generation, snapshot.Key)
 	}
@@ -136,6 +136,35 @@ func Execution(level kquantv1alpha1.Level, e kquantv1alpha1.Execution) kquantv1a
 		out.Warmup = ptr.To(warmup)
 	}
 	return out
+}
+
+// CreateWriters is how many runs one reconcile creates at once. Creating an
+// EachGPU job's thousands of runs one after the other took a round trip each
+// (docs/benchmarks.md, "Controller at scale"); a bounded pool keeps the API
+// server busy without flooding it.
+const CreateWriters = 16
+
+// createRuns creates runs owned by job, CreateWriters at a time, and returns
+// them as created (or read back), in order. On error it returns the first
+// one; the runs created meanwhile are found by the next reconcile.
+func (r *Reconciler) createRuns(ctx context.Context, job *kquantv1alpha1.QuantJob, runs []*kquantv1alpha1.QuantRun) ([]kquantv1alpha1.QuantRun, error) {
+	out := make([]kquantv1alpha1.QuantRun, len(runs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(CreateWriters)
+	for i, run := range runs {
+		g.Go(func() error {
+			created, err := r.createRun(gctx, job, run)
+			if err != nil {
+				return err
+			}
+			out[i] = *created
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // createRun creates run owned by job, in one request: no status write, the

@@ -41,6 +41,7 @@ var (
 	flagManagerBin  = flag.String("manager-bin", "", "manager binary (default <repo>/bin/manager, from make build)")
 	flagManagerArgs = flag.String("manager-args", "", "extra manager flags, space separated")
 	flagWorkers     = flag.Int("pool-workers", 32, "agent pool: runs claimed at once")
+	flagCreators    = flag.Int("create-workers", 64, "jobs the harness creates at once, so that submitting a burst is not what limits it")
 	flagTimeout     = flag.Duration("scenario-timeout", 30*time.Minute, "give up on a scenario after this long")
 	flagLogDir      = flag.String("log-dir", "", "where the manager's log goes (default a temporary directory)")
 )
@@ -309,7 +310,7 @@ func (s scenario) run(ctx context.Context, t *testing.T) (result, error) {
 	var mu sync.Mutex
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(32)
+	g.SetLimit(*flagCreators)
 	for _, j := range jobs {
 		g.Go(func() error {
 			at := time.Now()
