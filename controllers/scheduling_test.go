@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/quantrun"
@@ -64,17 +65,24 @@ func TestEachGPUNeverTwoActiveRunsOnOneGPU(t *testing.T) {
 
 	maxActive := map[string]int{}
 	eventually(t, "both jobs to succeed with no GPU shared", func() (bool, string) {
+		// One list of both jobs' runs: a consistent snapshot. Listing each
+		// job on its own could see a run of the first still active and, a
+		// moment later, the second's run bound to the GPU it just freed.
+		all := &kquantv1alpha1.QuantRunList{}
+		if err := s.client.List(t.Context(), all, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
 		done := true
 		gpuHolders := map[string][]string{}
-		for _, name := range []string{"first", "second"} {
-			active := 0
-			for _, r := range runsOf(t, ns, name) {
-				if quantrun.IsActive(&r) {
-					active++
-					gpuHolders[r.Spec.GPUUUID] = append(gpuHolders[r.Spec.GPUUUID], r.Name)
-				}
+		active := map[string]int{}
+		for _, r := range all.Items {
+			if quantrun.IsActive(&r) {
+				active[r.Spec.JobRef.Name]++
+				gpuHolders[r.Spec.GPUUUID] = append(gpuHolders[r.Spec.GPUUUID], r.Name)
 			}
-			maxActive[name] = max(maxActive[name], active)
+		}
+		for _, name := range []string{"first", "second"} {
+			maxActive[name] = max(maxActive[name], active[name])
 			done = done && getJob(t, ns, name).Status.Phase == kquantv1alpha1.JobPhaseSucceeded
 		}
 		for gpu, holders := range gpuHolders {

@@ -34,7 +34,12 @@ type flags struct {
 	kubeAPIBurst int
 	// workers is how many objects each controller reconciles at once.
 	workers int
+	// pprofAddr serves net/http/pprof, for profiling at scale; "0" is off.
+	pprofAddr string
 }
+
+// DefaultWorkers is --max-concurrent-reconciles' default.
+const DefaultWorkers = 8
 
 func main() {
 	if err := run(); err != nil {
@@ -59,10 +64,12 @@ func run() error {
 	// GetConfig does.
 	fs.Float64Var(&f.kubeAPIQPS, "kube-api-qps", -1, "queries per second to the API server; -1 disables the client-side limit (the API server's priority and fairness still applies)")
 	fs.IntVar(&f.kubeAPIBurst, "kube-api-burst", 1000, "burst of queries to the API server above --kube-api-qps")
-	// One worker expands one job at a time: a burst of jobs queues behind
-	// each one's writes (see docs/benchmarks.md). The binder is one request
-	// whatever this says, so it stays serial.
-	fs.IntVar(&f.workers, "max-concurrent-reconciles", 1, "objects each controller reconciles at once (the binder always runs one pass at a time)")
+	// One worker expanded one job at a time: a burst of jobs queued behind
+	// each one's round trips (see docs/benchmarks.md, "Controller at scale").
+	// Reconciles of different objects are independent; the binder is one
+	// request whatever this says, so it stays one pass at a time.
+	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
+	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
 	logConfig := textlogger.NewConfig()
 	logConfig.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -97,6 +104,7 @@ func runManager(ctx context.Context, f flags) error {
 		Cache:                   controllers.CacheOptions(f.leaseNamespace),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		Controller:              config.Controller{MaxConcurrentReconciles: f.workers},
+		PprofBindAddress:        f.pprofAddr,
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "kquant-manager",

@@ -88,8 +88,10 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 
 // Reconcile runs one binding pass over every pending run.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	// No deep copies of the (possibly ten thousand) waiting runs: the pass
+	// reads them, and bind copies the few it writes.
 	pending := &kquantv1alpha1.QuantRunList{}
-	if err := r.client.List(ctx, pending, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}); err != nil {
+	if err := r.client.List(ctx, pending, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing pending runs: %w", err)
 	}
 	r.forgetSettled(ctx)
@@ -214,6 +216,10 @@ func jobKey(run *kquantv1alpha1.QuantRun) string {
 // existing, not being deleted, not finished, below maxParallel.
 func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) (map[string]*jobState, error) {
 	out := map[string]*jobState{}
+	assumedByJob := map[string][]types.NamespacedName{}
+	for key, a := range r.assumptions() {
+		assumedByJob[a.job] = append(assumedByJob[a.job], key)
+	}
 	assumed := r.assumptions()
 	for _, run := range waiting {
 		k := jobKey(run)
@@ -222,7 +228,7 @@ func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha
 		}
 		out[k] = nil
 		job := &kquantv1alpha1.QuantJob{}
-		if err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.JobRef.Name}, job); err != nil {
+		if err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.JobRef.Name}, job, client.UnsafeDisableDeepCopy); err != nil {
 			if client.IgnoreNotFound(err) != nil {
 				return nil, fmt.Errorf("getting job %s: %w", k, err)
 			}
@@ -233,23 +239,26 @@ func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha
 			continue
 		}
 		runs := &kquantv1alpha1.QuantRunList{}
-		if err := r.client.List(ctx, runs, client.InNamespace(job.Namespace), client.MatchingFields{indexer.RunJobKey: job.Name}); err != nil {
+		if err := r.client.List(ctx, runs, client.InNamespace(job.Namespace), client.MatchingFields{indexer.RunJobKey: job.Name}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing runs of job %s: %w", k, err)
 		}
 		st := &jobState{job: job, cap: scheduling.JobCapacity{ActiveByNode: map[string]int{}}}
 		active := 0
+		bound := map[string]bool{}
 		for i := range runs.Items {
+			if quantrun.IsBound(&runs.Items[i]) {
+				bound[runs.Items[i].Name] = true
+			}
 			if quantrun.IsActive(&runs.Items[i]) {
 				active++
 				st.cap.ActiveByNode[runs.Items[i].Spec.NodeName]++
 			}
 		}
-		for key, a := range assumed {
-			if a.job == k && !slices.ContainsFunc(runs.Items, func(x kquantv1alpha1.QuantRun) bool {
-				return x.Name == key.Name && quantrun.IsBound(&x)
-			}) {
+		// Assumed bindings the cache does not show yet count as active too.
+		for _, key := range assumedByJob[k] {
+			if !bound[key.Name] {
 				active++
-				st.cap.ActiveByNode[a.gpu.Node]++
+				st.cap.ActiveByNode[assumed[key].gpu.Node]++
 			}
 		}
 		st.cap.Free = int(ptr.Deref(job.Spec.Placement.MaxParallel, DefaultMaxParallel)) - active
@@ -326,6 +335,8 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	if len(holders.Items) > 0 {
 		return nil
 	}
+	// run is the cache's object (listed without a copy): write a copy.
+	run = run.DeepCopy()
 	orig := run.DeepCopy()
 	run.Spec.NodeName, run.Spec.GPUUUID, run.Spec.GPUIndex = gpu.Node, gpu.UUID, ptr.To(gpu.Index)
 	if run.Labels == nil {

@@ -26,18 +26,22 @@ func NodeMetadata() *metav1.PartialObjectMetadata {
 
 // Load returns the state of every node that has a GPUNodeProfile, with its
 // agent's Lease from leaseNamespace and its Node's labels.
+//
+// The states share the cache's objects (no deep copy: a thousand profiles
+// were copied for every job reconcile and every binding pass): they are for
+// reading only.
 func Load(ctx context.Context, r client.Reader, leaseNamespace string) ([]scheduling.NodeState, error) {
 	profiles := &kquantv1alpha1.GPUNodeProfileList{}
-	if err := r.List(ctx, profiles); err != nil {
+	if err := r.List(ctx, profiles, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing GPUNodeProfiles: %w", err)
 	}
 	leases := &coordinationv1.LeaseList{}
-	if err := r.List(ctx, leases, client.InNamespace(leaseNamespace)); err != nil {
+	if err := r.List(ctx, leases, client.InNamespace(leaseNamespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Leases in %s: %w", leaseNamespace, err)
 	}
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := r.List(ctx, nodes); err != nil {
+	if err := r.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Nodes: %w", err)
 	}
 	leaseByNode := make(map[string]*coordinationv1.Lease, len(leases.Items))

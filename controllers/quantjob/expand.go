@@ -45,11 +45,10 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	if err != nil {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
 	}
-	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
+	results, err := r.evaluate(ctx, recipe.Spec.Scheme, &job.Spec.Placement, &req, now)
 	if err != nil {
 		return nil, outcome{}, err
 	}
-	results := scheduling.Evaluate(nodes, &req, now)
 	slots := scheduling.Expand(job.Spec.Placement.Policy, scheduling.EligibleGPUs(results))
 	if len(slots) == 0 {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: scheduling.UnschedulableMessage(results)}, nil
@@ -75,6 +74,22 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 			created, job.Spec.Placement.Policy, len(scheduling.EligibleGPUs(results)), recipe.Name, recipe.Generation, snapshot.Key)
 	}
 	return runs, outcome{}, nil
+}
+
+// evaluate evaluates the fleet for req, or reuses an evaluation of the same
+// requirement made within EvaluationTTL. The results are shared: read only.
+func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) ([]scheduling.NodeResult, error) {
+	key := requirementKey(scheme, placement)
+	if results, ok := r.evaluations.get(key, now); ok {
+		return results, nil
+	}
+	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
+	if err != nil {
+		return nil, err
+	}
+	results := scheduling.Evaluate(nodes, req, now)
+	r.evaluations.put(key, results, now)
+	return results, nil
 }
 
 // newRun is attempt of slot, with the job's settings and the recipe snapshot.

@@ -20,9 +20,14 @@ import (
 
 // runsOf lists job's runs through the job index, and deletes runs that carry
 // the job's name but another UID: leftovers of a deleted job of the same name.
+//
+// The runs are shallow copies of the cache's objects (every run event
+// reconciles its job, and deep-copying an EachGPU job's thousands of runs each
+// time was quadratic): their top-level fields may be set, but their maps,
+// slices and pointers belong to the cache. Write a DeepCopy.
 func (r *Reconciler) runsOf(ctx context.Context, key types.NamespacedName, uid types.UID) ([]kquantv1alpha1.QuantRun, error) {
 	list := &kquantv1alpha1.QuantRunList{}
-	if err := r.client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingFields{indexer.RunJobKey: key.Name}); err != nil {
+	if err := r.client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingFields{indexer.RunJobKey: key.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing runs of job %s: %w", key, err)
 	}
 	var mine, orphans []kquantv1alpha1.QuantRun
@@ -44,7 +49,7 @@ func (r *Reconciler) runsOf(ctx context.Context, key types.NamespacedName, uid t
 func (r *Reconciler) deleteRuns(ctx context.Context, runs []kquantv1alpha1.QuantRun) error {
 	var errs []error
 	for i := range runs {
-		run := &runs[i]
+		run := runs[i].DeepCopy()
 		if run.DeletionTimestamp != nil {
 			continue
 		}
@@ -98,10 +103,10 @@ func (r *Reconciler) failRemaining(ctx context.Context, job *kquantv1alpha1.Quan
 	now := metav1.NewTime(r.clock.Now())
 	var errs []error
 	for i := range runs {
-		run := &runs[i]
-		if run.Status.Phase.IsTerminal() {
+		if runs[i].Status.Phase.IsTerminal() {
 			continue
 		}
+		run := runs[i].DeepCopy()
 		err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{
 			Phase: kquantv1alpha1.RunPhaseFailed, Reason: reason, Message: "job failed: " + message, CompletionTime: &now,
 		})

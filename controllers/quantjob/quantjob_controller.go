@@ -33,11 +33,12 @@ type Reconciler struct {
 	recorder       events.EventRecorder
 	clock          clock.PassiveClock
 	leaseNamespace string
+	evaluations    *evaluations
 }
 
 // New returns a Reconciler that reads agents' Leases from leaseNamespace.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace}
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{}}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
@@ -165,7 +166,12 @@ func (r *Reconciler) nextDeadline(job *kquantv1alpha1.QuantJob, status *kquantv1
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	waiting := handler.EnqueueRequestsFromMapFunc(r.unschedulableJobs)
+	// A fleet change first clears the memoised evaluations, so that the
+	// reconciles it triggers see it.
+	waiting := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		r.evaluations.invalidate()
+		return r.unschedulableJobs(ctx, obj)
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&kquantv1alpha1.QuantJob{}).

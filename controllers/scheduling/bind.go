@@ -43,23 +43,30 @@ type Binding struct {
 // is active per GPU. Among candidates the choice is deterministic: GPUs the slot
 // has not failed on, then nodes it has not failed on, then the node with the fewest of the job's active runs,
 // then node name, then GPU index.
+//
+// Jobs asking the same thing share one Eligible slice (the binder memoises the
+// fleet evaluation per requirement), and Assign indexes each distinct slice
+// once: a run pinned to a GPU or node looks it up instead of scanning the
+// fleet, and once a scan finds no free GPU in a slice, later runs on it skip it
+// (busy only grows within a pass). A pass is then linear in pending runs plus
+// the GPUs taken, instead of their product: 10,000 waiting runs over 8,000
+// busy GPUs were 80 million comparisons per pass.
 func Assign(pending []PendingRun, jobs map[string]*JobCapacity, busy map[string]bool) []Binding {
 	var out []Binding
+	pools := map[poolKey]*pool{}
 	for i := range pending {
 		pr := &pending[i]
 		jc := jobs[pr.Job]
-		if jc == nil || jc.Free <= 0 {
+		if jc == nil || jc.Free <= 0 || len(jc.Eligible) == 0 {
 			continue
 		}
-		best, found := GPU{}, false
-		for _, g := range jc.Eligible {
-			if busy[g.UUID] || (pr.TargetNode != "" && g.Node != pr.TargetNode) || (pr.TargetGPU != "" && g.UUID != pr.TargetGPU) {
-				continue
-			}
-			if !found || better(g, best, pr, jc.ActiveByNode) {
-				best, found = g, true
-			}
+		key := poolKey{first: &jc.Eligible[0], n: len(jc.Eligible)}
+		p := pools[key]
+		if p == nil {
+			p = newPool(jc.Eligible)
+			pools[key] = p
 		}
+		best, found := p.best(pr, jc.ActiveByNode, busy)
 		if !found {
 			continue
 		}
@@ -72,6 +79,61 @@ func Assign(pending []PendingRun, jobs map[string]*JobCapacity, busy map[string]
 		out = append(out, Binding{Run: pr.Name, GPU: best})
 	}
 	return out
+}
+
+// poolKey identifies a slice: the same first element and length.
+type poolKey struct {
+	first *GPU
+	n     int
+}
+
+// pool is one Eligible slice, indexed for a pass.
+type pool struct {
+	gpus   []GPU
+	byUUID map[string]int
+	byNode map[string][]int
+	// full is set when a scan of every GPU found none free.
+	full bool
+}
+
+func newPool(gpus []GPU) *pool {
+	p := &pool{gpus: gpus, byUUID: make(map[string]int, len(gpus)), byNode: map[string][]int{}}
+	for i, g := range gpus {
+		p.byUUID[g.UUID] = i
+		p.byNode[g.Node] = append(p.byNode[g.Node], i)
+	}
+	return p
+}
+
+// best is the best free GPU of the pool for pr, if any.
+func (p *pool) best(pr *PendingRun, active map[string]int, busy map[string]bool) (GPU, bool) {
+	if p.full {
+		return GPU{}, false
+	}
+	switch {
+	case pr.TargetGPU != "":
+		i, ok := p.byUUID[pr.TargetGPU]
+		if !ok || busy[pr.TargetGPU] || (pr.TargetNode != "" && p.gpus[i].Node != pr.TargetNode) {
+			return GPU{}, false
+		}
+		return p.gpus[i], true
+	case pr.TargetNode != "":
+		best, found := GPU{}, false
+		for _, i := range p.byNode[pr.TargetNode] {
+			if g := p.gpus[i]; !busy[g.UUID] && (!found || better(g, best, pr, active)) {
+				best, found = g, true
+			}
+		}
+		return best, found
+	}
+	best, found := GPU{}, false
+	for _, g := range p.gpus {
+		if !busy[g.UUID] && (!found || better(g, best, pr, active)) {
+			best, found = g, true
+		}
+	}
+	p.full = !found
+	return best, found
 }
 
 func better(a, b GPU, pr *PendingRun, active map[string]int) bool {

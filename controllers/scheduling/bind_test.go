@@ -1,6 +1,9 @@
 package scheduling
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,5 +86,92 @@ func TestAssign(t *testing.T) {
 				t.Errorf("Assign() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// naiveAssign is Assign as it was before pools: every run scans its job's
+// whole Eligible list. Assign must choose exactly the same.
+func naiveAssign(pending []PendingRun, jobs map[string]*JobCapacity, busy map[string]bool) []Binding {
+	var out []Binding
+	for i := range pending {
+		pr := &pending[i]
+		jc := jobs[pr.Job]
+		if jc == nil || jc.Free <= 0 {
+			continue
+		}
+		best, found := GPU{}, false
+		for _, g := range jc.Eligible {
+			if busy[g.UUID] || (pr.TargetNode != "" && g.Node != pr.TargetNode) || (pr.TargetGPU != "" && g.UUID != pr.TargetGPU) {
+				continue
+			}
+			if !found || better(g, best, pr, jc.ActiveByNode) {
+				best, found = g, true
+			}
+		}
+		if !found {
+			continue
+		}
+		busy[best.UUID] = true
+		jc.Free--
+		if jc.ActiveByNode == nil {
+			jc.ActiveByNode = map[string]int{}
+		}
+		jc.ActiveByNode[best.Node]++
+		out = append(out, Binding{Run: pr.Name, GPU: best})
+	}
+	return out
+}
+
+func TestAssignMatchesNaiveScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 300 {
+		nodes := 1 + rng.IntN(6)
+		var all []GPU
+		for n := range nodes {
+			for i := range 1 + rng.IntN(4) {
+				node := fmt.Sprintf("n%d", n)
+				all = append(all, GPU{Node: node, Index: int32(i), UUID: builders.GPUUUID(node, i)})
+			}
+		}
+		// Jobs share eligibility lists as the binder's memo makes them share,
+		// some lists are sub-slices of others.
+		lists := [][]GPU{all, all[:1+rng.IntN(len(all))], all[rng.IntN(len(all)):]}
+		jobs := func() map[string]*JobCapacity {
+			out := map[string]*JobCapacity{}
+			for j := range 5 {
+				out[fmt.Sprintf("j%d", j)] = &JobCapacity{Free: rng.IntN(6), Eligible: lists[j%len(lists)], ActiveByNode: map[string]int{"n0": rng.IntN(2)}}
+			}
+			return out
+		}
+		var pending []PendingRun
+		for r := range rng.IntN(25) {
+			pr := PendingRun{Name: fmt.Sprintf("r%d", r), Job: fmt.Sprintf("j%d", rng.IntN(6))} // j5 has no capacity entry
+			switch g := all[rng.IntN(len(all))]; rng.IntN(5) {
+			case 0:
+				pr.TargetGPU, pr.TargetNode = g.UUID, g.Node
+			case 1:
+				pr.TargetNode = g.Node
+			case 2:
+				pr.Avoid, pr.AvoidNodes = []string{g.UUID}, []string{g.Node}
+			}
+			pending = append(pending, pr)
+		}
+		busy := map[string]bool{}
+		for _, g := range all {
+			if rng.IntN(3) == 0 {
+				busy[g.UUID] = true
+			}
+		}
+		seed := rng.Uint64()
+		rng1, rng2 := rand.New(rand.NewPCG(seed, 0)), rand.New(rand.NewPCG(seed, 0))
+		rng = rng1
+		j1 := jobs()
+		rng = rng2
+		j2 := jobs()
+		got := Assign(pending, j1, maps.Clone(busy))
+		want := naiveAssign(pending, j2, maps.Clone(busy))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("round %d: Assign differs from a full scan (-want +got):\n%s", round, diff)
+		}
 	}
 }

@@ -1,0 +1,72 @@
+package quantjob
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/scheduling"
+)
+
+// EvaluationTTL is how long an evaluation of the fleet serves the jobs that
+// ask the same thing. A Lease that expires (no event) goes unseen by expansion
+// at most this long; the binder evaluates the fleet afresh in every pass.
+const EvaluationTTL = time.Second
+
+// evaluations memoises the fleet's evaluation per requirement: a burst of
+// 10,000 AnyGPU jobs evaluated the whole fleet (a thousand profiles) once per
+// job, which made the job controller the manager's main CPU cost. Fleet events
+// that can make a job schedulable (profiles, Leases appearing or reviving,
+// Node labels) clear it before they requeue the waiting jobs, so those
+// reconciles see the change.
+type evaluations struct {
+	mu    sync.Mutex
+	at    time.Time
+	byKey map[string][]scheduling.NodeResult
+}
+
+// requirementKey identifies what a job asks of the fleet: its recipe's scheme
+// and its placement.
+func requirementKey(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) string {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return ""
+	}
+	return string(scheme) + "|" + string(data)
+}
+
+// get returns the results for key evaluated within EvaluationTTL of now.
+func (e *evaluations) get(key string, now time.Time) ([]scheduling.NodeResult, bool) {
+	if key == "" {
+		return nil, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.byKey == nil || now.Sub(e.at) > EvaluationTTL || now.Before(e.at) {
+		return nil, false
+	}
+	r, ok := e.byKey[key]
+	return r, ok
+}
+
+// put records results for key, evaluated at now; an older generation of
+// results is dropped whole.
+func (e *evaluations) put(key string, results []scheduling.NodeResult, now time.Time) {
+	if key == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.byKey == nil || now.Sub(e.at) > EvaluationTTL || now.Before(e.at) {
+		e.byKey, e.at = map[string][]scheduling.NodeResult{}, now
+	}
+	e.byKey[key] = results
+}
+
+// invalidate forgets every evaluation: the fleet changed.
+func (e *evaluations) invalidate() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byKey = nil
+}
