@@ -195,13 +195,16 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 				return err
 			}
 		}
+		// The seed is a launch parameter: an eager step takes this
+		// request's.
+		p.seed = req.Seed
 		if err := s.enqueue(c); err != nil {
 			return err
 		}
 		if err := c.StreamSynchronize(b.stream); err != nil {
 			return err
 		}
-		if res, err = p.result(c); err != nil {
+		if res, err = p.result(c, b.set, b.stream); err != nil {
 			return err
 		}
 		if delayed {
@@ -220,34 +223,6 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 	return res, nil
 }
 
-// QuantizeGrouped implements quant.Backend, one group after the other. (The
-// single-launch grouped step with device split sizes is the next kernels
-// issue's.)
-func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quant.Tensor, splits []int, states []*quant.State) ([]*quant.Result, error) {
-	plan, err := quant.CheckGroupedRequest(req, x, splits, states)
-	if err != nil {
-		return nil, fmt.Errorf("grouped quantize: %w", err)
-	}
-	if err := checkPlan(plan); err != nil {
-		return nil, fmt.Errorf("grouped quantize: %w", err)
-	}
-	out := make([]*quant.Result, len(splits))
-	off := 0
-	for g, n := range splits {
-		r := req
-		if plan.Scheme == quant.DelayedScaling {
-			r.State = states[g]
-		}
-		res, err := b.Quantize(ctx, r, x.RowSlice(off, off+n))
-		if err != nil {
-			return nil, fmt.Errorf("grouped quantize: group %d: %w", g, err)
-		}
-		out[g] = res
-		off += n
-	}
-	return out, nil
-}
-
 // Dequantize implements quant.Backend with the dequantize kernels.
 func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage) (quant.Tensor, error) {
 	o := r.Operand(u)
@@ -257,71 +232,21 @@ func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage
 	if err := checkPlan(r.Plan); err != nil {
 		return quant.Tensor{}, fmt.Errorf("dequantize: %w", err)
 	}
-	f, _ := format(o.Element)
-	n := o.Rows * o.Cols
 	out := quant.NewTensor(o.Rows, o.Cols)
-	if n == 0 {
+	if o.Rows*o.Cols == 0 {
 		return out, nil
-	}
-	if len(o.Data) != n {
-		return quant.Tensor{}, fmt.Errorf("dequantize: operand [%d, %d] has %d codes", o.Rows, o.Cols, len(o.Data))
 	}
 	if err := ctx.Err(); err != nil {
 		return quant.Tensor{}, err
 	}
 	err := b.dev.Do(func(c *cuda.Ctx) error {
-		var bufs []cuda.Buffer
-		defer func() {
-			for _, x := range bufs {
-				_ = c.Free(x)
-			}
-		}()
-		alloc := func(size int) (cuda.Buffer, error) {
-			x, err := c.Alloc(max(size, 1))
-			if err == nil {
-				bufs = append(bufs, x)
-			}
-			return x, err
-		}
-		q, err := alloc(n)
+		dst, err := c.Alloc(4 * o.Rows * o.Cols)
 		if err != nil {
 			return err
 		}
-		dst, err := alloc(4 * n)
-		if err != nil {
+		defer c.Free(dst)
+		if err := b.dequantizeTo(c, r, u, dst); err != nil {
 			return err
-		}
-		if err := c.CopyToDevice(q, o.Data); err != nil {
-			return err
-		}
-		switch o.Scales {
-		case quant.ScaleFloat32:
-			if len(o.ScaleInv) != 1 {
-				return fmt.Errorf("per-tensor operand with %d scales", len(o.ScaleInv))
-			}
-			sinv, err := alloc(4)
-			if err != nil {
-				return err
-			}
-			if err := cuda.Upload(c, sinv, o.ScaleInv); err != nil {
-				return err
-			}
-			if err := b.set.Dequantize(c, b.stream, q, n, sinv, dst, f); err != nil {
-				return err
-			}
-		case quant.ScaleE8M0:
-			sc, err := alloc(len(o.ScaleCodes))
-			if err != nil {
-				return err
-			}
-			if err := c.CopyToDevice(sc, o.ScaleCodes); err != nil {
-				return err
-			}
-			if err := b.set.MXFP8Dequantize(c, b.stream, q, o.Rows, o.Cols, sc, u == quant.UsageColumnwise, dst, f); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("%v scales: %w", o.Scales, ErrNotImplemented)
 		}
 		if err := c.StreamSynchronize(b.stream); err != nil {
 			return err
@@ -332,4 +257,93 @@ func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage
 		return quant.Tensor{}, fmt.Errorf("dequantize on %s: %w", Name, err)
 	}
 	return out, nil
+}
+
+// dequantizeTo decodes operand u of r to float32 into the device buffer dst
+// ([o.Rows, o.Cols], its stored orientation) on the backend's stream. The
+// codes and scales are copied to temporary device buffers, freed before it
+// returns (after the stream has finished with them).
+func (b *Backend) dequantizeTo(c *cuda.Ctx, r *quant.Result, u quant.Usage, dst cuda.Buffer) error {
+	o := r.Operand(u)
+	n := o.Rows * o.Cols
+	if len(o.Data) != o.Rows*o.RowStride() {
+		return fmt.Errorf("operand [%d, %d] has %d bytes of codes, want %d", o.Rows, o.Cols, len(o.Data), o.Rows*o.RowStride())
+	}
+	var bufs []cuda.Buffer
+	defer func() {
+		// The kernel may still read these: wait before freeing.
+		_ = c.StreamSynchronize(b.stream)
+		for _, x := range bufs {
+			_ = c.Free(x)
+		}
+	}()
+	upload := func(raw []byte) (cuda.Buffer, error) {
+		x, err := c.Alloc(max(len(raw), 1))
+		if err != nil {
+			return x, err
+		}
+		bufs = append(bufs, x)
+		return x, c.CopyToDevice(x, raw)
+	}
+	q, err := upload(o.Data)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.Scales == quant.ScaleFloat32 && r.Plan.PerTensor():
+		if len(o.ScaleInv) != 1 {
+			return fmt.Errorf("per-tensor operand with %d scales", len(o.ScaleInv))
+		}
+		f, err := format(o.Element)
+		if err != nil {
+			return err
+		}
+		sinv, err := upload(cuda.Bytes(o.ScaleInv))
+		if err != nil {
+			return err
+		}
+		return b.set.Dequantize(c, b.stream, q, n, sinv, dst, f)
+	case o.Scales == quant.ScaleFloat32 && r.Plan.Scheme == quant.Float8BlockScaling:
+		f, err := format(o.Element)
+		if err != nil {
+			return err
+		}
+		if len(o.ScaleInv) != o.ScaleRows*o.ScaleCols {
+			return fmt.Errorf("block operand with %d scales, want %d", len(o.ScaleInv), o.ScaleRows*o.ScaleCols)
+		}
+		sinv, err := upload(cuda.Bytes(o.ScaleInv))
+		if err != nil {
+			return err
+		}
+		// Both operands index their scales in stored orientation the same
+		// way (quant.Plan.ScaleIndex): (j/128, i) for 1x128 blocks,
+		// (i/128, j/128) for 128x128 tiles.
+		return b.set.BlockDequantize(c, b.stream, q, o.Rows, o.Cols, sinv, o.ScaleCols, r.Plan.BlockRows == 128, f, dst)
+	case o.Scales == quant.ScaleE8M0:
+		f, err := format(o.Element)
+		if err != nil {
+			return err
+		}
+		sc, err := upload(o.ScaleCodes)
+		if err != nil {
+			return err
+		}
+		return b.set.MXFP8Dequantize(c, b.stream, q, o.Rows, o.Cols, sc, u == quant.UsageColumnwise, dst, f)
+	case o.Scales == quant.ScaleE4M3:
+		if len(o.ScaleCodes) != o.ScaleRows*o.ScaleCols {
+			return fmt.Errorf("NVFP4 operand with %d scales, want %d", len(o.ScaleCodes), o.ScaleRows*o.ScaleCols)
+		}
+		sc, err := upload(o.ScaleCodes)
+		if err != nil {
+			return err
+		}
+		// The kernel derives the tensor scale from the operand's amax, as
+		// the quantize did.
+		am, err := upload(cuda.Bytes([]float32{o.Amax}))
+		if err != nil {
+			return err
+		}
+		return b.set.NVFP4Dequantize(c, b.stream, q, o.Rows, o.Cols, sc, o.ScaleCols, am, dst)
+	}
+	return fmt.Errorf("%v scales of scheme %s: %w", o.Scales, r.Plan.Scheme, ErrNotImplemented)
 }

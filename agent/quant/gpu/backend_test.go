@@ -48,8 +48,11 @@ func TestCheckPlan(t *testing.T) {
 		{name: "mxfp8", recipe: quant.DefaultRecipe(quant.MXFP8BlockScaling), role: quant.Weight},
 		{name: "mxfp8 2D input is 1D", recipe: mx2d, role: quant.Input},
 		{name: "mxfp8 2D weights", recipe: mx2d, role: quant.Weight, wantErr: "MXFP8BlockScaling with 32x32", wantNoti: true},
-		{name: "block scaling", recipe: quant.DefaultRecipe(quant.Float8BlockScaling), role: quant.Input, wantErr: "scheme Float8BlockScaling", wantNoti: true},
-		{name: "nvfp4", recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), role: quant.Input, wantErr: "scheme NVFP4BlockScaling", wantNoti: true},
+		{name: "block scaling 1x128", recipe: quant.DefaultRecipe(quant.Float8BlockScaling), role: quant.Input},
+		{name: "block scaling 128x128 weights", recipe: quant.DefaultRecipe(quant.Float8BlockScaling), role: quant.Weight},
+		{name: "nvfp4 input", recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), role: quant.Input},
+		{name: "nvfp4 gradient", recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), role: quant.Gradient},
+		{name: "nvfp4 2D weights", recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), role: quant.Weight},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,5 +164,60 @@ func TestConfigKeyIgnoresStateAndSeed(t *testing.T) {
 	b.Rows = 4
 	if a.key() == b.key() {
 		t.Error("keys equal for different shapes")
+	}
+}
+
+// TestCoversEveryRecipeButMXFP82D checks bench.Coverage: every scheme and
+// role runs on the kernels except MXFP8's 32x32 weight tiles.
+func TestCoversEveryRecipeButMXFP82D(t *testing.T) {
+	var b Backend
+	for _, s := range quant.Schemes() {
+		for _, role := range []quant.TensorRole{quant.Input, quant.Weight, quant.Gradient} {
+			r := quant.DefaultRecipe(s)
+			if err := b.Covers(r, role); err != nil {
+				t.Errorf("%s %s: %v", s, role, err)
+			}
+			if s == quant.MXFP8BlockScaling {
+				r.MXFP8.TwoDimensionalWeights = true
+				err := b.Covers(r, role)
+				if role == quant.Weight && !errors.Is(err, ErrNotImplemented) {
+					t.Errorf("MXFP8 2D weights: %v, want ErrNotImplemented", err)
+				}
+				if role != quant.Weight && err != nil {
+					t.Errorf("MXFP8 2D recipe, role %s: %v", role, err)
+				}
+			}
+		}
+	}
+}
+
+func TestGroupedPath(t *testing.T) {
+	cases := []struct {
+		scheme quant.Scheme
+		role   quant.TensorRole
+		usage  quant.Usage
+		kernel bool
+		want   string
+	}{
+		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "rowwise: grouped kernel"},
+		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "columnwise has no grouped kernel"},
+		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
+		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "rowwise: grouped kernel"},
+		{quant.Float8BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
+		{quant.Float8CurrentScaling, quant.Input, quant.UsageRowwise, false, "no grouped kernel"},
+		{quant.MXFP8BlockScaling, quant.Input, 0, false, "no grouped kernel"},
+	}
+	for _, tc := range cases {
+		r := quant.DefaultRecipe(tc.scheme)
+		p, err := r.Plan(tc.role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := GroupedKernel(r, tc.role); got != tc.kernel {
+			t.Errorf("%s %s: GroupedKernel %v, want %v", tc.scheme, tc.role, got, tc.kernel)
+		}
+		if got := GroupedPath(p, tc.usage); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %s usage %d: %q, want it to contain %q", tc.scheme, tc.role, tc.usage, got, tc.want)
+		}
 	}
 }

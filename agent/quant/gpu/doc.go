@@ -20,13 +20,50 @@
 //     update follows on the device: 2 kernels, a whole training step.
 //   - MXFP8BlockScaling: one kernel for both operands of a 16-bit input
 //     with cols % 8 == 0 (one read of the input), else one kernel per
-//     operand; the tensor amax fused in either way.
+//     operand; the tensor amax fused in either way; then the GEMM scale
+//     swizzle on the device (kernels.Swizzle, one launch per operand).
+//   - Float8BlockScaling: 1x128 blocks one kernel per operand (rowwise
+//     kernels.BlockRow, columnwise kernels.BlockCol, transposed); 128x128
+//     weight tiles one kernel for both (kernels.Block2D). Power-of-2 or
+//     float32 scales and the epsilon as the plan says.
+//   - NVFP4BlockScaling: per operand, the tensor amax (a memset and a
+//     kernel; the columnwise operand's over its random Hadamard transform
+//     when the plan applies it) and the quantize kernel, which writes the
+//     codes, the E4M3 scales and their swizzled layout, with stochastic
+//     rounding seeded by Request.Seed on the reference's Philox stream;
+//     16x16 weight tiles: amax, one 2D kernel for both operands (two
+//     memsets of the scales' padding) and one swizzle per operand.
 //
-// Float8BlockScaling, NVFP4BlockScaling and MXFP8 with 32x32 weight tiles
-// return an error wrapping ErrNotImplemented that names what is missing, so
-// that callers can fall back to emulation on the reference backend. The
-// GEMM swizzle of MXFP8 scales is done on the host when a Result is read
-// (the swizzle kernel belongs to the next kernels issue).
+// Kernels per step counts every launch, memsets included. MXFP8 with 32x32
+// weight tiles returns an error wrapping ErrNotImplemented: package kernels
+// has no kernel for them, and callers fall back to the reference backend.
+// A Result's amax that no step kernel computes (block scaling has none; a
+// columnwise-only NVFP4 step with the RHT has only the transform's) is
+// computed by one more launch when the Result is read, outside the step.
+//
+// # Grouped (MoE) steps
+//
+// NewGroupedStep (and QuantizeGrouped, and Measure of a GroupedQuantize)
+// quantize one [T, H] input in G groups of rows. The split sizes live in
+// device memory (Step.SetSplits), kernels.GroupOffsets turns them into
+// offsets and checks each group's alignment into a device flag, and a
+// grouped kernel quantizes every group's rowwise operand in a fixed number
+// of launches whatever G (NVFP4 1D: 3, block 1x128: 2), so one captured
+// graph replays any split vector. Step.GroupError reads the flag after a
+// run and names the misaligned group. What has no grouped kernel yet
+// (per-tensor current and delayed scaling, MXFP8, 2D weights, every
+// columnwise operand) runs one launch sequence per group inside the same
+// step, bound to the split sizes the step was built with (GroupedPath says
+// which applies). NVFP4's columnwise operand with stochastic rounding is
+// keyed by the group index, which the one-tensor kernel cannot take:
+// QuantizeGrouped computes that operand on the reference backend.
+//
+// # QuantizedLinear
+//
+// Backend.QuantizedLinear quantizes X and W rowwise with this backend,
+// dequantizes them on the device and multiplies them with the float32
+// GEMM kernel, and the unquantized product with the same kernel; Y
+// matches the reference's within float32 summation order (see there).
 //
 // Backend.Quantize and the other quant.Backend methods build (or reuse: the
 // buffers of the last few shapes are kept) a Step, copy the tensor in, run

@@ -467,12 +467,14 @@ func TestGrouped(t *testing.T) {
 	}
 }
 
+// TestNotImplemented: MXFP8's 32x32 weight tiles have no kernel; the error
+// wraps ErrNotImplemented so that callers emulate them on the reference.
 func TestNotImplemented(t *testing.T) {
-	for _, s := range []quant.Scheme{quant.Float8BlockScaling, quant.NVFP4BlockScaling} {
-		_, err := gb.Quantize(context.Background(), quant.Request{Recipe: quant.DefaultRecipe(s), Role: quant.Input}, quant.NewTensor(4, 4))
-		if !errors.Is(err, ErrNotImplemented) {
-			t.Errorf("%s: error %v, want ErrNotImplemented", s, err)
-		}
+	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	r.MXFP8.TwoDimensionalWeights = true
+	_, err := gb.Quantize(context.Background(), quant.Request{Recipe: r, Role: quant.Weight}, quant.NewTensor(64, 64))
+	if !errors.Is(err, ErrNotImplemented) {
+		t.Errorf("MXFP8 2D weights: error %v, want ErrNotImplemented", err)
 	}
 }
 

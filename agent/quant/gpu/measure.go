@@ -88,31 +88,11 @@ func stepConfigs(step bench.Step) ([]Config, []quant.Tensor, []*quant.State, err
 // median of batches), kernels and bytes per step, and the copy bandwidth of
 // the same process.
 func (b *Backend) Measure(ctx context.Context, step bench.Step, opts bench.MeasureOptions) (bench.Measurement, error) {
-	cfgs, inputs, states, err := stepConfigs(step)
-	if err != nil {
-		return bench.Measurement{}, fmt.Errorf("cuda measure: %w", err)
-	}
-	s, err := b.NewStep(ctx, cfgs...)
+	s, reset, err := b.measuredStep(ctx, step)
 	if err != nil {
 		return bench.Measurement{}, fmt.Errorf("cuda measure: %w", err)
 	}
 	defer s.Close()
-	for i, x := range inputs {
-		if err := s.SetInput(ctx, i, x); err != nil {
-			return bench.Measurement{}, fmt.Errorf("cuda measure, tensor %d: %w", i, err)
-		}
-	}
-	reset := func(c *cuda.Ctx) error {
-		for i, st := range states {
-			if st == nil || s.parts[i].plan.Scheme != quant.DelayedScaling {
-				continue
-			}
-			if err := s.parts[i].setState(c, st); err != nil {
-				return fmt.Errorf("tensor %d: %w", i, err)
-			}
-		}
-		return nil
-	}
 	eager := opts.Graphs != v1alpha1.GraphModeGraph
 	graphs := opts.Graphs != v1alpha1.GraphModeEager
 	m := bench.Measurement{KernelsPerStep: s.Kernels()}
@@ -128,6 +108,13 @@ func (b *Backend) Measure(ctx context.Context, step bench.Step, opts bench.Measu
 			m.Graph = g
 			graphs = g.Capturable
 		}
+		if s.grp != nil {
+			// A misaligned group, found on the device, fails the run
+			// with the group's name rather than timing garbage.
+			if err := s.grp.err(c); err != nil {
+				return err
+			}
+		}
 		// A graph-only run whose step cannot be captured is timed eagerly.
 		eager = eager || !graphs
 		if opts.Mode != v1alpha1.JobModeBenchmark {
@@ -139,6 +126,72 @@ func (b *Backend) Measure(ctx context.Context, step bench.Step, opts bench.Measu
 		return bench.Measurement{}, fmt.Errorf("cuda measure: %w", err)
 	}
 	return m, nil
+}
+
+// measuredStep builds the device step of an engine step, with its inputs
+// copied in, and the function that puts its delayed-scaling states back. A
+// grouped quantize is one grouped step (NewGroupedStep), so that its
+// launches and graph are what a training framework's would be.
+func (b *Backend) measuredStep(ctx context.Context, step bench.Step) (*Step, func(*cuda.Ctx) error, error) {
+	if step.Operation == v1alpha1.OperationGroupedQuantize {
+		req := step.Request
+		req.State = nil
+		cfg := GroupedConfig{Request: req, Rows: step.X.Rows, Cols: step.X.Cols, Input: InputType(step.X.Data), Splits: step.Splits, EndStep: true}
+		s, err := b.NewGroupedStep(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := s.SetInput(ctx, 0, step.X); err != nil {
+			s.Close()
+			return nil, nil, err
+		}
+		reset := func(c *cuda.Ctx) error {
+			if s.grp.plan.Scheme != quant.DelayedScaling {
+				return nil
+			}
+			for g, st := range step.States {
+				p, err := s.groupPart(g)
+				if err != nil {
+					return err
+				}
+				if p == nil || st == nil {
+					continue
+				}
+				if err := p.setState(c, st); err != nil {
+					return fmt.Errorf("group %d: %w", g, err)
+				}
+			}
+			return nil
+		}
+		return s, reset, nil
+	}
+	cfgs, inputs, states, err := stepConfigs(step)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := b.NewStep(ctx, cfgs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, x := range inputs {
+		if err := s.SetInput(ctx, i, x); err != nil {
+			s.Close()
+			return nil, nil, fmt.Errorf("tensor %d: %w", i, err)
+		}
+		s.parts[i].seed = step.Request.Seed
+	}
+	reset := func(c *cuda.Ctx) error {
+		for i, st := range states {
+			if st == nil || s.parts[i].plan.Scheme != quant.DelayedScaling {
+				continue
+			}
+			if err := s.parts[i].setState(c, st); err != nil {
+				return fmt.Errorf("tensor %d: %w", i, err)
+			}
+		}
+		return nil
+	}
+	return s, reset, nil
 }
 
 // replayCheck runs the step eagerly from the initial state, then resets the
@@ -241,6 +294,16 @@ func (s *Step) time(ctx context.Context, c *cuda.Ctx, opts bench.MeasureOptions,
 		launch := func(c *cuda.Ctx) error { return c.LaunchGraph(s.graph, st) }
 		if m.HostGraphMicros, err = hostMicros(c, st, hostBatch, launch); err != nil {
 			return fmt.Errorf("host time of graph replays: %w", err)
+		}
+	}
+	if g := s.grp; g != nil && g.splits.Ptr() != 0 {
+		// The grouped step's payload: its split sizes, loaded into the
+		// device split buffer through kernel parameters (the same values,
+		// so the step's outputs stay valid).
+		payload := cuda.Bytes(slices.Clone(g.host))
+		load := func(c *cuda.Ctx) error { return s.b.set.CopyViaParams(c, st, g.splits, payload) }
+		if m.PointerLoadMicros, err = hostMicros(c, st, hostBatch, load); err != nil {
+			return fmt.Errorf("host time of the split-size payload: %w", err)
 		}
 	}
 	return nil

@@ -8,8 +8,8 @@ import (
 
 	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/element"
 	"github.com/kquant/kquant/agent/quant/scaling"
-	"github.com/kquant/kquant/agent/quant/swizzle"
 	"github.com/kquant/kquant/kernels"
 )
 
@@ -42,11 +42,18 @@ func (c Config) key() string {
 // read back on the host while it runs. A Step belongs to its Backend and is
 // not for concurrent use.
 type Step struct {
-	b       *Backend
+	b *Backend
+	// grp is the grouped (MoE) state of a step built by NewGroupedStep: its
+	// launches run before the parts', which are then the per-group
+	// fallbacks of what no grouped kernel covers.
+	grp     *grouped
 	parts   []*part
 	kernels int
 	bytes   int64
 	size    int64 // device bytes held
+	// owned are the buffers the step allocated (parts may hold slices of
+	// them, which are not freed on their own).
+	owned   []cuda.Buffer
 	graph   cuda.GraphExec
 	graphOK bool
 	closed  bool
@@ -56,18 +63,34 @@ type Step struct {
 type part struct {
 	cfg   Config
 	plan  quant.Plan
-	f     kernels.Format
+	f     kernels.Format // the FP8 format (not used by NVFP4)
 	usage quant.Usage
 	n     int
+	// group is the group index of a grouped step's per-group part (it
+	// picks NVFP4's stochastic-rounding stream), else 0.
+	group int
+	// seed seeds NVFP4's stochastic rounding (Request.Seed); a captured
+	// graph keeps the seed it was captured with.
+	seed uint64
 	// x is the input; st the kernels' per-tensor state (amax scratch,
 	// amax, scale, scale_inv); hist the delayed-scaling amax history.
 	x, st, hist cuda.Buffer
 	// row and col are the codes; sinv the per-tensor decode scale shared
-	// by both; rowSc and colSc the MXFP8 E8M0 scale matrices.
-	row, col, sinv, rowSc, colSc cuda.Buffer
+	// by both; rowSc and colSc the scale matrices (E8M0 for MXFP8, float32
+	// for block FP8, E4M3 for NVFP4); rowSwz and colSwz their GEMM
+	// (swizzled) layout for MXFP8 and NVFP4.
+	row, col, sinv, rowSc, colSc, rowSwz, colSwz cuda.Buffer
+	// amR and amC are NVFP4's tensor amaxes (float32 bits) of the rowwise
+	// and columnwise operands; amC is amR's buffer unless the columnwise
+	// operand takes the RHT. amX receives the input's amax when the
+	// result is read and no step kernel computed it (block FP8, NVFP4
+	// columnwise with the RHT).
+	amR, amC, amX cuda.Buffer
 	// mxBoth: an MXFP8 step wanting both operands runs the fused kernel
 	// (one read of the input) rather than the two one-operand kernels.
 	mxBoth bool
+	// outs are the output and state buffers Snapshot reads, in order.
+	outs []cuda.Buffer
 }
 
 // NewStep allocates a step for the given tensors. Close it when done.
@@ -90,7 +113,7 @@ func (b *Backend) newStep(c *cuda.Ctx, cfgs []Config) (*Step, error) {
 	}
 	s := &Step{b: b}
 	for i, cfg := range cfgs {
-		if err := s.addPart(c, cfg); err != nil {
+		if err := s.addPart(c, cfg, cuda.Buffer{}, 0); err != nil {
 			_ = s.free(c)
 			return nil, fmt.Errorf("cuda step, tensor %d [%d, %d]: %w", i, cfg.Rows, cfg.Cols, err)
 		}
@@ -104,12 +127,24 @@ func (s *Step) alloc(c *cuda.Ctx, n int) (cuda.Buffer, error) {
 		return cuda.Buffer{}, err
 	}
 	s.size += int64(buf.Size())
+	s.owned = append(s.owned, buf)
 	return buf, nil
 }
 
+// out allocates an output buffer of p that Snapshot reads.
+func (s *Step) out(c *cuda.Ctx, p *part, n int) (cuda.Buffer, error) {
+	buf, err := s.alloc(c, n)
+	if err == nil {
+		p.outs = append(p.outs, buf)
+	}
+	return buf, err
+}
+
 // addPart allocates one tensor's buffers and appends it to s.parts (also
-// on failure, so that free releases what was allocated).
-func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
+// on failure, so that free releases what was allocated). x, when not the
+// zero Buffer, is the part's input (a slice of a grouped step's input);
+// group is its group index.
+func (s *Step) addPart(c *cuda.Ctx, cfg Config, x cuda.Buffer, group int) error {
 	plan, err := cfg.Request.Recipe.Plan(cfg.Request.Role)
 	if err != nil {
 		return err
@@ -120,87 +155,263 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	if cfg.Rows <= 0 || cfg.Cols <= 0 {
 		return fmt.Errorf("empty tensor")
 	}
-	f, _ := format(plan.Element)
-	p := &part{cfg: cfg, plan: plan, f: f, usage: cfg.Request.EffectiveUsage(), n: cfg.Rows * cfg.Cols}
-	s.parts = append(s.parts, p)
-	ds := int64(cfg.Input.Size())
-	n := int64(p.n)
-	if p.x, err = s.alloc(c, p.n*cfg.Input.Size()); err != nil {
-		return err
+	p := &part{cfg: cfg, plan: plan, usage: cfg.Request.EffectiveUsage(), n: cfg.Rows * cfg.Cols, group: group, x: x}
+	if plan.Element != element.E2M1 {
+		p.f, _ = format(plan.Element)
 	}
-	if p.st, err = s.alloc(c, kernels.StateBytes); err != nil {
+	s.parts = append(s.parts, p)
+	if p.x.Ptr() == 0 {
+		if p.x, err = s.alloc(c, p.n*cfg.Input.Size()); err != nil {
+			return err
+		}
+	}
+	if p.st, err = s.out(c, p, kernels.StateBytes); err != nil {
 		return err
 	}
 	if err := c.CopyToDevice(p.st, initialState(1)); err != nil {
 		return err
 	}
-	ops := int64(0)
-	for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageColumnwise} {
-		if p.usage&u != 0 {
-			ops++
-		}
+	switch plan.Scheme {
+	case quant.Float8CurrentScaling, quant.DelayedScaling:
+		return s.addPerTensor(c, p)
+	case quant.MXFP8BlockScaling:
+		return s.addMXFP8(c, p)
+	case quant.Float8BlockScaling:
+		return s.addBlock(c, p)
+	case quant.NVFP4BlockScaling:
+		return s.addNVFP4(c, p)
 	}
-	row, col := p.usage&quant.UsageRowwise != 0, p.usage&quant.UsageColumnwise != 0
+	return fmt.Errorf("scheme %s: %w", plan.Scheme, ErrNotImplemented)
+}
+
+// operands returns which operands p produces and how many.
+func (p *part) operands() (row, col bool, ops int64) {
+	row, col = p.usage&quant.UsageRowwise != 0, p.usage&quant.UsageColumnwise != 0
 	if row {
-		if p.row, err = s.alloc(c, p.n); err != nil {
+		ops++
+	}
+	if col {
+		ops++
+	}
+	return row, col, ops
+}
+
+func (s *Step) addPerTensor(c *cuda.Ctx, p *part) error {
+	var err error
+	row, col, ops := p.operands()
+	n, ds := int64(p.n), int64(p.cfg.Input.Size())
+	if row {
+		if p.row, err = s.out(c, p, p.n); err != nil {
 			return err
 		}
 	}
 	if col {
-		if p.col, err = s.alloc(c, p.n); err != nil {
+		if p.col, err = s.out(c, p, p.n); err != nil {
 			return err
 		}
 	}
-	switch plan.Scheme {
-	case quant.Float8CurrentScaling:
-		if p.sinv, err = s.alloc(c, 4); err != nil {
-			return err
-		}
+	if p.sinv, err = s.out(c, p, 4); err != nil {
+		return err
+	}
+	if p.plan.Scheme == quant.Float8CurrentScaling {
 		// amax+scale reads the input; the cast reads it again and writes
 		// the codes of each operand and the decode scale.
 		s.kernels += 2
 		s.bytes += n*ds + n*ds + ops*n + 4
-	case quant.DelayedScaling:
-		if p.sinv, err = s.alloc(c, 4); err != nil {
-			return err
-		}
-		hl := plan.Delayed.AmaxHistoryLen
-		if p.hist, err = s.alloc(c, 4*hl); err != nil {
-			return err
-		}
-		if err := c.Memset(p.hist, 0); err != nil {
-			return err
-		}
+		return nil
+	}
+	hl := p.plan.Delayed.AmaxHistoryLen
+	if p.hist, err = s.out(c, p, 4*hl); err != nil {
+		return err
+	}
+	if err := c.Memset(p.hist, 0); err != nil {
+		return err
+	}
+	s.kernels++
+	s.bytes += n*ds + ops*n + 4 + 4
+	if p.cfg.EndStep {
+		// The update reads and rewrites the history.
 		s.kernels++
-		s.bytes += n*ds + ops*n + 4 + 4
-		if cfg.EndStep {
-			// The update reads and rewrites the history.
-			s.kernels++
-			s.bytes += 2 * 4 * int64(hl)
+		s.bytes += 2 * 4 * int64(hl)
+	}
+	return nil
+}
+
+// addMXFP8 allocates the MXFP8 operands: codes, E8M0 scales and their GEMM
+// layout, which the Swizzle kernel writes on the device (one launch per
+// operand) so that a step's outputs are all a GEMM needs.
+func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
+	var err error
+	row, col, _ := p.operands()
+	rows, cols := p.cfg.Rows, p.cfg.Cols
+	n, ds := int64(p.n), int64(p.cfg.Input.Size())
+	for _, o := range []struct {
+		want          bool
+		colwise       bool
+		data, sc, swz *cuda.Buffer
+	}{{row, false, &p.row, &p.rowSc, &p.rowSwz}, {col, true, &p.col, &p.colSc, &p.colSwz}} {
+		if !o.want {
+			continue
 		}
-	case quant.MXFP8BlockScaling:
+		r, cc := kernels.MXFP8ScaleShape(rows, cols, o.colwise)
+		if *o.data, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+		if *o.sc, err = s.out(c, p, r*cc); err != nil {
+			return err
+		}
+		if *o.swz, err = s.out(c, p, r*cc); err != nil {
+			return err
+		}
+		// Quantize: input read, codes and scales written; swizzle: scales
+		// read and written.
+		s.kernels += 2
+		s.bytes += n*ds + n + int64(r*cc) + 2*int64(r*cc)
+	}
+	if row && col && !s.b.twoKernelMXFP8 && kernels.MXFP8BothFits(p.cfg.Input, rows, cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
+		// One kernel reading the input once: one launch and one input read
+		// fewer than counted above.
+		p.mxBoth = true
+		s.kernels--
+		s.bytes -= n * ds
+	}
+	return nil
+}
+
+// addBlock allocates the Float8BlockScaling operands: codes (the
+// columnwise ones transposed) and float32 decode scales in TE's padded
+// shapes. 1x128 blocks take one kernel per operand; 128x128 tiles one
+// kernel for both.
+func (s *Step) addBlock(c *cuda.Ctx, p *part) error {
+	var err error
+	row, col, ops := p.operands()
+	rows, cols := p.cfg.Rows, p.cfg.Cols
+	tile := p.plan.BlockRows == 128
+	n, ds := int64(p.n), int64(p.cfg.Input.Size())
+	scales := int64(0)
+	if row {
+		sr, sc := kernels.BlockScaleShape(rows, cols, tile, false)
+		if p.row, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+		if p.rowSc, err = s.out(c, p, 4*sr*sc); err != nil {
+			return err
+		}
+		scales += int64(4 * sr * sc)
+	}
+	if col {
+		sr, sc := kernels.BlockScaleShape(rows, cols, tile, true)
+		if p.col, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+		if p.colSc, err = s.out(c, p, 4*sr*sc); err != nil {
+			return err
+		}
+		scales += int64(4 * sr * sc)
+	}
+	if tile {
+		s.kernels++
+		s.bytes += n*ds + ops*n + scales
+	} else {
+		s.kernels += int(ops)
+		s.bytes += ops*n*ds + ops*n + scales
+	}
+	// The input's amax is not part of TE's block-scaling step; the result
+	// path computes it into amX.
+	p.amX, err = s.alloc(c, 4)
+	return err
+}
+
+// addNVFP4 allocates the NVFP4 operands: packed codes, E4M3 scales, their
+// swizzled layout and the tensor amaxes. 1D: amax (a memset and a kernel)
+// and the quantize kernel, which also writes the swizzled scales, per
+// operand (the columnwise operand shares the rowwise amax unless it takes
+// the RHT). 16x16 weights: amax, the 2D kernel for both operands (with two
+// memsets of the scales' padding) and one swizzle per operand.
+func (s *Step) addNVFP4(c *cuda.Ctx, p *part) error {
+	var err error
+	row, col, _ := p.operands()
+	rows, cols := p.cfg.Rows, p.cfg.Cols
+	twoD := p.plan.BlockRows == 16
+	n, ds := int64(p.n), int64(p.cfg.Input.Size())
+	rsr, rsc := kernels.NVFP4ScaleShape(rows, cols, false)
+	csr, csc := kernels.NVFP4ScaleShape(rows, cols, true)
+	rowB, colB := rows*kernels.NVFP4RowBytes(cols), cols*kernels.NVFP4RowBytes(rows)
+	if p.amR, err = s.out(c, p, 4); err != nil {
+		return err
+	}
+	p.amC = p.amR
+	if row {
+		if p.row, err = s.out(c, p, rowB); err != nil {
+			return err
+		}
+	}
+	if row || twoD {
+		// The 2D kernel writes the tile scales rowwise even when only the
+		// columnwise operand is wanted.
+		if p.rowSc, err = s.out(c, p, rsr*rsc); err != nil {
+			return err
+		}
+	}
+	if row {
+		if p.rowSwz, err = s.out(c, p, rsr*rsc); err != nil {
+			return err
+		}
+	}
+	if col {
+		if p.col, err = s.out(c, p, colB); err != nil {
+			return err
+		}
+		if p.colSc, err = s.out(c, p, csr*csc); err != nil {
+			return err
+		}
+		if p.colSwz, err = s.out(c, p, csr*csc); err != nil {
+			return err
+		}
+	}
+	// The amax pass: memset + kernel, input read.
+	s.kernels += 2
+	s.bytes += n*ds + 4
+	switch {
+	case twoD:
+		// Two memsets and the 2D kernel (input read, both operands'
+		// codes and scales written), one swizzle per operand.
+		s.kernels += 3
+		s.bytes += n * ds
 		if row {
-			r, cc := kernels.MXFP8ScaleShape(cfg.Rows, cfg.Cols, false)
-			if p.rowSc, err = s.alloc(c, r*cc); err != nil {
-				return err
-			}
 			s.kernels++
-			s.bytes += n*ds + n + int64(r*cc)
+			s.bytes += int64(rowB) + 3*int64(rsr*rsc)
 		}
 		if col {
-			r, cc := kernels.MXFP8ScaleShape(cfg.Rows, cfg.Cols, true)
-			if p.colSc, err = s.alloc(c, r*cc); err != nil {
-				return err
+			s.kernels++
+			s.bytes += int64(colB) + 3*int64(csr*csc)
+		}
+	default:
+		if row {
+			s.kernels++
+			s.bytes += n*ds + int64(rowB) + 2*int64(rsr*rsc)
+		}
+		if col {
+			if p.plan.RHT {
+				if p.amC, err = s.out(c, p, 4); err != nil {
+					return err
+				}
+				if row {
+					// A second amax pass over the RHT of the columns.
+					s.kernels += 2
+					s.bytes += n*ds + 4
+				}
+				// With the columnwise operand alone, the step's one amax
+				// pass is the RHT one; the input's amax is computed when
+				// the result is read.
+				if !row {
+					if p.amX, err = s.alloc(c, 4); err != nil {
+						return err
+					}
+				}
 			}
 			s.kernels++
-			s.bytes += n*ds + n + int64(r*cc)
-		}
-		if row && col && !s.b.twoKernelMXFP8 && kernels.MXFP8BothFits(cfg.Input, cfg.Rows, cfg.Cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
-			// One kernel reading the input once: one launch and one
-			// input read fewer than counted above.
-			p.mxBoth = true
-			s.kernels--
-			s.bytes -= n * ds
+			s.bytes += n*ds + int64(colB) + 2*int64(csr*csc)
 		}
 	}
 	return nil
@@ -214,14 +425,6 @@ func initialState(scale float32) []byte {
 	return b
 }
 
-func (s *Step) buffers() []cuda.Buffer {
-	var out []cuda.Buffer
-	for _, p := range s.parts {
-		out = append(out, p.x, p.st, p.hist, p.row, p.col, p.sinv, p.rowSc, p.colSc)
-	}
-	return out
-}
-
 // free releases the step's graph and buffers.
 func (s *Step) free(c *cuda.Ctx) error {
 	var first error
@@ -229,12 +432,12 @@ func (s *Step) free(c *cuda.Ctx) error {
 		first = c.DestroyGraphExec(s.graph)
 		s.graphOK = false
 	}
-	for _, b := range s.buffers() {
+	for _, b := range s.owned {
 		if err := c.Free(b); err != nil && first == nil {
 			first = err
 		}
 	}
-	s.parts = nil
+	s.owned, s.parts, s.grp = nil, nil, nil
 	s.closed = true
 	return first
 }
@@ -254,10 +457,31 @@ func (s *Step) Kernels() int { return s.kernels }
 // least: each kernel's input read once and its outputs written once.
 func (s *Step) BytesMoved() int64 { return s.bytes }
 
+// statePart is tensor i's part, or in a grouped step group i's.
+func (s *Step) statePart(i int) (*part, error) {
+	if s.grp == nil || s.closed {
+		return s.part(i)
+	}
+	p, err := s.groupPart(i)
+	if err == nil && p == nil {
+		err = fmt.Errorf("group %d has no launches of its own (empty, or covered by the grouped kernel)", i)
+	}
+	return p, err
+}
+
+// usable reports whether the step can run (it is not closed).
+func (s *Step) usable() error {
+	if s.closed {
+		return fmt.Errorf("cuda step is closed")
+	}
+	return nil
+}
+
 func (s *Step) part(i int) (*part, error) {
 	if s.closed {
 		return nil, fmt.Errorf("cuda step is closed")
 	}
+
 	if i < 0 || i >= len(s.parts) {
 		return nil, fmt.Errorf("cuda step has %d tensors, no tensor %d", len(s.parts), i)
 	}
@@ -267,6 +491,9 @@ func (s *Step) part(i int) (*part, error) {
 // SetInput copies x into tensor i's input buffer. It must have the
 // tensor's shape and fit its input type exactly.
 func (s *Step) SetInput(ctx context.Context, i int, x quant.Tensor) error {
+	if s.grp != nil && !s.closed {
+		return s.setGroupedInput(ctx, i, x)
+	}
 	p, err := s.part(i)
 	if err != nil {
 		return err
@@ -282,17 +509,38 @@ func (s *Step) SetInput(ctx context.Context, i int, x quant.Tensor) error {
 }
 
 func (p *part) encode(x quant.Tensor) ([]byte, error) {
+	return encodeFor(x, p.cfg.Rows, p.cfg.Cols, p.cfg.Input)
+}
+
+// setGroupedInput copies x, the whole [rows, cols] input, into a grouped
+// step's input buffer (i must be 0).
+func (s *Step) setGroupedInput(ctx context.Context, i int, x quant.Tensor) error {
+	if i != 0 {
+		return fmt.Errorf("a grouped step has one input, not input %d", i)
+	}
+	g := s.grp
+	raw, err := encodeFor(x, g.cfg.Rows, g.cfg.Cols, g.cfg.Input)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.b.dev.Do(func(c *cuda.Ctx) error { return c.CopyToDevice(g.x, raw) })
+}
+
+func encodeFor(x quant.Tensor, rows, cols int, dt kernels.DType) ([]byte, error) {
 	if err := x.Validate(); err != nil {
 		return nil, err
 	}
-	if x.Rows != p.cfg.Rows || x.Cols != p.cfg.Cols {
-		return nil, fmt.Errorf("input [%d, %d] for a step of [%d, %d]", x.Rows, x.Cols, p.cfg.Rows, p.cfg.Cols)
+	if x.Rows != rows || x.Cols != cols {
+		return nil, fmt.Errorf("input [%d, %d] for a step of [%d, %d]", x.Rows, x.Cols, rows, cols)
 	}
-	if !fits(x.Data, p.cfg.Input) {
-		return nil, fmt.Errorf("input values are not all exactly representable in %v", p.cfg.Input)
+	if !fits(x.Data, dt) {
+		return nil, fmt.Errorf("input values are not all exactly representable in %v", dt)
 	}
-	raw := make([]byte, p.n*p.cfg.Input.Size())
-	encodeInput(raw, x.Data, p.cfg.Input)
+	raw := make([]byte, rows*cols*dt.Size())
+	encodeInput(raw, x.Data, dt)
 	return raw, nil
 }
 
@@ -312,7 +560,10 @@ func fits(x []float32, dt kernels.DType) bool {
 // SetState copies a delayed-scaling state (scale and amax history) into
 // tensor i's device state; other schemes keep no state and ignore it.
 func (s *Step) SetState(ctx context.Context, i int, st *quant.State) error {
-	p, err := s.part(i)
+	if s.grp != nil && s.grp.plan.Scheme != quant.DelayedScaling {
+		return nil
+	}
+	p, err := s.statePart(i)
 	if err != nil {
 		return err
 	}
@@ -340,7 +591,7 @@ func (p *part) setState(c *cuda.Ctx, st *quant.State) error {
 
 // State copies tensor i's delayed-scaling state back into st.
 func (s *Step) State(ctx context.Context, i int, st *quant.State) error {
-	p, err := s.part(i)
+	p, err := s.statePart(i)
 	if err != nil {
 		return err
 	}
@@ -366,7 +617,7 @@ func (s *Step) State(ctx context.Context, i int, st *quant.State) error {
 // Run runs the step once and waits for it: eagerly, or as a replay of its
 // graph (captured on the first graph run).
 func (s *Step) Run(ctx context.Context, graph bool) error {
-	if _, err := s.part(0); err != nil {
+	if err := s.usable(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -408,6 +659,11 @@ func (s *Step) launchGraph(c *cuda.Ctx) error {
 
 // enqueue queues the step's launches on the backend's stream.
 func (s *Step) enqueue(c *cuda.Ctx) error {
+	if s.grp != nil {
+		if err := s.grp.enqueue(c, s.b.set, s.b.stream); err != nil {
+			return fmt.Errorf("grouped launches: %w", err)
+		}
+	}
 	for i, p := range s.parts {
 		if err := p.enqueue(c, s.b.set, s.b.stream); err != nil {
 			return fmt.Errorf("tensor %d: %w", i, err)
@@ -436,19 +692,102 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 	case quant.MXFP8BlockScaling:
 		ocp := p.plan.Rounding == scaling.RoundingOCP
 		if p.mxBoth {
-			return set.MXFP8Both(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, p.f, ocp, p.st)
+			if err := set.MXFP8Both(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, p.f, ocp, p.st); err != nil {
+				return err
+			}
+		} else {
+			if p.row.Ptr() != 0 {
+				if err := set.MXFP8(c, st, dt, p.x, rows, cols, p.row, p.rowSc, false, p.f, ocp, p.st); err != nil {
+					return err
+				}
+			}
+			if p.col.Ptr() != 0 {
+				if err := set.MXFP8(c, st, dt, p.x, rows, cols, p.col, p.colSc, true, p.f, ocp, p.st); err != nil {
+					return err
+				}
+			}
 		}
-		if p.usage&quant.UsageRowwise != 0 {
-			if err := set.MXFP8(c, st, dt, p.x, rows, cols, p.row, p.rowSc, false, p.f, ocp, p.st); err != nil {
+		// The GEMM layout on the device; the columnwise scale matrix is
+		// swizzled as its transpose (the contract's layout rule).
+		if p.row.Ptr() != 0 {
+			r, cc := kernels.MXFP8ScaleShape(rows, cols, false)
+			if err := set.Swizzle(c, st, p.rowSc, r, cc, p.rowSwz, false); err != nil {
 				return err
 			}
 		}
-		if p.usage&quant.UsageColumnwise != 0 {
-			return set.MXFP8(c, st, dt, p.x, rows, cols, p.col, p.colSc, true, p.f, ocp, p.st)
+		if p.col.Ptr() != 0 {
+			r, cc := kernels.MXFP8ScaleShape(rows, cols, true)
+			return set.Swizzle(c, st, p.colSc, r, cc, p.colSwz, true)
+		}
+		return nil
+	case quant.Float8BlockScaling:
+		o := kernels.BlockOpts{Format: p.f, Eps: p.plan.Epsilon, Pow2: p.plan.Power2Scales}
+		if p.plan.BlockRows == 128 {
+			return set.Block2D(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
+		}
+		if p.row.Ptr() != 0 {
+			if err := set.BlockRow(c, st, dt, p.x, rows, cols, p.row, p.rowSc, o); err != nil {
+				return err
+			}
+		}
+		if p.col.Ptr() != 0 {
+			return set.BlockCol(c, st, dt, p.x, rows, cols, p.col, p.colSc, o)
+		}
+		return nil
+	case quant.NVFP4BlockScaling:
+		return p.enqueueNVFP4(c, set, st)
+	}
+	return fmt.Errorf("scheme %s: %w", p.plan.Scheme, ErrNotImplemented)
+}
+
+// nvfp4Opts are the kernel options of p's operands: the plan's RHT (which
+// the rowwise kernel ignores) and stochastic rounding with p's seed.
+func (p *part) nvfp4Opts() kernels.NVFP4Opts {
+	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed}
+}
+
+func (p *part) enqueueNVFP4(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
+	dt, rows, cols := p.cfg.Input, p.cfg.Rows, p.cfg.Cols
+	row, col := p.row.Ptr() != 0, p.col.Ptr() != 0
+	if p.plan.BlockRows == 16 {
+		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amR, false, 0); err != nil {
+			return err
+		}
+		if err := set.NVFP4TwoD(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, p.col, p.colSc); err != nil {
+			return err
+		}
+		if row {
+			r, cc := kernels.NVFP4ScaleShape(rows, cols, false)
+			if err := set.Swizzle(c, st, p.rowSc, r, cc, p.rowSwz, false); err != nil {
+				return err
+			}
+		}
+		if col {
+			r, cc := kernels.NVFP4ScaleShape(rows, cols, true)
+			return set.Swizzle(c, st, p.colSc, r, cc, p.colSwz, false)
 		}
 		return nil
 	}
-	return fmt.Errorf("scheme %s: %w", p.plan.Scheme, ErrNotImplemented)
+	o := p.nvfp4Opts()
+	if row || !p.plan.RHT {
+		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amR, false, 0); err != nil {
+			return err
+		}
+	}
+	if row {
+		if err := set.NVFP4Row(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, p.rowSwz, o); err != nil {
+			return err
+		}
+	}
+	if !col {
+		return nil
+	}
+	if p.plan.RHT {
+		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amC, true, p.plan.RHTSignMask); err != nil {
+			return err
+		}
+	}
+	return set.NVFP4Col(c, st, dt, p.x, rows, cols, p.amC, p.col, p.colSc, p.colSwz, o)
 }
 
 // cast is the per-tensor cast: rowwise alone, or the fused cast+transpose
@@ -463,7 +802,7 @@ func (p *part) cast(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, hist cuda.Buf
 // Snapshot returns every output and state byte of the step (codes, scales,
 // state, history), to compare runs.
 func (s *Step) Snapshot(ctx context.Context) ([]byte, error) {
-	if _, err := s.part(0); err != nil {
+	if err := s.usable(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -480,11 +819,15 @@ func (s *Step) Snapshot(ctx context.Context) ([]byte, error) {
 
 func (s *Step) snapshot(c *cuda.Ctx) ([]byte, error) {
 	var out []byte
+	var bufs []cuda.Buffer
+	if s.grp != nil {
+		bufs = append(bufs, s.grp.outs...)
+	}
 	for _, p := range s.parts {
-		for _, b := range []cuda.Buffer{p.st, p.hist, p.row, p.col, p.sinv, p.rowSc, p.colSc} {
-			if b.Ptr() == 0 {
-				continue
-			}
+		bufs = append(bufs, p.outs...)
+	}
+	{
+		for _, b := range bufs {
 			raw := make([]byte, b.Size())
 			if err := c.CopyToHost(raw, b); err != nil {
 				return nil, fmt.Errorf("reading step outputs: %w", err)
@@ -512,7 +855,7 @@ func (s *Step) Result(ctx context.Context, i int) (*quant.Result, error) {
 	var res *quant.Result
 	err = s.b.dev.Do(func(c *cuda.Ctx) error {
 		var err error
-		res, err = p.result(c)
+		res, err = p.result(c, s.b.set, s.b.stream)
 		return err
 	})
 	return res, err
@@ -528,84 +871,106 @@ func download(c *cuda.Ctx, b cuda.Buffer, n int) ([]byte, error) {
 	return out, nil
 }
 
-func (p *part) result(c *cuda.Ctx) (*quant.Result, error) {
+func (p *part) result(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) (*quant.Result, error) {
 	rows, cols := p.cfg.Rows, p.cfg.Cols
-	st, err := download(c, p.st, kernels.StateBytes)
+	amax, err := p.inputAmax(c, set, st)
+	if err != nil {
+		return nil, err
+	}
+	res := &quant.Result{Plan: p.plan, Role: p.cfg.Request.Role, Rows: rows, Cols: cols, Amax: amax}
+	state, err := download(c, p.st, kernels.StateBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the state: %w", err)
 	}
-	amax := f32(st, kernels.StateAmaxOffset)
-	res := &quant.Result{Plan: p.plan, Role: p.cfg.Request.Role, Rows: rows, Cols: cols, Amax: amax}
-	newOperand := func(columnwise bool, data cuda.Buffer) (*quant.Operand, error) {
+	for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageColumnwise} {
+		colwise := u == quant.UsageColumnwise
+		data, sc, swz := p.row, p.rowSc, p.rowSwz
+		if colwise {
+			data, sc, swz = p.col, p.colSc, p.colSwz
+		}
+		if data.Ptr() == 0 {
+			continue
+		}
 		o := &quant.Operand{Element: p.plan.Element, Rows: rows, Cols: cols, Scales: p.plan.Scales, Amax: amax}
-		if columnwise && p.plan.ColumnwiseTransposed {
+		if colwise && p.plan.ColumnwiseTransposed {
 			o.Rows, o.Cols, o.Transposed = cols, rows, true
 		}
-		o.ScaleRows, o.ScaleCols = p.plan.ScaleShape(rows, cols, columnwise)
-		var err error
-		if o.Data, err = download(c, data, p.n); err != nil {
+		o.ScaleRows, o.ScaleCols = p.plan.ScaleShape(rows, cols, colwise)
+		if o.Data, err = download(c, data, o.Rows*o.RowStride()); err != nil {
 			return nil, fmt.Errorf("reading codes: %w", err)
 		}
-		return o, nil
-	}
-	switch p.plan.Scheme {
-	case quant.Float8CurrentScaling, quant.DelayedScaling:
-		sinv, err := download(c, p.sinv, 4)
-		if err != nil {
-			return nil, fmt.Errorf("reading scale_inv: %w", err)
-		}
-		for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageColumnwise} {
-			if p.usage&u == 0 {
-				continue
-			}
-			data := p.row
-			if u == quant.UsageColumnwise {
-				data = p.col
-			}
-			o, err := newOperand(u == quant.UsageColumnwise, data)
+		nsc := o.ScaleRows * o.ScaleCols
+		switch p.plan.Scheme {
+		case quant.Float8CurrentScaling, quant.DelayedScaling:
+			sinv, err := download(c, p.sinv, 4)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("reading scale_inv: %w", err)
 			}
-			o.Scale = f32(st, kernels.StateScaleOffset)
+			o.Scale = f32(state, kernels.StateScaleOffset)
 			o.ScaleInv = []float32{f32(sinv, 0)}
-			if u == quant.UsageRowwise {
-				res.Rowwise = o
-			} else {
-				res.Columnwise = o
+		case quant.Float8BlockScaling:
+			o.ScaleInv = make([]float32, nsc)
+			if err := cuda.Download(c, o.ScaleInv, sc); err != nil {
+				return nil, fmt.Errorf("reading scale_inv: %w", err)
 			}
-		}
-	case quant.MXFP8BlockScaling:
-		for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageColumnwise} {
-			if p.usage&u == 0 {
-				continue
-			}
-			colwise := u == quant.UsageColumnwise
-			data, sc := p.row, p.rowSc
-			if colwise {
-				data, sc = p.col, p.colSc
-			}
-			o, err := newOperand(colwise, data)
-			if err != nil {
-				return nil, err
-			}
-			if o.ScaleCodes, err = download(c, sc, o.ScaleRows*o.ScaleCols); err != nil {
+		case quant.MXFP8BlockScaling, quant.NVFP4BlockScaling:
+			if o.ScaleCodes, err = download(c, sc, nsc); err != nil {
 				return nil, fmt.Errorf("reading scales: %w", err)
 			}
-			// The GEMM layout; MXFP8's columnwise scales are swizzled as
-			// the transposed matrix (package quant's layout rules).
-			src, r, cc := o.ScaleCodes, o.ScaleRows, o.ScaleCols
+			if o.Swizzled, err = download(c, swz, nsc); err != nil {
+				return nil, fmt.Errorf("reading swizzled scales: %w", err)
+			}
+		}
+		if p.plan.Scheme == quant.NVFP4BlockScaling {
+			// Each operand is an NVFP4 tensor of its own: its amax (of the
+			// RHT-transformed columns where the plan says so) gives its
+			// tensor scale, as the kernels computed it.
+			am := p.amR
 			if colwise {
-				src, r, cc = swizzle.Transpose(src, r, cc), cc, r
+				am = p.amC
 			}
-			if o.Swizzled, err = swizzle.Swizzle(src, r, cc); err != nil {
-				return nil, fmt.Errorf("swizzling scales: %w", err)
+			raw, err := download(c, am, 4)
+			if err != nil {
+				return nil, fmt.Errorf("reading the operand amax: %w", err)
 			}
-			if colwise {
-				res.Columnwise = o
-			} else {
-				res.Rowwise = o
+			o.Amax = f32(raw, 0)
+			o.Scale = scaling.NVFP4TensorScale(o.Amax)
+			o.Stochastic = p.plan.Stochastic
+			if colwise && p.plan.RHT && p.plan.BlockRows == 1 {
+				o.RHT, o.RHTSignMask = true, p.plan.RHTSignMask
 			}
+		}
+		if colwise {
+			res.Columnwise = o
+		} else {
+			res.Rowwise = o
 		}
 	}
 	return res, nil
+}
+
+// inputAmax is max |x| of p's input (NaN ignored), as the result reports
+// it: from the step's own amax where one of its kernels computed it, else
+// from an amax launch now (outside the step: block scaling has no tensor
+// amax, and NVFP4's columnwise operand alone takes the amax of the RHT).
+func (p *part) inputAmax(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) (float32, error) {
+	src := p.st
+	off := kernels.StateAmaxOffset
+	switch {
+	case p.amX.Ptr() != 0:
+		if err := set.NVFP4Amax(c, st, p.cfg.Input, p.x, p.cfg.Rows, p.cfg.Cols, p.amX, false, 0); err != nil {
+			return 0, fmt.Errorf("input amax: %w", err)
+		}
+		src, off = p.amX, 0
+	case p.plan.Scheme == quant.NVFP4BlockScaling:
+		src, off = p.amR, 0
+	}
+	if err := c.StreamSynchronize(st); err != nil {
+		return 0, err
+	}
+	raw, err := download(c, src, off+4)
+	if err != nil {
+		return 0, fmt.Errorf("reading the amax: %w", err)
+	}
+	return f32(raw, off), nil
 }

@@ -14,14 +14,22 @@ import (
 // that the kernels do not cover yet; the reference backend can emulate it.
 var ErrNotImplemented = errors.New("not yet implemented on the cuda backend (the reference backend can emulate it)")
 
-// checkPlan reports whether the kernels cover a resolved recipe.
+// checkPlan reports whether the kernels cover a resolved recipe: every
+// scheme and option but MXFP8's 32x32 weight tiles, for which package
+// kernels has no quantize kernel (its MXFP8 kernels scale 1x32 and 32x1
+// blocks only).
 func checkPlan(p quant.Plan) error {
 	switch p.Scheme {
-	case quant.DelayedScaling, quant.Float8CurrentScaling:
+	case quant.DelayedScaling, quant.Float8CurrentScaling, quant.Float8BlockScaling:
 	case quant.MXFP8BlockScaling:
 		if p.BlockRows != 1 {
-			return fmt.Errorf("scheme %s with %dx%d two-dimensional weight blocks: %w", p.Scheme, p.BlockRows, p.BlockCols, ErrNotImplemented)
+			return fmt.Errorf("scheme %s with %dx%d two-dimensional weight blocks (the kernels quantize MXFP8 in 1x32 and 32x1 blocks only): %w", p.Scheme, p.BlockRows, p.BlockCols, ErrNotImplemented)
 		}
+	case quant.NVFP4BlockScaling:
+		if p.Element != element.E2M1 {
+			return fmt.Errorf("scheme %s with element %v: %w", p.Scheme, p.Element, ErrNotImplemented)
+		}
+		return nil
 	default:
 		return fmt.Errorf("scheme %s: %w", p.Scheme, ErrNotImplemented)
 	}

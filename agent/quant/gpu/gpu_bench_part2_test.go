@@ -1,0 +1,235 @@
+//go:build gpu
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kquant/kquant/agent/bench"
+	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/linear"
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/kernels"
+)
+
+// TestBenchmarkPart2 measures, through Measure (the path of kquantctl and
+// the agent), the block FP8, NVFP4 and MXFP8 (device swizzle) steps with
+// both operands at 8192^2 and 16384^2 BF16; the 64-group grouped step;
+// the host cost of launches and kernel-parameter payloads; and
+// QuantizedLinear at 8192^3. Runs only with KQUANT_BENCH=1.
+func TestBenchmarkPart2(t *testing.T) {
+	if os.Getenv("KQUANT_BENCH") != "1" {
+		t.Skip("set KQUANT_BENCH=1 to measure")
+	}
+	ctx := context.Background()
+	bl, err := gb.Baselines(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch := bl.Launch.Seconds() * 1e6
+	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy %.0f GB/s\n", launch, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps)
+	hostCosts(t)
+	opts := bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
+	fmt.Printf("%-12s %-26s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
+	type rc struct {
+		name string
+		r    quant.Recipe
+		role quant.TensorRole
+	}
+	cases := []rc{
+		{"current (ref. row)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input},
+		{"block 1x128 input", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input},
+		{"block 128x128 weight", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Weight},
+		{"nvfp4 input (RHT)", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Input},
+		{"nvfp4 gradient (RHT,SR)", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient},
+		{"nvfp4 weight 16x16", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Weight},
+		{"mxfp8 input (+swizzle)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input},
+	}
+	for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
+		x := makeInput(sh, kernels.BF16, false, 42)
+		for _, tc := range cases {
+			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: quant.UsageBoth, Seed: 9}
+			m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
+			if err != nil {
+				t.Fatalf("%v %s: %v", sh, tc.name, err)
+			}
+			printRow(sh.String(), tc.name, m, launch)
+		}
+	}
+	// The grouped MoE step: 64 groups over 16384x4096, uniform splits.
+	const rows, cols, groups = 16384, 4096, 64
+	x := makeInput(shape{rows, cols}, kernels.BF16, false, 43)
+	splits := make([]int, groups)
+	for i := range splits {
+		splits[i] = rows / groups
+	}
+	for _, tc := range []struct {
+		rc
+		usage quant.Usage
+	}{
+		{rc{"grouped nvfp4 grad row", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient}, quant.UsageRowwise},
+		{rc{"grouped block row", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input}, quant.UsageRowwise},
+		{rc{"grouped mxfp8 row (fallbk)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input}, quant.UsageRowwise},
+		{rc{"grouped current row (fallbk)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input}, quant.UsageRowwise},
+	} {
+		req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: 9}
+		m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits}, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		printRow("16384x4096", tc.name, m, launch)
+		fmt.Printf("    %s; split-size payload (64 int32 through kernel parameters) %.2f us\n", GroupedPath(mustPlan(t, tc.r, tc.role), tc.usage), m.PointerLoadMicros)
+	}
+	linearBench(t)
+}
+
+func mustPlan(t *testing.T, r quant.Recipe, role quant.TensorRole) quant.Plan {
+	p, err := r.Plan(role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func printRow(sh, name string, m bench.Measurement, launch float64) {
+	bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
+	ratio := m.HostEagerMicros / (float64(m.KernelsPerStep) * launch)
+	fmt.Printf("%-12s %-26s %4d %9.1f %7.3f %6.0f %6.1f%% %9.2f %9.2f %8.2f %v/%v\n", sh, name, m.KernelsPerStep, m.GPUMicros,
+		float64(m.BytesMoved)/1e9, bw, 100*bw/m.CopyBandwidthGBps, m.HostEagerMicros, m.HostGraphMicros, ratio,
+		m.Graph.Capturable, m.Graph.ReplayMatchesEager)
+}
+
+// hostCosts prints the host cost of one empty cgo call, of a hand-off to
+// the device thread (Device.Do), of the cheapest launch, and of the
+// kernel-parameter payload for 1, 64, 256 and 1000 8-byte entries through
+// the packed, size-classed launch and through the general Args launch.
+func hostCosts(t *testing.T) {
+	ctx := context.Background()
+	const n = 2000
+	t0 := time.Now()
+	for range n {
+		if err := gb.dev.Do(func(*cuda.Ctx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doUS := float64(time.Since(t0)) / float64(time.Microsecond) / n
+	err := gb.dev.Do(func(c *cuda.Ctx) error {
+		st := gb.stream
+		t0 := time.Now()
+		for range 100000 {
+			c.Nop()
+		}
+		nopUS := float64(time.Since(t0)) / float64(time.Microsecond) / 100000
+		nopLaunch := func(c *cuda.Ctx) error { return gb.set.LaunchNop(c, st) }
+		if _, err := hostMicros(c, st, 64, nopLaunch); err != nil {
+			return err
+		}
+		lUS, err := hostMicros(c, st, 512, nopLaunch)
+		if err != nil {
+			return err
+		}
+		cvt, err := c.Alloc(4)
+		if err != nil {
+			return err
+		}
+		defer c.Free(cvt)
+		argsLaunch := func(c *cuda.Ctx) error { return gb.set.ConvertF32(c, st, cvt, 0, cvt, kernels.E4M3) }
+		aUS, err := hostMicros(c, st, 512, argsLaunch)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("host cost: empty cgo call %.3f us; Device.Do hand-off %.2f us; launch (80-byte packed params) %.2f us; launch (4 params through Args) %.2f us\n", nopUS, doUS, lUS, aUS)
+		dst, err := c.Alloc(8192)
+		if err != nil {
+			return err
+		}
+		defer c.Free(dst)
+		for _, entries := range []int{1, 64, 256, 1000} {
+			src := make([]byte, 8*entries)
+			packed := func(c *cuda.Ctx) error { return gb.set.CopyViaParams(c, st, dst, src) }
+			args := func(c *cuda.Ctx) error { return gb.set.CopyViaParamsArgs(c, st, dst, src) }
+			pu, err := hostMicros(c, st, 512, packed)
+			if err != nil {
+				return err
+			}
+			au, err := hostMicros(c, st, 512, args)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("payload %4d entries (%d launches): packed size-classed %.2f us, Args 2064-byte %.2f us\n", entries, (8*entries+kernels.PayloadChunk-1)/kernels.PayloadChunk, pu, au)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = ctx
+}
+
+// linearBench runs QuantizedLinear at 8192^3 for every recipe on the GPU
+// (the reference cannot: its GEMM would take hours) and prints the output
+// SNR and the GEMM's GPU time.
+func linearBench(t *testing.T) {
+	ctx := context.Background()
+	const m, n, k = 8192, 8192, 8192
+	X := moderate(makeInput(shape{m, k}, kernels.BF16, false, 1))
+	W := moderate(makeInput(shape{n, k}, kernels.BF16, false, 2))
+	for _, s := range quant.Schemes() {
+		t0 := time.Now()
+		res, err := gb.QuantizedLinear(ctx, linear.Request{Recipe: quant.DefaultRecipe(s), X: X, W: W})
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		fmt.Printf("QuantizedLinear 8192^3 %-22s SNR %.4f dB (X %.2f dB, W %.2f dB), whole call %.2f s\n", s, res.Output.SNRdB, res.XMetrics.SNRdB, res.WMetrics.SNRdB, time.Since(t0).Seconds())
+	}
+	err := gb.dev.Do(func(c *cuda.Ctx) error {
+		var bufs []cuda.Buffer
+		defer func() {
+			for _, b := range bufs {
+				c.Free(b)
+			}
+		}()
+		for range 3 {
+			b, err := c.Alloc(4 * m * k)
+			if err != nil {
+				return err
+			}
+			bufs = append(bufs, b)
+			if err := c.Memset(b, 0x3C); err != nil {
+				return err
+			}
+		}
+		e0, _ := c.NewEvent()
+		e1, _ := c.NewEvent()
+		defer c.DestroyEvent(e0)
+		defer c.DestroyEvent(e1)
+		var best float32
+		for i := range 3 {
+			c.Record(e0, gb.stream)
+			if err := gb.set.GEMM(c, gb.stream, bufs[0], bufs[1], bufs[2], m, n, k); err != nil {
+				return err
+			}
+			c.Record(e1, gb.stream)
+			if err := c.EventSynchronize(e1); err != nil {
+				return err
+			}
+			ms, err := c.ElapsedMillis(e0, e1)
+			if err != nil {
+				return err
+			}
+			if i == 0 || ms < best {
+				best = ms
+			}
+		}
+		fmt.Printf("float32 GEMM 8192^3: %.2f ms, %.1f TFLOP/s\n", best, 2*float64(m)*n*k/float64(best)/1e9)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,605 @@
+package gpu
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/kernels"
+)
+
+// GroupedConfig describes a grouped (MoE) quantize step: one [Rows, Cols]
+// input split along its rows into len(Splits) groups, each quantized as a
+// tensor of its own.
+type GroupedConfig struct {
+	// Request gives the recipe, role, usage and (for NVFP4's stochastic
+	// rounding) the seed; its State is not read.
+	Request quant.Request
+	Rows    int
+	Cols    int
+	Input   kernels.DType
+	// Splits are the group row counts the step is built with. Where a
+	// grouped kernel covers every operand (GroupedKernel), the step reads
+	// the split sizes from device memory (SetSplits) and one captured
+	// graph replays any split vector of the same group count; otherwise the
+	// per-group launches are bound to these sizes.
+	Splits []int
+	// EndStep appends each group's delayed-scaling update (see Config).
+	EndStep bool
+}
+
+// groupedKernel is the grouped launcher that covers the rowwise operand of
+// a plan, if any.
+type groupedKernel int
+
+const (
+	groupedNone groupedKernel = iota
+	// groupedNVFP4Row: kernels.GroupedNVFP4Row (1x16 blocks; per-group
+	// amax, tensor scale and stochastic-rounding stream).
+	groupedNVFP4Row
+	// groupedBlockRow: kernels.GroupedBlockRow (1x128 blocks).
+	groupedBlockRow
+)
+
+// rowKernelFor picks the grouped kernel for the rowwise operand of plan.
+// The kernels package has grouped launchers for the rowwise operand of 1D
+// NVFP4 and of 1x128 block scaling; per-tensor (current, delayed), MXFP8,
+// 2D weights and every columnwise operand have none yet, and run one group
+// after the other in the same step.
+func rowKernelFor(p quant.Plan) groupedKernel {
+	switch {
+	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 1:
+		return groupedNVFP4Row
+	case p.Scheme == quant.Float8BlockScaling && p.BlockRows == 1:
+		return groupedBlockRow
+	}
+	return groupedNone
+}
+
+// GroupedPath says how a grouped step runs a plan with a usage: which
+// operands take a grouped kernel with device split sizes (a fixed number of
+// launches whatever the group count) and which run one group at a time.
+// The sentence is what Measure's caller and the documentation report.
+func GroupedPath(p quant.Plan, u quant.Usage) string {
+	if u == 0 {
+		u = quant.UsageBoth
+	}
+	k := rowKernelFor(p)
+	switch {
+	case k == groupedNone:
+		return fmt.Sprintf("%s: no grouped kernel yet; one launch sequence per group, bound to the host split sizes", p.Scheme)
+	case u == quant.UsageRowwise:
+		return fmt.Sprintf("%s rowwise: grouped kernel, split sizes in device memory, launches independent of the group count", p.Scheme)
+	default:
+		return fmt.Sprintf("%s: rowwise by the grouped kernel (device split sizes); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
+	}
+}
+
+// grouped is the grouped-kernel state of a Step.
+type grouped struct {
+	cfg    GroupedConfig
+	plan   quant.Plan
+	kernel groupedKernel
+	groups int
+	seed   uint64
+	// x is the whole input; splits the device split sizes (int32); ws the
+	// offsets, error flag and per-group amaxes.
+	x, splits cuda.Buffer
+	ws        kernels.GroupWorkspace
+	// out, scales and swz are the groups' rowwise codes, scales and
+	// swizzled scales, concatenated (grouped kernels only).
+	out, scales, swz cuda.Buffer
+	// amScratch receives one group's input amax when a result is read
+	// (block scaling has no amax of its own).
+	amScratch cuda.Buffer
+	outs      []cuda.Buffer
+	// host is the split vector last set; bound is true when per-group
+	// launches fix the split sizes to cfg.Splits.
+	host  []int32
+	bound bool
+	// partOf maps a group to its per-group part in Step.parts, or -1.
+	partOf []int
+}
+
+// GroupedKernel reports whether the rowwise operand of recipe for role
+// runs as a grouped kernel with device split sizes.
+func GroupedKernel(recipe quant.Recipe, role quant.TensorRole) bool {
+	p, err := recipe.Plan(role)
+	return err == nil && rowKernelFor(p) != groupedNone
+}
+
+// NewGroupedStep allocates a grouped step. Close it when done.
+func (b *Backend) NewGroupedStep(ctx context.Context, cfg GroupedConfig) (*Step, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var s *Step
+	err := b.dev.Do(func(c *cuda.Ctx) error {
+		var err error
+		s, err = b.newGroupedStep(c, cfg)
+		return err
+	})
+	return s, err
+}
+
+func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) {
+	plan, err := cfg.Request.Recipe.Plan(cfg.Request.Role)
+	if err != nil {
+		return nil, fmt.Errorf("grouped cuda step: %w", err)
+	}
+	if err := checkPlan(plan); err != nil {
+		return nil, fmt.Errorf("grouped cuda step: %w", err)
+	}
+	var states []*quant.State
+	if plan.Scheme == quant.DelayedScaling {
+		states = make([]*quant.State, len(cfg.Splits))
+	}
+	if err := quant.CheckSplits(plan.Scheme, cfg.Rows, cfg.Splits, states); err != nil {
+		return nil, fmt.Errorf("grouped cuda step: %w", err)
+	}
+	if len(cfg.Splits) > kernels.MaxGroups {
+		return nil, fmt.Errorf("grouped cuda step: %d groups, at most %d", len(cfg.Splits), kernels.MaxGroups)
+	}
+	if cfg.Rows <= 0 || cfg.Cols <= 0 {
+		return nil, fmt.Errorf("grouped cuda step: empty tensor [%d, %d]", cfg.Rows, cfg.Cols)
+	}
+	s := &Step{b: b}
+	if err := s.addGrouped(c, cfg, plan); err != nil {
+		_ = s.free(c)
+		return nil, fmt.Errorf("grouped cuda step [%d, %d], %d groups: %w", cfg.Rows, cfg.Cols, len(cfg.Splits), err)
+	}
+	return s, nil
+}
+
+func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error {
+	g := &grouped{cfg: cfg, plan: plan, kernel: rowKernelFor(plan), groups: len(cfg.Splits), seed: cfg.Request.Seed}
+	s.grp = g
+	rows, cols, ds := cfg.Rows, cfg.Cols, cfg.Input.Size()
+	var err error
+	if g.x, err = s.alloc(c, rows*cols*ds); err != nil {
+		return err
+	}
+	g.host = make([]int32, g.groups)
+	for i, n := range cfg.Splits {
+		g.host[i] = int32(n)
+	}
+	usage := cfg.Request.EffectiveUsage()
+	fallback := usage
+	n := int64(rows) * int64(cols)
+	if g.kernel != groupedNone && usage&quant.UsageRowwise != 0 {
+		fallback &^= quant.UsageRowwise
+		out := func(size int) (cuda.Buffer, error) {
+			buf, err := s.alloc(c, size)
+			if err == nil {
+				g.outs = append(g.outs, buf)
+			}
+			return buf, err
+		}
+		if g.splits, err = s.alloc(c, 4*g.groups); err != nil {
+			return err
+		}
+		if err := cuda.Upload(c, g.splits, g.host); err != nil {
+			return err
+		}
+		if g.ws.Offsets, err = out(4 * (g.groups + 1)); err != nil {
+			return err
+		}
+		if g.ws.Flag, err = s.alloc(c, 4); err != nil {
+			return err
+		}
+		if g.ws.Amax, err = out(4 * g.groups); err != nil {
+			return err
+		}
+		if g.amScratch, err = s.alloc(c, 4); err != nil {
+			return err
+		}
+		// The offsets kernel reads the split sizes and writes the offsets.
+		s.kernels++
+		s.bytes += 4*int64(g.groups) + 4*int64(g.groups+1)
+		switch g.kernel {
+		case groupedNVFP4Row:
+			sc := roundUp(ceilDiv(cols, 16), 4)
+			if g.out, err = out(rows * kernels.NVFP4RowBytes(cols)); err != nil {
+				return err
+			}
+			if g.scales, err = out(rows * sc); err != nil {
+				return err
+			}
+			if g.swz, err = out(rows * sc); err != nil {
+				return err
+			}
+			// Amax pass, then the quantize: input read twice, codes,
+			// scales and swizzled scales written.
+			s.kernels += 2
+			s.bytes += 2*n*int64(ds) + int64(rows*kernels.NVFP4RowBytes(cols)) + 2*int64(rows*sc) + 8*int64(g.groups)
+		case groupedBlockRow:
+			if g.out, err = out(rows * cols); err != nil {
+				return err
+			}
+			if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
+				return err
+			}
+			s.kernels++
+			s.bytes += n*int64(ds) + n + 4*int64(rows*ceilDiv(cols, 128))
+		}
+	}
+	g.partOf = make([]int, g.groups)
+	for i := range g.partOf {
+		g.partOf[i] = -1
+	}
+	if fallback == 0 {
+		return nil
+	}
+	// The per-group launches of what no grouped kernel covers, each on
+	// its group's rows of the shared input.
+	g.bound = true
+	req := cfg.Request
+	req.Usage = fallback
+	off := 0
+	for i, rowsG := range cfg.Splits {
+		if rowsG > 0 {
+			pc := Config{Request: req, Rows: rowsG, Cols: cols, Input: cfg.Input, EndStep: cfg.EndStep}
+			x := g.x.Slice(off*cols*ds, rowsG*cols*ds)
+			g.partOf[i] = len(s.parts)
+			if err := s.addPart(c, pc, x, i); err != nil {
+				return fmt.Errorf("group %d: %w", i, err)
+			}
+			s.parts[len(s.parts)-1].seed = g.seed
+		}
+		off += rowsG
+	}
+	return nil
+}
+
+func roundUp(a, m int) int { return ceilDiv(a, m) * m }
+func ceilDiv(a, m int) int { return (a + m - 1) / m }
+
+// enqueue queues the grouped kernels: a fixed number of launches whatever
+// the group count, reading the split sizes from device memory.
+func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
+	rows, cols, dt := g.cfg.Rows, g.cfg.Cols, g.cfg.Input
+	switch g.kernel {
+	case groupedNVFP4Row:
+		if g.out.Ptr() == 0 {
+			return nil
+		}
+		o := kernels.NVFP4Opts{Stochastic: g.plan.Stochastic, Seed: g.seed}
+		return set.GroupedNVFP4Row(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.swz, o)
+	case groupedBlockRow:
+		if g.out.Ptr() == 0 {
+			return nil
+		}
+		f, err := format(g.plan.Element)
+		if err != nil {
+			return err
+		}
+		o := kernels.BlockOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
+		return set.GroupedBlockRow(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, o)
+	}
+	return nil
+}
+
+// SetSplits copies a split-size vector (one int32 row count per group, as
+// a router would leave it in device memory) into the step's device split
+// buffer; the next run, eager or a replay of the captured graph, uses it.
+// It checks only the group count: a group that breaks the scheme's
+// alignment is found by the step on the device and reported by
+// GroupError. A step with per-group launches (see GroupedPath) is bound to
+// the split sizes it was built with and refuses others.
+func (s *Step) SetSplits(ctx context.Context, splits []int32) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	g := s.grp
+	if g == nil {
+		return fmt.Errorf("not a grouped step")
+	}
+	if len(splits) != g.groups {
+		return fmt.Errorf("%d split sizes for a step of %d groups", len(splits), g.groups)
+	}
+	if g.bound {
+		for i, n := range splits {
+			if int(n) != g.cfg.Splits[i] {
+				return fmt.Errorf("this grouped step runs %s per group and is bound to its split sizes (group %d: %d rows, not %d)", g.plan.Scheme, i, g.cfg.Splits[i], n)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.b.dev.Do(func(c *cuda.Ctx) error {
+		copy(g.host, splits)
+		if g.splits.Ptr() == 0 {
+			return nil
+		}
+		return cuda.Upload(c, g.splits, splits)
+	})
+}
+
+// GroupError reads the grouped step's device error flag after a run and
+// returns an error naming the first misaligned group (or saying that the
+// split sizes do not add up to the rows), or nil. Steps without a grouped
+// kernel check their split sizes on the host when built and return nil.
+func (s *Step) GroupError(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if s.grp == nil || s.grp.ws.Flag.Ptr() == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.b.dev.Do(func(c *cuda.Ctx) error { return s.grp.err(c) })
+}
+
+func (g *grouped) err(c *cuda.Ctx) error {
+	if g.ws.Flag.Ptr() == 0 {
+		return nil
+	}
+	return kernels.GroupError(c, g.ws.Flag, g.host, g.plan.Scheme.GroupAlignment())
+}
+
+// groupPart returns the per-group part of group i (nil when the group is
+// empty or runs only in the grouped kernel).
+func (s *Step) groupPart(i int) (*part, error) {
+	g := s.grp
+	if i < 0 || i >= g.groups {
+		return nil, fmt.Errorf("grouped step has %d groups, no group %d", g.groups, i)
+	}
+	if k := g.partOf[i]; k >= 0 {
+		return s.parts[k], nil
+	}
+	return nil, nil
+}
+
+// GroupResults reads every group's result of the last run, for the split
+// sizes last set.
+func (s *Step) GroupResults(ctx context.Context) ([]*quant.Result, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if s.grp == nil {
+		return nil, fmt.Errorf("not a grouped step")
+	}
+	if s.grp.cfg.EndStep && s.grp.plan.Scheme == quant.DelayedScaling {
+		return nil, fmt.Errorf("a delayed-scaling step that ends with the update has no result (its scale is already the next step's)")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []*quant.Result
+	err := s.b.dev.Do(func(c *cuda.Ctx) error {
+		var err error
+		out, err = s.groupResults(ctx, c)
+		return err
+	})
+	return out, err
+}
+
+func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, error) {
+	g := s.grp
+	if err := c.StreamSynchronize(s.b.stream); err != nil {
+		return nil, err
+	}
+	if err := g.err(c); err != nil {
+		return nil, err
+	}
+	rows, cols := g.cfg.Rows, g.cfg.Cols
+	var data, scales, swz, amax []byte
+	var err error
+	if g.out.Ptr() != 0 {
+		if data, err = download(c, g.out, g.out.Size()); err != nil {
+			return nil, err
+		}
+		if scales, err = download(c, g.scales, g.scales.Size()); err != nil {
+			return nil, err
+		}
+		if g.swz.Ptr() != 0 {
+			if swz, err = download(c, g.swz, g.swz.Size()); err != nil {
+				return nil, err
+			}
+		}
+		if amax, err = download(c, g.ws.Amax, g.ws.Amax.Size()); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*quant.Result, g.groups)
+	off := 0
+	ds := g.cfg.Input.Size()
+	for i, n32 := range g.host {
+		n := int(n32)
+		if n < 0 || off+n > rows {
+			return nil, fmt.Errorf("group %d: %d rows at row %d of %d", i, n, off, rows)
+		}
+		req := g.cfg.Request
+		if n == 0 {
+			// Nothing was launched for an empty group: its result (no
+			// codes, amax 0) is the reference's.
+			if g.plan.Scheme == quant.DelayedScaling {
+				return nil, fmt.Errorf("group %d is empty: read delayed-scaling groups through Backend.QuantizeGrouped", i)
+			}
+			r, err := reference.New().Quantize(ctx, req, quant.NewTensor(0, cols))
+			if err != nil {
+				return nil, fmt.Errorf("group %d: %w", i, err)
+			}
+			out[i] = r
+			continue
+		}
+		res := &quant.Result{Plan: g.plan, Role: req.Role, Rows: n, Cols: cols}
+		if p, err := s.groupPart(i); err != nil {
+			return nil, err
+		} else if p != nil {
+			pr, err := p.result(c, s.b.set, s.b.stream)
+			if err != nil {
+				return nil, fmt.Errorf("group %d: %w", i, err)
+			}
+			res = pr
+		}
+		if data != nil {
+			o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales}
+			o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
+			stride := o.RowStride()
+			o.Data = data[off*stride : (off+n)*stride]
+			switch g.kernel {
+			case groupedNVFP4Row:
+				sc := o.ScaleCols
+				o.ScaleCodes = scales[off*sc : (off+n)*sc]
+				o.Swizzled = swz[off*sc : (off+n)*sc]
+				o.Amax = math.Float32frombits(binary.LittleEndian.Uint32(amax[4*i:]))
+				o.Scale = scaling.NVFP4TensorScale(o.Amax)
+				o.Stochastic = g.plan.Stochastic
+				res.Amax = o.Amax
+			case groupedBlockRow:
+				nkb := ceilDiv(cols, 128)
+				o.ScaleInv = make([]float32, nkb*n)
+				for k := range o.ScaleInv {
+					o.ScaleInv[k] = math.Float32frombits(binary.LittleEndian.Uint32(scales[4*(nkb*off+k):]))
+				}
+				// The group's amax for the result (not part of the step).
+				x := g.x.Slice(off*cols*ds, n*cols*ds)
+				if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
+					return nil, fmt.Errorf("group %d amax: %w", i, err)
+				}
+				if err := c.StreamSynchronize(s.b.stream); err != nil {
+					return nil, err
+				}
+				raw, err := download(c, g.amScratch, 4)
+				if err != nil {
+					return nil, err
+				}
+				res.Amax = f32(raw, 0)
+				o.Amax = res.Amax
+				if res.Columnwise != nil {
+					res.Columnwise.Amax = res.Amax
+				}
+			}
+			res.Rowwise = o
+		}
+		out[i] = res
+		off += n
+	}
+	return out, nil
+}
+
+// QuantizeGrouped implements quant.Backend with one grouped step: the
+// split sizes go to device memory, a grouped kernel quantizes the rowwise
+// operand of every group in a fixed number of launches where the kernels
+// have one (1D NVFP4, 1x128 block scaling), and what has no grouped kernel
+// runs one group at a time in the same step (GroupedPath). The device's
+// alignment flag is read after the step.
+//
+// NVFP4's columnwise operand with stochastic rounding has no grouped
+// kernel, and the one-tensor kernel cannot take the group index that the
+// group's Philox stream is keyed by; that operand alone is computed by the
+// reference backend.
+func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quant.Tensor, splits []int, states []*quant.State) ([]*quant.Result, error) {
+	plan, err := quant.CheckGroupedRequest(req, x, splits, states)
+	if err != nil {
+		return nil, fmt.Errorf("grouped quantize: %w", err)
+	}
+	if err := checkPlan(plan); err != nil {
+		return nil, fmt.Errorf("grouped quantize: %w", err)
+	}
+	if x.Rows == 0 || x.Cols == 0 {
+		return reference.New().QuantizeGrouped(ctx, req, x, splits, states)
+	}
+	gpuReq, refCol := req, false
+	if plan.Scheme == quant.NVFP4BlockScaling && plan.Stochastic && req.EffectiveUsage()&quant.UsageColumnwise != 0 && len(splits) > 1 {
+		gpuReq.Usage, refCol = quant.UsageRowwise, true
+		if req.EffectiveUsage() == quant.UsageColumnwise {
+			return reference.New().QuantizeGrouped(ctx, req, x, splits, states)
+		}
+	}
+	cfg := GroupedConfig{Request: gpuReq, Rows: x.Rows, Cols: x.Cols, Input: InputType(x.Data), Splits: splits}
+	raw := make([]byte, x.Rows*x.Cols*cfg.Input.Size())
+	encodeInput(raw, x.Data, cfg.Input)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []*quant.Result
+	err = b.dev.Do(func(c *cuda.Ctx) error {
+		s, err := b.newGroupedStep(c, cfg)
+		if err != nil {
+			return err
+		}
+		defer s.free(c)
+		if err := c.CopyToDevice(s.grp.x, raw); err != nil {
+			return fmt.Errorf("copying the input: %w", err)
+		}
+		delayed := plan.Scheme == quant.DelayedScaling
+		if delayed {
+			for i, st := range states {
+				p, err := s.groupPart(i)
+				if err != nil {
+					return err
+				}
+				if p == nil {
+					continue
+				}
+				if err := st.Check(req.Recipe); err != nil {
+					return fmt.Errorf("group %d: %w", i, err)
+				}
+				if err := p.setState(c, st); err != nil {
+					return fmt.Errorf("group %d: %w", i, err)
+				}
+			}
+		}
+		if err := s.enqueue(c); err != nil {
+			return err
+		}
+		if delayed {
+			// Empty groups launch nothing; their results come from the
+			// reference, the others from the step.
+			out = make([]*quant.Result, len(splits))
+			off := 0
+			for i, n := range splits {
+				p, _ := s.groupPart(i)
+				if p == nil {
+					r := req
+					r.State = states[i]
+					if out[i], err = reference.New().Quantize(ctx, r, x.RowSlice(off, off+n)); err != nil {
+						return fmt.Errorf("group %d: %w", i, err)
+					}
+					off += n
+					continue
+				}
+				if err := c.StreamSynchronize(b.stream); err != nil {
+					return err
+				}
+				if out[i], err = p.result(c, b.set, b.stream); err != nil {
+					return fmt.Errorf("group %d: %w", i, err)
+				}
+				h0 := make([]float32, 1)
+				if err := cuda.Download(c, h0, p.hist); err != nil {
+					return fmt.Errorf("group %d: reading the amax history: %w", i, err)
+				}
+				states[i].AmaxHistory[0] = h0[0]
+				off += n
+			}
+			return nil
+		}
+		out, err = s.groupResults(ctx, c)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("grouped quantize %s [%d, %d], %d groups on %s: %w", plan.Scheme, x.Rows, x.Cols, len(splits), Name, err)
+	}
+	if refCol {
+		cr := req
+		cr.Usage = quant.UsageColumnwise
+		col, err := reference.New().QuantizeGrouped(ctx, cr, x, splits, nil)
+		if err != nil {
+			return nil, fmt.Errorf("grouped quantize: columnwise on the reference: %w", err)
+		}
+		for i := range out {
+			out[i].Columnwise = col[i].Columnwise
+		}
+	}
+	return out, nil
+}
