@@ -464,11 +464,12 @@ func TestGrouped(t *testing.T) {
 	})
 }
 
-// TestPayload copies 1, 64, 256 and 1000 8-byte entries through kernel
-// parameters; the host buffer is overwritten right after each call, and a
-// captured copy replays the captured values.
+// TestPayload copies 1, 16, 64, 100, 256 and 1000 8-byte entries (every
+// size class of the packed launch) through kernel parameters; the host
+// buffer is overwritten right after each call, and a captured copy replays
+// the captured values. The general Args launch is checked too.
 func TestPayload(t *testing.T) {
-	for _, entries := range []int{1, 64, 256, 1000} {
+	for _, entries := range []int{1, 16, 64, 100, 256, 1000} {
 		run(t, func(c *cuda.Ctx, b *bufs) error {
 			n := 8 * entries
 			src := make([]byte, n)
@@ -507,6 +508,13 @@ func TestPayload(t *testing.T) {
 				return err
 			}
 			check(t, fmt.Sprintf("%d entries, graph replay", entries), download(c, dst, n), want, nil)
+			if err := c.Memset(dst, 0); err != nil {
+				return err
+			}
+			if err := set.CopyViaParamsArgs(c, stream, dst, want); err != nil {
+				return err
+			}
+			check(t, fmt.Sprintf("%d entries, Args launch", entries), download(c, dst, n), want, nil)
 			return nil
 		})
 	}

@@ -15,27 +15,29 @@ const (
 	ModuleNVFP4 = "nvfp4"
 	// ModuleGrouped holds the grouped-quantize offsets kernel.
 	ModuleGrouped = "grouped"
-	// ModulePayload holds the kernel-parameter payload copy.
+	// ModulePayload holds the kernel-parameter payload copy, one kernel per
+	// payload size class.
 	ModulePayload = "payload"
 	// ModuleGEMM holds the block FP8 dequantize and the float32 GEMM.
 	ModuleGEMM = "gemm"
 )
 
 // extraModules lists each module's kernels: typed ones get the _f32, _bf16
-// and _f16 suffixes.
+// and _f16 suffixes; optional ones are looked up when present (a PTX from
+// before they existed still loads, and their callers fall back).
 func extraModules() []struct {
-	name         string
-	typed, plain []string
+	name                   string
+	typed, plain, optional []string
 } {
 	return []struct {
-		name         string
-		typed, plain []string
+		name                   string
+		typed, plain, optional []string
 	}{
-		{ModuleBlock, []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_"}, nil},
-		{ModuleNVFP4, []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_"}, []string{"kq_swizzle", "kq_nvf4_dequant"}},
-		{ModuleGrouped, nil, []string{"kq_grp_offsets"}},
-		{ModulePayload, nil, []string{"kq_payload_copy"}},
-		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}},
+		{ModuleBlock, []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_"}, nil, nil},
+		{ModuleNVFP4, []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_"}, []string{"kq_swizzle", "kq_nvf4_dequant"}, nil},
+		{ModuleGrouped, nil, []string{"kq_grp_offsets"}, nil},
+		{ModulePayload, nil, []string{"kq_payload_copy"}, payloadClassKernels()},
+		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}, nil},
 	}
 }
 
@@ -63,6 +65,11 @@ func (s *Set) loadExtra(c *cuda.Ctx) error {
 				return fmt.Errorf("module %s: %w", m.name, err)
 			}
 			s.fns[n] = f
+		}
+		for _, n := range m.optional {
+			if f, err := c.Function(mod, n); err == nil {
+				s.fns[n] = f
+			}
 		}
 	}
 	return nil

@@ -15,18 +15,19 @@ typedef unsigned char u8;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define KQ_PAYLOAD_BYTES 2048
-
-// kq_payload is the by-value parameter: 2064 bytes, under the driver's
-// 4 KiB parameter limit. dst is the device address the n bytes go to.
-struct kq_payload {
+// kq_payload<B> is the by-value parameter: 16 + B bytes (2064 at most,
+// under the driver's 4 KiB parameter limit). dst is the device address the
+// n bytes go to. The driver copies the whole parameter block at every
+// launch, so small payloads take a kernel with a small block: one per size
+// class of B = 64, 256, 512, 1024 and 2048 bytes.
+template <u32 B> struct kq_payload {
 	u64 dst;
 	u32 n;
 	u32 pad;
-	u32 data[KQ_PAYLOAD_BYTES / 4];
+	u32 data[B / 4];
 };
 
-extern "C" __global__ void __launch_bounds__(256) kq_payload_copy(const kq_payload p) {
+template <u32 B> __device__ __forceinline__ void kq_payload_body(const kq_payload<B> &p) {
 	const u32 n = p.n;
 	if ((p.dst & 3u) == 0) {
 		u32 *dst = reinterpret_cast<u32 *>(p.dst);
@@ -38,3 +39,9 @@ extern "C" __global__ void __launch_bounds__(256) kq_payload_copy(const kq_paylo
 	u8 *dst = reinterpret_cast<u8 *>(p.dst);
 	for (u32 i = threadIdx.x; i < n; i += blockDim.x) dst[i] = (u8)(p.data[i >> 2] >> (8 * (i & 3u)));
 }
+
+extern "C" __global__ void __launch_bounds__(256) kq_payload_copy(const kq_payload<2048> p) { kq_payload_body(p); }
+extern "C" __global__ void __launch_bounds__(256) kq_payload_copy_1024(const kq_payload<1024> p) { kq_payload_body(p); }
+extern "C" __global__ void __launch_bounds__(256) kq_payload_copy_512(const kq_payload<512> p) { kq_payload_body(p); }
+extern "C" __global__ void __launch_bounds__(256) kq_payload_copy_256(const kq_payload<256> p) { kq_payload_body(p); }
+extern "C" __global__ void __launch_bounds__(256) kq_payload_copy_64(const kq_payload<64> p) { kq_payload_body(p); }

@@ -195,6 +195,34 @@ func (c *Ctx) Launch(f Function, grid, block Dim3, sharedBytes uint32, s Stream,
 	return nil
 }
 
+// LaunchPacked queues kernel f on s with params as its whole parameter
+// block, laid out as the kernel's parameter list is in memory (each
+// parameter at its natural alignment; for a kernel whose only parameter is
+// a struct, the struct's bytes). The driver copies the block once at the
+// launch, so params may be reused as soon as LaunchPacked returns, and a
+// stream capture stores the values. Unlike Launch it needs no Args and
+// copies nothing on the host: the cheapest launch for a kernel-parameter
+// payload.
+func (c *Ctx) LaunchPacked(f Function, grid, block Dim3, sharedBytes uint32, s Stream, params []byte) error {
+	if len(params) == 0 || len(params) > maxParamBytes {
+		return fmt.Errorf("launching %s: %d bytes of parameters (want 1 to %d)", f.name, len(params), maxParamBytes)
+	}
+	r := c.lib.launchPacked(f.h, grid, block, sharedBytes, s.h, params)
+	if r != resultSuccess {
+		return fmt.Errorf("launching %s grid %v block %v: %w", f.name, grid, block, c.lib.check(r, "cuLaunchKernel"))
+	}
+	return nil
+}
+
+// maxParamBytes is the driver's kernel-parameter limit on compute
+// capability 7.0 and later (4 KiB; CUDA 12.1 raised it to 32 KiB for
+// Volta+, but 4 KiB holds on every driver kquant supports).
+const maxParamBytes = 4096
+
+// Nop makes one empty cgo call: what the binding's own crossing into C
+// costs, without the driver (for host-overhead measurements).
+func (c *Ctx) Nop() { c.lib.nop() }
+
 // BeginCapture starts capturing s into a graph. The mode is thread-local:
 // only this (owner) thread's calls are checked for capture safety, so other
 // devices' threads in the process are unaffected.

@@ -43,12 +43,13 @@ func (i DeviceInfo) ComputeCapability() string { return fmt.Sprintf("%d.%d", i.M
 
 // Device is one GPU with its primary context, owned by a goroutine locked
 // to one OS thread. All its methods are safe for concurrent use; work from
-// several goroutines is run one function at a time, in arrival order.
+// several goroutines is run one function at a time.
 type Device struct {
 	drv  *Driver
 	info DeviceInfo
-	work chan func()
-	quit chan struct{}
+	// h hands functions to the owner thread (see handoff for why it
+	// spins before it sleeps).
+	h    *handoff
 	done chan struct{}
 	once sync.Once
 	ctx  *Ctx
@@ -59,8 +60,7 @@ type Device struct {
 func (d *Driver) OpenDevice(ordinal int) (*Device, error) {
 	dev := &Device{
 		drv:  d,
-		work: make(chan func()),
-		quit: make(chan struct{}),
+		h:    newHandoff(),
 		done: make(chan struct{}),
 	}
 	ready := make(chan error, 1)
@@ -100,17 +100,10 @@ func (dev *Device) loop(ordinal int, ready chan<- error) {
 	dev.info = info
 	dev.ctx = &Ctx{lib: l, dev: dev}
 	ready <- nil
-	for {
-		select {
-		case fn := <-dev.work:
-			fn()
-		case <-dev.quit:
-			// Let queued frees and destroys finish first: the context
-			// is released right after.
-			l.ctxSynchronize()
-			return
-		}
-	}
+	dev.h.loop()
+	// Let queued frees and destroys finish first: the context is released
+	// right after.
+	l.ctxSynchronize()
 }
 
 func queryInfo(l *lib, h int32, ordinal int) (DeviceInfo, error) {
@@ -157,29 +150,19 @@ func (dev *Device) Driver() *Driver { return dev.drv }
 // fn is returned as an error rather than killing the owner thread. fn must
 // not call Do on the same Device (it would wait for itself); it should not
 // keep c after it returns.
+//
+// Batch a whole step's launches into one Do: each Do is a hand-off between
+// threads (well under a microsecond while both sides spin, a futex round
+// trip when the device thread was idle).
 func (dev *Device) Do(fn func(c *Ctx) error) error {
-	errc := make(chan error, 1)
-	job := func() {
-		defer func() {
-			if p := recover(); p != nil {
-				errc <- fmt.Errorf("cuda: panic on device thread: %v", p)
-			}
-		}()
-		errc <- fn(dev.ctx)
-	}
-	select {
-	case dev.work <- job:
-		return <-errc
-	case <-dev.quit:
-		return ErrClosed
-	}
+	return dev.h.do(func() error { return fn(dev.ctx) })
 }
 
 // Close stops the owner thread after the work already accepted and releases
 // the primary context. Memory and other handles should be freed first;
 // the driver frees what is left when the process's last context goes.
 func (dev *Device) Close() error {
-	dev.once.Do(func() { close(dev.quit) })
+	dev.once.Do(dev.h.close)
 	<-dev.done
 	return nil
 }

@@ -57,6 +57,12 @@ func (*lib) graphExecDestroy(uintptr) result                     { return errNoC
 func (*lib) graphDestroy(uintptr) result                         { return errNoCgo }
 func (*lib) errorName(result) string                             { return "CUDA_ERROR_NOT_INITIALIZED" }
 func (*lib) errorString(result) string                           { return "built without cgo" }
+func (*lib) launchPacked(uintptr, Dim3, Dim3, uint32, uintptr, []byte) result {
+	return errNoCgo
+}
+
+func (*lib) nop() {}
+
 func (*lib) launch(uintptr, Dim3, Dim3, uint32, uintptr, []uint64, []uint64, int) result {
 	return errNoCgo
 }
