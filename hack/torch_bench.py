@@ -1,14 +1,25 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for kquant's block FP8 and NVFP4 quantize benchmarks.
+"""PyTorch baseline for kquant's quantize benchmarks.
 
-The same quantizations as kernels/ (Float8BlockScaling 1x128 rowwise with
-power-of-2 scales; NVFP4 1x16 rowwise with the tensor scale, E4M3 block
-scales, E2M1 round-to-nearest-even and nibble packing), written in plain
-PyTorch, timed eager and under torch.compile on BF16 inputs of 8192^2 and
-16384^2, next to a device-to-device copy of the same run. Timings are the
-median of CUDA-event times over 20 runs after warm-up.
+The same quantizations as kernels/, written in plain PyTorch, timed eager
+and under torch.compile on BF16 inputs of 8192^2 and 16384^2, next to a
+device-to-device copy of the same run:
+- Float8BlockScaling 1x128 rowwise with power-of-2 scales;
+- NVFP4 1x16 rowwise with the tensor scale, E4M3 block scales, E2M1
+  round-to-nearest-even and nibble packing;
+- MXFP8 rowwise: 1x32 blocks, E8M0 scales with TE's rounding (the exponent
+  of amax * float32(1/448), rounded up), E4M3 data;
+- Float8CurrentScaling: the tensor amax, the scale 448/amax, the saturating
+  E4M3 cast, rowwise, and rowwise + the transposed (columnwise) data as
+  TE's cast_transpose makes them.
+Bytes are counted as kquant's benchmark counts them (kernels/
+gpu_bench_test.go: current scaling reads its input twice, amax pass and
+cast), and "x-min" is the time over the minimal-traffic time (input read
+once, outputs written once) at the copy bandwidth. Timings are the median
+of CUDA-event times over 20 runs after warm-up.
 
-Usage: python3 hack/torch_bench.py [--no-compile]
+Usage: python3 hack/torch_bench.py [--no-compile] [--only NAME[,NAME...]]
+(names: block, nvfp4, mxfp8, current, current_t)
 """
 import statistics
 import sys
@@ -47,6 +58,44 @@ def nvfp4_row(x):
     return packed, d
 
 
+FP8_MAX = 448.0
+FLT_MAX = 3.4028234663852886e38
+INV_FP8_MAX = 1.0 / 448.0  # rounded to float32 where it multiplies a float32 tensor
+
+
+def mxfp8_row(x):
+    m, k = x.shape
+    b = x.view(m, k // 32, 32).float()
+    amax = b.abs().amax(-1)
+    bits = (amax * INV_FP8_MAX).view(torch.int32)
+    exp = (bits >> 23) & 0xFF
+    man = bits & 0x7FFFFF
+    # TE: round the exponent up when the mantissa is nonzero (not past 254,
+    # not for subnormals); inf -> 254, NaN -> 255.
+    e = exp + ((man != 0) & (exp != 0) & (exp < 0xFE)).to(torch.int32)
+    e = torch.where(exp == 0xFF, 254 + (man != 0).to(torch.int32), e)
+    f = ((254 - e) << 23).view(torch.float32)
+    f = torch.where(e == 254, 2.0 ** -127, f)
+    f = torch.where(e == 255, float("nan"), f)
+    q = (b * f[..., None]).to(torch.float8_e4m3fn)
+    return q.view(m, k), e.to(torch.uint8)
+
+
+def fp8_current_row(x):
+    amax = x.abs().amax().float()
+    ok = (amax > 0) & torch.isfinite(amax)
+    scale = torch.where(ok, FP8_MAX / amax, torch.ones_like(amax))
+    scale = torch.where(torch.isinf(scale), torch.full_like(scale, FLT_MAX), scale)
+    q = (x.float() * scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q, 1.0 / scale
+
+
+def fp8_current_row_col(x):
+    q, scale_inv = fp8_current_row(x)
+    qt = q.view(torch.uint8).t().contiguous().view(torch.float8_e4m3fn)
+    return q, qt, scale_inv
+
+
 def median_ms(fn, x, iters=20):
     for _ in range(3):
         fn(x)
@@ -64,6 +113,9 @@ def median_ms(fn, x, iters=20):
 
 def main():
     compile_too = "--no-compile" not in sys.argv
+    only = None
+    if "--only" in sys.argv:
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
     dev = torch.cuda.get_device_name()
     print(f"torch {torch.__version__}, {dev}, CUDA {torch.version.cuda}")
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -72,20 +124,27 @@ def main():
     copy_bw = 2 * (1 << 30) / (cms * 1e-3) / 1e9
     print(f"device-to-device copy: {cms:.3f} ms for 1 GiB, {copy_bw:.0f} GB/s (read+write)")
     del src, dst
-    print(f"{'shape':<12} {'step':<34} {'gpu-ms':>7} {'GB/s':>7} {'ofcopy':>7}")
+    print(f"{'shape':<12} {'step':<42} {'gpu-ms':>7} {'GB/s':>7} {'ofcopy':>7} {'x-min':>6}", flush=True)
     for n in (8192, 16384):
         x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
         el = n * n
-        cases = [("block FP8 1x128 row", block_fp8_row, 2 * el + el + 4 * el // 128),
-                 ("nvfp4 row (amax+quant)", nvfp4_row, 2 * 2 * el + el // 2 + el // 16)]
-        for name, fn, nbytes in cases:
+        # (key, name, function, bytes counted, minimal-traffic bytes)
+        cases = [("block", "block FP8 1x128 row", block_fp8_row, 2 * el + el + 4 * el // 128, 2 * el + el + 4 * el // 128),
+                 ("nvfp4", "nvfp4 row (amax+quant)", nvfp4_row, 2 * 2 * el + el // 2 + el // 16, 2 * el + el // 2 + el // 16),
+                 ("mxfp8", "mxfp8 row", mxfp8_row, 2 * el + el + el // 32, 2 * el + el + el // 32),
+                 ("current", "fp8 current row (amax+cast)", fp8_current_row, 2 * 2 * el + el, 2 * el + el),
+                 ("current_t", "fp8 current row+col (amax+ct)", fp8_current_row_col, 2 * 2 * el + 2 * el, 2 * el + 2 * el)]
+        for key, name, fn, nbytes, minbytes in cases:
+            if only is not None and key not in only:
+                continue
             variants = [("eager", fn)]
             if compile_too:
                 variants.append(("torch.compile", torch.compile(fn, dynamic=False)))
             for vname, f in variants:
                 ms = median_ms(f, x)
                 bw = nbytes / (ms * 1e-3) / 1e9
-                print(f"{n}x{n:<7} {name + ' ' + vname:<34} {ms:7.3f} {bw:7.0f} {100 * bw / copy_bw:6.0f}%")
+                xmin = ms / (minbytes / (copy_bw * 1e9) * 1e3)
+                print(f"{n}x{n:<7} {name + ' ' + vname:<42} {ms:7.3f} {bw:7.0f} {100 * bw / copy_bw:6.0f}% {xmin:6.2f}", flush=True)
         del x
         torch.cuda.empty_cache()
 

@@ -13,7 +13,9 @@ import (
 
 // TestMeasure prints GPU time, bandwidth (against the device-to-device copy
 // bandwidth measured in the same run) and host launch cost per step, eager
-// and as a graph replay. It runs only with KQUANT_BENCH=1.
+// and as a graph replay. "x-min" is the GPU time over the step's
+// minimal-traffic time (the input read once, every output written once, at
+// the same run's copy bandwidth). It runs only with KQUANT_BENCH=1.
 func TestMeasure(t *testing.T) {
 	if os.Getenv("KQUANT_BENCH") != "1" {
 		t.Skip("set KQUANT_BENCH=1 to measure")
@@ -48,13 +50,13 @@ func TestMeasure(t *testing.T) {
 		}
 		_ = c.DestroyGraphExec(g1)
 		fmt.Printf("host launch cost: kernel %.2f us, 1-node graph %.2f us\n", lh, gh)
-		fmt.Printf("%-12s %-26s %7s %9s %9s %7s %8s %8s %4s\n", "shape", "step", "gpu-ms", "GB", "GB/s", "ofcopy", "host-us", "graph-us", "krn")
-		for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
+		fmt.Printf("%-12s %-26s %7s %9s %9s %7s %6s %8s %8s %4s\n", "shape", "step", "gpu-ms", "GB", "GB/s", "ofcopy", "x-min", "host-us", "graph-us", "krn")
+		for _, sh := range []shape{{8192, 8192}, {16384, 8192}, {16384, 16384}} {
 			n := sh.n()
 			dt := kernels.BF16
 			in := makeInput(dt, n, false, 42)
 			x := b.upload(in.raw)
-			st, st2 := b.alloc(kernels.StateBytes, 0), b.alloc(kernels.StateBytes, 0)
+			st, st2, st3 := b.alloc(kernels.StateBytes, 0), b.alloc(kernels.StateBytes, 0), b.alloc(kernels.StateBytes, 0)
 			hist := b.alloc(4*1024, 0)
 			row, col, sinv := b.alloc(n, 0), b.alloc(n, 0), b.alloc(4, 0)
 			rs, rsc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, false)
@@ -62,40 +64,53 @@ func TestMeasure(t *testing.T) {
 			rsb, csb := b.alloc(rs*rsc, 0), b.alloc(cs*csc, 0)
 			in2 := int64(n) * 2
 			steps := []struct {
-				name    string
-				kernels int
-				bytes   int64
-				fn      func() error
+				name     string
+				kernels  int
+				bytes    int64
+				minBytes int64
+				fn       func() error
 			}{
-				{"current row (amax+cast)", 2, 2*in2 + int64(n), func() error {
+				{"current row (amax+cast)", 2, 2*in2 + int64(n), in2 + int64(n), func() error {
 					if err := set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false); err != nil {
 						return err
 					}
 					return set.Cast(c, stream, dt, x, n, st, row, sinv, cuda.Buffer{}, kernels.E4M3)
 				}},
-				{"current row+col (amax+ct)", 2, 2*in2 + 2*int64(n), func() error {
+				{"current row+col (amax+ct)", 2, 2*in2 + 2*int64(n), in2 + 2*int64(n), func() error {
 					if err := set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false); err != nil {
 						return err
 					}
 					return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st, row, col, sinv, cuda.Buffer{}, kernels.E4M3)
 				}},
-				{"delayed row (cast+upd)", 2, in2 + int64(n), func() error {
+				{"delayed row (cast+upd)", 2, in2 + int64(n), in2 + int64(n), func() error {
 					if err := set.Cast(c, stream, dt, x, n, st2, row, sinv, hist, kernels.E4M3); err != nil {
 						return err
 					}
 					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
 				}},
-				{"delayed row+col (ct+upd)", 2, in2 + 2*int64(n), func() error {
+				{"delayed row+col (ct+upd)", 2, in2 + 2*int64(n), in2 + 2*int64(n), func() error {
 					if err := set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, kernels.E4M3); err != nil {
 						return err
 					}
 					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
 				}},
-				{"mxfp8 rowwise", 1, in2 + int64(n) + int64(rs*rsc), func() error {
+				{"amax alone", 1, in2, in2, func() error {
+					return set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false)
+				}},
+				{"cast alone", 1, in2 + int64(n), in2 + int64(n), func() error {
+					return set.Cast(c, stream, dt, x, n, st, row, sinv, cuda.Buffer{}, kernels.E4M3)
+				}},
+				{"cast+transpose alone", 1, in2 + 2*int64(n), in2 + 2*int64(n), func() error {
+					return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st, row, col, sinv, cuda.Buffer{}, kernels.E4M3)
+				}},
+				{"mxfp8 rowwise", 1, in2 + int64(n) + int64(rs*rsc), in2 + int64(n) + int64(rs*rsc), func() error {
 					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, kernels.E4M3, false, cuda.Buffer{})
 				}},
-				{"mxfp8 columnwise", 1, in2 + int64(n) + int64(cs*csc), func() error {
+				{"mxfp8 columnwise", 1, in2 + int64(n) + int64(cs*csc), in2 + int64(n) + int64(cs*csc), func() error {
 					return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, col, csb, true, kernels.E4M3, false, cuda.Buffer{})
+				}},
+				{"mxfp8 both (fused)", 1, in2 + 2*int64(n) + int64(rs*rsc+cs*csc), in2 + 2*int64(n) + int64(rs*rsc+cs*csc), func() error {
+					return set.MXFP8Both(c, stream, dt, x, sh.rows, sh.cols, row, rsb, col, csb, kernels.E4M3, false, st3)
 				}},
 			}
 			for _, s := range steps {
@@ -117,7 +132,8 @@ func TestMeasure(t *testing.T) {
 				}
 				_ = c.DestroyGraphExec(g)
 				bw := float64(s.bytes) / (ms * 1e-3) / 1e9
-				fmt.Printf("%-12s %-26s %7.3f %9.3f %9.0f %6.0f%% %8.2f %8.2f %4d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, hu, gu, s.kernels)
+				minMs := float64(s.minBytes) / (copyBW * 1e9) * 1e3
+				fmt.Printf("%-12s %-26s %7.3f %9.3f %9.0f %6.0f%% %6.2f %8.2f %8.2f %4d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, ms/minMs, hu, gu, s.kernels)
 			}
 			for _, o := range b.all {
 				_ = c.Free(o)
@@ -125,5 +141,50 @@ func TestMeasure(t *testing.T) {
 			b.all = nil
 		}
 		return nil
+	})
+}
+
+// TestProfileOnce runs each quantize kernel once on a 16384x8192 BF16
+// input, for a profiler (ncu) to capture one launch per kernel. It runs
+// only with KQUANT_PROFILE=1.
+func TestProfileOnce(t *testing.T) {
+	if os.Getenv("KQUANT_PROFILE") != "1" {
+		t.Skip("set KQUANT_PROFILE=1 to run")
+	}
+	sh := shape{16384, 8192}
+	run(t, func(c *cuda.Ctx, b *bufs) error {
+		n, dt, f := sh.n(), kernels.BF16, kernels.E4M3
+		x := b.upload(makeInput(dt, n, false, 42).raw)
+		st, st2 := b.alloc(kernels.StateBytes, 0), b.alloc(kernels.StateBytes, 0)
+		hist := b.alloc(4*1024, 0)
+		row, col, sinv := b.alloc(n, 0), b.alloc(n, 0), b.alloc(4, 0)
+		rs, rsc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, false)
+		cs, csc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, true)
+		rsb, csb := b.alloc(rs*rsc, 0), b.alloc(cs*csc, 0)
+		for _, fn := range []func() error{
+			func() error { return set.Amax(c, stream, dt, x, n, st, f, 0, false) },
+			func() error { return set.Cast(c, stream, dt, x, n, st, row, sinv, cuda.Buffer{}, f) },
+			func() error {
+				return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st, row, col, sinv, cuda.Buffer{}, f)
+			},
+			func() error {
+				return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, f)
+			},
+			func() error { return set.DelayedUpdate(c, stream, hist, 1024, st2, f, 0, false) },
+			func() error {
+				return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, f, false, cuda.Buffer{})
+			},
+			func() error {
+				return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, col, csb, true, f, false, cuda.Buffer{})
+			},
+			func() error {
+				return set.MXFP8Both(c, stream, dt, x, sh.rows, sh.cols, row, rsb, col, csb, f, false, st2)
+			},
+		} {
+			if err := fn(); err != nil {
+				return err
+			}
+		}
+		return c.StreamSynchronize(stream)
 	})
 }

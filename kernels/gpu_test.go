@@ -62,7 +62,9 @@ func (s shape) String() string { return fmt.Sprintf("%dx%d", s.rows, s.cols) }
 
 func (s shape) n() int { return s.rows * s.cols }
 
-var smallShapes = []shape{{1, 1}, {1, 33}, {129, 17}, {7, 4096}, {31, 257}, {33, 1000}, {1000, 1000}, {4097, 65}, {65, 40}, {300, 200}}
+// {48, 200} and {208, 392} take the wide cast+transpose (rows % 16 == 0,
+// cols % 8 == 0) with partial 64x128 tiles in both directions.
+var smallShapes = []shape{{1, 1}, {1, 33}, {129, 17}, {7, 4096}, {31, 257}, {33, 1000}, {1000, 1000}, {4097, 65}, {65, 40}, {300, 200}, {48, 200}, {208, 392}}
 
 func bigShapes() []shape {
 	if os.Getenv("KQUANT_BIG") == "0" {

@@ -72,12 +72,23 @@ const (
 const (
 	threads    = 256
 	wavesPerSM = 8
+	// residentPerSM matches __launch_bounds__(256, 4) of the kernels that
+	// keep several loads in flight per thread (amax, cast, cast+transpose,
+	// MXFP8 rowwise): their grid-stride grids are the blocks that fit at
+	// once, so that none waits for a second wave.
+	residentPerSM = 4
+	// unrolled is the elements a thread of those kernels loads per
+	// iteration (KQ_UNROLL groups of 8).
+	unrolled = 4 * 8
+	// rowChunk is the 8-element groups a warp of the vectorised MXFP8
+	// rowwise kernel takes at once (KQ_ROW_CHUNK).
+	rowChunk = 4 * 32
 )
 
-var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_tr64_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
+var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = []string{"kq_mxfp8_both_"}
+var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_"}
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
@@ -153,6 +164,14 @@ func (s *Set) grid(items int64, perThread int64) cuda.Dim3 {
 	return cuda.Dim(int(max(b, 1)))
 }
 
+// residentGrid is grid for the kernels bounded to residentPerSM blocks per
+// SM: at most the blocks that fit at once.
+func (s *Set) residentGrid(items int64, perThread int64) cuda.Dim3 {
+	b := (items + threads*perThread - 1) / (threads * perThread)
+	b = min(b, int64(s.sms*residentPerSM))
+	return cuda.Dim(int(max(b, 1)))
+}
+
 func (s *Set) launch(c *cuda.Ctx, name string, grid, block cuda.Dim3, st cuda.Stream) error {
 	f, ok := s.fns[name]
 	if !ok {
@@ -178,7 +197,7 @@ func optional(b cuda.Buffer) uint64 { return b.Ptr() }
 // the scale. One launch.
 func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state cuda.Buffer, f Format, eps float32, pow2 bool) error {
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).F32(f.MaxFinite()).F32(eps).I32(b2i(pow2))
-	return s.launch(c, "kq_amax_"+dt.suffix(), s.grid(int64(n), 4), cuda.Dim(threads), st)
+	return s.launch(c, "kq_amax_"+dt.suffix(), s.residentGrid(int64(n), unrolled), cuda.Dim(threads), st)
 }
 
 // Cast converts the n elements of x times the state's scale to FP8 into out
@@ -187,13 +206,13 @@ func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, 
 // the state. One launch.
 func (s *Set) Cast(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state, out, scaleInv, history cuda.Buffer, f Format) error {
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).Buffer(out).Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
-	return s.launch(c, "kq_cast_"+dt.suffix(), s.grid(int64(n), 4), cuda.Dim(threads), st)
+	return s.launch(c, "kq_cast_"+dt.suffix(), s.residentGrid(int64(n), unrolled), cuda.Dim(threads), st)
 }
 
 // CastTranspose is Cast for a [rows, cols] tensor that writes the
 // transposed data [cols, rows] to outCol and, unless outRow is the zero
 // Buffer, the rowwise data to outRow, in one pass. Shapes with rows % 16 ==
-// 0 and cols % 8 == 0 and aligned buffers take the 64x64-tile kernel with
+// 0 and cols % 8 == 0 and aligned buffers take the 128x128-tile kernel with
 // 16-byte accesses; others the 32x32 one (same bytes).
 func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, state, outRow, outCol, scaleInv, history cuda.Buffer, f Format) error {
 	if (rows+31)/32 > 65535 {
@@ -202,22 +221,22 @@ func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(state).Ptr(optional(outRow)).Buffer(outCol).
 		Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
 	if wideTranspose(rows, cols, x, outRow, outCol) {
-		// One block per 64x64 tile; with the fused amax (delayed
-		// scaling), a few waves of blocks striding over the tiles, so that
+		// One block per 128x128 tile; with the fused amax (delayed
+		// scaling), the resident blocks striding over the tiles, so that
 		// the amax commits once per block: one same-address atomic per
-		// tile costs more than the cast at 16384^2 (H200: 60% of copy
-		// bandwidth, 80% striding), while without it striding costs ~7%.
-		tiles := int64((cols+63)/64) * int64((rows+63)/64)
+		// tile cost more than the cast at 16384^2 (H200, 64x64 tiles: 60%
+		// of copy bandwidth, 80% striding).
+		tiles := int64((cols+127)/128) * int64((rows+127)/128)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
-			grid = s.grid(tiles*threads, 1)
+			grid = s.residentGrid(tiles*threads, 1)
 		}
-		return s.launch(c, "kq_cast_tr64_"+dt.suffix(), grid, cuda.Dim(threads), st)
+		return s.launch(c, "kq_cast_trw_"+dt.suffix(), grid, cuda.Dim(threads), st)
 	}
 	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
 }
 
-// wideTranspose reports whether the 64x64-tile cast+transpose applies: its
+// wideTranspose reports whether the 128x128-tile cast+transpose applies: its
 // 16-byte loads need 8-element runs along a row (cols % 8, x aligned), its
 // 8-byte rowwise stores an 8-byte aligned outRow, and its 16-byte stores of
 // 16 transposed codes rows % 16 and an aligned outCol.
@@ -268,6 +287,12 @@ func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, 
 	// aligned 16-byte loads and 8-byte stores.
 	vec := cols%8 == 0 && x.Ptr()%16 == 0 && out.Ptr()%8 == 0 && scales.Ptr()%8 == 0
 	switch {
+	case colwise && vec && dt != F32:
+		// The fused kernel's 32x64 register tiles, columnwise only: one
+		// warp per tile, at most the resident blocks (as MXFP8Both).
+		tiles := int64(srows) * int64(scols/64)
+		blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*mxfp8BothBlocksPerSM))
+		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -275,8 +300,11 @@ func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, 
 	case colwise:
 		return s.launch(c, "kq_mxfp8_col_"+dt.suffix(), s.grid(tasks, 1), cuda.Dim(threads), st)
 	case vec:
-		// Four threads per 1x32 block.
-		return s.launch(c, "kq_mxfp8_row8_"+dt.suffix(), s.grid(tasks*4, 1), cuda.Dim(threads), st)
+		// One warp per chunk of 32 x KQ_UNROLL 8-element groups of a
+		// padded row, at most the resident blocks.
+		chunks := int64(srows) * int64((4*scols+rowChunk-1)/rowChunk)
+		blocks := min((chunks+threads/32-1)/(threads/32), int64(s.sms*residentPerSM))
+		return s.launch(c, "kq_mxfp8_row8_"+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
 	}
 	// One warp per 1x32 block.
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
@@ -285,9 +313,9 @@ func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
 // dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
 // registers as pairs), whole 8-element runs along each row (cols % 8 == 0)
-// with a 16-byte aligned input (16-byte loads) and outputs (16-byte stores,
-// 8-byte ones where cols % 16 == 8), and even scale addresses (2-byte
-// stores). Device allocations are 256-byte aligned, so in practice it is
+// with a 16-byte aligned input (16-byte loads) and outputs (8-byte stores;
+// 16-byte alignment is kept so that the kernel may widen them), and even
+// scale addresses (2-byte stores). Device allocations are 256-byte aligned, so in practice it is
 // the type and cols % 8.
 func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cuda.Buffer) bool {
 	return (dt == BF16 || dt == F16) && rows > 0 && cols > 0 && cols%8 == 0 &&
@@ -324,19 +352,18 @@ func (s *Set) MXFP8Both(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(outRow).Buffer(scRow).I32(int32(rc)).
 		Buffer(outCol).Buffer(scCol).I32(int32(cr)).I32(int32(cc)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state))
 	// One warp per 32x64 tile, warps striding over the tiles; at most the
-	// blocks that fit at once (4 per SM at the kernel's 64-register bound),
-	// so that the fused amax commits once per resident block.
+	// blocks that fit at once (mxfp8BothBlocksPerSM), so that the fused
+	// amax commits once per resident block.
 	tiles := int64(cr) * int64(cc/64)
 	blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*mxfp8BothBlocksPerSM))
 	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
 }
 
-// mxfp8BothBlocksPerSM matches __launch_bounds__(256, 4) on kq_mxfp8_both.
-// At that bound (64 registers) ptxas spills about 250 bytes per thread
-// (nvcc 13.0, sm_90), and the kernel ran at 44-47% of copy bandwidth on an
-// H200: the bound, or the tile's live state, is the next thing to change,
-// with this constant.
-const mxfp8BothBlocksPerSM = 4
+// mxfp8BothBlocksPerSM matches __launch_bounds__(256, 3) on kq_mxfp8_both
+// and kq_mxfp8_colw (at most 80 registers). Its first layout, at a bound of 4 blocks (64
+// registers), spilled about 250 bytes per thread (nvcc 13.0, sm_90) and ran
+// at 44-47% of copy bandwidth on an H200.
+const mxfp8BothBlocksPerSM = 3
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.
 func (s *Set) MXFP8Dequantize(c *cuda.Ctx, st cuda.Stream, q cuda.Buffer, rows, cols int, scales cuda.Buffer, colwise bool, out cuda.Buffer, f Format) error {

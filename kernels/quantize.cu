@@ -155,6 +155,13 @@ KQ_DEV void kq_load8(const kq_f16 *x, long long g, float v[8]) {
 		v[2 * k + 1] = kq_f16_to_f32(w[k] >> 16);
 	}
 }
+KQ_DEV void kq_zero8(float v[8]) {
+#pragma unroll
+	for (int k = 0; k < 8; k++) v[k] = 0.0f;
+}
+// Independent 8-element groups a thread loads before it uses the first, in
+// the grid-stride kernels (amax, cast, MXFP8 rowwise).
+#define KQ_UNROLL 4
 KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 	uint2 o;
 	o.x = kq_cvt2(__fmul_rn(v[0], f[0]), __fmul_rn(v[1], f[1]), fmt) |
@@ -250,14 +257,25 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
 	float m = 0.0f;
-	// 8 elements per iteration: one 16-byte load for 16-bit inputs.
+	// 8 elements per group: one 16-byte load for 16-bit inputs. Each thread
+	// issues KQ_UNROLL independent loads before it uses the first, so that
+	// enough bytes are in flight to cover the memory latency at the
+	// launcher's 4 blocks per SM (one load per thread reached ~80% of copy
+	// bandwidth).
 	bool vec = (((u64)x) & 15u) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
-	for (long long g = tid; g < ngroups; g += nthreads) {
-		float v[8];
-		kq_load8(x, g, v);
+	for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
+		float v[KQ_UNROLL][8];
 #pragma unroll
-		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
+		for (int u = 0; u < KQ_UNROLL; u++) {
+			long long g = g0 + u * nthreads;
+			if (g < ngroups) kq_load8(x, g, v[u]);
+			else kq_zero8(v[u]);
+		}
+#pragma unroll
+		for (int u = 0; u < KQ_UNROLL; u++)
+#pragma unroll
+			for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
 	}
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
 	m = kq_block_max(m);
@@ -309,16 +327,29 @@ KQ_DEV void kq_cast_impl(const T *x, long long n, u32 *st, u8 *out, float *scale
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
 	float m = 0.0f;
-	// 8 elements per iteration: 16-byte loads of 16-bit inputs, 8-byte stores.
+	// 8 elements per group: 16-byte loads of 16-bit inputs, 8-byte stores,
+	// KQ_UNROLL loads in flight per thread. The groups go from the end of
+	// the tensor to its start: in current scaling the amax pass has just
+	// read the tensor front to back, so its tail is still in L2 and the
+	// first groups read here hit there instead of in device memory.
 	bool vec = ((((u64)x) & 15u) | (((u64)out) & 7u)) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
 	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	for (long long g = tid; g < ngroups; g += nthreads) {
-		float v[8];
-		kq_load8(x, g, v);
+	for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
+		float v[KQ_UNROLL][8];
 #pragma unroll
-		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
-		reinterpret_cast<uint2 *>(out)[g] = kq_cvt8(v, fs, fmt);
+		for (int u = 0; u < KQ_UNROLL; u++) {
+			long long g = g0 + u * nthreads;
+			if (g < ngroups) kq_load8(x, ngroups - 1 - g, v[u]);
+			else kq_zero8(v[u]);
+		}
+#pragma unroll
+		for (int u = 0; u < KQ_UNROLL; u++) {
+			long long g = g0 + u * nthreads;
+#pragma unroll
+			for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
+			if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8(v[u], fs, fmt);
+		}
 	}
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) {
 		float v = kq_f32(x[i]);
@@ -356,64 +387,97 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
 
-// Fused cast + transpose over 64x64 tiles with 256 threads, for rows % 16
-// == 0 and cols % 8 == 0 with a 16-byte aligned input, 8-byte aligned
-// out_row and 16-byte aligned out_col. Each thread loads two runs of 8
-// elements along a row (16-byte loads of 16-bit inputs), writes their 8
-// codes to out_row in one store and to a shared byte tile, then writes 16
-// consecutive codes of one transposed row to out_col in one 16-byte store.
-// The tile pitch of 65 bytes keeps the column reads of the second phase on
-// distinct banks. Blocks stride over the tiles (a grid of a few waves), so
-// that the fused amax of delayed scaling commits once per block rather
-// than once per tile: 65536 same-address atomics at 16384^2 cost more than
-// the whole cast. It computes the same bytes as the 32x32 kernel above.
-#define KQ_TR_PITCH 65
+// Fused cast + transpose over 128x128 tiles with 256 threads, for rows % 16
+// == 0 and cols % 8 == 0 with a 16-byte aligned input and out_col and an
+// 8-byte aligned out_row. Thread (rg, cg) = (tid / 16, tid % 16) loads the
+// 8x8 patch of tile rows 8rg..8rg+7 and columns 8cg..8cg+7: eight 16-byte
+// loads issued together (128 bytes in flight per thread; a warp's load
+// covers two whole 256-byte row segments). It writes each row's 8 codes to
+// out_row (8-byte stores) and transposes each 4x8 half of its codes in
+// registers with byte permutes into 8 words, one per column holding 4 rows.
+// Through shared memory as words, each thread then writes four runs of 16
+// consecutive codes of a transposed row with 16-byte stores (a warp covers
+// 4 whole 128-byte column segments). Word (w, c) of the shared tile holds
+// tile column c, rows 4w..4w+3; the odd pitch of 129 words makes the column
+// reads conflict free (the word stores meet four to a bank, a small part
+// of the shared-memory pipe at this tile rate). The first version (64x64
+// byte tiles, two loads in flight per thread) stalled on its loads and ran
+// at 74-77% of copy bandwidth on an H200.
+//
+// Tiles are taken from the last to the first: in current scaling the amax
+// pass has just read the tensor front to back, so the first tiles read here
+// still sit in L2. Blocks stride over the tiles; without the fused amax the
+// launcher gives one block per tile, with it (delayed scaling) a grid of
+// the resident blocks, so that the amax commits once per block: one
+// same-address atomic per tile cost more than the cast at 16384^2. It
+// computes the same bytes as the 32x32 kernel above.
+#define KQ_TRW 128
+#define KQ_TRW_PITCH 129
 template <typename T>
-KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
+KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt) {
-	__shared__ u8 tile[64 * KQ_TR_PITCH];
+	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
 	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	int ntx = (cols + 63) / 64;
-	long long ntiles = (long long)ntx * ((rows + 63) / 64);
+	int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
+	long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	u32 tid = threadIdx.x;
+	int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
 	float m = 0.0f;
-	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
-		int c0 = (int)(tl % ntx) * 64, r0 = (int)(tl / ntx) * 64;
+	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
+		long long tl = ntiles - 1 - k;
+		int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
+		int c = c0 + 8 * cg, r = r0 + 8 * rg;
+		// rows % 8 == 0 and cols % 8 == 0: the patch is wholly in or out.
+		bool in = r < rows && c < cols;
+		float v[8][8];
 #pragma unroll
-		for (int k = 0; k < 2; k++) {
-			int tr = (int)(tid >> 3) + 32 * k; // tile row
-			int tc = (int)(tid & 7u) * 8;      // tile column of the run
-			int r = r0 + tr, c = c0 + tc;
-			if (r < rows && c < cols) {
-				long long i = (long long)r * cols + c;
-				float v[8];
-				kq_load8(x, i / 8, v);
+		for (int hr = 0; hr < 2; hr++) {
+			// 16-bit inputs: all 8 loads in flight at once; float32 ones
+			// (32 bytes a row) 4 at a time, for the register budget.
+			if (hr == 0 || sizeof(T) == 4) {
 #pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
-				uint2 q = kq_cvt8(v, fs, fmt);
-				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + i) = q;
-				u8 *t = tile + tr * KQ_TR_PITCH + tc;
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					t[e] = (u8)(q.x >> (8 * e));
-					t[4 + e] = (u8)(q.y >> (8 * e));
+				for (int j = 0; j < 8; j++) {
+					if (sizeof(T) == 4 && j / 4 != hr) continue;
+					if (in) kq_load8(x, ((long long)(r + j) * cols + c) / 8, v[j]);
+					else kq_zero8(v[j]);
 				}
+			}
+			u32 w[4][2];
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const float *vj = v[4 * hr + j];
+#pragma unroll
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
+				uint2 q = kq_cvt8(vj, fs, fmt);
+				w[j][0] = q.x;
+				w[j][1] = q.y;
+				if (in && out_row != 0)
+					*reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = q;
+			}
+			// Column word: byte j is row j's code of that column.
+			u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
+				u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
+				t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
+				t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
+				t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
+				t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
 			}
 		}
 		__syncthreads();
-		int tc = (int)(tid >> 2);      // tile column = transposed row
-		int tr = (int)(tid & 3u) * 16; // first tile row of the run
-		int c = c0 + tc, r = r0 + tr;
-		if (c < cols && r < rows) {
-			u32 w[4];
 #pragma unroll
-			for (int k = 0; k < 4; k++) {
-				const u8 *t = tile + (tr + 4 * k) * KQ_TR_PITCH + tc;
-				w[k] = (u32)t[0] | ((u32)t[KQ_TR_PITCH] << 8) | ((u32)t[2 * KQ_TR_PITCH] << 16) |
-					((u32)t[3 * KQ_TR_PITCH] << 24);
+		for (int h = 0; h < 4; h++) {
+			int u = (int)tid + 256 * h;
+			int tc = u >> 3, q = u & 7;
+			int cc = c0 + tc, rr = r0 + 16 * q;
+			if (cc < cols && rr < rows) {
+				const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
+				*reinterpret_cast<uint4 *>(out_col + (long long)cc * rows + rr) =
+					make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
 			}
-			*reinterpret_cast<uint4 *>(out_col + (long long)c * rows + r) = make_uint4(w[0], w[1], w[2], w[3]);
 		}
 		// The next tile overwrites the shared tile.
 		__syncthreads();
@@ -500,42 +564,62 @@ KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 	kq_mxfp8_finish(tm, st);
 }
 
-// Rowwise: four consecutive threads share a 1x32 block; the loop bound is
-// warp-uniform so that every lane takes part in the shuffles.
+// Rowwise with 16-byte loads: a warp takes chunks of KQ_UNROLL x 32
+// consecutive 8-element groups of one padded row (scols blocks of 32, i.e.
+// 4 scols groups per row; the chunks of a row run past its end into
+// inactive lanes), so that each of its KQ_UNROLL loads per lane reads 512
+// contiguous bytes and all are issued before the first is used. Four
+// consecutive lanes share a 1x32 block. The chunk's row and position are
+// advanced by the warp stride, with no division per chunk. (The first
+// version took one group per thread and iteration: one 16-byte load in
+// flight per thread, 61% of copy bandwidth on an H200; unrolled over grid
+// strides it kept 64-bit row and group arrays that spilled.)
+#define KQ_ROW_CHUNK (KQ_UNROLL * 32)
 template <typename T>
 KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
 	float tm = 0.0f;
-	long long gpr = (long long)scols * 4; // 8-element groups per padded row
-	long long ntasks = (long long)srows * gpr;
-	long long nthreads = (long long)gridDim.x * blockDim.x;
-	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-	// Row and group of t, advanced by the grid stride without a 64-bit
-	// division per iteration (which made the kernel compute bound).
-	long long r = t / gpr, j = t % gpr;
-	const long long dr = nthreads / gpr, dj = nthreads % gpr;
-	for (; t - threadIdx.x % 32u < ntasks; t += nthreads) {
-		bool act = t < ntasks;
-		int c = (int)j * 8;
-		bool in = act && r < rows && c < cols;
-		float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-		if (in) kq_load8(x, (r * cols + c) / 8, v);
-		float m = 0.0f;
+	int lane = (int)(threadIdx.x & 31u);
+	int gpr = scols * 4; // 8-element groups per padded row
+	int cpr = (gpr + KQ_ROW_CHUNK - 1) / KQ_ROW_CHUNK;
+	long long nchunks = (long long)srows * cpr;
+	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+	long long r = warp / cpr;
+	int kc = (int)(warp % cpr);
+	const long long dr = nwarps / cpr;
+	const int dk = (int)(nwarps % cpr);
+	for (long long ck = warp; ck < nchunks; ck += nwarps) {
+		int j0 = kc * KQ_ROW_CHUNK + lane;
+		const T *xr = x + r * cols;
+		float v[KQ_UNROLL][8];
 #pragma unroll
-		for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
-		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
-		m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
-		tm = fmaxf(tm, m);
-		u32 e = ocp ? kq_e8m0_ocp(m, fmt) : kq_e8m0_te(m, fmt);
-		if (in) {
-			float f = kq_e8m0_encode_factor(e);
-			float fs[8] = {f, f, f, f, f, f, f, f};
-			*reinterpret_cast<uint2 *>(out + r * cols + c) = kq_cvt8(v, fs, fmt);
+		for (int u = 0; u < KQ_UNROLL; u++) {
+			int c = (j0 + 32 * u) * 8;
+			if (r < rows && c < cols) kq_load8(xr, c / 8, v[u]);
+			else kq_zero8(v[u]);
 		}
-		if (act && (j & 3) == 0) scales[r * scols + j / 4] = (r < rows && c < cols) ? (u8)e : (u8)0;
+#pragma unroll
+		for (int u = 0; u < KQ_UNROLL; u++) {
+			int j = j0 + 32 * u, c = j * 8;
+			bool in = r < rows && c < cols;
+			float m = 0.0f;
+#pragma unroll
+			for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
+			m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
+			m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+			tm = fmaxf(tm, m);
+			u32 e = ocp ? kq_e8m0_ocp(m, fmt) : kq_e8m0_te(m, fmt);
+			if (in) {
+				float f = kq_e8m0_encode_factor(e);
+				float fs[8] = {f, f, f, f, f, f, f, f};
+				*reinterpret_cast<uint2 *>(out + r * cols + c) = kq_cvt8(v[u], fs, fmt);
+			}
+			if (j < gpr && (j & 3) == 0) scales[r * scols + j / 4] = in ? (u8)e : (u8)0;
+		}
 		r += dr;
-		j += dj;
-		if (j >= gpr) {
-			j -= gpr;
+		kc += dk;
+		if (kc >= cpr) {
+			kc -= cpr;
 			r++;
 		}
 	}
@@ -683,25 +767,28 @@ KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
 
 // Rowwise (1x32) and columnwise (32x1) MXFP8 of one [rows, cols] 16-bit
 // tensor in one pass over the input, for cols % 8 == 0 with a 16-byte
-// aligned input and outputs and 2-byte aligned scale matrices (the launcher
-// checks). The two kernels above read the input once each; this one reads it
-// once for both, which is what bounds the step (2 bytes read per 2 bytes
-// written, against 4 per 2).
+// aligned input, 8-byte aligned outputs and 2-byte aligned scale matrices
+// (the launcher checks). The two kernels above read the input once each;
+// this one reads it once for both, which is what bounds the step (2 bytes
+// read per 2 bytes written, against 4 per 2).
 //
 // A warp owns a 32x64 tile: one columnwise block of rows, two rowwise blocks
-// of columns. Lane (rq, cg) = (lane / 4, lane % 4) holds tile rows 4rq..4rq+3
-// and columns 16cg..16cg+15, read with two 16-byte loads per row (a warp
-// load covers 8 rows x 128 bytes, half of each 32-byte sector; its twin
-// load right after covers the other halves from L1). Lanes cg and cg^1 share
-// a rowwise block: one shuffle gives its amax. A column's 8 row quads sit in
-// lanes ^4, ^8, ^16: a reduce-scatter over them leaves each lane the amax of
-// 2 of its 16 columns (word rq of its 8 pairs), so a lane computes 2 column
-// exponents rather than 16, writes those 2 scale bytes (one 2-byte store;
-// the warp's 32 stores cover the tile's 64 scale bytes), and fetches the 16
-// factors it needs by shuffles. Each output then gets one 16-byte store per
-// row and lane (two 8-byte stores where cols % 16 == 8). No shared memory
-// and no barrier inside the loop: warps stride over the tiles on their own,
-// and the block meets once, at the end, for the tensor amax.
+// of columns. Lane (rq, cg) = (lane / 8, lane % 8) holds tile rows rq + 4i
+// (i = 0..7) and columns 8cg..8cg+7, one 16-byte load per row: a warp load
+// covers four whole 128-byte row segments. The four lanes of one cg / 4
+// and rq share a rowwise block: two shuffles give its amax, and each row's
+// 8 rowwise codes are stored (8 bytes) as soon as its factor is known. A
+// column's 32 values sit in the lane's 8 rows and in lanes ^8 and ^16: a
+// reduce-scatter over those leaves each lane the amax of 2 of its 8 columns
+// (word rq of its 4 pairs), so a lane computes 2 column exponents, writes
+// those 2 scale bytes (one 2-byte store; the warp's 32 stores cover the
+// tile's 64 columnwise scale bytes), and fetches the 8 column factors it
+// needs by shuffles. Only the input pairs (32 registers) stay live across
+// the tile. (The first version gave a lane 4 rows x 16 columns and kept 32
+// output words live as well: at its 64-register bound ptxas spilled ~250
+// bytes per thread, and it ran at 44-47% of copy bandwidth on an H200.) No
+// shared memory and no barrier inside the loop: warps stride over the tiles
+// on their own, and the block meets once, at the end, for the tensor amax.
 //
 // The tiles cover the padded scale matrices exactly: the rowwise
 // [roundup(rows,128), roundup(ceil(cols/32),4)] and the columnwise
@@ -712,159 +799,179 @@ KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
 // E8M0 rules, the factor, the rounded products and conversions) is that of
 // the one-operand kernels, through the same helpers: the same bytes.
 //
-// The format is a template parameter (the entry point picks the
-// instantiation) so that the 64 conversions per lane and tile carry no
-// branch on it.
+// The format and the scale rounding are template parameters (the entry
+// point picks the instantiation) so that the 64 conversions and 10
+// exponents per lane and tile carry no branch on them.
 #define KQ_MX2_ABS 0x7FFF7FFFu
-template <typename T, int fmt>
+template <int fmt, int ocp>
+KQ_DEV u32 kq_e8m0(float amax) {
+	return ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
+}
+// ops selects the operands: KQ_MX_ROW, KQ_MX_COL or both. With one of
+// them it is the one-operand MXFP8 of 16-bit inputs in the same tiles (the
+// columnwise-only kernel, kq_mxfp8_colw, replaces the shared-memory colt
+// for them).
+#define KQ_MX_ROW 1
+#define KQ_MX_COL 2
+template <typename T, int fmt, int ocp, int ops>
 KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
-		u8 *sc_col, int srows_col, int scols_col, int ocp, u32 *st) {
+		u8 *sc_col, int srows_col, int scols_col, u32 *st) {
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
 	u32 lane = threadIdx.x & 31u;
-	int cg = (int)(lane & 3u), rq = (int)(lane >> 2);
+	int cg = (int)(lane & 7u), rq = (int)(lane >> 3);
 	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 	long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
 	int nct = scols_col / 64;
 	long long ntiles = (long long)srows_col * nct;
 	int nrb = (rows + 31) / 32, nblk = (cols + 31) / 32;
-	// cols % 16 == 0: every row's 16-byte runs are 16-byte aligned.
-	bool w16 = (cols & 15) == 0;
+	long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
-	// Consecutive warps take neighbouring tiles of one band of 32 rows.
+	// Consecutive warps take neighbouring tiles of one band of 32 rows. The
+	// tile's band and column are advanced by the warp stride, with no
+	// 64-bit division per tile.
+	int rb = (int)(warp / nct), ct = (int)(warp % nct);
+	const int drb = (int)(nwarps / nct), dct = (int)(nwarps % nct);
 	for (long long t = warp; t < ntiles; t += nwarps) {
-		int rb = (int)(t / nct), c0 = (int)(t % nct) * 64;
-		int c = c0 + cg * 16, r0 = rb * 32 + rq * 4;
-		bool cin = c < cols;         // the lane's first 8 columns exist
-		bool cfull = c + 8 < cols;   // and its last 8 (cols % 8 == 0)
-		u32 v[4][8];
+		int c0 = ct * 64;
+		int c = c0 + cg * 8, r0 = rb * 32 + rq;
+		bool cin = c < cols; // the lane's 8 columns exist (cols % 8 == 0)
+		long long o0 = (long long)r0 * cols + c; // element offset of the lane's first row
+		u32 v[8][4];
 #pragma unroll
-		for (int i = 0; i < 4; i++) {
-			uint4 a = make_uint4(0u, 0u, 0u, 0u), b = a;
-			int r = r0 + i;
-			if (r < rows && cin) {
-				const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)r * cols + c);
-				a = p[0];
-				if (cfull) b = p[1];
-			}
+		for (int i = 0; i < 8; i++) {
+			uint4 a = make_uint4(0u, 0u, 0u, 0u);
+			if (r0 + 4 * i < rows && cin) a = *reinterpret_cast<const uint4 *>(x + o0 + i * stride4);
 			v[i][0] = a.x; v[i][1] = a.y; v[i][2] = a.z; v[i][3] = a.w;
-			v[i][4] = b.x; v[i][5] = b.y; v[i][6] = b.z; v[i][7] = b.w;
 		}
-		// Rowwise: the amax of each row's 16 values, then of the pair's
-		// 32; the exponent, the factor and the scale byte (zero in the
-		// padding). Lane cg == 0 writes the tile row's two scale bytes.
-		u32 cm[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-		float frow[4];
+		// Rowwise: the amax of each row's 8 values, then of the block's
+		// 32; the exponent, the factor, the codes, and the scale byte
+		// (zero in the padding), written by lane cg % 4 == 0.
+		u32 cm[4] = {0u, 0u, 0u, 0u};
+		int blk = c0 / 32 + (cg >> 2);
+		bool bin = blk < nblk;
 #pragma unroll
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 8; i++) {
 			u32 m = 0u;
 #pragma unroll
-			for (int k = 0; k < 8; k++) {
+			for (int k = 0; k < 4; k++) {
 				u32 a = v[i][k] & KQ_MX2_ABS;
 				m = kq_pmax(tag, m, a);
 				cm[k] = kq_pmax(tag, cm[k], a);
 			}
+			if (!(ops & KQ_MX_ROW)) continue;
 			float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
 			am = fmaxf(am, __shfl_xor_sync(full, am, 1));
+			am = fmaxf(am, __shfl_xor_sync(full, am, 2));
 			tm = fmaxf(tm, am);
-			u32 e = ocp ? kq_e8m0_ocp(am, fmt) : kq_e8m0_te(am, fmt);
-			frow[i] = kq_e8m0_encode_factor(e);
-			int r = r0 + i;
-			u32 eb = (r < rows && c0 / 32 + (cg >> 1) < nblk) ? e : 0u;
-			u32 eo = __shfl_xor_sync(full, eb, 2);
-			if (cg == 0) *reinterpret_cast<u16 *>(sc_row + (long long)r * scols_row + c0 / 32) = (u16)(eb | (eo << 8));
+			u32 e = kq_e8m0<fmt, ocp>(am);
+			float f = kq_e8m0_encode_factor(e);
+			int r = r0 + 4 * i;
+			if ((cg & 3) == 0) sc_row[(long long)r * scols_row + blk] = (r < rows && bin) ? (u8)e : (u8)0;
+			if (r < rows && cin) {
+				u32 o[2];
+#pragma unroll
+				for (int k = 0; k < 2; k++) {
+					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
+					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
+				}
+				*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
+			}
 		}
-		// Columnwise: reduce-scatter the 8 column-pair amaxes over the
-		// row quads. Each step keeps half the words (the half named by
-		// the lane's bit) and takes the partner's copy of that half.
-		u32 h[4], q[2], own;
-		{
-			bool b = (rq & 4) != 0;
+		// Columnwise: reduce-scatter the 4 column-pair amaxes over the
+		// lanes ^16 and ^8. Each step keeps half the words (the half named
+		// by the lane's bit of rq) and takes the partner's copy of that
+		// half; what is left is word rq.
+		if (ops & KQ_MX_COL) {
+			u32 own;
+			{
+				u32 h[2];
+				bool b = (rq & 2) != 0;
+#pragma unroll
+				for (int k = 0; k < 2; k++) {
+					u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
+					h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+				}
+				b = (rq & 1) != 0;
+				u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
+				own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
+			}
+			// own holds columns c + 2rq and c + 2rq + 1 (both in the tensor or
+			// neither: cols is even).
+			float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
+			// Without the rowwise pass, the columns' amaxes cover the tile.
+			if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
+			u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
+			float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+			{
+				int cc = c + 2 * rq;
+				bool in = rb < nrb && cc < cols;
+				*reinterpret_cast<u16 *>(sc_col + (long long)rb * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
+			}
+			// Word k (columns c + 2k, c + 2k + 1) takes its factors from lane
+			// (rq, cg) = (k, cg).
+			float g0[4], g1[4];
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
-				u32 keep = kq_pick(b, cm[k + 4], cm[k]), send = kq_pick(b, cm[k], cm[k + 4]);
-				h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+				g0[k] = __shfl_sync(full, f0, k * 8 + cg);
+				g1[k] = __shfl_sync(full, f1, k * 8 + cg);
 			}
-			b = (rq & 2) != 0;
 #pragma unroll
-			for (int k = 0; k < 2; k++) {
-				u32 keep = kq_pick(b, h[k + 2], h[k]), send = kq_pick(b, h[k], h[k + 2]);
-				q[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
-			}
-			b = (rq & 1) != 0;
-			u32 keep = kq_pick(b, q[1], q[0]), send = kq_pick(b, q[0], q[1]);
-			own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 4));
-		}
-		// own holds columns c + 2rq and c + 2rq + 1 (both in the tensor or
-		// neither: cols is even).
-		float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
-		u32 e0 = ocp ? kq_e8m0_ocp(a0, fmt) : kq_e8m0_te(a0, fmt);
-		u32 e1 = ocp ? kq_e8m0_ocp(a1, fmt) : kq_e8m0_te(a1, fmt);
-		float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
-		{
-			int cc = c + 2 * rq;
-			bool in = rb < nrb && cc < cols;
-			*reinterpret_cast<u16 *>(sc_col + (long long)rb * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
-		}
-		// Convert: word k (columns 2k, 2k+1) takes its column factors from
-		// lane (k, cg), and each row's factor from above.
-		u32 orow[4][4], ocol[4][4];
+			for (int i = 0; i < 8; i++) {
+				if (r0 + 4 * i >= rows || !cin) continue;
+				u32 o[2];
 #pragma unroll
-		for (int k = 0; k < 8; k++) {
-			float g0 = __shfl_sync(full, f0, k * 4 + cg), g1 = __shfl_sync(full, f1, k * 4 + cg);
-#pragma unroll
-			for (int i = 0; i < 4; i++) {
-				float lo = kq_plo(tag, v[i][k]), hi = kq_phi(tag, v[i][k]);
-				u32 rc = kq_cvt2(__fmul_rn(lo, frow[i]), __fmul_rn(hi, frow[i]), fmt);
-				u32 ccd = kq_cvt2(__fmul_rn(lo, g0), __fmul_rn(hi, g1), fmt);
-				if (k & 1) {
-					orow[i][k / 2] |= rc << 16;
-					ocol[i][k / 2] |= ccd << 16;
-				} else {
-					orow[i][k / 2] = rc;
-					ocol[i][k / 2] = ccd;
+				for (int k = 0; k < 2; k++) {
+					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
+					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
 				}
+				*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
 			}
 		}
-#pragma unroll
-		for (int i = 0; i < 4; i++) {
-			int r = r0 + i;
-			if (r >= rows || !cin) continue;
-			long long o = (long long)r * cols + c;
-			if (w16) {
-				*reinterpret_cast<uint4 *>(out_row + o) = make_uint4(orow[i][0], orow[i][1], orow[i][2], orow[i][3]);
-				*reinterpret_cast<uint4 *>(out_col + o) = make_uint4(ocol[i][0], ocol[i][1], ocol[i][2], ocol[i][3]);
-			} else {
-				*reinterpret_cast<uint2 *>(out_row + o) = make_uint2(orow[i][0], orow[i][1]);
-				*reinterpret_cast<uint2 *>(out_col + o) = make_uint2(ocol[i][0], ocol[i][1]);
-				if (cfull) {
-					*reinterpret_cast<uint2 *>(out_row + o + 8) = make_uint2(orow[i][2], orow[i][3]);
-					*reinterpret_cast<uint2 *>(out_col + o + 8) = make_uint2(ocol[i][2], ocol[i][3]);
-				}
-			}
+		rb += drb;
+		ct += dct;
+		if (ct >= nct) {
+			ct -= nct;
+			rb++;
 		}
 	}
 	kq_mxfp8_finish(tm, st);
 }
 
+// kq_mxfp8_tiles picks the instantiation of kq_mxfp8_both_impl.
+template <typename T, int ops>
+KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
+		u8 *sc_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st) {
+	if (fmt == KQ_E4M3 && !ocp)
+		kq_mxfp8_both_impl<T, KQ_E4M3, 0, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+	else if (fmt == KQ_E4M3)
+		kq_mxfp8_both_impl<T, KQ_E4M3, 1, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+	else if (!ocp)
+		kq_mxfp8_both_impl<T, KQ_E5M2, 0, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+	else
+		kq_mxfp8_both_impl<T, KQ_E5M2, 1, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+}
+
 // ---- entry points -----------------------------------------------------------
 
 #define KQ_TYPED_KERNELS(SUF, T)                                                                        \
-	extern "C" __global__ void kq_amax_##SUF(const T *x, long long n, u32 *st, float fp8max, float eps, \
-			int pow2) {                                                                             \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_amax_##SUF(const T *x, long long n, u32 *st, \
+			float fp8max, float eps, int pow2) {                                                    \
 		kq_amax_impl<T>(x, n, st, fp8max, eps, pow2);                                               \
 	}                                                                                                   \
-	extern "C" __global__ void kq_cast_##SUF(const T *x, long long n, u32 *st, u8 *out,                 \
-			float *scale_inv, float *history, int fmt) {                                            \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_cast_##SUF(const T *x, long long n, u32 *st, \
+			u8 *out, float *scale_inv, float *history, int fmt) {                                   \
 		kq_cast_impl<T>(x, n, st, out, scale_inv, history, fmt);                                    \
 	}                                                                                                   \
 	extern "C" __global__ void kq_cast_tr_##SUF(const T *x, int rows, int cols, u32 *st, u8 *out_row,   \
 			u8 *out_col, float *scale_inv, float *history, int fmt) {                               \
 		kq_cast_tr_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);           \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256) kq_cast_tr64_##SUF(const T *x, int rows, int cols,      \
-			u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) {           \
-		kq_cast_tr64_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);         \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_cast_trw_##SUF(const T *x, int rows,        \
+			int cols, u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) { \
+		kq_cast_trw_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);          \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
 			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
@@ -874,8 +981,8 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
 		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                   \
 	}                                                                                                   \
-	extern "C" __global__ void kq_mxfp8_row8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
-			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_row8_##SUF(const T *x, int rows,      \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
 		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                  \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256) kq_mxfp8_colt_##SUF(const T *x, int rows, int cols,     \
@@ -891,20 +998,21 @@ KQ_TYPED_KERNELS(f32, float)
 KQ_TYPED_KERNELS(bf16, kq_bf16)
 KQ_TYPED_KERNELS(f16, kq_f16)
 
-// The fused MXFP8 kernel is for 16-bit inputs only (its tile lives in
-// registers as pairs); float32 inputs take the one-operand kernels. At most
-// 64 registers, so that 4 blocks (32 warps) per SM keep enough loads in
-// flight; the launcher sizes its grid to that.
+// The fused MXFP8 kernel and its columnwise-only twin are for 16-bit inputs
+// only (their tile lives in registers as pairs); float32 inputs take the
+// other kernels. At most 80 registers, 3 blocks (24 warps, each with 4 KiB
+// of loads in flight) per SM; the launchers size their grids to that
+// (mxfp8BothBlocksPerSM).
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
-	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_both_##SUF(const T *x, int rows,      \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
 			int scols_col, int fmt, int ocp, u32 *st) {                                             \
-		if (fmt == KQ_E4M3)                                                                         \
-			kq_mxfp8_both_impl<T, KQ_E4M3>(x, rows, cols, out_row, sc_row, scols_row, out_col,  \
-				sc_col, srows_col, scols_col, ocp, st);                                     \
-		else                                                                                        \
-			kq_mxfp8_both_impl<T, KQ_E5M2>(x, rows, cols, out_row, sc_row, scols_row, out_col,  \
-				sc_col, srows_col, scols_col, ocp, st);                                     \
+		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
+			sc_col, srows_col, scols_col, fmt, ocp, st);                                        \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
+		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st); \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
