@@ -6,15 +6,37 @@
 // padding written as zero by the kernels themselves, so a step needs no
 // memset.
 //
-// The rowwise 1x128 kernel also serves the grouped (MoE) quantize: given the
-// device offsets made by kq_grp_offsets (grouped.cu) it finds each row's
-// group by binary search and writes the scales in the group's own layout.
+// Two kernel shapes, both memory bound, so both are built around 16-byte
+// loads with several of them in flight per thread before the first use:
+//   - kq_blk_row: rowwise 1x128 alone. A block of 256 threads takes 4 rows
+//     x 2048 columns; each thread owns 8 consecutive elements of 4 rows
+//     (four 16-byte loads of BF16 issued together), a half-warp one 1x128
+//     block, its amax reduced by 4 shuffles; codes leave as 8-byte stores
+//     (a half-warp writes the block's 128 bytes), and the 4 rows' scales of
+//     a block as 16 contiguous bytes.
+//   - kq_blk_tile: a 128x128 tile per block of 256 threads, read once into
+//     registers (each thread 8 rows x 8 columns), for the columnwise 128x1
+//     operand, the 1x128 rowwise + 128x1 columnwise pair in one pass (TE's
+//     cast+transpose: one input read for both operands), and the 128x128
+//     weights tile. Column amaxes meet in shared memory; the transposed
+//     codes go through a swizzled shared-memory tile so that both its
+//     writes and its reads are free of bank conflicts and the global
+//     stores are 8-byte, 128-byte-per-row coalesced.
+//
+// The rowwise kernel and the tile kernel also serve the grouped (MoE)
+// quantize: given the device offsets made by kq_grp_offsets (grouped.cu)
+// a block finds its rows' group by binary search (groups are multiples of
+// 128 rows, so a block's rows never straddle two groups) and writes data
+// and scales in the group's own layout.
 //
 // Numbers: the contract's per-block scale rule (scale = fp8_max / amax with
 // epsilon, 1 for a zero or non-finite amax, float32 max on overflow,
 // optional power-of-2 rounding down), then data = cvt.rn.satfinite(x *
 // scale) and scale_inv = 1 / scale, each one float32 operation rounded to
 // nearest even (the build keeps IEEE semantics: see hack/gen-kernels.sh).
+// The paired conversion cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 converts each
+// of its two inputs on its own, so converting two elements in one
+// instruction gives the bytes of two single conversions.
 //
 // Self-contained (no includes) so that the stamp on block.ptx covers
 // everything it came from.
@@ -26,11 +48,23 @@ typedef unsigned long long u64;
 
 #define KQ_DEV static __device__ __forceinline__
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
-#define KQ_E4M3 0
-#define KQ_ROW_UNROLL 4
+
+// Rowwise kernel block: KQ_ROW_ROWS rows x KQ_ROW_COLS columns (16
+// half-warps of one 1x128 block each). block.go sizes the grid from these.
+#define KQ_ROW_ROWS 4
+#define KQ_ROW_COLS 2048
+
+// vec flags, set by block.go when the fast paths are safe for every access.
+#define KQ_VEC_LOAD 1      // cols % 8 == 0 and x 16-byte aligned: 8-element loads
+#define KQ_VEC_COL_STORE 2 // rows % 8 == 0 and the columnwise data 8-byte aligned
+#define KQ_VEC_ROW_STORE 4 // cols % 8 == 0 and the rowwise data 8-byte aligned
 
 struct kq_bf16 { u16 bits; };
 struct kq_f16 { u16 bits; };
+
+// Eight consecutive input elements as loaded: one 16-byte word for the
+// 16-bit types, two for float32.
+struct kq_raw8 { uint4 a, b; };
 
 KQ_DEV float kq_f16_to_f32(u32 bits) {
 	float f;
@@ -38,46 +72,129 @@ KQ_DEV float kq_f16_to_f32(u32 bits) {
 	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
 	return f;
 }
-KQ_DEV float kq_ld(const float *x, long long i) { return x[i]; }
-KQ_DEV float kq_ld(const kq_bf16 *x, long long i) { return __uint_as_float((u32)x[i].bits << 16); }
-KQ_DEV float kq_ld(const kq_f16 *x, long long i) { return kq_f16_to_f32(x[i].bits); }
 
-// Four consecutive elements starting at element i (i % 4 == 0, the base
-// pointer aligned to 4 elements).
-KQ_DEV void kq_ld4(const float *x, long long i, float v[4]) {
-	float4 q = reinterpret_cast<const float4 *>(x)[i >> 2];
-	v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+KQ_DEV uint4 kq_ld16(const void *p) {
+	uint4 q;
+	asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w) : "l"(p));
+	return q;
 }
-KQ_DEV void kq_ld4(const kq_bf16 *x, long long i, float v[4]) {
-	uint2 q = reinterpret_cast<const uint2 *>(x)[i >> 2];
-	v[0] = __uint_as_float(q.x << 16); v[1] = __uint_as_float(q.x & 0xFFFF0000u);
-	v[2] = __uint_as_float(q.y << 16); v[3] = __uint_as_float(q.y & 0xFFFF0000u);
+
+// Fast path: elements [i, i+8), i % 8 == 0, x 16-byte aligned.
+KQ_DEV void kq_ldraw(const float *x, long long i, kq_raw8 &r) {
+	r.a = kq_ld16(x + i);
+	r.b = kq_ld16(x + i + 4);
 }
-KQ_DEV void kq_ld4(const kq_f16 *x, long long i, float v[4]) {
-	uint2 q = reinterpret_cast<const uint2 *>(x)[i >> 2];
-	v[0] = kq_f16_to_f32(q.x & 0xFFFFu); v[1] = kq_f16_to_f32(q.x >> 16);
-	v[2] = kq_f16_to_f32(q.y & 0xFFFFu); v[3] = kq_f16_to_f32(q.y >> 16);
+KQ_DEV void kq_ldraw(const kq_bf16 *x, long long i, kq_raw8 &r) { r.a = kq_ld16(x + i); }
+KQ_DEV void kq_ldraw(const kq_f16 *x, long long i, kq_raw8 &r) { r.a = kq_ld16(x + i); }
+
+// Slow path: elements base+k0+j for j < 8 with ok and k0+j < cols, others
+// zero (+0 in every input type, so they never raise an amax).
+KQ_DEV void kq_ldraw_slow(const float *x, long long base, int k0, int cols, bool ok, kq_raw8 &r) {
+	u32 w[8];
+#pragma unroll
+	for (int j = 0; j < 8; j++) w[j] = ok && k0 + j < cols ? __float_as_uint(x[base + k0 + j]) : 0u;
+	r.a = make_uint4(w[0], w[1], w[2], w[3]);
+	r.b = make_uint4(w[4], w[5], w[6], w[7]);
+}
+template <typename H>
+KQ_DEV void kq_ldraw_slow16(const H *x, long long base, int k0, int cols, bool ok, kq_raw8 &r) {
+	u32 w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		if (ok && k0 + j < cols) w[j >> 1] |= (u32)x[base + k0 + j].bits << (16 * (j & 1));
+	}
+	r.a = make_uint4(w[0], w[1], w[2], w[3]);
+	r.b = make_uint4(0u, 0u, 0u, 0u);
+}
+KQ_DEV void kq_ldraw_slow(const kq_bf16 *x, long long base, int k0, int cols, bool ok, kq_raw8 &r) {
+	kq_ldraw_slow16(x, base, k0, cols, ok, r);
+}
+KQ_DEV void kq_ldraw_slow(const kq_f16 *x, long long base, int k0, int cols, bool ok, kq_raw8 &r) {
+	kq_ldraw_slow16(x, base, k0, cols, ok, r);
+}
+
+// Widening to float32 (exact); the pointer argument only picks the type.
+KQ_DEV void kq_unpack(const float *, const kq_raw8 &r, float v[8]) {
+	v[0] = __uint_as_float(r.a.x); v[1] = __uint_as_float(r.a.y);
+	v[2] = __uint_as_float(r.a.z); v[3] = __uint_as_float(r.a.w);
+	v[4] = __uint_as_float(r.b.x); v[5] = __uint_as_float(r.b.y);
+	v[6] = __uint_as_float(r.b.z); v[7] = __uint_as_float(r.b.w);
+}
+KQ_DEV void kq_unpack(const kq_bf16 *, const kq_raw8 &r, float v[8]) {
+	const u32 w[4] = {r.a.x, r.a.y, r.a.z, r.a.w};
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		v[2 * j] = __uint_as_float(w[j] << 16);
+		v[2 * j + 1] = __uint_as_float(w[j] & 0xFFFF0000u);
+	}
+}
+KQ_DEV void kq_unpack(const kq_f16 *, const kq_raw8 &r, float v[8]) {
+	const u32 w[4] = {r.a.x, r.a.y, r.a.z, r.a.w};
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		v[2 * j] = kq_f16_to_f32(w[j] & 0xFFFFu);
+		v[2 * j + 1] = kq_f16_to_f32(w[j] >> 16);
+	}
 }
 
 KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
 
-// |x| as bits, 0 for NaN: NaN elements do not raise an amax, and
-// nonnegative floats order like their bit patterns.
-KQ_DEV u32 kq_absbits(float x) {
-	u32 a = __float_as_uint(x) & 0x7FFFFFFFu;
-	return a > 0x7F800000u ? 0u : a;
+// max(a, |v|) that ignores a NaN v (max.f32 returns the non-NaN operand):
+// NaN elements do not raise an amax.
+KQ_DEV float kq_amax_acc(float a, float v) { return fmaxf(a, fabsf(v)); }
+
+KQ_DEV float kq_amax8(const float v[8]) {
+	float a = 0.0f;
+#pragma unroll
+	for (int j = 0; j < 8; j++) a = kq_amax_acc(a, v[j]);
+	return a;
 }
 
-// One saturating RNE conversion (cvt.rn.satfinite, the contract's rule).
-KQ_DEV u32 kq_cvt1(float x, int fmt) {
+// Max over the 16 lanes of a half-warp (every lane of the warp takes part).
+KQ_DEV float kq_max16(float a) {
+#pragma unroll
+	for (int o = 8; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
+	return a;
+}
+
+KQ_DEV float kq_max32(float a) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
+	return a;
+}
+
+// Two saturating RNE conversions in one instruction (cvt.rn.satfinite, the
+// contract's rule): lo in bits 0-7, hi in bits 8-15.
+template <int FMT>
+KQ_DEV u32 kq_cvt2(float lo, float hi) {
 	u16 r;
-	float z = 0.0f;
-	if (fmt == KQ_E4M3) {
-		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(z), "f"(x));
+	if (FMT == 0) {
+		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
 	} else {
-		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(z), "f"(x));
+		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
 	}
-	return r & 0xFFu;
+	return r;
+}
+
+// Codes of 8 elements times s, element j in byte j of the pair.
+template <int FMT>
+KQ_DEV uint2 kq_codes8(const float v[8], float s) {
+	uint2 c;
+	c.x = kq_cvt2<FMT>(__fmul_rn(v[0], s), __fmul_rn(v[1], s)) | kq_cvt2<FMT>(__fmul_rn(v[2], s), __fmul_rn(v[3], s)) << 16;
+	c.y = kq_cvt2<FMT>(__fmul_rn(v[4], s), __fmul_rn(v[5], s)) | kq_cvt2<FMT>(__fmul_rn(v[6], s), __fmul_rn(v[7], s)) << 16;
+	return c;
+}
+
+// Eight codes to dst: one 8-byte store when fast, else the bytes j < n.
+KQ_DEV void kq_store8(u8 *dst, uint2 c, bool fast, int n) {
+	if (fast) {
+		*reinterpret_cast<uint2 *>(dst) = c;
+	} else {
+#pragma unroll
+		for (int j = 0; j < 8; j++) {
+			if (j < n) dst[j] = (u8)((j < 4 ? c.x : c.y) >> (8 * (j & 3)));
+		}
+	}
 }
 
 // The contract's "per-tensor scale from an amax", applied per block.
@@ -88,12 +205,6 @@ KQ_DEV float kq_block_scale(float amax, float fp8max, float eps, int pow2) {
 	if (!kq_finite(s)) s = __uint_as_float(KQ_FLT_MAX_BITS);
 	if (pow2) s = __uint_as_float(__float_as_uint(s) & 0xFF800000u);
 	return s;
-}
-
-KQ_DEV u32 kq_warp_max(u32 a) {
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1) a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
-	return a;
 }
 
 // kq_group returns the group holding row m: the last g with offsets[g] <=
@@ -107,248 +218,325 @@ KQ_DEV int kq_group(const int *offsets, int ngroups, int m) {
 	return lo;
 }
 
-// Rowwise 1x128: one warp per block of 128 elements of a row, four
-// consecutive elements per lane (a warp reads 128 contiguous elements and
-// writes 128 contiguous bytes). Scales [ceil(cols/128), roundup(rows,4)],
-// entry (kb, m); the warp of a row's last block also zeroes the padding
-// entries of rows [rows, roundup(rows,4)).
+// Rowwise 1x128. Scales [ceil(cols/128), roundup(rows,4)], entry (kb, m);
+// a block's KQ_ROW_ROWS rows start at a multiple of 4, so the block of the
+// last rows also covers the padding entries [rows, roundup(rows,4)) and
+// writes them as zero.
 //
 // Grouped (offsets != NULL): rows are split into ngroups groups at the
 // device offsets; group g's scales are its own [nkb, n_g] matrix placed at
 // nkb * offsets[g] (no padding: a group's row count is a multiple of 128,
 // else kq_grp_offsets set *flag and every grouped kernel does nothing).
-template <typename T>
-__device__ void kq_blk_row(const T *x, int rows, int cols, u8 *out, float *sinv, int scols, int fmt,
+template <typename T, int FMT>
+__device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *out, float *sinv, int scols,
 		float eps, int pow2, int vec, const int *offsets, int ngroups, const int *flag) {
 	if (flag != 0 && *flag != 0) return;
-	const float fp8max = fmt == KQ_E4M3 ? 448.0f : 57344.0f;
+	const float fp8max = FMT == 0 ? 448.0f : 57344.0f;
 	const int nkb = (cols + 127) >> 7;
-	// A warp takes KQ_ROW_UNROLL consecutive blocks of a row per step and
-	// issues all their loads before the first reduction, so that enough
-	// bytes are in flight per warp to approach the memory bandwidth.
-	const int nsb = (nkb + KQ_ROW_UNROLL - 1) / KQ_ROW_UNROLL;
-	const int lane = threadIdx.x & 31;
-	const long long nsteps = (long long)rows * nsb;
-	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-	for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsteps; w += nwarps) {
-		const int m = (int)(w / nsb), sb = (int)(w % nsb);
-		if (offsets != 0 && m >= offsets[ngroups]) continue;
-		const long long base = (long long)m * cols;
-		float v[KQ_ROW_UNROLL][4];
+	const int nct = (cols + KQ_ROW_COLS - 1) / KQ_ROW_COLS;
+	const int mt = blockIdx.x / nct, ct = blockIdx.x - mt * nct;
+	const int m0 = mt * KQ_ROW_ROWS;
+	if (offsets != 0 && m0 >= offsets[ngroups]) return;
+	const int l = threadIdx.x & 15;
+	const int kb = ct * 16 + (threadIdx.x >> 4);
+	const bool active = kb < nkb;
+	const int k0 = kb * 128 + l * 8;
+	const bool fast = (vec & KQ_VEC_LOAD) != 0 && active && k0 + 8 <= cols;
+	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
+	// All loads first: four 16-byte loads in flight per thread.
+	kq_raw8 raw[KQ_ROW_ROWS];
 #pragma unroll
-		for (int u = 0; u < KQ_ROW_UNROLL; u++) {
-			const int k0 = (sb * KQ_ROW_UNROLL + u) * 128 + lane * 4;
-			if (vec && k0 + 4 <= cols) {
-				kq_ld4(x, base + k0, v[u]);
-			} else {
-#pragma unroll
-				for (int j = 0; j < 4; j++) v[u][j] = k0 + j < cols ? kq_ld(x, base + k0 + j) : 0.0f;
-			}
+	for (int u = 0; u < KQ_ROW_ROWS; u++) {
+		const int m = m0 + u;
+		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
+		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
+		if (fast && m < rows) {
+			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
+		} else if (!fast) {
+			kq_ldraw_slow(x, (long long)m * cols, k0, cols, active && m < rows, raw[u]);
 		}
-		int g = 0, off = 0, n = 0;
-		if (offsets != 0 && lane == 0) {
-			g = kq_group(offsets, ngroups, m);
-			off = offsets[g];
-			n = offsets[g + 1] - off;
+	}
+	int goff = 0, gn = 0;
+	if (offsets != 0) {
+		const int g = kq_group(offsets, ngroups, m0);
+		goff = offsets[g];
+		gn = offsets[g + 1] - goff;
+	}
+	float s[KQ_ROW_ROWS];
+#pragma unroll
+	for (int u = 0; u < KQ_ROW_ROWS; u++) {
+		const int m = m0 + u;
+		float v[8];
+		kq_unpack((const T *)0, raw[u], v);
+		s[u] = kq_block_scale(kq_max16(kq_amax8(v)), fp8max, eps, pow2);
+		if (active && m < rows) {
+			kq_store8(out + (long long)m * cols + k0, kq_codes8<FMT>(v, s[u]), fastst, cols - k0);
 		}
+	}
+	// Lane u of the half-warp stores row m0+u's scale_inv: the 4 rows'
+	// entries of block kb are contiguous.
+	if (active && l < KQ_ROW_ROWS) {
+		float sel = s[0];
 #pragma unroll
-		for (int u = 0; u < KQ_ROW_UNROLL; u++) {
-			const int kb = sb * KQ_ROW_UNROLL + u;
-			if (kb >= nkb) break;
-			const int k0 = kb * 128 + lane * 4;
-			u32 a = max(max(kq_absbits(v[u][0]), kq_absbits(v[u][1])), max(kq_absbits(v[u][2]), kq_absbits(v[u][3])));
-			a = kq_warp_max(a);
-			const float s = kq_block_scale(__uint_as_float(a), fp8max, eps, pow2);
-			if (lane == 0) {
-				const float inv = __fdiv_rn(1.0f, s);
-				if (offsets != 0) {
-					sinv[(long long)nkb * off + (long long)kb * n + (m - off)] = inv;
-				} else {
-					sinv[(long long)kb * scols + m] = inv;
-					if (m == rows - 1) {
-						for (int p = rows; p < scols; p++) sinv[(long long)kb * scols + p] = 0.0f;
-					}
-				}
-			}
-			u32 c[4];
-#pragma unroll
-			for (int j = 0; j < 4; j++) c[j] = kq_cvt1(__fmul_rn(v[u][j], s), fmt);
-			if (vec && k0 + 4 <= cols) {
-				*reinterpret_cast<u32 *>(out + base + k0) = c[0] | c[1] << 8 | c[2] << 16 | c[3] << 24;
-			} else {
-				for (int j = 0; j < 4; j++) {
-					if (k0 + j < cols) out[base + k0 + j] = (u8)c[j];
-				}
-			}
+		for (int u = 1; u < KQ_ROW_ROWS; u++) sel = l == u ? s[u] : sel;
+		const int m = m0 + l;
+		const float inv = __fdiv_rn(1.0f, sel);
+		if (offsets != 0) {
+			sinv[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
+		} else if (m < scols) {
+			sinv[(long long)kb * scols + m] = m < rows ? inv : 0.0f;
 		}
 	}
 }
 
-// Columnwise 128x1, stored transposed: a block of 256 threads takes a tile
-// of 128 rows x 32 columns. Each column's 128 values are staged in shared
-// memory (one read of the input), the column amax reduced there, and the
-// codes written as 16-byte runs of the transposed rows (coalesced writes).
-// Scales [ceil(rows/128), roundup(cols,4)], entry (mb, k); padding columns
-// [cols, roundup(cols,4)) zeroed by the last tile column's block.
-template <typename T>
-__device__ void kq_blk_col(const T *x, int rows, int cols, u8 *out, float *sinv, int scols, int fmt,
-		float eps, int pow2, int vec) {
-	__shared__ float tile[128][33];
-	__shared__ u32 part[8][32];
-	__shared__ float scale[32];
-	const float fp8max = fmt == KQ_E4M3 ? 448.0f : 57344.0f;
-	const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-	const int k = blockIdx.x * 32 + tx;
-	const int mb = blockIdx.y, m0 = mb * 128;
-	u32 a = 0;
-	for (int i = ty; i < 128; i += 8) {
-		const int m = m0 + i;
-		const float v = m < rows && k < cols ? kq_ld(x, (long long)m * cols + k) : 0.0f;
-		tile[i][tx] = v;
-		a = max(a, kq_absbits(v));
-	}
-	part[ty][tx] = a;
-	__syncthreads();
-	if (ty == 0) {
-		for (int j = 1; j < 8; j++) a = max(a, part[j][tx]);
-		const float s = kq_block_scale(__uint_as_float(a), fp8max, eps, pow2);
-		scale[tx] = s;
-		if (k < cols) {
-			sinv[(long long)mb * scols + k] = __fdiv_rn(1.0f, s);
-		} else if (k < scols) {
-			sinv[(long long)mb * scols + k] = 0.0f;
-		}
-	}
-	__syncthreads();
-	const int c = threadIdx.x >> 3, seg = threadIdx.x & 7;
-	const int kk = blockIdx.x * 32 + c;
-	if (kk >= cols) return;
-	const float s = scale[c];
-	const int mm = m0 + seg * 16;
-	if (mm >= rows) return;
-	u32 w[4];
-#pragma unroll
-	for (int q = 0; q < 4; q++) {
-		u32 word = 0;
-#pragma unroll
-		for (int j = 0; j < 4; j++) word |= kq_cvt1(__fmul_rn(tile[seg * 16 + q * 4 + j][c], s), fmt) << (8 * j);
-		w[q] = word;
-	}
-	u8 *dst = out + (long long)kk * rows + mm;
-	if (vec && mm + 16 <= rows) {
-		uint4 q;
-		q.x = w[0]; q.y = w[1]; q.z = w[2]; q.w = w[3];
-		*reinterpret_cast<uint4 *>(dst) = q;
-	} else {
-		for (int j = 0; j < 16 && mm + j < rows; j++) dst[j] = (u8)(w[j >> 2] >> (8 * (j & 3)));
-	}
-}
+// Shared memory of a 128x128 tile: per-warp column amaxes, the 128 row and
+// 128 column scales, and the transposed codes: the codes of tile column k
+// for tile rows 8p+4h..8p+4h+3 are word 2(p ^ (k/8)) + (h ^ (p&1)) of
+// tr[k], so that a warp's 32 lanes, which write one word each of 16
+// different column groups and two runs, and a half-warp's 16 lanes, which
+// read the 16 runs of one column as 8-byte pairs, all hit distinct banks.
+struct __align__(16) kq_tile_smem {
+	float cpart[8][128];
+	float rscale[128];
+	float cscale[128];
+	u32 tr[128][32];
+};
 
-// 128x128 tiles: one block of 256 threads per tile; each thread holds 16
-// rows x 4 consecutive columns in registers, so the input is read once. The
-// tile amax gives one scale; the rowwise codes go straight out, the
-// columnwise ones through shared memory as 16-byte runs of the transposed
-// rows. Scales: rowwise [ceil(rows/128), roundup(nkb,4)] entry (mb, kb),
-// columnwise [nkb, roundup(nmb,4)] entry (kb, mb); either output may be NULL.
-template <typename T>
-__device__ void kq_blk_2d(const T *x, int rows, int cols, u8 *out_row, float *sinv_row, int scols_row,
-		u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec) {
-	__shared__ u32 red[8];
-	__shared__ __align__(16) u8 tr[128][144];
-	const float fp8max = fmt == KQ_E4M3 ? 448.0f : 57344.0f;
-	const int lane = threadIdx.x & 31, ty = threadIdx.x >> 5;
+// One 128x128 tile per block of 256 threads. Thread t owns tile columns
+// 8*(t%16) .. +7 of tile rows 8*(t/16) .. +7, loaded once (eight 16-byte
+// loads of BF16 in flight).
+//
+// TILE2D false (1x128 / 128x1): with out_row, the rowwise operand's codes
+// and scales [nkb, roundup(rows,4)] entry (kb, m); with out_col, the
+// columnwise operand's transposed codes [cols, rows] and scales
+// [ceil(rows/128), roundup(cols,4)] entry (mb, k). Either may be NULL.
+// TILE2D true (128x128): one scale per tile; rowwise scales
+// [ceil(rows/128), roundup(nkb,4)] entry (mb, kb), columnwise [nkb,
+// roundup(nmb,4)] entry (kb, mb).
+//
+// Grouped (offsets != NULL, TILE2D false): the tile lies in one group g
+// (groups are multiples of 128 rows): its rowwise scales go to group g's
+// [nkb, n_g] matrix at nkb*offsets[g], its transposed codes to group g's
+// [cols, n_g] matrix at cols*offsets[g]; the columnwise scales of 128-row
+// aligned groups concatenate to the plain [rows/128, roundup(cols,4)]
+// matrix.
+template <typename T, int FMT, bool TILE2D>
+__device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int rows, int cols, u8 *out_row,
+		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, float eps, int pow2,
+		int vec, const int *offsets, int ngroups, const int *flag) {
+	if (flag != 0 && *flag != 0) return;
+	const float fp8max = FMT == 0 ? 448.0f : 57344.0f;
 	const int kb = blockIdx.x, mb = blockIdx.y;
 	const int nkb = gridDim.x, nmb = gridDim.y;
-	const int k0 = kb * 128 + lane * 4, m0 = mb * 128;
-	const bool fullk = vec && k0 + 4 <= cols;
-	float v[16][4];
-	u32 a = 0;
+	const int m0 = mb * 128, kt0 = kb * 128;
+	if (offsets != 0 && m0 >= offsets[ngroups]) return;
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int cc = tid & 15, r = tid >> 4;
+	const int k0 = kt0 + cc * 8, mr = m0 + r * 8;
+	const bool fast = (vec & KQ_VEC_LOAD) != 0 && k0 + 8 <= cols;
+	kq_raw8 raw[8];
 #pragma unroll
-	for (int r = 0; r < 16; r++) {
-		const int m = m0 + ty + 8 * r;
-		const long long base = (long long)m * cols;
-		if (m < rows && fullk) {
-			kq_ld4(x, base + k0, v[r]);
+	for (int u = 0; u < 8; u++) {
+		const int m = mr + u;
+		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
+		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
+		if (fast && m < rows) {
+			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
+		} else if (!fast) {
+			kq_ldraw_slow(x, (long long)m * cols, k0, cols, m < rows, raw[u]);
+		}
+	}
+	int goff = 0, gn = rows;
+	if (offsets != 0) {
+		const int g = kq_group(offsets, ngroups, m0);
+		goff = offsets[g];
+		gn = offsets[g + 1] - goff;
+	}
+	// Amaxes: per row (over the half-warp) and per column (over the tile),
+	// or over the whole tile.
+	float ra[8], ca[8], ta = 0.0f;
+#pragma unroll
+	for (int j = 0; j < 8; j++) ca[j] = 0.0f;
+#pragma unroll
+	for (int u = 0; u < 8; u++) {
+		float v[8];
+		kq_unpack((const T *)0, raw[u], v);
+		ra[u] = kq_amax8(v);
+		if (TILE2D) {
+			ta = fmaxf(ta, ra[u]);
 		} else {
 #pragma unroll
-			for (int j = 0; j < 4; j++) v[r][j] = m < rows && k0 + j < cols ? kq_ld(x, base + k0 + j) : 0.0f;
+			for (int j = 0; j < 8; j++) ca[j] = kq_amax_acc(ca[j], v[j]);
 		}
-#pragma unroll
-		for (int j = 0; j < 4; j++) a = max(a, kq_absbits(v[r][j]));
 	}
-	a = kq_warp_max(a);
-	if (lane == 0) red[ty] = a;
+	if (TILE2D) {
+		ta = kq_max32(ta);
+		if (lane == 0) sm.cpart[0][warp] = ta;
+	} else {
+		if (out_row != 0) {
+			// Lane cc < 8 of the half-warp handles row mr+cc.
+#pragma unroll
+			for (int u = 0; u < 8; u++) ra[u] = kq_max16(ra[u]);
+			float sel = ra[0];
+#pragma unroll
+			for (int u = 1; u < 8; u++) sel = cc == u ? ra[u] : sel;
+			if (cc < 8) {
+				const int m = mr + cc;
+				const float s = kq_block_scale(sel, fp8max, eps, pow2);
+				sm.rscale[r * 8 + cc] = s;
+				const float inv = __fdiv_rn(1.0f, s);
+				if (offsets != 0) {
+					sinv_row[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
+				} else if (m < scols_row) {
+					sinv_row[(long long)kb * scols_row + m] = m < rows ? inv : 0.0f;
+				}
+			}
+		}
+		if (out_col != 0) {
+#pragma unroll
+			for (int j = 0; j < 8; j++) ca[j] = fmaxf(ca[j], __shfl_xor_sync(0xFFFFFFFFu, ca[j], 16));
+			if (lane < 16) {
+				float4 *p = reinterpret_cast<float4 *>(&sm.cpart[warp][cc * 8]);
+				p[0] = make_float4(ca[0], ca[1], ca[2], ca[3]);
+				p[1] = make_float4(ca[4], ca[5], ca[6], ca[7]);
+			}
+		}
+	}
 	__syncthreads();
-	a = red[0];
+	float cs[8];
+	float rs2d = 1.0f;
+	if (TILE2D) {
+		float a = sm.cpart[0][0];
 #pragma unroll
-	for (int j = 1; j < 8; j++) a = max(a, red[j]);
-	const float s = kq_block_scale(__uint_as_float(a), fp8max, eps, pow2);
-	if (threadIdx.x == 0) {
-		const float inv = __fdiv_rn(1.0f, s);
-		if (sinv_row != 0) {
-			sinv_row[(long long)mb * scols_row + kb] = inv;
-			if (kb == nkb - 1) {
-				for (int p = nkb; p < scols_row; p++) sinv_row[(long long)mb * scols_row + p] = 0.0f;
+		for (int w = 1; w < 8; w++) a = fmaxf(a, sm.cpart[0][w]);
+		rs2d = kq_block_scale(a, fp8max, eps, pow2);
+#pragma unroll
+		for (int j = 0; j < 8; j++) cs[j] = rs2d;
+		if (tid == 0) {
+			const float inv = __fdiv_rn(1.0f, rs2d);
+			if (sinv_row != 0) {
+				sinv_row[(long long)mb * scols_row + kb] = inv;
+				if (kb == nkb - 1) {
+					for (int p = nkb; p < scols_row; p++) sinv_row[(long long)mb * scols_row + p] = 0.0f;
+				}
+			}
+			if (sinv_col != 0) {
+				sinv_col[(long long)kb * scols_col + mb] = inv;
+				if (mb == nmb - 1) {
+					for (int p = nmb; p < scols_col; p++) sinv_col[(long long)kb * scols_col + p] = 0.0f;
+				}
 			}
 		}
-		if (sinv_col != 0) {
-			sinv_col[(long long)kb * scols_col + mb] = inv;
-			if (mb == nmb - 1) {
-				for (int p = nmb; p < scols_col; p++) sinv_col[(long long)kb * scols_col + p] = 0.0f;
+	} else {
+		if (out_col != 0) {
+			if (tid < 128) {
+				float a = sm.cpart[0][tid];
+#pragma unroll
+				for (int w = 1; w < 8; w++) a = fmaxf(a, sm.cpart[w][tid]);
+				const float s = kq_block_scale(a, fp8max, eps, pow2);
+				sm.cscale[tid] = s;
+				const int k = kt0 + tid;
+				if (k < cols) {
+					sinv_col[(long long)mb * scols_col + k] = __fdiv_rn(1.0f, s);
+				} else if (k < scols_col) {
+					sinv_col[(long long)mb * scols_col + k] = 0.0f;
+				}
 			}
+			__syncthreads();
+			const float4 *p = reinterpret_cast<const float4 *>(&sm.cscale[cc * 8]);
+			const float4 c0 = p[0], c1 = p[1];
+			cs[0] = c0.x; cs[1] = c0.y; cs[2] = c0.z; cs[3] = c0.w;
+			cs[4] = c1.x; cs[5] = c1.y; cs[6] = c1.z; cs[7] = c1.w;
+		} else {
+#pragma unroll
+			for (int j = 0; j < 8; j++) cs[j] = 1.0f;
 		}
 	}
+	// Codes, two rows at a time: rowwise 8-byte stores straight out;
+	// columnwise pairs (rows u, u+1 of one column) from one paired
+	// conversion, gathered per column into a word of 4 row codes that goes
+	// to shared memory as soon as it is complete (fewer live registers).
+	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
+	u32 cw[8];
 #pragma unroll
-	for (int r = 0; r < 16; r++) {
-		const int i = ty + 8 * r, m = m0 + i;
-		u32 c[4];
+	for (int u = 0; u < 8; u += 2) {
+		float v0[8], v1[8];
+		kq_unpack((const T *)0, raw[u], v0);
+		kq_unpack((const T *)0, raw[u + 1], v1);
+		if (out_row != 0) {
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			c[j] = kq_cvt1(__fmul_rn(v[r][j], s), fmt);
-			tr[lane * 4 + j][i] = (u8)c[j];
+			for (int h = 0; h < 2; h++) {
+				const int m = mr + u + h;
+				if (m < rows && k0 < cols) {
+					const float s = TILE2D ? rs2d : sm.rscale[r * 8 + u + h];
+					kq_store8(out_row + (long long)m * cols + k0, kq_codes8<FMT>(h == 0 ? v0 : v1, s), fastst, cols - k0);
+				}
+			}
 		}
-		if (out_row != 0 && m < rows) {
-			const long long base = (long long)m * cols;
-			if (fullk) {
-				*reinterpret_cast<u32 *>(out_row + base + k0) = c[0] | c[1] << 8 | c[2] << 16 | c[3] << 24;
-			} else {
-				for (int j = 0; j < 4; j++) {
-					if (k0 + j < cols) out_row[base + k0 + j] = (u8)c[j];
+		if (out_col != 0) {
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				const u32 c = kq_cvt2<FMT>(__fmul_rn(v0[j], cs[j]), __fmul_rn(v1[j], cs[j]));
+				if ((u & 2) == 0) {
+					cw[j] = c;
+				} else {
+					sm.tr[cc * 8 + j][2 * (r ^ cc) + ((u >> 2) ^ (r & 1))] = cw[j] | c << 16;
 				}
 			}
 		}
 	}
 	if (out_col == 0) return;
 	__syncthreads();
-	// Thread t writes transposed row kc = t/2, bytes [64*(t%2), +64).
-	const int kc = threadIdx.x >> 1, half = threadIdx.x & 1;
-	const int k = kb * 128 + kc;
-	if (k >= cols) return;
-	u8 *dst = out_col + (long long)k * rows + m0;
+	// Thread t writes runs (k, p) = ((i*256+t)/16, (i*256+t)%16): a
+	// half-warp writes the 128 codes of one transposed row.
+	const bool fastc = (vec & KQ_VEC_COL_STORE) != 0;
+	u8 *base = out_col + (long long)goff * cols;
 #pragma unroll
-	for (int q = 0; q < 4; q++) {
-		const int i = half * 64 + q * 16;
-		if (m0 + i >= rows) break;
-		if (vec && m0 + i + 16 <= rows) {
-			*reinterpret_cast<uint4 *>(dst + i) = *reinterpret_cast<const uint4 *>(&tr[kc][i]);
-		} else {
-			for (int j = 0; j < 16 && m0 + i + j < rows; j++) dst[i + j] = tr[kc][i + j];
+	for (int i = 0; i < 8; i++) {
+		const int id = i * 256 + tid;
+		const int kc = id >> 4, p = id & 15;
+		const int k = kt0 + kc, m = m0 + p * 8;
+		if (k < cols && m < rows) {
+			uint2 c = *reinterpret_cast<const uint2 *>(&sm.tr[kc][2 * (p ^ (kc >> 3))]);
+			if (p & 1) c = make_uint2(c.y, c.x);
+			kq_store8(base + (long long)k * gn + (m - goff), c, fastc && m + 8 <= rows, rows - m);
 		}
 	}
 }
 
+// The format is a template parameter of the bodies (no per-element branch);
+// the kernels pick the instance once.
 #define KQ_BLOCK_KERNELS(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256) kq_blk_row_##sfx(const T *x, int rows, int cols, u8 *out, float *sinv, \
 		int scols, int fmt, float eps, int pow2, int vec, const int *offsets, int ngroups, const int *flag) { \
-	kq_blk_row<T>(x, rows, cols, out, sinv, scols, fmt, eps, pow2, vec, offsets, ngroups, flag); \
+	if (fmt == 0) { \
+		kq_blk_row<T, 0>(x, rows, cols, out, sinv, scols, eps, pow2, vec, offsets, ngroups, flag); \
+	} else { \
+		kq_blk_row<T, 1>(x, rows, cols, out, sinv, scols, eps, pow2, vec, offsets, ngroups, flag); \
+	} \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_blk_col_##sfx(const T *x, int rows, int cols, u8 *out, float *sinv, \
-		int scols, int fmt, float eps, int pow2, int vec) { \
-	kq_blk_col<T>(x, rows, cols, out, sinv, scols, fmt, eps, pow2, vec); \
+extern "C" __global__ void __launch_bounds__(256, 3) kq_blk_col_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
+		const int *offsets, int ngroups, const int *flag) { \
+	__shared__ kq_tile_smem sm; \
+	if (fmt == 0) { \
+		kq_blk_tile<T, 0, false>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+			vec, offsets, ngroups, flag); \
+	} else { \
+		kq_blk_tile<T, 1, false>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+			vec, offsets, ngroups, flag); \
+	} \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+extern "C" __global__ void __launch_bounds__(256, 3) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec) { \
-	kq_blk_2d<T>(x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, fmt, eps, pow2, vec); \
+	__shared__ kq_tile_smem sm; \
+	if (fmt == 0) { \
+		kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+			vec, 0, 0, 0); \
+	} else { \
+		kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+			vec, 0, 0, 0); \
+	} \
 }
 
 KQ_BLOCK_KERNELS(float, f32)
