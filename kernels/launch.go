@@ -85,10 +85,33 @@ const (
 	rowChunk = 4 * 32
 )
 
-var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
+var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_cast_tr64_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_"}
+var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_both3_", "kq_mxfp8_colw3_"}
+
+// Where the module holds two variants of a kernel (measured side by side on
+// an H200, docs/benchmarks.md), these pick the one the launchers use.
+const (
+	// tile128Transpose: the 128x128 cast+transpose (kq_cast_trw) rather
+	// than the former 64x64 one (kq_cast_tr64).
+	tile128Transpose = true
+	// mxfp8Prefetch: the MXFP8 register-tile kernels that prefetch the
+	// next tile (kq_mxfp8_both, kq_mxfp8_colw; 2 blocks per SM) rather
+	// than the ones that do not (kq_mxfp8_both3, kq_mxfp8_colw3; 3).
+	mxfp8Prefetch = true
+)
+
+// mxfp8TileKernel is the name prefix of the fused ("both_") or the
+// columnwise ("colw_") MXFP8 register-tile kernel in use, and its blocks
+// per SM (its __launch_bounds__), to which the launchers size their grids
+// so that the fused amax commits once per resident block.
+func mxfp8TileKernel(which string) (string, int) {
+	if mxfp8Prefetch {
+		return "kq_mxfp8_" + which + "_", 2
+	}
+	return "kq_mxfp8_" + which + "3_", 3
+}
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
@@ -221,17 +244,21 @@ func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(state).Ptr(optional(outRow)).Buffer(outCol).
 		Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
 	if wideTranspose(rows, cols, x, outRow, outCol) {
-		// One block per 128x128 tile; with the fused amax (delayed
-		// scaling), the resident blocks striding over the tiles, so that
-		// the amax commits once per block: one same-address atomic per
-		// tile cost more than the cast at 16384^2 (H200, 64x64 tiles: 60%
-		// of copy bandwidth, 80% striding).
-		tiles := int64((cols+127)/128) * int64((rows+127)/128)
+		// One block per tile; with the fused amax (delayed scaling), the
+		// resident blocks striding over the tiles, so that the amax
+		// commits once per block: one same-address atomic per tile cost
+		// more than the cast at 16384^2 (H200, 64x64 tiles: 60% of copy
+		// bandwidth, 80% striding).
+		name, tile, perSM := "kq_cast_trw_", 128, 3 // __launch_bounds__(256, 3)
+		if !tile128Transpose {
+			name, tile, perSM = "kq_cast_tr64_", 64, wavesPerSM
+		}
+		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
-			grid = s.residentGrid(tiles*threads, 1)
+			grid = cuda.Dim(int(min(tiles, int64(s.sms*perSM))))
 		}
-		return s.launch(c, "kq_cast_trw_"+dt.suffix(), grid, cuda.Dim(threads), st)
+		return s.launch(c, name+dt.suffix(), grid, cuda.Dim(threads), st)
 	}
 	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
 }
@@ -290,9 +317,10 @@ func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, 
 	case colwise && vec && dt != F32:
 		// The fused kernel's 32x64 register tiles, columnwise only: one
 		// warp per tile, at most the resident blocks (as MXFP8Both).
+		name, perSM := mxfp8TileKernel("colw")
 		tiles := int64(srows) * int64(scols/64)
-		blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*mxfp8BothBlocksPerSM))
-		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
+		blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*perSM))
+		return s.launch(c, name+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -352,18 +380,15 @@ func (s *Set) MXFP8Both(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(outRow).Buffer(scRow).I32(int32(rc)).
 		Buffer(outCol).Buffer(scCol).I32(int32(cr)).I32(int32(cc)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state))
 	// One warp per 32x64 tile, warps striding over the tiles; at most the
-	// blocks that fit at once (mxfp8BothBlocksPerSM), so that the fused
-	// amax commits once per resident block.
+	// blocks that fit at once, so that the fused amax commits once per
+	// resident block. (The first layout of this kernel, 4 blocks per SM
+	// at 64 registers, spilled about 250 bytes per thread and ran at
+	// 44-47% of copy bandwidth on an H200.)
+	name, perSM := mxfp8TileKernel("both")
 	tiles := int64(cr) * int64(cc/64)
-	blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*mxfp8BothBlocksPerSM))
-	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
+	blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*perSM))
+	return s.launch(c, name+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
 }
-
-// mxfp8BothBlocksPerSM matches __launch_bounds__(256, 3) on kq_mxfp8_both
-// and kq_mxfp8_colw (at most 80 registers). Its first layout, at a bound of 4 blocks (64
-// registers), spilled about 250 bytes per thread (nvcc 13.0, sm_90) and ran
-// at 44-47% of copy bandwidth on an H200.
-const mxfp8BothBlocksPerSM = 3
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.
 func (s *Set) MXFP8Dequantize(c *cuda.Ctx, st cuda.Stream, q cuda.Buffer, rows, cols int, scales cuda.Buffer, colwise bool, out cuda.Buffer, f Format) error {

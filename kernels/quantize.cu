@@ -159,6 +159,39 @@ KQ_DEV void kq_zero8(float v[8]) {
 #pragma unroll
 	for (int k = 0; k < 8; k++) v[k] = 0.0f;
 }
+// An 8-element group as raw bits (one 16-byte word for 16-bit inputs, two
+// for float32), so that a thread can hold several loads in flight in half
+// the registers of their float32 values, and its widening to float32.
+KQ_DEV void kq_ldraw8(const float *x, long long g, uint4 q[2]) {
+	q[0] = reinterpret_cast<const uint4 *>(x)[2 * g];
+	q[1] = reinterpret_cast<const uint4 *>(x)[2 * g + 1];
+}
+template <typename T>
+KQ_DEV void kq_ldraw8(const T *x, long long g, uint4 q[2]) {
+	q[0] = reinterpret_cast<const uint4 *>(x)[g];
+	q[1] = q[0];
+}
+KQ_DEV void kq_unpack8(const float *, const uint4 q[2], float v[8]) {
+	u32 w[8] = {q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w};
+#pragma unroll
+	for (int k = 0; k < 8; k++) v[k] = __uint_as_float(w[k]);
+}
+KQ_DEV void kq_unpack8(const kq_bf16 *, const uint4 q[2], float v[8]) {
+	u32 w[4] = {q[0].x, q[0].y, q[0].z, q[0].w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		v[2 * k] = kq_bf16_to_f32(w[k] & 0xFFFFu);
+		v[2 * k + 1] = kq_bf16_to_f32(w[k] >> 16);
+	}
+}
+KQ_DEV void kq_unpack8(const kq_f16 *, const uint4 q[2], float v[8]) {
+	u32 w[4] = {q[0].x, q[0].y, q[0].z, q[0].w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		v[2 * k] = kq_f16_to_f32(w[k] & 0xFFFFu);
+		v[2 * k + 1] = kq_f16_to_f32(w[k] >> 16);
+	}
+}
 // Independent 8-element groups a thread loads before it uses the first, in
 // the grid-stride kernels (amax, cast, MXFP8 rowwise).
 #define KQ_UNROLL 4
@@ -430,23 +463,25 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 		int c = c0 + 8 * cg, r = r0 + 8 * rg;
 		// rows % 8 == 0 and cols % 8 == 0: the patch is wholly in or out.
 		bool in = r < rows && c < cols;
-		float v[8][8];
+		// The patch as raw bits: 32 registers for 16-bit inputs (all 8
+		// loads in flight at once), float32 ones 4 rows at a time. (Held
+		// as float32 values, the 8 rows spilled at this kernel's bound.)
+		uint4 raw[8][2];
 #pragma unroll
 		for (int hr = 0; hr < 2; hr++) {
-			// 16-bit inputs: all 8 loads in flight at once; float32 ones
-			// (32 bytes a row) 4 at a time, for the register budget.
 			if (hr == 0 || sizeof(T) == 4) {
 #pragma unroll
 				for (int j = 0; j < 8; j++) {
 					if (sizeof(T) == 4 && j / 4 != hr) continue;
-					if (in) kq_load8(x, ((long long)(r + j) * cols + c) / 8, v[j]);
-					else kq_zero8(v[j]);
+					raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
+					if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
 				}
 			}
 			u32 w[4][2];
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
-				const float *vj = v[4 * hr + j];
+				float vj[8];
+				kq_unpack8(x, raw[4 * hr + j], vj);
 #pragma unroll
 				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
 				uint2 q = kq_cvt8(vj, fs, fmt);
@@ -484,6 +519,74 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
+
+// The former fused cast + transpose, kept for comparison with the 128x128
+// kernel above (both measured in the same run): 64x64 tiles with 256
+// threads, for rows % 16
+// == 0 and cols % 8 == 0 with a 16-byte aligned input, 8-byte aligned
+// out_row and 16-byte aligned out_col. Each thread loads two runs of 8
+// elements along a row (16-byte loads of 16-bit inputs), writes their 8
+// codes to out_row in one store and to a shared byte tile, then writes 16
+// consecutive codes of one transposed row to out_col in one 16-byte store.
+// The tile pitch of 65 bytes keeps the column reads of the second phase on
+// distinct banks. Blocks stride over the tiles (a grid of a few waves), so
+// that the fused amax of delayed scaling commits once per block rather
+// than once per tile: 65536 same-address atomics at 16384^2 cost more than
+// the whole cast. It computes the same bytes as the 32x32 kernel above.
+#define KQ_TR_PITCH 65
+template <typename T>
+KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
+		float *scale_inv, float *history, int fmt) {
+	__shared__ u8 tile[64 * KQ_TR_PITCH];
+	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
+	int ntx = (cols + 63) / 64;
+	long long ntiles = (long long)ntx * ((rows + 63) / 64);
+	u32 tid = threadIdx.x;
+	float m = 0.0f;
+	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
+		int c0 = (int)(tl % ntx) * 64, r0 = (int)(tl / ntx) * 64;
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			int tr = (int)(tid >> 3) + 32 * k; // tile row
+			int tc = (int)(tid & 7u) * 8;      // tile column of the run
+			int r = r0 + tr, c = c0 + tc;
+			if (r < rows && c < cols) {
+				long long i = (long long)r * cols + c;
+				float v[8];
+				kq_load8(x, i / 8, v);
+#pragma unroll
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
+				uint2 q = kq_cvt8(v, fs, fmt);
+				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + i) = q;
+				u8 *t = tile + tr * KQ_TR_PITCH + tc;
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					t[e] = (u8)(q.x >> (8 * e));
+					t[4 + e] = (u8)(q.y >> (8 * e));
+				}
+			}
+		}
+		__syncthreads();
+		int tc = (int)(tid >> 2);      // tile column = transposed row
+		int tr = (int)(tid & 3u) * 16; // first tile row of the run
+		int c = c0 + tc, r = r0 + tr;
+		if (c < cols && r < rows) {
+			u32 w[4];
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const u8 *t = tile + (tr + 4 * k) * KQ_TR_PITCH + tc;
+				w[k] = (u32)t[0] | ((u32)t[KQ_TR_PITCH] << 8) | ((u32)t[2 * KQ_TR_PITCH] << 16) |
+					((u32)t[3 * KQ_TR_PITCH] << 24);
+			}
+			*reinterpret_cast<uint4 *>(out_col + (long long)c * rows + r) = make_uint4(w[0], w[1], w[2], w[3]);
+		}
+		// The next tile overwrites the shared tile.
+		__syncthreads();
+	}
+	kq_cast_finish(m, scale, st, scale_inv, history);
+}
+
 
 // ---- MXFP8 ------------------------------------------------------------------
 
@@ -813,7 +916,24 @@ KQ_DEV u32 kq_e8m0(float amax) {
 // for them).
 #define KQ_MX_ROW 1
 #define KQ_MX_COL 2
-template <typename T, int fmt, int ocp, int ops>
+//
+// pf: prefetch. The warp issues the next tile's 8 loads as soon as it has
+// the current tile's data, so that its loads stay in flight while it
+// converts (about 650 instructions a tile, as long as a load's latency at
+// 6 warps a scheduler): with it, 32 more registers and 2 blocks per SM;
+// without it, 3 blocks per SM and loads in flight only between tiles (the
+// first measured version: 74-77% of copy bandwidth on an H200).
+template <typename T>
+KQ_DEV void kq_mx_load_tile(const T *x, int rows, int cols, int rb, int ct, int rq, int cg, bool live, uint4 q[8]) {
+	int r0 = rb * 32 + rq, c = ct * 64 + cg * 8;
+	const T *p = x + (long long)r0 * cols + c;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		q[i] = make_uint4(0u, 0u, 0u, 0u);
+		if (live && r0 + 4 * i < rows && c < cols) q[i] = *reinterpret_cast<const uint4 *>(p + i * 4LL * cols);
+	}
+}
+template <typename T, int fmt, int ocp, int ops, int pf>
 KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
 		u8 *sc_col, int srows_col, int scols_col, u32 *st) {
 	const T tag = {0};
@@ -832,17 +952,33 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 	// 64-bit division per tile.
 	int rb = (int)(warp / nct), ct = (int)(warp % nct);
 	const int drb = (int)(nwarps / nct), dct = (int)(nwarps % nct);
+	uint4 nx[8];
+	if (pf) kq_mx_load_tile(x, rows, cols, rb, ct, rq, cg, warp < ntiles, nx);
 	for (long long t = warp; t < ntiles; t += nwarps) {
-		int c0 = ct * 64;
-		int c = c0 + cg * 8, r0 = rb * 32 + rq;
+		const int rbc = rb, c0 = ct * 64;
+		int c = c0 + cg * 8, r0 = rbc * 32 + rq;
 		bool cin = c < cols; // the lane's 8 columns exist (cols % 8 == 0)
 		long long o0 = (long long)r0 * cols + c; // element offset of the lane's first row
+		rb += drb;
+		ct += dct;
+		if (ct >= nct) {
+			ct -= nct;
+			rb++;
+		}
 		u32 v[8][4];
+		{
+			uint4 cur[8];
+			if (pf) {
 #pragma unroll
-		for (int i = 0; i < 8; i++) {
-			uint4 a = make_uint4(0u, 0u, 0u, 0u);
-			if (r0 + 4 * i < rows && cin) a = *reinterpret_cast<const uint4 *>(x + o0 + i * stride4);
-			v[i][0] = a.x; v[i][1] = a.y; v[i][2] = a.z; v[i][3] = a.w;
+				for (int i = 0; i < 8; i++) cur[i] = nx[i];
+				kq_mx_load_tile(x, rows, cols, rb, ct, rq, cg, t + nwarps < ntiles, nx);
+			} else {
+				kq_mx_load_tile(x, rows, cols, rbc, c0 / 64, rq, cg, true, cur);
+			}
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				v[i][0] = cur[i].x; v[i][1] = cur[i].y; v[i][2] = cur[i].z; v[i][3] = cur[i].w;
+			}
 		}
 		// Rowwise: the amax of each row's 8 values, then of the block's
 		// 32; the exponent, the factor, the codes, and the scale byte
@@ -906,8 +1042,8 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 			float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
 			{
 				int cc = c + 2 * rq;
-				bool in = rb < nrb && cc < cols;
-				*reinterpret_cast<u16 *>(sc_col + (long long)rb * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
+				bool in = rbc < nrb && cc < cols;
+				*reinterpret_cast<u16 *>(sc_col + (long long)rbc * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
 			}
 			// Word k (columns c + 2k, c + 2k + 1) takes its factors from lane
 			// (rq, cg) = (k, cg).
@@ -930,28 +1066,22 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 				*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
 			}
 		}
-		rb += drb;
-		ct += dct;
-		if (ct >= nct) {
-			ct -= nct;
-			rb++;
-		}
 	}
 	kq_mxfp8_finish(tm, st);
 }
 
 // kq_mxfp8_tiles picks the instantiation of kq_mxfp8_both_impl.
-template <typename T, int ops>
+template <typename T, int ops, int pf>
 KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
 		u8 *sc_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st) {
 	if (fmt == KQ_E4M3 && !ocp)
-		kq_mxfp8_both_impl<T, KQ_E4M3, 0, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E4M3, 0, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
 	else if (fmt == KQ_E4M3)
-		kq_mxfp8_both_impl<T, KQ_E4M3, 1, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E4M3, 1, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
 	else if (!ocp)
-		kq_mxfp8_both_impl<T, KQ_E5M2, 0, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E5M2, 0, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
 	else
-		kq_mxfp8_both_impl<T, KQ_E5M2, 1, ops>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E5M2, 1, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
 }
 
 // ---- entry points -----------------------------------------------------------
@@ -969,9 +1099,13 @@ KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_r
 			u8 *out_col, float *scale_inv, float *history, int fmt) {                               \
 		kq_cast_tr_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);           \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 4) kq_cast_trw_##SUF(const T *x, int rows,        \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_cast_trw_##SUF(const T *x, int rows,        \
 			int cols, u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) { \
 		kq_cast_trw_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);          \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256) kq_cast_tr64_##SUF(const T *x, int rows, int cols,      \
+			u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) {           \
+		kq_cast_tr64_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);         \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
 			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
@@ -1000,19 +1134,31 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 
 // The fused MXFP8 kernel and its columnwise-only twin are for 16-bit inputs
 // only (their tile lives in registers as pairs); float32 inputs take the
-// other kernels. At most 80 registers, 3 blocks (24 warps, each with 4 KiB
-// of loads in flight) per SM; the launchers size their grids to that
-// (mxfp8BothBlocksPerSM).
+// other kernels. With the prefetch, at most 128 registers, 2 blocks (16
+// warps, each with 4 KiB of loads in flight all the time) per SM; the
+// "3" variants, without it, at most 80 registers and 3 blocks per SM. The
+// launchers size their grids to the one they use (mxfp8TileBlocksPerSM);
+// both stay for comparison on other GPUs.
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
-	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_both_##SUF(const T *x, int rows,      \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
 			int scols_col, int fmt, int ocp, u32 *st) {                                             \
-		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
+		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 1>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
 			sc_col, srows_col, scols_col, fmt, ocp, st);                                        \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
-		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st); \
+		kq_mxfp8_tiles<T, KQ_MX_COL, 1>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st); \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_both3_##SUF(const T *x, int rows,     \
+			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
+			int scols_col, int fmt, int ocp, u32 *st) {                                             \
+		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 0>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
+			sc_col, srows_col, scols_col, fmt, ocp, st);                                        \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_colw3_##SUF(const T *x, int rows,     \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
+		kq_mxfp8_tiles<T, KQ_MX_COL, 0>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st); \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
