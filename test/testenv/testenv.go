@@ -40,10 +40,39 @@ type Env struct {
 	env *envtest.Environment
 }
 
-// RepoRoot is the root of the kquant repository that this package was built from.
+// RepoRootEnv names the repository root for test binaries run away from the
+// tree they were built in (the scale harness on another machine).
+const RepoRootEnv = "KQUANT_REPO_ROOT"
+
+// RepoRoot is the root of the kquant repository: $KQUANT_REPO_ROOT when set,
+// else the tree this package was built from when it still exists, else the
+// nearest directory above the working directory that holds config/crd/bases
+// (a test binary compiled elsewhere and run from inside a copy of the tree).
 func RepoRoot() string {
+	if dir := os.Getenv(RepoRootEnv); dir != "" {
+		return filepath.Clean(dir)
+	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	built := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if isRepoRoot(built) {
+		return built
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			if isRepoRoot(dir) {
+				return dir
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return built
+}
+
+func isRepoRoot(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "config", "crd", "bases"))
+	return err == nil && st.IsDir()
 }
 
 // AssetsDir returns the directory with the control-plane binaries, building them

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bundle.sh builds what the scale harness needs on a machine without Go (the
+# device machine, where the 1,000-node scenarios run on idle cores): the harness
+# as a compiled test binary, the manager, kube-apiserver and etcd, stripped and
+# xz-compressed so that they travel within the device tool's 64 MiB. The tree
+# itself (config/crd/bases, test/scale/device-run.sh) travels as usual.
+#
+#   test/scale/bundle.sh [DIR]     # default .gpubin-scale (git-ignored)
+#
+# Then, on the device machine, from the repository root:
+#   test/scale/device-run.sh .gpubin-scale $OUT -nodes 1000 -scenarios eachgpu
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DIR=${1:-$ROOT/.gpubin-scale}
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+cd "$ROOT"
+ASSETS=$(hack/envtest-assets.sh)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+go build -trimpath -ldflags='-s -w' -o "$TMP/manager" ./cmd/manager
+go test -c -tags scale -trimpath -ldflags='-s -w' -o "$TMP/scale.test" ./test/scale
+for b in manager scale.test; do
+  xz -6 -T0 -c "$TMP/$b" >"$DIR/$b.xz"
+done
+# The control plane changes only with hack/envtest-assets.sh's stamp: compress
+# it (minutes) only when that changed.
+if [[ ! -f $DIR/assets.stamp ]] || ! cmp -s "$ASSETS/.stamp" "$DIR/assets.stamp"; then
+  for b in kube-apiserver etcd; do
+    strip -o "$TMP/$b" "$ASSETS/$b"
+    xz -6 -T0 -c "$TMP/$b" >"$DIR/$b.xz"
+  done
+  cp "$ASSETS/.stamp" "$DIR/assets.stamp"
+fi
+git rev-parse HEAD >"$DIR/commit"
+ls -l "$DIR" >&2
+du -sh "$DIR" >&2

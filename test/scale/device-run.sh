@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# device-run.sh runs the scale harness from a bundle made by bundle.sh, on a
+# machine without the Go toolchain. Run it from anywhere inside a copy of the
+# repository (the harness reads config/crd/bases from it).
+#
+#   test/scale/device-run.sh BUNDLE OUTDIR [harness flags...]
+#
+# OUTDIR receives scale.log (the harness's output, the table at its end) and
+# manager.log.xz. Harness flags: -nodes, -gpus, -jobs, -scenarios
+# eachgpu,anygpu, -manager-args "...", -pool-workers, -create-workers,
+# -scenario-timeout.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUNDLE=$(cd "$1" && pwd)
+OUTDIR=$2
+shift 2
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+BIN=$(mktemp -d /tmp/kquant-scale.XXXXXX)
+unxz() {
+  if command -v xz >/dev/null; then
+    xz -dc "$1" >"$2"
+  else
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
+  fi
+}
+for b in manager scale.test kube-apiserver etcd; do
+  unxz "$BUNDLE/$b.xz" "$BIN/$b"
+  chmod +x "$BIN/$b"
+done
+echo "bundle of commit $(cat "$BUNDLE/commit" 2>/dev/null || echo unknown); $(nproc) CPUs; $(uname -r)" | tee "$OUTDIR/scale.log"
+cd "$ROOT/test/scale"
+status=0
+KQUANT_REPO_ROOT=$ROOT KUBEBUILDER_ASSETS=$BIN "$BIN/scale.test" -test.run '^TestScale$' -test.v -test.timeout 60m \
+  -manager-bin "$BIN/manager" -log-dir "$BIN" "$@" 2>&1 | tee -a "$OUTDIR/scale.log" || status=$?
+[[ -f $BIN/manager.log ]] && xz -c "$BIN/manager.log" >"$OUTDIR/manager.log.xz" 2>/dev/null || true
+rm -rf "$BIN"
+exit "$status"
