@@ -54,6 +54,24 @@ typedef unsigned long long u64;
 #define KQ_ROW_ROWS 4
 #define KQ_ROW_COLS 2048
 
+// Occupancy and load-hint tunables (see the benchmark notes in
+// docs/benchmarks.md): blocks per SM the register allocation must allow for
+// the rowwise and the tile kernels, whether input loads carry the
+// L1::no_allocate and L2::256B prefetch hints, and whether the 8-byte code
+// stores are streaming (st.global.cs).
+#ifndef KQ_ROW_MINB
+#define KQ_ROW_MINB 1
+#endif
+#ifndef KQ_TILE_MINB
+#define KQ_TILE_MINB 3
+#endif
+#ifndef KQ_LDHINT
+#define KQ_LDHINT 0
+#endif
+#ifndef KQ_STHINT
+#define KQ_STHINT 0
+#endif
+
 // vec flags, set by block.go when the fast paths are safe for every access.
 #define KQ_VEC_LOAD 1      // cols % 8 == 0 and x 16-byte aligned: 8-element loads
 #define KQ_VEC_COL_STORE 2 // rows % 8 == 0 and the columnwise data 8-byte aligned
@@ -75,7 +93,11 @@ KQ_DEV float kq_f16_to_f32(u32 bits) {
 
 KQ_DEV uint4 kq_ld16(const void *p) {
 	uint4 q;
+#if KQ_LDHINT
+	asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w) : "l"(p));
+#else
 	asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w) : "l"(p));
+#endif
 	return q;
 }
 
@@ -150,13 +172,6 @@ KQ_DEV float kq_amax8(const float v[8]) {
 	return a;
 }
 
-// Max over the 16 lanes of a half-warp (every lane of the warp takes part).
-KQ_DEV float kq_max16(float a) {
-#pragma unroll
-	for (int o = 8; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
-	return a;
-}
-
 KQ_DEV float kq_max32(float a) {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
@@ -188,7 +203,11 @@ KQ_DEV uint2 kq_codes8(const float v[8], float s) {
 // Eight codes to dst: one 8-byte store when fast, else the bytes j < n.
 KQ_DEV void kq_store8(u8 *dst, uint2 c, bool fast, int n) {
 	if (fast) {
+#if KQ_STHINT
+		asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" : : "l"(dst), "r"(c.x), "r"(c.y) : "memory");
+#else
 		*reinterpret_cast<uint2 *>(dst) = c;
+#endif
 	} else {
 #pragma unroll
 		for (int j = 0; j < 8; j++) {
@@ -262,25 +281,46 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 		goff = offsets[g];
 		gn = offsets[g + 1] - goff;
 	}
+	// Row amaxes: the 4 rows' partial maxima meet over the half-warp in a
+	// reduce-scatter (5 shuffles instead of 16), after which lane l holds
+	// row l/4's amax; one scale division per lane then serves all 4 rows,
+	// and each lane fetches the 4 scales back by shuffles.
+	float a[KQ_ROW_ROWS];
+#pragma unroll
+	for (int u = 0; u < KQ_ROW_ROWS; u++) {
+		float v[8];
+		kq_unpack((const T *)0, raw[u], v);
+		a[u] = kq_amax8(v);
+	}
+	const bool b3 = (l & 8) != 0, b2 = (l & 4) != 0;
+	float k[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		const float send = b3 ? a[i] : a[2 + i];
+		k[i] = fmaxf(b3 ? a[2 + i] : a[i], __shfl_xor_sync(0xFFFFFFFFu, send, 8));
+	}
+	float am = fmaxf(b2 ? k[1] : k[0], __shfl_xor_sync(0xFFFFFFFFu, b2 ? k[0] : k[1], 4));
+	am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 2));
+	am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
+	const float sl = kq_block_scale(am, fp8max, eps, pow2);
+	const int lane = threadIdx.x & 31;
 	float s[KQ_ROW_ROWS];
+#pragma unroll
+	for (int u = 0; u < KQ_ROW_ROWS; u++) s[u] = __shfl_sync(0xFFFFFFFFu, sl, (lane & 16) | (u << 2));
 #pragma unroll
 	for (int u = 0; u < KQ_ROW_ROWS; u++) {
 		const int m = m0 + u;
-		float v[8];
-		kq_unpack((const T *)0, raw[u], v);
-		s[u] = kq_block_scale(kq_max16(kq_amax8(v)), fp8max, eps, pow2);
 		if (active && m < rows) {
+			float v[8];
+			kq_unpack((const T *)0, raw[u], v);
 			kq_store8(out + (long long)m * cols + k0, kq_codes8<FMT>(v, s[u]), fastst, cols - k0);
 		}
 	}
-	// Lane u of the half-warp stores row m0+u's scale_inv: the 4 rows'
-	// entries of block kb are contiguous.
-	if (active && l < KQ_ROW_ROWS) {
-		float sel = s[0];
-#pragma unroll
-		for (int u = 1; u < KQ_ROW_ROWS; u++) sel = l == u ? s[u] : sel;
-		const int m = m0 + l;
-		const float inv = __fdiv_rn(1.0f, sel);
+	// Lanes 0, 4, 8, 12 of the half-warp store rows m0..m0+3's scale_inv:
+	// the 4 rows' entries of block kb are contiguous.
+	if (active && (l & 3) == 0) {
+		const int m = m0 + (l >> 2);
+		const float inv = __fdiv_rn(1.0f, sl);
 		if (offsets != 0) {
 			sinv[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
 		} else if (m < scols) {
@@ -374,16 +414,28 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 		if (lane == 0) sm.cpart[0][warp] = ta;
 	} else {
 		if (out_row != 0) {
-			// Lane cc < 8 of the half-warp handles row mr+cc.
+			// The 8 rows' partial maxima meet over the half-warp in a
+			// reduce-scatter (8 shuffles instead of 32): afterwards lanes
+			// cc and cc^1 hold row cc/2's amax, and the even lane handles
+			// that row.
+			const bool b3 = (cc & 8) != 0, b2 = (cc & 4) != 0, b1 = (cc & 2) != 0;
+			float k4[4], k2[2];
 #pragma unroll
-			for (int u = 0; u < 8; u++) ra[u] = kq_max16(ra[u]);
-			float sel = ra[0];
+			for (int i = 0; i < 4; i++) {
+				const float send = b3 ? ra[i] : ra[4 + i];
+				k4[i] = fmaxf(b3 ? ra[4 + i] : ra[i], __shfl_xor_sync(0xFFFFFFFFu, send, 8));
+			}
 #pragma unroll
-			for (int u = 1; u < 8; u++) sel = cc == u ? ra[u] : sel;
-			if (cc < 8) {
-				const int m = mr + cc;
-				const float s = kq_block_scale(sel, fp8max, eps, pow2);
-				sm.rscale[r * 8 + cc] = s;
+			for (int i = 0; i < 2; i++) {
+				const float send = b2 ? k4[i] : k4[2 + i];
+				k2[i] = fmaxf(b2 ? k4[2 + i] : k4[i], __shfl_xor_sync(0xFFFFFFFFu, send, 4));
+			}
+			float am = fmaxf(b1 ? k2[1] : k2[0], __shfl_xor_sync(0xFFFFFFFFu, b1 ? k2[0] : k2[1], 2));
+			am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
+			if ((cc & 1) == 0) {
+				const int rr = cc >> 1, m = mr + rr;
+				const float s = kq_block_scale(am, fp8max, eps, pow2);
+				sm.rscale[r * 8 + rr] = s;
 				const float inv = __fdiv_rn(1.0f, s);
 				if (offsets != 0) {
 					sinv_row[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
@@ -507,7 +559,7 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 // The format is a template parameter of the bodies (no per-element branch);
 // the kernels pick the instance once.
 #define KQ_BLOCK_KERNELS(T, sfx) \
-extern "C" __global__ void __launch_bounds__(256) kq_blk_row_##sfx(const T *x, int rows, int cols, u8 *out, float *sinv, \
+extern "C" __global__ void __launch_bounds__(256, KQ_ROW_MINB) kq_blk_row_##sfx(const T *x, int rows, int cols, u8 *out, float *sinv, \
 		int scols, int fmt, float eps, int pow2, int vec, const int *offsets, int ngroups, const int *flag) { \
 	if (fmt == 0) { \
 		kq_blk_row<T, 0>(x, rows, cols, out, sinv, scols, eps, pow2, vec, offsets, ngroups, flag); \
@@ -515,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_blk_row_##sfx(const T *x, i
 		kq_blk_row<T, 1>(x, rows, cols, out, sinv, scols, eps, pow2, vec, offsets, ngroups, flag); \
 	} \
 } \
-extern "C" __global__ void __launch_bounds__(256, 3) kq_blk_col_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_col_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
 		const int *offsets, int ngroups, const int *flag) { \
 	__shared__ kq_tile_smem sm; \
@@ -527,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) kq_blk_col_##sfx(const T *x
 			vec, offsets, ngroups, flag); \
 	} \
 } \
-extern "C" __global__ void __launch_bounds__(256, 3) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec) { \
 	__shared__ kq_tile_smem sm; \
 	if (fmt == 0) { \
