@@ -11,7 +11,8 @@
 //   - kq_blk_row: rowwise 1x128 alone. A block of 256 threads takes 4 rows
 //     x 2048 columns; each thread owns 8 consecutive elements of 4 rows
 //     (four 16-byte loads of BF16 issued together), a half-warp one 1x128
-//     block, its amax reduced by 4 shuffles; codes leave as 8-byte stores
+//     block, the 4 rows' amaxes reduced together by 5 shuffles (a
+//     reduce-scatter) and one scale division per lane; codes leave as 8-byte stores
 //     (a half-warp writes the block's 128 bytes), and the 4 rows' scales of
 //     a block as 16 contiguous bytes.
 //   - kq_blk_tile: a 128x128 tile per block of 256 threads, read once into
