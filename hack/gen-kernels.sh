@@ -3,7 +3,10 @@
 # it runs on a GPU machine; the PTX is committed and embedded by the Go
 # package kernels, so builds elsewhere need no CUDA toolkit.
 #
-# Usage: hack/gen-kernels.sh [OUTDIR]   (default: kernels/)
+# Usage: hack/gen-kernels.sh [OUTDIR [SOURCE.cu...]]   (default: kernels/, every kernels/*.cu)
+#
+# A source that fails to compile does not stop the others (several people
+# edit kernels at once on one tree); the script exits non-zero at the end.
 #
 # Each PTX starts with a stamp line "// kquant-source-sha256: <sha256 of the
 # .cu file>"; kernels' unit test recomputes it and fails when a PTX is stale.
@@ -17,17 +20,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-kernels}
+shift || true
 mkdir -p "$out"
+sources=("$@")
+[ ${#sources[@]} -gt 0 ] || sources=(kernels/*.cu)
+failed=()
 nvcc=${NVCC:-nvcc}
 flags=(-ptx -std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false)
 "$nvcc" --version | tail -n 2
-for src in kernels/*.cu; do
+for src in "${sources[@]}"; do
 	base=$(basename "$src" .cu)
 	arch=compute_90
 	case "$base" in *_sm100a) arch=compute_100a ;; esac
 	hash=$(sha256sum "$src" | cut -d' ' -f1)
 	tmp=$(mktemp)
-	"$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"
+	if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
+		failed+=("$src")
+		rm -f "$tmp"
+		continue
+	fi
 	{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$out/$base.ptx"
 	rm -f "$tmp"
 	# Assemble once to catch PTX the driver would reject, and show the
@@ -37,3 +48,7 @@ for src in kernels/*.cu; do
 	fi
 	echo "generated $out/$base.ptx ($arch, source sha256 $hash)"
 done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "FAILED: ${failed[*]}" >&2
+	exit 1
+fi
