@@ -15,13 +15,13 @@ func TestEvaluationsMemo(t *testing.T) {
 	if anyKey == eachKey || anyKey == "" {
 		t.Fatalf("keys %q and %q: want distinct and non-empty", anyKey, eachKey)
 	}
-	results := []scheduling.NodeResult{{Node: "a"}}
+	results := newEvaluation([]scheduling.NodeResult{{Node: "a", GPUs: []scheduling.GPU{{Node: "a", UUID: "GPU-a-0"}}}})
 	var e evaluations
 	if _, ok := e.get(anyKey, t0); ok {
 		t.Error("empty memo answered")
 	}
 	e.put(anyKey, results, t0)
-	if got, ok := e.get(anyKey, t0.Add(EvaluationTTL)); !ok || len(got) != 1 {
+	if got, ok := e.get(anyKey, t0.Add(EvaluationTTL)); !ok || len(got.results) != 1 || len(got.eligible) != 1 {
 		t.Errorf("within the TTL: %v %v, want the results", got, ok)
 	}
 	if _, ok := e.get(eachKey, t0); ok {

@@ -45,13 +45,13 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	if err != nil {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
 	}
-	results, err := r.evaluate(ctx, recipe.Spec.Scheme, &job.Spec.Placement, &req, now)
+	ev, err := r.evaluate(ctx, recipe.Spec.Scheme, &job.Spec.Placement, &req, now)
 	if err != nil {
 		return nil, outcome{}, err
 	}
-	slots := scheduling.Expand(job.Spec.Placement.Policy, scheduling.EligibleGPUs(results))
+	slots := scheduling.Expand(job.Spec.Placement.Policy, ev.eligible)
 	if len(slots) == 0 {
-		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: scheduling.UnschedulableMessage(results)}, nil
+		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: scheduling.UnschedulableMessage(ev.results)}, nil
 	}
 	snapshot := kquantv1alpha1.RecipeSnapshot{Name: recipe.Name, Generation: recipe.Generation, Key: recipe.Spec.Key(), Spec: recipe.Spec}
 	have := map[int]bool{}
@@ -71,25 +71,25 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	runs = append(runs, created...)
 	if created := len(created); created > 0 {
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "RunsCreated", "Expand", "created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
-			created, job.Spec.Placement.Policy, len(scheduling.EligibleGPUs(results)), recipe.Name, recipe.Generation, snapshot.Key)
+			created, job.Spec.Placement.Policy, len(ev.eligible), recipe.Name, recipe.Generation, snapshot.Key)
 	}
 	return runs, outcome{}, nil
 }
 
 // evaluate evaluates the fleet for req, or reuses an evaluation of the same
 // requirement made within EvaluationTTL. The results are shared: read only.
-func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) ([]scheduling.NodeResult, error) {
+func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) (*evaluation, error) {
 	key := requirementKey(scheme, placement)
-	if results, ok := r.evaluations.get(key, now); ok {
-		return results, nil
+	if ev, ok := r.evaluations.get(key, now); ok {
+		return ev, nil
 	}
 	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
 	if err != nil {
 		return nil, err
 	}
-	results := scheduling.Evaluate(nodes, req, now)
-	r.evaluations.put(key, results, now)
-	return results, nil
+	ev := newEvaluation(scheduling.Evaluate(nodes, req, now))
+	r.evaluations.put(key, ev, now)
+	return ev, nil
 }
 
 // newRun is attempt of slot, with the job's settings and the recipe snapshot.

@@ -34,11 +34,12 @@ type Reconciler struct {
 	clock          clock.PassiveClock
 	leaseNamespace string
 	evaluations    *evaluations
+	expansions     *expansions
 }
 
 // New returns a Reconciler that reads agents' Leases from leaseNamespace.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{}}
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{}, expansions: &expansions{}}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
@@ -68,6 +69,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 		// The job is gone: whatever runs still carry its name are orphans.
+		r.expansions.forget(req.NamespacedName)
 		_, err := r.runsOf(ctx, req.NamespacedName, "")
 		return reconcile.Result{}, err
 	}
@@ -82,11 +84,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	now := r.clock.Now()
 	var out outcome
+	expanding := false
 	out.failReason, out.failMessage = decideFailure(job, runs, now)
 	switch {
 	case out.failReason != "":
-	case job.Status.Total == 0:
+	case r.expansions.pending(req.NamespacedName, job.UID, job.Status.Total):
 		// Not expanded yet (or an expansion was cut short): create what is missing.
+		expanding = true
 		runs, out, err = r.expand(ctx, job, runs, now)
 	default:
 		runs, err = r.retry(ctx, job, runs)
@@ -102,6 +106,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err := r.writeStatus(ctx, job, status); err != nil {
 		return reconcile.Result{}, err
+	}
+	if expanding && status.Total > 0 {
+		r.expansions.done(req.NamespacedName, job.UID)
 	}
 	return reconcile.Result{RequeueAfter: r.nextDeadline(job, status, now)}, nil
 }
