@@ -199,10 +199,11 @@ func TestGroupedPath(t *testing.T) {
 		kernel bool
 		want   string
 	}{
-		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "rowwise: grouped kernel"},
+		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "columnwise has no grouped kernel"},
 		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
-		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "rowwise: grouped kernel"},
+		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
+		{quant.Float8BlockScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},
 		{quant.Float8BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
 		{quant.Float8CurrentScaling, quant.Input, quant.UsageRowwise, false, "no grouped kernel"},
 		{quant.MXFP8BlockScaling, quant.Input, 0, false, "no grouped kernel"},

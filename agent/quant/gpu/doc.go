@@ -22,10 +22,11 @@
 //     with cols % 8 == 0 (one read of the input), else one kernel per
 //     operand; the tensor amax fused in either way; then the GEMM scale
 //     swizzle on the device (kernels.Swizzle, one launch per operand).
-//   - Float8BlockScaling: 1x128 blocks one kernel per operand (rowwise
-//     kernels.BlockRow, columnwise kernels.BlockCol, transposed); 128x128
-//     weight tiles one kernel for both (kernels.Block2D). Power-of-2 or
-//     float32 scales and the epsilon as the plan says.
+//   - Float8BlockScaling: one kernel: 1x128 rowwise (kernels.BlockRow),
+//     128x1 columnwise transposed (kernels.BlockCol), both in one pass
+//     over the input (kernels.BlockRowCol), or 128x128 weight tiles for
+//     both (kernels.Block2D). Power-of-2 or float32 scales and the epsilon
+//     as the plan says.
 //   - NVFP4BlockScaling: per operand, the tensor amax (a memset and a
 //     kernel; the columnwise operand's over its random Hadamard transform
 //     when the plan applies it) and the quantize kernel, which writes the
@@ -48,13 +49,13 @@
 // device memory (Step.SetSplits), kernels.GroupOffsets turns them into
 // offsets and checks each group's alignment into a device flag, and a
 // grouped kernel quantizes every group's rowwise operand in a fixed number
-// of launches whatever G (NVFP4 1D: 3, block 1x128: 2), so one captured
-// graph replays any split vector. Step.GroupError reads the flag after a
-// run and names the misaligned group. What has no grouped kernel yet
-// (per-tensor current and delayed scaling, MXFP8, 2D weights, every
-// columnwise operand) runs one launch sequence per group inside the same
-// step, bound to the split sizes the step was built with (GroupedPath says
-// which applies). NVFP4's columnwise operand with stochastic rounding is
+// of launches whatever G (NVFP4 1D rowwise: 3; block 1x128, either or
+// both operands: 2), so one captured graph replays any split vector.
+// Step.GroupError reads the flag after a run and names the misaligned
+// group. What has no grouped kernel yet (per-tensor current and delayed
+// scaling, MXFP8, 2D weights, NVFP4's columnwise operand) runs one launch
+// sequence per group inside the same step, bound to the split sizes the
+// step was built with (GroupedPath says which applies). NVFP4's columnwise operand with stochastic rounding is
 // keyed by the group index, which the one-tensor kernel cannot take:
 // QuantizeGrouped computes that operand on the reference backend.
 //

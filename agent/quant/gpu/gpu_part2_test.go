@@ -241,7 +241,7 @@ func ints(v []int32) []int {
 
 // TestGroupedStep: the 64-group step with the split sizes in device memory
 // (NVFP4 gradient rowwise: per-group amax and stochastic-rounding stream;
-// block FP8 1x128 rowwise). Eager runs with 3 split vectors equal the
+// block FP8 1x128 rowwise, both operands, and columnwise alone). Eager runs with 3 split vectors equal the
 // reference; then ONE captured graph is replayed with the 3 vectors (only
 // the device split buffer changes) and equals the eager runs; then a
 // misaligned group and a short split vector are reported, not crashed.
@@ -250,16 +250,21 @@ func TestGroupedStep(t *testing.T) {
 	const rows, cols, groups, seed = 16384, 256, 64, 77
 	x := makeInput(shape{rows, cols}, kernels.BF16, true, 31337)
 	splits := groupedSplits64(rows)
+	hybrid := quant.DefaultRecipe(quant.Float8BlockScaling)
+	hybrid.Format, hybrid.Block.Power2Scales = quant.FormatHybrid, false
 	for _, tc := range []struct {
-		name string
-		r    quant.Recipe
-		role quant.TensorRole
+		name  string
+		r     quant.Recipe
+		role  quant.TensorRole
+		usage quant.Usage
 	}{
-		{"nvfp4-gradient-sr", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient},
-		{"block-1x128", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input},
+		{"nvfp4-gradient-sr-rowwise", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient, quant.UsageRowwise},
+		{"block-1x128-rowwise", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input, quant.UsageRowwise},
+		{"block-1x128-both", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input, quant.UsageBoth},
+		{"block-128x1-columnwise-e5m2-f32scales", hybrid, quant.Gradient, quant.UsageColumnwise},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: quant.UsageRowwise, Seed: seed}
+			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: seed}
 			s, err := gb.NewGroupedStep(ctx, GroupedConfig{Request: req, Rows: rows, Cols: cols, Input: kernels.BF16, Splits: ints(splits[0])})
 			if err != nil {
 				t.Fatal(err)

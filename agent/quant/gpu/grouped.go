@@ -33,50 +33,50 @@ type GroupedConfig struct {
 	EndStep bool
 }
 
-// groupedKernel is the grouped launcher that covers the rowwise operand of
-// a plan, if any.
+// groupedKernel is the grouped launcher family of a plan, if any.
 type groupedKernel int
 
 const (
 	groupedNone groupedKernel = iota
-	// groupedNVFP4Row: kernels.GroupedNVFP4Row (1x16 blocks; per-group
-	// amax, tensor scale and stochastic-rounding stream).
+	// groupedNVFP4Row: kernels.GroupedNVFP4Row, the rowwise operand of 1D
+	// NVFP4 (per-group amax, tensor scale and stochastic-rounding stream).
 	groupedNVFP4Row
-	// groupedBlockRow: kernels.GroupedBlockRow (1x128 blocks).
-	groupedBlockRow
+	// groupedBlock: kernels.GroupedBlockRow, GroupedBlockCol and
+	// GroupedBlockRowCol, either or both operands of 1x128 block scaling.
+	groupedBlock
 )
 
-// rowKernelFor picks the grouped kernel for the rowwise operand of plan.
-// The kernels package has grouped launchers for the rowwise operand of 1D
-// NVFP4 and of 1x128 block scaling; per-tensor (current, delayed), MXFP8,
-// 2D weights and every columnwise operand have none yet, and run one group
-// after the other in the same step.
-func rowKernelFor(p quant.Plan) groupedKernel {
+// groupedKernelFor picks the grouped kernels of plan and the operands they
+// cover. The kernels package has grouped launchers for 1x128 block scaling
+// (both operands) and for the rowwise operand of 1D NVFP4; per-tensor
+// current and delayed scaling, MXFP8, 2D weights and NVFP4's columnwise
+// operand have none yet and run one group after the other in the same
+// step.
+func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	switch {
 	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 1:
-		return groupedNVFP4Row
+		return groupedNVFP4Row, quant.UsageRowwise
 	case p.Scheme == quant.Float8BlockScaling && p.BlockRows == 1:
-		return groupedBlockRow
+		return groupedBlock, quant.UsageBoth
 	}
-	return groupedNone
+	return groupedNone, 0
 }
 
 // GroupedPath says how a grouped step runs a plan with a usage: which
 // operands take a grouped kernel with device split sizes (a fixed number of
 // launches whatever the group count) and which run one group at a time.
-// The sentence is what Measure's caller and the documentation report.
 func GroupedPath(p quant.Plan, u quant.Usage) string {
 	if u == 0 {
 		u = quant.UsageBoth
 	}
-	k := rowKernelFor(p)
+	_, covered := groupedKernelFor(p)
 	switch {
-	case k == groupedNone:
+	case covered&u == 0:
 		return fmt.Sprintf("%s: no grouped kernel yet; one launch sequence per group, bound to the host split sizes", p.Scheme)
-	case u == quant.UsageRowwise:
-		return fmt.Sprintf("%s rowwise: grouped kernel, split sizes in device memory, launches independent of the group count", p.Scheme)
+	case u&^covered == 0:
+		return fmt.Sprintf("%s: grouped kernels, split sizes in device memory, launches independent of the group count", p.Scheme)
 	default:
-		return fmt.Sprintf("%s: rowwise by the grouped kernel (device split sizes); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
+		return fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
 	}
 }
 
@@ -92,8 +92,10 @@ type grouped struct {
 	x, splits cuda.Buffer
 	ws        kernels.GroupWorkspace
 	// out, scales and swz are the groups' rowwise codes, scales and
-	// swizzled scales, concatenated (grouped kernels only).
-	out, scales, swz cuda.Buffer
+	// swizzled scales, concatenated; colOut and colScales the columnwise
+	// codes and scales (grouped kernels only).
+	out, scales, swz  cuda.Buffer
+	colOut, colScales cuda.Buffer
 	// amScratch receives one group's input amax when a result is read
 	// (block scaling has no amax of its own).
 	amScratch cuda.Buffer
@@ -110,7 +112,11 @@ type grouped struct {
 // runs as a grouped kernel with device split sizes.
 func GroupedKernel(recipe quant.Recipe, role quant.TensorRole) bool {
 	p, err := recipe.Plan(role)
-	return err == nil && rowKernelFor(p) != groupedNone
+	if err != nil {
+		return false
+	}
+	_, covered := groupedKernelFor(p)
+	return covered&quant.UsageRowwise != 0
 }
 
 // NewGroupedStep allocates a grouped step. Close it when done.
@@ -157,7 +163,8 @@ func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) 
 }
 
 func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error {
-	g := &grouped{cfg: cfg, plan: plan, kernel: rowKernelFor(plan), groups: len(cfg.Splits), seed: cfg.Request.Seed}
+	kernel, covered := groupedKernelFor(plan)
+	g := &grouped{cfg: cfg, plan: plan, kernel: kernel, groups: len(cfg.Splits), seed: cfg.Request.Seed}
 	s.grp = g
 	rows, cols, ds := cfg.Rows, cfg.Cols, cfg.Input.Size()
 	var err error
@@ -169,10 +176,10 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 		g.host[i] = int32(n)
 	}
 	usage := cfg.Request.EffectiveUsage()
-	fallback := usage
+	covered &= usage
+	fallback := usage &^ covered
 	n := int64(rows) * int64(cols)
-	if g.kernel != groupedNone && usage&quant.UsageRowwise != 0 {
-		fallback &^= quant.UsageRowwise
+	if covered != 0 {
 		out := func(size int) (cuda.Buffer, error) {
 			buf, err := s.alloc(c, size)
 			if err == nil {
@@ -192,9 +199,6 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 		if g.ws.Flag, err = s.alloc(c, 4); err != nil {
 			return err
 		}
-		if g.ws.Amax, err = out(4 * g.groups); err != nil {
-			return err
-		}
 		if g.amScratch, err = s.alloc(c, 4); err != nil {
 			return err
 		}
@@ -204,6 +208,9 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 		switch g.kernel {
 		case groupedNVFP4Row:
 			sc := roundUp(ceilDiv(cols, 16), 4)
+			if g.ws.Amax, err = out(4 * g.groups); err != nil {
+				return err
+			}
 			if g.out, err = out(rows * kernels.NVFP4RowBytes(cols)); err != nil {
 				return err
 			}
@@ -217,15 +224,28 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 			// scales and swizzled scales written.
 			s.kernels += 2
 			s.bytes += 2*n*int64(ds) + int64(rows*kernels.NVFP4RowBytes(cols)) + 2*int64(rows*sc) + 8*int64(g.groups)
-		case groupedBlockRow:
-			if g.out, err = out(rows * cols); err != nil {
-				return err
-			}
-			if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
-				return err
-			}
+		case groupedBlock:
+			// One pass over the input for either or both operands.
 			s.kernels++
-			s.bytes += n*int64(ds) + n + 4*int64(rows*ceilDiv(cols, 128))
+			s.bytes += n * int64(ds)
+			if covered&quant.UsageRowwise != 0 {
+				if g.out, err = out(rows * cols); err != nil {
+					return err
+				}
+				if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
+					return err
+				}
+				s.bytes += n + 4*int64(rows*ceilDiv(cols, 128))
+			}
+			if covered&quant.UsageColumnwise != 0 {
+				if g.colOut, err = out(rows * cols); err != nil {
+					return err
+				}
+				if g.colScales, err = out(4 * ceilDiv(rows, 128) * roundUp(cols, 4)); err != nil {
+					return err
+				}
+				s.bytes += n + 4*int64(ceilDiv(rows, 128)*roundUp(cols, 4))
+			}
 		}
 	}
 	g.partOf = make([]int, g.groups)
@@ -270,16 +290,20 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		}
 		o := kernels.NVFP4Opts{Stochastic: g.plan.Stochastic, Seed: g.seed}
 		return set.GroupedNVFP4Row(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.swz, o)
-	case groupedBlockRow:
-		if g.out.Ptr() == 0 {
-			return nil
-		}
+	case groupedBlock:
 		f, err := format(g.plan.Element)
 		if err != nil {
 			return err
 		}
 		o := kernels.BlockOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
-		return set.GroupedBlockRow(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, o)
+		switch {
+		case g.colOut.Ptr() != 0:
+			// Both operands, or the columnwise alone (zero rowwise
+			// buffers), in one pass.
+			return set.GroupedBlockRowCol(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.colOut, g.colScales, o)
+		case g.out.Ptr() != 0:
+			return set.GroupedBlockRow(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, o)
+		}
 	}
 	return nil
 }
@@ -391,23 +415,26 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 		return nil, err
 	}
 	rows, cols := g.cfg.Rows, g.cfg.Cols
-	var data, scales, swz, amax []byte
-	var err error
-	if g.out.Ptr() != 0 {
-		if data, err = download(c, g.out, g.out.Size()); err != nil {
-			return nil, err
+	all := func(b cuda.Buffer) ([]byte, error) {
+		if b.Ptr() == 0 {
+			return nil, nil
 		}
-		if scales, err = download(c, g.scales, g.scales.Size()); err != nil {
-			return nil, err
+		return download(c, b, b.Size())
+	}
+	var bufs [6][]byte
+	for k, b := range []cuda.Buffer{g.out, g.scales, g.swz, g.ws.Amax, g.colOut, g.colScales} {
+		var err error
+		if bufs[k], err = all(b); err != nil {
+			return nil, fmt.Errorf("reading grouped outputs: %w", err)
 		}
-		if g.swz.Ptr() != 0 {
-			if swz, err = download(c, g.swz, g.swz.Size()); err != nil {
-				return nil, err
-			}
+	}
+	data, scales, swz, amax, colData, colScales := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
+	floats := func(b []byte, off, n int) []float32 {
+		out := make([]float32, n)
+		for k := range out {
+			out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
 		}
-		if amax, err = download(c, g.ws.Amax, g.ws.Amax.Size()); err != nil {
-			return nil, err
-		}
+		return out
 	}
 	out := make([]*quant.Result, g.groups)
 	off := 0
@@ -441,45 +468,51 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 			}
 			res = pr
 		}
-		if data != nil {
+		switch {
+		case g.kernel == groupedNVFP4Row && data != nil:
 			o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales}
 			o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
-			stride := o.RowStride()
+			stride, sc := o.RowStride(), o.ScaleCols
 			o.Data = data[off*stride : (off+n)*stride]
-			switch g.kernel {
-			case groupedNVFP4Row:
-				sc := o.ScaleCols
-				o.ScaleCodes = scales[off*sc : (off+n)*sc]
-				o.Swizzled = swz[off*sc : (off+n)*sc]
-				o.Amax = math.Float32frombits(binary.LittleEndian.Uint32(amax[4*i:]))
-				o.Scale = scaling.NVFP4TensorScale(o.Amax)
-				o.Stochastic = g.plan.Stochastic
-				res.Amax = o.Amax
-			case groupedBlockRow:
-				nkb := ceilDiv(cols, 128)
-				o.ScaleInv = make([]float32, nkb*n)
-				for k := range o.ScaleInv {
-					o.ScaleInv[k] = math.Float32frombits(binary.LittleEndian.Uint32(scales[4*(nkb*off+k):]))
-				}
-				// The group's amax for the result (not part of the step).
-				x := g.x.Slice(off*cols*ds, n*cols*ds)
-				if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
-					return nil, fmt.Errorf("group %d amax: %w", i, err)
-				}
-				if err := c.StreamSynchronize(s.b.stream); err != nil {
-					return nil, err
-				}
-				raw, err := download(c, g.amScratch, 4)
-				if err != nil {
-					return nil, err
-				}
-				res.Amax = f32(raw, 0)
-				o.Amax = res.Amax
-				if res.Columnwise != nil {
-					res.Columnwise.Amax = res.Amax
-				}
-			}
+			o.ScaleCodes = scales[off*sc : (off+n)*sc]
+			o.Swizzled = swz[off*sc : (off+n)*sc]
+			o.Amax = math.Float32frombits(binary.LittleEndian.Uint32(amax[4*i:]))
+			o.Scale = scaling.NVFP4TensorScale(o.Amax)
+			o.Stochastic = g.plan.Stochastic
+			res.Amax = o.Amax
 			res.Rowwise = o
+		case g.kernel == groupedBlock && (data != nil || colData != nil):
+			// The group's amax for the result (block scaling's step has
+			// none): one launch now, outside the step.
+			x := g.x.Slice(off*cols*ds, n*cols*ds)
+			if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
+				return nil, fmt.Errorf("group %d amax: %w", i, err)
+			}
+			if err := c.StreamSynchronize(s.b.stream); err != nil {
+				return nil, err
+			}
+			raw, err := download(c, g.amScratch, 4)
+			if err != nil {
+				return nil, err
+			}
+			res.Amax = f32(raw, 0)
+			if data != nil {
+				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
+				o.Data = data[off*cols : (off+n)*cols]
+				// [ceil(cols/128), n] at ceil(cols/128)*offset floats.
+				o.ScaleInv = floats(scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
+				res.Rowwise = o
+			}
+			if colData != nil {
+				o := &quant.Operand{Element: g.plan.Element, Rows: cols, Cols: n, Transposed: true, Scales: g.plan.Scales, Amax: res.Amax}
+				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, true)
+				// [cols, n] at cols*offset bytes; scales [n/128,
+				// roundup(cols,4)] at (offset/128)*roundup(cols,4) floats.
+				o.Data = colData[off*cols : (off+n)*cols]
+				o.ScaleInv = floats(colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
+				res.Columnwise = o
+			}
 		}
 		out[i] = res
 		off += n

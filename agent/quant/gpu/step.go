@@ -280,8 +280,8 @@ func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
 
 // addBlock allocates the Float8BlockScaling operands: codes (the
 // columnwise ones transposed) and float32 decode scales in TE's padded
-// shapes. 1x128 blocks take one kernel per operand; 128x128 tiles one
-// kernel for both.
+// shapes. One kernel whatever the usage: 1x128 rowwise, 128x1 columnwise,
+// both in one pass, or 128x128 tiles for both.
 func (s *Step) addBlock(c *cuda.Ctx, p *part) error {
 	var err error
 	row, col, ops := p.operands()
@@ -309,13 +309,10 @@ func (s *Step) addBlock(c *cuda.Ctx, p *part) error {
 		}
 		scales += int64(4 * sr * sc)
 	}
-	if tile {
-		s.kernels++
-		s.bytes += n*ds + ops*n + scales
-	} else {
-		s.kernels += int(ops)
-		s.bytes += ops*n*ds + ops*n + scales
-	}
+	// 128x128 tiles, and both 1x128 operands (kernels.BlockRowCol), are
+	// one pass over the input; a single 1x128 operand one kernel.
+	s.kernels++
+	s.bytes += n*ds + ops*n + scales
 	// The input's amax is not part of TE's block-scaling step; the result
 	// path computes it into amX.
 	p.amX, err = s.alloc(c, 4)
@@ -725,15 +722,14 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		if p.plan.BlockRows == 128 {
 			return set.Block2D(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
 		}
-		if p.row.Ptr() != 0 {
-			if err := set.BlockRow(c, st, dt, p.x, rows, cols, p.row, p.rowSc, o); err != nil {
-				return err
-			}
-		}
-		if p.col.Ptr() != 0 {
+		switch {
+		case p.row.Ptr() != 0 && p.col.Ptr() != 0:
+			return set.BlockRowCol(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
+		case p.row.Ptr() != 0:
+			return set.BlockRow(c, st, dt, p.x, rows, cols, p.row, p.rowSc, o)
+		default:
 			return set.BlockCol(c, st, dt, p.x, rows, cols, p.col, p.colSc, o)
 		}
-		return nil
 	case quant.NVFP4BlockScaling:
 		return p.enqueueNVFP4(c, set, st)
 	}
