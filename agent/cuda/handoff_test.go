@@ -100,3 +100,63 @@ func TestHandoffPanicAndClose(t *testing.T) {
 	}
 	h.close() // twice is fine
 }
+
+// chanHandoff is the plain channel hand-off Device used before handoff
+// (both sides park), kept here as the benchmarks' baseline.
+type chanHandoff struct {
+	work chan func()
+	quit chan struct{}
+}
+
+func (h *chanHandoff) do(fn func() error) error {
+	errc := make(chan error, 1)
+	h.work <- func() { errc <- fn() }
+	return <-errc
+}
+
+func startChanHandoff() (*chanHandoff, func()) {
+	h := &chanHandoff{work: make(chan func()), quit: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for {
+			select {
+			case fn := <-h.work:
+				fn()
+			case <-h.quit:
+				return
+			}
+		}
+	}()
+	return h, func() { close(h.quit); <-done }
+}
+
+// BenchmarkHandoff measures one empty hand-off to a locked owner thread,
+// back to back ("hot") and after the owner went idle ("idle": a 1 ms
+// pause, not timed), for handoff and the channel baseline.
+func BenchmarkHandoff(b *testing.B) {
+	nop := func() error { return nil }
+	h, stopH := startHandoff(&testing.T{})
+	defer stopH()
+	c, stopC := startChanHandoff()
+	defer stopC()
+	for _, v := range []struct {
+		name string
+		do   func(func() error) error
+	}{{"spin", h.do}, {"channel", c.do}} {
+		b.Run(v.name+"/hot", func(b *testing.B) {
+			for b.Loop() {
+				_ = v.do(nop)
+			}
+		})
+		b.Run(v.name+"/idle", func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				time.Sleep(time.Millisecond)
+				b.StartTimer()
+				_ = v.do(nop)
+			}
+		})
+	}
+}
