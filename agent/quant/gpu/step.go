@@ -838,6 +838,9 @@ func (s *Step) snapshot(c *cuda.Ctx) ([]byte, error) {
 // EndStep has already replaced the scale its cast used, so it has no
 // Result: compare its Snapshot and State instead.
 func (s *Step) Result(ctx context.Context, i int) (*quant.Result, error) {
+	if s.grp != nil {
+		return nil, fmt.Errorf("a grouped step's results are per group: use GroupResults")
+	}
 	p, err := s.part(i)
 	if err != nil {
 		return nil, err
