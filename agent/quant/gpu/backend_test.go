@@ -201,6 +201,7 @@ func TestGroupedPath(t *testing.T) {
 	}{
 		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "columnwise has no grouped kernel"},
+		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageBoth, true, "computes the columnwise operand on the reference"},
 		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
 		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.Float8BlockScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},

@@ -75,9 +75,13 @@ func GroupedPath(p quant.Plan, u quant.Usage) string {
 		return fmt.Sprintf("%s: no grouped kernel yet; one launch sequence per group, bound to the host split sizes", p.Scheme)
 	case u&^covered == 0:
 		return fmt.Sprintf("%s: grouped kernels, split sizes in device memory, launches independent of the group count", p.Scheme)
-	default:
-		return fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
 	}
+	msg := fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
+	if p.Scheme == quant.NVFP4BlockScaling && p.Stochastic {
+		// The one-tensor kernel draws group 0's Philox stream.
+		msg += "; with stochastic rounding QuantizeGrouped computes the columnwise operand on the reference (the per-group kernel cannot take the group's stream), and Measure times the per-group launches"
+	}
+	return msg
 }
 
 // grouped is the grouped-kernel state of a Step.
@@ -197,6 +201,11 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 			return err
 		}
 		if g.ws.Flag, err = s.alloc(c, 4); err != nil {
+			return err
+		}
+		// Every step rewrites the flag; zero it so that GroupError before
+		// the first run reports nothing.
+		if err := c.Memset(g.ws.Flag, 0); err != nil {
 			return err
 		}
 		if g.amScratch, err = s.alloc(c, 4); err != nil {
