@@ -297,26 +297,77 @@ KQ_DEV void kq_block_atomic_max(u32 a, u32 *dst) {
 	}
 }
 
+// Vector amax helpers: the running maximum of |x| over 16-byte vectors,
+// kept packed (two bf16 or f16 lanes, or one float32) with the hardware's
+// NaN-ignoring max, and turned into float32 bits at the end.
+KQ_DEV u32 kq_bmax2(u32 a, u32 b) {
+	u32 d;
+	asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+KQ_DEV u32 kq_hmax2(u32 a, u32 b) {
+	u32 d;
+	asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+KQ_DEV u32 kq_vmax(const kq_bf16 *, u32 acc, uint4 u) {
+	const u32 m = kq_bmax2(kq_bmax2(u.x & 0x7FFF7FFFu, u.y & 0x7FFF7FFFu), kq_bmax2(u.z & 0x7FFF7FFFu, u.w & 0x7FFF7FFFu));
+	return kq_bmax2(acc, m);
+}
+KQ_DEV u32 kq_vmax(const kq_f16 *, u32 acc, uint4 u) {
+	const u32 m = kq_hmax2(kq_hmax2(u.x & 0x7FFF7FFFu, u.y & 0x7FFF7FFFu), kq_hmax2(u.z & 0x7FFF7FFFu, u.w & 0x7FFF7FFFu));
+	return kq_hmax2(acc, m);
+}
+KQ_DEV u32 kq_vmax(const float *, u32 acc, uint4 u) {
+	const float m = fmaxf(fmaxf(fabsf(__uint_as_float(u.x)), fabsf(__uint_as_float(u.y))),
+		fmaxf(fabsf(__uint_as_float(u.z)), fabsf(__uint_as_float(u.w))));
+	return __float_as_uint(fmaxf(__uint_as_float(acc), m));
+}
+KQ_DEV u32 kq_vkey(const kq_bf16 *, u32 acc) {
+	u32 lo = acc & 0xFFFFu, hi = acc >> 16;
+	lo = lo > 0x7F80u ? 0u : lo;
+	hi = hi > 0x7F80u ? 0u : hi;
+	return max(lo, hi) << 16;
+}
+KQ_DEV u32 kq_vkey(const kq_f16 *, u32 acc) {
+	u32 lo = acc & 0xFFFFu, hi = acc >> 16;
+	lo = lo > 0x7C00u ? 0u : lo;
+	hi = hi > 0x7C00u ? 0u : hi;
+	return __float_as_uint(kq_f16_to_f32(max(lo, hi)));
+}
+KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(acc)); }
+
 // Amax of the input into amax[group] (bits of a nonnegative float; the
-// caller zeroes it first). Grid (x: column slabs of 1024, y: row tiles of
-// 128); a row tile lies in one group (groups are 128-row aligned, else
-// *flag is set and nothing runs), so each block does one atomic.
+// caller zeroes it first). Grid (x: blocks sharing a row tile, y: row tiles
+// of 128); a row tile lies in one group (groups are 128-row aligned, else
+// *flag is set and nothing runs), so each block does one atomic. A row
+// tile is contiguous in memory: with vec (16-byte aligned input) the
+// blocks stride over it in 16-byte vectors, four loads in flight per
+// thread, the tail element by element.
 template <typename T>
-__device__ void kq_nvf4_amax(const T *x, int rows, int cols, u32 *amax, const int *offsets, int ngroups, const int *flag) {
+__device__ void kq_nvf4_amax(const T *x, int rows, int cols, u32 *amax, const int *offsets, int ngroups, const int *flag, int vec) {
 	if (flag != 0 && *flag != 0) return;
 	const int m0 = blockIdx.y * 128;
-	const int c0 = blockIdx.x * 1024, c1 = min(c0 + 1024, cols);
 	int g = 0;
 	if (offsets != 0) {
 		if (m0 >= offsets[ngroups]) return;
 		g = kq_group(offsets, ngroups, m0);
 	}
 	const int m1 = min(m0 + 128, rows);
-	u32 a = 0;
-	for (int m = m0; m < m1; m++) {
-		const long long base = (long long)m * cols;
-		for (int k = c0 + threadIdx.x; k < c1; k += 256) a = max(a, kq_absbits(kq_ld(x, base + k)));
+	const long long base = (long long)m0 * cols, n = (long long)(m1 - m0) * cols;
+	const int ev = 16 / (int)sizeof(T);
+	const long long nv = vec ? n / ev : 0;
+	const uint4 *p = reinterpret_cast<const uint4 *>(x + base);
+	const long long step = (long long)gridDim.x * blockDim.x;
+	u32 acc = 0;
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	for (; i + 3 * step < nv; i += 4 * step) {
+		const uint4 a = p[i], b = p[i + step], c = p[i + 2 * step], d = p[i + 3 * step];
+		acc = kq_vmax(x, kq_vmax(x, kq_vmax(x, kq_vmax(x, acc, a), b), c), d);
 	}
+	for (; i < nv; i += step) acc = kq_vmax(x, acc, p[i]);
+	u32 a = kq_vkey(x, acc);
+	for (long long e = nv * ev + (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) a = max(a, kq_absbits(kq_ld(x, base + e)));
 	kq_block_atomic_max(a, amax + g);
 }
 
@@ -485,25 +536,469 @@ __device__ void kq_nvf4_2d(const T *x, int rows, int cols, const u32 *amax, u8 *
 	}
 }
 
+// ---- Fast paths (whole 16-element blocks, 16-byte aligned rows) ----
+//
+// Hopper issues one instruction per clock per scheduler, and at full
+// memory bandwidth a BF16 quantize has about 20 of them per element to
+// spend, so the fast paths keep the per-element work to a few
+// instructions while producing the same bytes as the functions above:
+//  - E2M1 round to nearest even without a comparison chain: v = min(|y|,
+//    6); with e the exponent of max(v, 1), adding M = 2^(22+e) + 2e *
+//    2^(e-1) rounds v to the E2M1 step 2^(e-1) (ties to even: M's
+//    significand is even) and leaves the code 2e + round(v / 2^(e-1)) in
+//    the low byte of the sum's bits (checked against kq_e2m1 for all 2^32
+//    inputs, NaN aside);
+//  - stochastic rounding the same way with round-toward-zero and a step
+//    256 times finer: the low bits hold code << 8 | frac, and adding
+//    255 - r carries into the code exactly when r < frac (kq_e2m1_sr);
+//  - codes are gathered and packed with byte permutes;
+//  - the element factor f = 1 / (float(d) / S) depends only on the block
+//    scale code d, so a block of threads tabulates the 127 values once;
+//  - a block containing a NaN takes the reference path (kq_quant16), as
+//    NaN codes drop the sign.
+
+// RNE code of y (NaN excluded) in the low byte of the result.
+KQ_DEV u32 kq_rne_code(float y) {
+	const float v = fminf(fabsf(y), 6.0f);
+	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
+	return __float_as_uint(__fadd_rn(v, __uint_as_float(eb + (eb >> 22) + ((22u << 23) - 254u))));
+}
+
+// SR code of y (NaN excluded) given nr = 255 - r, in byte 1 of the result.
+KQ_DEV u32 kq_sr_code(float y, u32 nr) {
+	const float v = fminf(fabsf(y), 6.0f);
+	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
+	return __float_as_uint(__fadd_rz(v, __uint_as_float(eb + (eb >> 14) + ((14u << 23) - (254u << 8))))) + nr;
+}
+
+// kq_pack16 packs sixteen 4-bit codes, each in byte sel of r[t] (0x0040:
+// byte 0, 0x0051: byte 1), element t into nibble t.
+KQ_DEV u32 kq_pack4(u32 r0, u32 r1, u32 r2, u32 r3, u32 sel) {
+	const u32 w = __byte_perm(__byte_perm(r0, r1, sel), __byte_perm(r2, r3, sel), 0x5410u);
+	return w | (w >> 4);
+}
+KQ_DEV u64 kq_pack16(const u32 r[16], u32 sel) {
+	const u32 q0 = kq_pack4(r[0], r[1], r[2], r[3], sel), q1 = kq_pack4(r[4], r[5], r[6], r[7], sel);
+	const u32 q2 = kq_pack4(r[8], r[9], r[10], r[11], sel), q3 = kq_pack4(r[12], r[13], r[14], r[15], sel);
+	return (u64)__byte_perm(q0, q1, 0x6420u) | ((u64)__byte_perm(q2, q3, 0x6420u) << 32);
+}
+
+// kq_q16f quantizes 16 NaN-free values with factor f (SR bytes from the
+// Philox block w): the same packed codes as kq_quant16.
+template <bool SR>
+KQ_DEV u64 kq_q16f(const float v[16], float f, uint4 w) {
+	u32 r[16];
+#pragma unroll
+	for (int t = 0; t < 16; t++) {
+		const float y = __fmul_rn(v[t], f);
+		const u32 sg = (__float_as_uint(y) >> 28) & 8u;
+		if (SR) {
+			const u32 nr = __byte_perm(~kq_word(w, t >> 2), 0u, 0x4440u | (u32)(t & 3));
+			r[t] = kq_sr_code(y, nr) | (sg << 8);
+		} else {
+			r[t] = kq_rne_code(y) | sg;
+		}
+	}
+	return kq_pack16(r, SR ? 0x0051u : 0x0040u);
+}
+
+// Largest |v| as float32 bits, NaN included (a result above 0x7F800000
+// means the block holds a NaN).
+KQ_DEV u32 kq_rawkey(const float v[16]) {
+	u32 k = 0;
+#pragma unroll
+	for (int t = 0; t < 16; t++) k = max(k, __float_as_uint(v[t]) & 0x7FFFFFFFu);
+	return k;
+}
+
+// kq_block16 quantizes one whole block of 16 values: block scale code to
+// *d, packed codes returned. tab, when not NULL, holds the factors by code.
+template <bool SR>
+KQ_DEV u64 kq_block16(const float v[16], float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
+	const u32 key = kq_rawkey(v);
+	if (key > 0x7F800000u) {
+		*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
+		return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
+	}
+	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
+	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
+	uint4 w = make_uint4(0u, 0u, 0u, 0u);
+	if (SR) {
+		const u64 b = n0 >> 4;
+		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
+	}
+	return kq_q16f<SR>(v, f, w);
+}
+
+// The tensor's constants: S, 1/S and S/6, as the slow paths compute them.
+struct kq_tscale {
+	float s6, sinv;
+};
+KQ_DEV kq_tscale kq_tscale_of(const u32 *amax) {
+	const float s = kq_tensor_scale(__uint_as_float(*amax));
+	kq_tscale t;
+	t.sinv = __fdiv_rn(1.0f, s);
+	t.s6 = __fdiv_rn(s, 6.0f);
+	return t;
+}
+
+// Factor table by block scale code (blockDim.x >= 128); the caller
+// synchronises.
+KQ_DEV void kq_fill_tab(float *tab, float sinv) {
+	if (threadIdx.x < 128) tab[threadIdx.x] = kq_factor(threadIdx.x, sinv);
+}
+
+KQ_DEV void kq_unpack16(const kq_bf16 *, const uint4 *L, float v[16]) {
+#pragma unroll
+	for (int q = 0; q < 2; q++) {
+		kq_unpack_bf16(L[q].x, v + 8 * q); kq_unpack_bf16(L[q].y, v + 8 * q + 2);
+		kq_unpack_bf16(L[q].z, v + 8 * q + 4); kq_unpack_bf16(L[q].w, v + 8 * q + 6);
+	}
+}
+KQ_DEV void kq_unpack16(const kq_f16 *, const uint4 *L, float v[16]) {
+#pragma unroll
+	for (int q = 0; q < 2; q++) {
+		kq_unpack_f16(L[q].x, v + 8 * q); kq_unpack_f16(L[q].y, v + 8 * q + 2);
+		kq_unpack_f16(L[q].z, v + 8 * q + 4); kq_unpack_f16(L[q].w, v + 8 * q + 6);
+	}
+}
+KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
+#pragma unroll
+	for (int q = 0; q < 4; q++) {
+		v[4 * q] = __uint_as_float(L[q].x); v[4 * q + 1] = __uint_as_float(L[q].y);
+		v[4 * q + 2] = __uint_as_float(L[q].z); v[4 * q + 3] = __uint_as_float(L[q].w);
+	}
+}
+
+// Rowwise fast path (cols % 64 == 0, input and output 16-byte aligned,
+// scale matrices 4-byte aligned): one item is 64 elements of a row (four
+// blocks), read as 128 bytes (two batches for float32) before any use,
+// written as 32 data bytes, one 4-byte scale word and one 4-byte swizzled
+// scale word (the four entries are adjacent in the GEMM layout).
+template <typename T, bool SR>
+__device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
+	__shared__ float tab[128];
+	const bool grouped = offsets != 0;
+	kq_tscale ts = kq_tscale_of(amax);
+	int gcur = 0;
+	if (!grouped) {
+		kq_fill_tab(tab, ts.sinv);
+		__syncthreads();
+	}
+	const int nq = cols >> 6;
+	const long long items = (long long)srows * nq;
+	constexpr int VB = (int)sizeof(T); // 16-byte vectors per block: 2 or 4
+	constexpr int BATCH = 8 / VB;          // blocks per 128-byte batch: 4 or 2
+	for (long long it = (long long)blockIdx.x * blockDim.x + threadIdx.x; it < items; it += (long long)gridDim.x * blockDim.x) {
+		const int m = (int)(it / nq), q = (int)(it % nq);
+		const long long si = (long long)m * scols + q * 4;
+		bool live = m < rows;
+		int g = 0, m0 = 0;
+		if (grouped && live) {
+			if (m >= offsets[ngroups]) {
+				live = false;
+			} else {
+				g = kq_group(offsets, ngroups, m);
+				m0 = offsets[g];
+			}
+		}
+		if (!live) {
+			*reinterpret_cast<u32 *>(scales + si) = 0;
+			if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(m, q * 4, scols)) = 0;
+			continue;
+		}
+		if (grouped && g != gcur) {
+			ts = kq_tscale_of(amax + g);
+			gcur = g;
+		}
+		const long long e0 = (long long)m * cols + q * 64;
+		const uint4 *p = reinterpret_cast<const uint4 *>(x + e0);
+		u64 packed[4];
+		u32 dw = 0;
+#pragma unroll
+		for (int b0 = 0; b0 < 4; b0 += BATCH) {
+			uint4 L[8];
+#pragma unroll
+			for (int i = 0; i < 8; i++) L[i] = p[b0 * VB + i];
+#pragma unroll
+			for (int b = 0; b < BATCH; b++) {
+				float v[16];
+				kq_unpack16(x, L + b * VB, v);
+				const u64 n0 = (u64)(m - m0) * (u64)cols + (u64)(q * 64 + (b0 + b) * 16);
+				u32 d;
+				packed[b0 + b] = kq_block16<SR>(v, ts.s6, ts.sinv, grouped ? 0 : tab, n0, 0u, (u32)g, seed, &d);
+				dw |= d << (8 * (b0 + b));
+			}
+		}
+		uint4 *o = reinterpret_cast<uint4 *>(out + (long long)m * (cols >> 1) + q * 32);
+		o[0] = make_uint4((u32)packed[0], (u32)(packed[0] >> 32), (u32)packed[1], (u32)(packed[1] >> 32));
+		o[1] = make_uint4((u32)packed[2], (u32)(packed[2] >> 32), (u32)packed[3], (u32)(packed[3] >> 32));
+		*reinterpret_cast<u32 *>(scales + si) = dw;
+		if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(m, q * 4, scols)) = dw;
+	}
+}
+
+// Tiles of 64 rows x 128 columns staged in shared memory with 16-byte
+// loads (columns at or beyond cols read as zero; cols % 64 == 0, so a
+// vector never straddles the edge). Words: 64 * 32 * sizeof(T).
+#define KQ_TILE_WORDS(T) (64 * 32 * (int)sizeof(T))
+template <typename T>
+KQ_DEV void kq_load_tile(const T *x, int cols, int m0, int k0, u32 *tile) {
+	constexpr int VPR = 8 * (int)sizeof(T); // 16-byte vectors per tile row
+	constexpr int EV = 16 / (int)sizeof(T);
+	constexpr int NV = 64 * VPR / 256;
+	uint4 r[NV];
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i, row = idx / VPR, k = k0 + (idx % VPR) * EV;
+		r[i] = k < cols ? *reinterpret_cast<const uint4 *>(x + (long long)(m0 + row) * cols + k) : make_uint4(0u, 0u, 0u, 0u);
+	}
+#pragma unroll
+	for (int i = 0; i < NV; i++) reinterpret_cast<uint4 *>(tile)[threadIdx.x + 256 * i] = r[i];
+}
+
+// Element (row, c) of a tile.
+KQ_DEV float kq_tile_at(const kq_bf16 *, const u32 *tile, int row, int c) {
+	const u32 w = tile[row * 64 + (c >> 1)];
+	return __uint_as_float((c & 1) ? (w & 0xFFFF0000u) : (w << 16));
+}
+KQ_DEV float kq_tile_at(const kq_f16 *, const u32 *tile, int row, int c) {
+	const u32 w = tile[row * 64 + (c >> 1)];
+	return kq_f16_to_f32((c & 1) ? (w >> 16) : (w & 0xFFFFu));
+}
+KQ_DEV float kq_tile_at(const float *, const u32 *tile, int row, int c) { return __uint_as_float(tile[row * 128 + c]); }
+
+// RHT of 16 values in place, the same results as kq_rht16: the recipe's
+// signs are applied to the inputs once, the Hadamard signs are compile-time
+// (add or subtract), and the sum starts at the first term instead of +0
+// with 0.25 * acc + 0 as one fused operation: the two differ only when
+// every term is -0, where starting at +0 gives +0, and the fused + 0 turns
+// that -0 into +0 and changes nothing else.
+KQ_DEV void kq_rht16_fast(float v[16], u32 signs) {
+	float u[16];
+#pragma unroll
+	for (int j = 0; j < 16; j++) u[j] = __uint_as_float(__float_as_uint(v[j]) ^ (((signs >> j) & 1u) << 31));
+#pragma unroll
+	for (int i = 0; i < 16; i++) {
+		float acc = u[0];
+#pragma unroll
+		for (int j = 1; j < 16; j++) acc = (__popc(i & j) & 1) ? __fsub_rn(acc, u[j]) : __fadd_rn(acc, u[j]);
+		v[i] = __fmaf_rn(acc, 0.25f, 0.0f);
+	}
+}
+
+// Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
+// stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
+// runs of two columns, and the packed runs leave through shared memory as
+// 16-byte stores (32 contiguous bytes per transposed row and tile). Grid
+// (srows / 128, rows / 64); columns in [cols, srows) get zero scales.
+template <typename T>
+__device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ u32 dstage[128];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int c = 2 * j + h, k = k0 + c;
+		float v[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, c);
+		if (rht) kq_rht16_fast(v, signs);
+		u64 p = 0;
+		u32 d = 0;
+		if (k < cols) {
+			const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+			p = sr ? kq_block16<true>(v, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d)
+			       : kq_block16<false>(v, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d);
+		}
+		stage[c][run] = p;
+		reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+	}
+	__syncthreads();
+	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+	if (k < cols) {
+		*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
+			*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+	}
+	if (half == 0 && k < srows) {
+		const u32 dw = dstage[cc];
+		*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
+		if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(k, m0 >> 4, scols)) = dw;
+	}
+}
+
+// Amax of the RHT of the columnwise operand, fast path (shapes as
+// kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)).
+template <typename T>
+__device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	float a = 0.0f;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float v[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
+		kq_rht16_fast(v, signs);
+#pragma unroll
+		for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+	}
+	kq_block_atomic_max(__float_as_uint(a), amax);
+}
+
+// 8x8 nibble transpose: afterwards nibble i of a[c] is what nibble c of
+// a[i] was (swap the off-diagonal 4x4, 2x2 and 1x1 blocks).
+KQ_DEV void kq_tr8(u32 a[8]) {
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		const u32 x = a[i], y = a[i + 4];
+		a[i] = __byte_perm(x, y, 0x5410u);
+		a[i + 4] = __byte_perm(x, y, 0x7632u);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (i & 2) continue;
+		const u32 x = a[i], y = a[i + 2];
+		a[i] = __byte_perm(x, y, 0x6240u);
+		a[i + 2] = __byte_perm(x, y, 0x7351u);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i += 2) {
+		const u32 x = a[i], y = a[i + 1];
+		a[i] = (x & 0x0F0F0F0Fu) | ((y & 0x0F0F0F0Fu) << 4);
+		a[i + 1] = ((x >> 4) & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+	}
+}
+
+// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block stages
+// a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
+// quantizes two 16-element row segments, the tile amaxes meet in shared
+// memory, the rowwise codes go out as 16-byte stores and, for the
+// columnwise operand, are transposed nibble-wise in registers and leave
+// through shared memory as 16-byte stores. The caller zeroes both scale
+// matrices (their padding) first. Grid (ceil(cols / 128), rows / 64).
+template <typename T>
+__device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *out_col, u8 *scales_col, int scols_col) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	__shared__ u32 tam[32];
+	__shared__ u32 rc[64][17];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	if (threadIdx.x < 32) tam[threadIdx.x] = 0;
+	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	const int m = threadIdx.x >> 2, sp = threadIdx.x & 3;
+	float v[2][16];
+	bool nan[2];
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = 2 * sp + h;
+#pragma unroll
+		for (int t = 0; t < 16; t++) v[h][t] = kq_tile_at(x, tile, m, kb * 16 + t);
+		const u32 key = kq_rawkey(v[h]);
+		nan[h] = key > 0x7F800000u;
+		const u32 a = nan[h] ? __float_as_uint(kq_block_amax(v[h], 16)) : key;
+		if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+	}
+	__syncthreads();
+	u64 p[2];
+	u32 d[2];
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = 2 * sp + h;
+		d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+		const float f = tab[d[h]];
+		p[h] = nan[h] ? kq_quant16(v[h], 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v[h], f, make_uint4(0u, 0u, 0u, 0u));
+		rc[m][2 * kb] = (u32)p[h];
+		rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+	}
+	const int stride_r = cols >> 1, stride_c = rows >> 1;
+	if (k0 + sp * 32 < cols) {
+		if (out_row != 0) {
+			*reinterpret_cast<uint4 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + sp * 16) =
+				make_uint4((u32)p[0], (u32)(p[0] >> 32), (u32)p[1], (u32)(p[1] >> 32));
+		}
+		*reinterpret_cast<unsigned short *>(scales_row + (long long)(m0 + m) * scols_row + (k0 >> 4) + 2 * sp) =
+			(unsigned short)(d[0] | (d[1] << 8));
+	}
+	if (out_col == 0) return;
+	__syncthreads();
+	if (threadIdx.x < 64) {
+		const int wc = threadIdx.x & 15, run = threadIdx.x >> 4;
+		u32 lo[8], hi[8];
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			lo[i] = rc[run * 16 + i][wc];
+			hi[i] = rc[run * 16 + 8 + i][wc];
+		}
+		kq_tr8(lo);
+		kq_tr8(hi);
+#pragma unroll
+		for (int c = 0; c < 8; c++) stage[wc * 8 + c][run] = (u64)lo[c] | ((u64)hi[c] << 32);
+	}
+	__syncthreads();
+	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+	if (k >= cols) return;
+	*reinterpret_cast<uint4 *>(out_col + (long long)k * stride_c + (m0 >> 1) + half * 16) =
+		*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+	if (half == 0) {
+		const int kb = cc >> 4;
+		u32 dw = 0;
+#pragma unroll
+		for (int r = 0; r < 4; r++) dw |= kq_e4m3(__fmul_rn(__uint_as_float(tam[r * 8 + kb]), ts.s6)) << (8 * r);
+		*reinterpret_cast<u32 *>(scales_col + (long long)k * scols_col + (m0 >> 4)) = dw;
+	}
+}
+
+// Kernels by input type. vec of the row kernel: 0 element loads, 1 vector
+// loads, 2 the fast path; fast of the columnwise, RHT-amax and 2D kernels
+// selects their tiled fast paths (the launchers check the shapes and
+// alignments and size the grids).
 #define KQ_NVFP4_KERNELS(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x, int rows, int cols, u32 *amax, \
-		const int *offsets, int ngroups, const int *flag) { \
-	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag); \
+		const int *offsets, int ngroups, const int *flag, int vec) { \
+	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag, vec); \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs) { \
-	kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
+extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
+		int fast) { \
+	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs); \
+	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int sr, u64 seed, int vec, const int *offsets, int ngroups, const int *flag) { \
+	if (vec == 2) { \
+		if (flag != 0 && *flag != 0) return; \
+		if (sr) kq_nvf4_row_fast<T, true>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+		else kq_nvf4_row_fast<T, false>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+		return; \
+	} \
 	kq_nvf4_row<T>(x, rows, cols, amax, out, scales, srows, scols, swz, sr, seed, vec, offsets, ngroups, flag); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
-		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed) { \
-	kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed); \
+		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, int fast) { \
+	if (fast) kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed); \
+	else kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2d_##sfx(const T *x, int rows, int cols, const u32 *amax, \
-		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col) { \
-	kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, out_col, scales_col, scols_col); \
+		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast) { \
+	if (fast) kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, out_col, scales_col, scols_col); \
+	else kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, out_col, scales_col, scols_col); \
 }
 
 KQ_NVFP4_KERNELS(float, f32)

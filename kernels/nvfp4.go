@@ -45,15 +45,34 @@ func (s *Set) NVFP4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		return fmt.Errorf("kernels: NVFP4 amax of %d rows: too many", rows)
 	}
 	if rht {
-		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs))
-		return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+		fast := nvfp4Tiled(rows, cols) && aligned(16, x)
+		grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
+		if fast {
+			grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
+		}
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast))
+		return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), grid, cuda.Dim(threads), st)
 	}
 	return s.nvfp4Amax(c, st, dt, x, rows, cols, amax, cuda.Buffer{}, 0, cuda.Buffer{})
 }
 
 func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
-	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 1024), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+	// Each 128-row tile is contiguous; enough blocks share a tile to give
+	// the grid about wavesPerSM blocks per SM, each thread at least four
+	// 16-byte vectors.
+	tiles := ceilDiv(rows, 128)
+	perTile := ceilDiv(128*cols*dt.Size(), 16*threads*4)
+	gx := max(1, min(perTile, ceilDiv(s.sms*wavesPerSM, tiles)))
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).
+		I32(b2i(aligned(16, x)))
+	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
+}
+
+// nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
+// tiles, 16-byte vectors) cover a [rows, cols] input: whole 64-row tiles
+// and 64-column multiples, at most 65535 tiles down.
+func nvfp4Tiled(rows, cols int) bool {
+	return rows%64 == 0 && cols%64 == 0 && rows > 0 && cols > 0 && rows/64 <= 65535
 }
 
 // NVFP4Row quantizes the rowwise operand in 1x16 blocks with the tensor
@@ -76,11 +95,17 @@ func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	if sr == 0 || sc == 0 {
 		return nil
 	}
-	vec := cols%16 == 0 && aligned(16, x)
+	// vec: 0 element loads, 1 16-byte loads, 2 the fast path (whole
+	// 64-element row pieces, 16-byte aligned data, 4-byte scale words).
+	vec := b2i(cols%16 == 0 && aligned(16, x))
+	items := int64(sr) * int64(sc)
+	if cols%64 == 0 && aligned(16, x, out) && aligned(4, scales, swz) {
+		vec, items = 2, items/4
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
-		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.Stochastic)).U64(o.Seed).I32(b2i(vec)).
+		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.Stochastic)).U64(o.Seed).I32(vec).
 		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(int64(sr)*int64(sc), 1), cuda.Dim(threads), st)
+	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(items, 1), cuda.Dim(threads), st)
 }
 
 // NVFP4Col quantizes the columnwise operand: the input transposed
@@ -101,9 +126,15 @@ func (s *Set) NVFP4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	if ceilDiv(sc, 8) > 65535 {
 		return fmt.Errorf("kernels: NVFP4Col of %d rows: too many", rows)
 	}
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out) && aligned(4, scales, swz)
+	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
+	if fast {
+		grid = cuda.Dim2(sr/128, rows/64)
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
-		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed)
-	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), cuda.Dim2(sr/32, ceilDiv(sc, 8)), cuda.Dim(threads), st)
+		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed).
+		I32(b2i(fast))
+	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // NVFP4TwoD quantizes with 16x16 tiles (weights) and the tensor scale from
@@ -131,9 +162,14 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	if rows == 0 || cols == 0 {
 		return nil
 	}
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol)
+	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
+	if fast {
+		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Buffer(scalesRow).I32(int32(scr)).
-		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc))
-	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1), cuda.Dim(threads), st)
+		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast))
+	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // Swizzle writes the GEMM layout of the row-major [rows, cols] byte scale

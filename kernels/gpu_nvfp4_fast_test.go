@@ -1,0 +1,71 @@
+//go:build gpu
+
+package kernels_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/kernels"
+)
+
+// fastShapes take the NVFP4 kernels' fast paths (rowwise: columns a
+// multiple of 64; columnwise, RHT amax and 2D: rows as well), including a
+// last tile half outside the tensor (320 columns) and several row tiles.
+var fastShapes = []shape{{64, 64}, {64, 320}, {128, 192}, {192, 128}, {1024, 1024}, {512, 4096}}
+
+// TestNVFP4Fast is TestNVFP4 over shapes that exercise the fast paths, all
+// input types, normal and special values, the three roles: every output
+// byte equal to the reference.
+func TestNVFP4Fast(t *testing.T) {
+	exact, total := 0, 0
+	ctx := context.Background()
+	i := 0
+	for _, sh := range fastShapes {
+		for _, dt := range allTypes {
+			for _, sp := range []bool{false, true} {
+				i++
+				in := makeInput(dt, sh.n(), sp, uint64(8100+i))
+				x := tensorOf(in, sh.rows, sh.cols)
+				for _, role := range []quant.TensorRole{quant.Input, quant.Gradient, quant.Weight} {
+					name := fmt.Sprintf("%v/%v/specials=%v/%s", sh, dt, sp, role)
+					r := quant.DefaultRecipe(quant.NVFP4BlockScaling)
+					seed := uint64(0xFA570000 + i)
+					ref := refQuantize(t, r, role, x, seed)
+					deq, err := reference.New().Dequantize(ctx, ref, quant.UsageRowwise)
+					if err != nil {
+						t.Fatal(err)
+					}
+					run(t, func(c *cuda.Ctx, b *bufs) error {
+						got, err := nvfp4GPU(c, b, dt, in.raw, sh.rows, sh.cols, ref.Plan, seed)
+						if err != nil {
+							return err
+						}
+						n := 0
+						n += check(t, name+": rowwise data", got.rowData, ref.Rowwise.Data, nil)
+						n += check(t, name+": rowwise scales", got.rowScales, ref.Rowwise.ScaleCodes, nil)
+						n += check(t, name+": rowwise swizzled", got.rowSwz, ref.Rowwise.Swizzled, nil)
+						n += check(t, name+": rowwise amax", got.rowAmax, f32Bytes([]float32{ref.Rowwise.Amax}), nil)
+						n += check(t, name+": columnwise data", got.colData, ref.Columnwise.Data, nil)
+						n += check(t, name+": columnwise scales", got.colScales, ref.Columnwise.ScaleCodes, nil)
+						n += check(t, name+": columnwise swizzled", got.colSwz, ref.Columnwise.Swizzled, nil)
+						n += check(t, name+": columnwise amax", got.colAmax, f32Bytes([]float32{ref.Columnwise.Amax}), nil)
+						if d := sameFloats(got.rowDeq, f32Bytes(deq.Data)); d != "" {
+							t.Errorf("%s: rowwise dequantize: %s", name, d)
+						} else {
+							n++
+						}
+						exact += n
+						total += 9
+						return nil
+					})
+				}
+			}
+		}
+	}
+	t.Logf("NVFP4 fast paths: %d of %d outputs bit-exact with the reference (%v)", exact, total, kernels.BF16)
+}
