@@ -162,6 +162,13 @@ func Load(c *cuda.Ctx) (*Set, error) {
 		}
 		s.fns[n] = f
 	}
+	// The grouped kernels are optional: a quantize PTX from before them
+	// still loads, and their launchers report the missing kernel.
+	for _, n := range groupedQuantizeKernels() {
+		if f, err := c.Function(mod, n); err == nil {
+			s.fns[n] = f
+		}
+	}
 	if err := s.loadExtra(c); err != nil {
 		_ = s.Close(c)
 		return nil, err
@@ -411,4 +418,200 @@ func (s *Set) ConvertF32(c *cuda.Ctx, st cuda.Stream, x cuda.Buffer, n int, out 
 func (s *Set) CheckConversion(c *cuda.Ctx, st cuda.Stream, start, count uint64, res cuda.Buffer, f Format) error {
 	s.args.Reset().U64(start).U64(count).Buffer(res).I32(int32(f))
 	return s.launch(c, "kq_cvt_check", cuda.Dim(s.sms*wavesPerSM), cuda.Dim(threads), st)
+}
+
+// Grouped (MoE) per-tensor and MXFP8 quantize: one [rows, cols] input split
+// along its rows by device split sizes (GroupOffsets), each group quantized
+// as a tensor of its own, the groups' results concatenated as the
+// reference's QuantizeGrouped returns them. Graph-safe: no launch shape
+// depends on the split sizes.
+
+// Row alignment of the groups (a misaligned group sets ws.Flag; read it
+// with GroupError after the step).
+const (
+	GroupedCurrentAlign = 16
+	GroupedMXFP8Align   = 32
+)
+
+// groupedQuantizeKernels are the grouped kernels of the quantize module.
+func groupedQuantizeKernels() []string {
+	var names []string
+	for _, k := range []string{"kq_grp_amax_", "kq_grp_cast_", "kq_grp_cast_trw_", "kq_grp_cast_tr_", "kq_grp_mx_"} {
+		for _, d := range []DType{F32, BF16, F16} {
+			names = append(names, k+d.suffix())
+		}
+	}
+	return append(names, "kq_grp_tiles")
+}
+
+// CurrentOpts are the Float8CurrentScaling parameters of a grouped
+// quantize: FP8 format, amax epsilon, power-of-2 scales.
+type CurrentOpts struct {
+	Format Format
+	Eps    float32
+	Pow2   bool
+}
+
+// warpGrid is the grid of a kernel whose warps stride over items, at most
+// perSM blocks of 256 threads per SM (its __launch_bounds__).
+func (s *Set) warpGrid(items int64, perSM int) cuda.Dim3 {
+	b := (items + threads/32 - 1) / (threads / 32)
+	b = min(b, int64(s.sms*perSM))
+	return cuda.Dim(int(max(b, 1)))
+}
+
+// GroupedCurrent is the grouped Float8CurrentScaling quantize: group g gets
+// its own amax (ws.Amax[g], float32, the raw amax as the reference's
+// Result.Amax), scale (scale[g]) and decode factor (scaleInv[g] = 1/scale,
+// the operands' ScaleInv[0]), empty groups scale 1. outRow (rows*cols
+// bytes) receives the rowwise codes in the input's layout (group g's
+// [n_g, cols] at cols*o_g, o_g its first row); outCol (rows*cols bytes)
+// the transposed codes, group g's [cols, n_g] at cols*o_g. Either may be
+// the zero Buffer (not both), as may scale and scaleInv (4*groups bytes
+// each); ws needs Offsets (4*(groups+1)), Flag (4) and Amax (4*groups).
+// Groups must be multiples of 16 rows. Three launches whatever the group
+// count: offsets, amax, cast (rowwise) or cast+transpose (with outCol;
+// 128x128 tiles when rows % 16 == 0, cols % 8 == 0 and the buffers are
+// aligned, else 16x32 element-wise tiles).
+func (s *Set) GroupedCurrent(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int,
+	ws GroupWorkspace, outRow, outCol, scale, scaleInv cuda.Buffer, o CurrentOpts) error {
+	if outRow.Ptr() == 0 && outCol.Ptr() == 0 {
+		return fmt.Errorf("kernels: GroupedCurrent without an output operand")
+	}
+	n := rows * cols
+	for _, b := range []struct {
+		what string
+		buf  cuda.Buffer
+		n    int
+		opt  bool
+	}{{"input", x, n * dt.Size(), false}, {"group amaxes", ws.Amax, 4 * groups, false}, {"rowwise data", outRow, n, true},
+		{"columnwise data", outCol, n, true}, {"group scales", scale, 4 * groups, true}, {"group scale_inv", scaleInv, 4 * groups, true}} {
+		if b.opt && b.buf.Ptr() == 0 {
+			continue
+		}
+		if err := need("GroupedCurrent "+b.what, b.buf, b.n); err != nil {
+			return err
+		}
+	}
+	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedCurrentAlign, ws, groups); err != nil {
+		return err
+	}
+	vec := cols%8 == 0 && x.Ptr()%16 == 0
+	items := int64(rows/16) * int64(ceilDiv(cols, 256))
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).I32(int32(groups)).Buffer(ws.Flag).
+		Buffer(ws.Amax).I32(b2i(vec))
+	if err := s.launch(c, "kq_grp_amax_"+dt.suffix(), s.warpGrid(items, residentPerSM), cuda.Dim(threads), st); err != nil {
+		return err
+	}
+	if outCol.Ptr() == 0 {
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).I32(int32(groups)).Buffer(ws.Flag).
+			Buffer(ws.Amax).Buffer(outRow).Ptr(optional(scale)).Ptr(optional(scaleInv)).I32(int32(o.Format)).
+			F32(o.Format.MaxFinite()).F32(o.Eps).I32(b2i(o.Pow2)).I32(b2i(vec && outRow.Ptr()%8 == 0))
+		return s.launch(c, "kq_grp_cast_"+dt.suffix(), s.warpGrid(items, residentPerSM), cuda.Dim(threads), st)
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).I32(int32(groups)).Buffer(ws.Flag).
+		Buffer(ws.Amax).Ptr(optional(outRow)).Buffer(outCol).Ptr(optional(scale)).Ptr(optional(scaleInv)).I32(int32(o.Format)).
+		F32(o.Format.MaxFinite()).F32(o.Eps).I32(b2i(o.Pow2))
+	if wideTranspose(rows, cols, x, outRow, outCol) {
+		// One block per 128x128 tile, as CastTranspose.
+		tiles := int64(ceilDiv(cols, 128)) * int64(ceilDiv(rows, 128))
+		return s.launch(c, "kq_grp_cast_trw_"+dt.suffix(), cuda.Dim(int(max(tiles, 1))), cuda.Dim(threads), st)
+	}
+	tiles := int64(ceilDiv(cols, 32)) * int64(rows/16)
+	return s.launch(c, "kq_grp_cast_tr_"+dt.suffix(), cuda.Dim(int(max(min(tiles, int64(s.sms*wavesPerSM)), 1))), cuda.Dim(threads), st)
+}
+
+// GroupedMXFP8Out is one MXFP8 operand of a grouped quantize: Data
+// (rows*cols bytes, the input's layout for both operands), Scales (the
+// groups' padded E8M0 matrices concatenated) and, unless the zero Buffer,
+// Swizzled (the same matrices in the GEMM layout, concatenated).
+type GroupedMXFP8Out struct {
+	Data, Scales, Swizzled cuda.Buffer
+}
+
+// GroupedMXFP8ScaleRows bounds the rows of the concatenated padded rowwise
+// scale matrices of a grouped MXFP8 quantize, sum of roundup(n_g, 128): a
+// group of 32-row multiples pads at most 96 rows, and at most rows/32
+// groups are nonempty. The columnwise matrices take a 32nd of it.
+func GroupedMXFP8ScaleRows(rows, groups int) int {
+	return rows + 96*min(groups, rows/32)
+}
+
+// GroupedMXFP8 is the grouped MXFP8BlockScaling quantize (1x32 rowwise,
+// 32x1 columnwise; groups of 32-row multiples). The data of either operand
+// is the ungrouped data (the input's [rows, cols] layout, group g at
+// cols*o_g). Group g's rowwise scales, [roundup(n_g,128),
+// roundup(ceil(cols/32),4)], start at row P_g of row.Scales, and its
+// columnwise scales, [roundup(n_g/32,4), roundup(cols,128)], at row P_g/32
+// of col.Scales, where P_g = sum over h < g of roundup(n_h, 128): the
+// reference's per-group matrices (padding zero) concatenated, and so are
+// the swizzled ones (written directly when Swizzled is given). Buffers:
+// row.Scales and row.Swizzled GroupedMXFP8ScaleRows(rows, groups) *
+// roundup(ceil(cols/32),4) bytes, col.Scales and col.Swizzled
+// GroupedMXFP8ScaleRows/32 * roundup(cols,128); tiles 4*(groups+1) bytes
+// of scratch (the per-group P_g/128). An operand whose Data is the zero
+// Buffer is skipped (not both). ws needs Offsets and Flag; with Amax
+// (4*groups bytes) it also receives each group's amax (the reference's
+// Result.Amax). Three launches whatever the group count: offsets, the
+// padded prefix sum, one pass over the input for both operands.
+func (s *Set) GroupedMXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int,
+	ws GroupWorkspace, tiles cuda.Buffer, row, col GroupedMXFP8Out, f Format, ocp bool) error {
+	doRow, doCol := row.Data.Ptr() != 0, col.Data.Ptr() != 0
+	if !doRow && !doCol {
+		return fmt.Errorf("kernels: GroupedMXFP8 without an output operand")
+	}
+	maxRows := GroupedMXFP8ScaleRows(rows, groups)
+	scolsRow := roundUp(ceilDiv(cols, 32), 4)
+	scolsCol := roundUp(cols, 128)
+	type want struct {
+		what string
+		buf  cuda.Buffer
+		n    int
+	}
+	checks := []want{{"input", x, rows * cols * dt.Size()}, {"tiles", tiles, 4 * (groups + 1)}}
+	if doRow {
+		checks = append(checks, want{"rowwise data", row.Data, rows * cols}, want{"rowwise scales", row.Scales, maxRows * scolsRow})
+		if row.Swizzled.Ptr() != 0 {
+			checks = append(checks, want{"rowwise swizzled scales", row.Swizzled, maxRows * scolsRow})
+		}
+	}
+	if doCol {
+		checks = append(checks, want{"columnwise data", col.Data, rows * cols}, want{"columnwise scales", col.Scales, maxRows / 32 * scolsCol})
+		if col.Swizzled.Ptr() != 0 {
+			checks = append(checks, want{"columnwise swizzled scales", col.Swizzled, maxRows / 32 * scolsCol})
+		}
+	}
+	nzero := 0
+	if ws.Amax.Ptr() != 0 {
+		checks = append(checks, want{"group amaxes", ws.Amax, 4 * groups})
+		nzero = groups
+	}
+	for _, w := range checks {
+		if err := need("GroupedMXFP8 "+w.what, w.buf, w.n); err != nil {
+			return err
+		}
+	}
+	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedMXFP8Align, ws, nzero); err != nil {
+		return err
+	}
+	s.args.Reset().Buffer(ws.Offsets).I32(int32(groups)).Buffer(tiles)
+	if err := s.launch(c, "kq_grp_tiles", cuda.Dim(1), cuda.Dim(1024), st); err != nil {
+		return err
+	}
+	ops := int32(0)
+	if doRow {
+		ops |= 1
+	}
+	if doCol {
+		ops |= 2
+	}
+	vec := cols%8 == 0 && x.Ptr()%16 == 0 && row.Data.Ptr()%8 == 0 && col.Data.Ptr()%8 == 0
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).Buffer(tiles).I32(int32(groups)).Buffer(ws.Flag).
+		Ptr(optional(row.Data)).Ptr(optional(row.Scales)).Ptr(optional(row.Swizzled)).I32(int32(scolsRow)).
+		Ptr(optional(col.Data)).Ptr(optional(col.Scales)).Ptr(optional(col.Swizzled)).I32(int32(scolsCol)).
+		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(b2i(vec)).I32(ops)
+	// One warp per 32x64 tile of the padded row space, at most the blocks
+	// that fit at once (__launch_bounds__(256, 2)).
+	maxTiles := int64(maxRows/32) * int64(scolsCol/64)
+	return s.launch(c, "kq_grp_mx_"+dt.suffix(), s.warpGrid(maxTiles, 2), cuda.Dim(threads), st)
 }
