@@ -78,8 +78,8 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 		assumed: map[types.NamespacedName]assumption{}}
 }
 
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// A binding is a patch of the run; the binder writes no status.
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
@@ -216,11 +216,11 @@ func jobKey(run *kquantv1alpha1.QuantRun) string {
 // existing, not being deleted, not finished, below maxParallel.
 func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) (map[string]*jobState, error) {
 	out := map[string]*jobState{}
+	assumed := r.assumptions()
 	assumedByJob := map[string][]types.NamespacedName{}
-	for key, a := range r.assumptions() {
+	for key, a := range assumed {
 		assumedByJob[a.job] = append(assumedByJob[a.job], key)
 	}
-	assumed := r.assumptions()
 	for _, run := range waiting {
 		k := jobKey(run)
 		if _, seen := out[k]; seen {
