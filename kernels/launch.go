@@ -441,7 +441,7 @@ func groupedQuantizeKernels() []string {
 			names = append(names, k+d.suffix())
 		}
 	}
-	return append(names, "kq_grp_tiles")
+	return append(names, "kq_grp_tiles", "kq_grp_mx2_bf16", "kq_grp_mx2_f16")
 }
 
 // CurrentOpts are the Float8CurrentScaling parameters of a grouped
@@ -553,7 +553,9 @@ func GroupedMXFP8ScaleRows(rows, groups int) int {
 // Buffer is skipped (not both). ws needs Offsets and Flag; with Amax
 // (4*groups bytes) it also receives each group's amax (the reference's
 // Result.Amax). Three launches whatever the group count: offsets, the
-// padded prefix sum, one pass over the input for both operands.
+// padded prefix sum, one pass over the input for both operands (16-bit
+// inputs with cols % 8 == 0 and aligned buffers take the register-tile
+// kernel kq_grp_mx2, others the general kq_grp_mx; same bytes).
 func (s *Set) GroupedMXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int,
 	ws GroupWorkspace, tiles cuda.Buffer, row, col GroupedMXFP8Out, f Format, ocp bool) error {
 	doRow, doCol := row.Data.Ptr() != 0, col.Data.Ptr() != 0
@@ -606,12 +608,23 @@ func (s *Set) GroupedMXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 		ops |= 2
 	}
 	vec := cols%8 == 0 && x.Ptr()%16 == 0 && row.Data.Ptr()%8 == 0 && col.Data.Ptr()%8 == 0
+	maxTiles := int64(maxRows/32) * int64(scolsCol/64)
+	if vec && dt != F32 && aligned(2, row.Scales, col.Scales) {
+		// 16-bit inputs: kq_mxfp8_both's register tiles (raw input
+		// pairs, paired-max amaxes, the column reduce-scatter), one warp
+		// per tile, at most the blocks that fit at once
+		// (__launch_bounds__(256, 3)).
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).Buffer(tiles).I32(int32(groups)).Buffer(ws.Flag).
+			Ptr(optional(row.Data)).Ptr(optional(row.Scales)).Ptr(optional(row.Swizzled)).I32(int32(scolsRow)).
+			Ptr(optional(col.Data)).Ptr(optional(col.Scales)).Ptr(optional(col.Swizzled)).I32(int32(scolsCol)).
+			I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(ops)
+		return s.launch(c, "kq_grp_mx2_"+dt.suffix(), s.warpGrid(maxTiles, 3), cuda.Dim(threads), st)
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).Buffer(tiles).I32(int32(groups)).Buffer(ws.Flag).
 		Ptr(optional(row.Data)).Ptr(optional(row.Scales)).Ptr(optional(row.Swizzled)).I32(int32(scolsRow)).
 		Ptr(optional(col.Data)).Ptr(optional(col.Scales)).Ptr(optional(col.Swizzled)).I32(int32(scolsCol)).
 		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(b2i(vec)).I32(ops)
 	// One warp per 32x64 tile of the padded row space, at most the blocks
 	// that fit at once (__launch_bounds__(256, 2)).
-	maxTiles := int64(maxRows/32) * int64(scolsCol/64)
 	return s.launch(c, "kq_grp_mx_"+dt.suffix(), s.warpGrid(maxTiles, 2), cuda.Dim(threads), st)
 }

@@ -1722,3 +1722,172 @@ KQ_DEV void kq_grp_mx_impl(const T *x, int rows, int cols, const int *offsets, c
 KQ_GROUPED_KERNELS(f32, float)
 KQ_GROUPED_KERNELS(bf16, kq_bf16)
 KQ_GROUPED_KERNELS(f16, kq_f16)
+
+// Grouped MXFP8 for 16-bit inputs in the register tiles of kq_mxfp8_both
+// (the input pairs held as raw bits, paired-max amaxes, the column
+// reduce-scatter; see there), for cols % 8 == 0 with a 16-byte aligned
+// input, 8-byte aligned data outputs and 2-byte aligned scale matrices.
+// The tiles are those of kq_grp_mx: the 32x64 tiles of the padded row
+// space, each mapped to its group's data band or padding by one search.
+// No prefetch: 3 blocks per SM (the both3 layout, as fast as the
+// prefetching one on an H200). Same bytes as kq_grp_mx.
+template <typename T, int fmt, int ocp, int ops>
+KQ_DEV void kq_grp_mx2_impl(const T *x, int rows, int cols, const int *offsets, const int *tiles, int ngroups,
+		u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, int scols_col, u32 *amax) {
+	const T tag = {0};
+	const u32 full = 0xFFFFFFFFu;
+	const u32 lane = threadIdx.x & 31u;
+	const int cg = (int)(lane & 7u), rq = (int)(lane >> 3);
+	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+	const int nct = scols_col / 64;
+	const long long ntiles = 4LL * tiles[ngroups] * nct;
+	const int nblk = (cols + 31) / 32;
+	const long long stride4 = 4LL * cols;
+	for (long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < ntiles; t += nwarps) {
+		const int vb = (int)(t / nct), ct = (int)(t % nct);
+		const int g = kq_gsearch(tiles, ngroups, vb >> 2);
+		const int tg = tiles[g];
+		const int goff = offsets[g];
+		const int lb = vb - 4 * tg;
+		const bool data = lb < (offsets[g + 1] - goff) / 32;
+		const int c0 = ct * 64;
+		const int c = c0 + cg * 8;
+		const int r0 = goff + 32 * lb + rq; // the lane's first data row
+		const bool cin = c < cols;
+		const long long o0 = (long long)r0 * cols + c;
+		u32 v[8][4];
+		{
+			uint4 cur[8];
+			kq_mx_load_tile(x, rows, cols, goff / 32 + lb, ct, rq, cg, data, cur);
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				v[i][0] = cur[i].x; v[i][1] = cur[i].y; v[i][2] = cur[i].z; v[i][3] = cur[i].w;
+			}
+		}
+		float tm = 0.0f;
+		u32 cm[4] = {0u, 0u, 0u, 0u};
+		const int blk = c0 / 32 + (cg >> 2);
+		const bool bin = blk < nblk;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			u32 m = 0u;
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				u32 a = v[i][k] & KQ_MX2_ABS;
+				m = kq_pmax(tag, m, a);
+				cm[k] = kq_pmax(tag, cm[k], a);
+			}
+			if (!(ops & KQ_MX_ROW)) continue;
+			float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+			am = fmaxf(am, __shfl_xor_sync(full, am, 1));
+			am = fmaxf(am, __shfl_xor_sync(full, am, 2));
+			tm = fmaxf(tm, am);
+			u32 e = kq_e8m0<fmt, ocp>(am);
+			float f = kq_e8m0_encode_factor(e);
+			if ((cg & 3) == 0) {
+				const long long sr = 128LL * tg + 32 * lb + rq + 4 * i;
+				const u8 val = (data && bin) ? (u8)e : (u8)0;
+				sc_row[sr * scols_row + blk] = val;
+				if (swz_row != 0) swz_row[kq_swz(sr, blk, scols_row)] = val;
+			}
+			if (data && cin) {
+				u32 o[2];
+#pragma unroll
+				for (int k = 0; k < 2; k++) {
+					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
+					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
+				}
+				*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
+			}
+		}
+		if (ops & KQ_MX_COL) {
+			u32 own;
+			{
+				u32 h[2];
+				bool b = (rq & 2) != 0;
+#pragma unroll
+				for (int k = 0; k < 2; k++) {
+					u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
+					h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+				}
+				b = (rq & 1) != 0;
+				u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
+				own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
+			}
+			// own holds columns c + 2rq and c + 2rq + 1.
+			float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
+			if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
+			u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
+			float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+			{
+				const int cc = c + 2 * rq;
+				const bool in = data && cc < cols;
+				const u32 val = in ? (e0 | (e1 << 8)) : 0u;
+				*reinterpret_cast<u16 *>(sc_col + (4LL * tg + lb) * scols_col + cc) = (u16)val;
+				if (swz_col != 0) {
+					const int ncg = 4 * (tiles[g + 1] - tg);
+					u8 *base = swz_col + 4LL * tg * scols_col;
+					base[kq_swz(cc, lb, ncg)] = (u8)val;
+					base[kq_swz(cc + 1, lb, ncg)] = (u8)(val >> 8);
+				}
+			}
+			float g0[4], g1[4];
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				g0[k] = __shfl_sync(full, f0, k * 8 + cg);
+				g1[k] = __shfl_sync(full, f1, k * 8 + cg);
+			}
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				if (!data || !cin) continue;
+				u32 o[2];
+#pragma unroll
+				for (int k = 0; k < 2; k++) {
+					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
+					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
+				}
+				*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
+			}
+		}
+		if (amax != 0) {
+			tm = kq_warp_max(tm);
+			if (lane == 0u && data && tm > 0.0f) atomicMax(&amax[g], __float_as_uint(tm));
+		}
+	}
+}
+
+// kq_grp_mx2_pick picks the instantiation of kq_grp_mx2_impl.
+template <typename T, int ops>
+KQ_DEV void kq_grp_mx2_pick(const T *x, int rows, int cols, const int *offsets, const int *tiles, int ngroups, u8 *out_row,
+		u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, int scols_col, int fmt, int ocp, u32 *amax) {
+	if (fmt == KQ_E4M3 && !ocp)
+		kq_grp_mx2_impl<T, KQ_E4M3, 0, ops>(x, rows, cols, offsets, tiles, ngroups, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, scols_col, amax);
+	else if (fmt == KQ_E4M3)
+		kq_grp_mx2_impl<T, KQ_E4M3, 1, ops>(x, rows, cols, offsets, tiles, ngroups, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, scols_col, amax);
+	else if (!ocp)
+		kq_grp_mx2_impl<T, KQ_E5M2, 0, ops>(x, rows, cols, offsets, tiles, ngroups, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, scols_col, amax);
+	else
+		kq_grp_mx2_impl<T, KQ_E5M2, 1, ops>(x, rows, cols, offsets, tiles, ngroups, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, scols_col, amax);
+}
+
+#define KQ_GROUPED_HALF_KERNELS(SUF, T)                                                                 \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_grp_mx2_##SUF(const T *x, int rows, int cols, \
+			const int *offsets, const int *tiles, int ngroups, const int *flag, u8 *out_row, u8 *sc_row, \
+			u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, int scols_col, int fmt,   \
+			int ocp, u32 *amax, int ops) {                                                              \
+		if (*flag != 0) return;                                                                     \
+		if (ops == (KQ_MX_ROW | KQ_MX_COL))                                                         \
+			kq_grp_mx2_pick<T, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, offsets, tiles, ngroups, out_row, \
+				sc_row, swz_row, scols_row, out_col, sc_col, swz_col, scols_col, fmt, ocp, amax);  \
+		else if (ops == KQ_MX_ROW)                                                                  \
+			kq_grp_mx2_pick<T, KQ_MX_ROW>(x, rows, cols, offsets, tiles, ngroups, out_row, sc_row,    \
+				swz_row, scols_row, out_col, sc_col, swz_col, scols_col, fmt, ocp, amax);          \
+		else                                                                                        \
+			kq_grp_mx2_pick<T, KQ_MX_COL>(x, rows, cols, offsets, tiles, ngroups, out_row, sc_row,    \
+				swz_row, scols_row, out_col, sc_col, swz_col, scols_col, fmt, ocp, amax);          \
+	}
+
+KQ_GROUPED_HALF_KERNELS(bf16, kq_bf16)
+KQ_GROUPED_HALF_KERNELS(f16, kq_f16)
