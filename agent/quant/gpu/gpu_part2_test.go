@@ -246,23 +246,89 @@ func ints(v []int32) []int {
 // the device split buffer changes) and equals the eager runs; then a
 // misaligned group and a short split vector are reported, not crashed.
 func TestGroupedStep(t *testing.T) {
-	ctx := context.Background()
-	const rows, cols, groups, seed = 16384, 256, 64, 77
-	x := makeInput(shape{rows, cols}, kernels.BF16, true, 31337)
-	splits := groupedSplits64(rows)
 	hybrid := quant.DefaultRecipe(quant.Float8BlockScaling)
 	hybrid.Format, hybrid.Block.Power2Scales = quant.FormatHybrid, false
-	for _, tc := range []struct {
-		name  string
-		r     quant.Recipe
-		role  quant.TensorRole
-		usage quant.Usage
-	}{
+	groupedStepCases(t, []groupedCase{
 		{"nvfp4-gradient-sr-rowwise", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient, quant.UsageRowwise},
 		{"block-1x128-rowwise", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input, quant.UsageRowwise},
 		{"block-1x128-both", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input, quant.UsageBoth},
 		{"block-128x1-columnwise-e5m2-f32scales", hybrid, quant.Gradient, quant.UsageColumnwise},
-	} {
+	})
+}
+
+// TestGroupedFP8Kernels checks the backend's use of kquantize's grouped
+// current-scaling and MXFP8 kernels (the groupedFP8 switch): the 64-group
+// step through one graph, and QuantizeGrouped for every role and usage,
+// against the reference.
+func TestGroupedFP8Kernels(t *testing.T) {
+	gb.groupedFP8 = true
+	defer func() { gb.groupedFP8 = false }()
+	ocp := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	ocp.Format, ocp.MXFP8.ScaleRounding = quant.FormatHybrid, quant.ScaleRoundingOCP
+	cur := quant.DefaultRecipe(quant.Float8CurrentScaling)
+	curP2 := cur
+	curP2.Current.Power2Scales, curP2.Current.AmaxEpsilon = true, 1e-6
+	groupedStepCases(t, []groupedCase{
+		{"current-both", cur, quant.Input, quant.UsageBoth},
+		{"current-gradient-e5m2-rowwise-pow2", curP2, quant.Gradient, quant.UsageRowwise},
+		{"current-columnwise", cur, quant.Weight, quant.UsageColumnwise},
+		{"mxfp8-both", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input, quant.UsageBoth},
+		{"mxfp8-gradient-ocp-rowwise", ocp, quant.Gradient, quant.UsageRowwise},
+		{"mxfp8-columnwise", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input, quant.UsageColumnwise},
+	})
+	ctx := context.Background()
+	x := makeInput(shape{640, 96}, kernels.BF16, true, 98)
+	var cnt counter
+	for _, s := range []quant.Scheme{quant.Float8CurrentScaling, quant.MXFP8BlockScaling} {
+		// Groups of 16 (current) and 32 rows (MXFP8) multiples, not of
+		// 128: the MXFP8 scale matrices pad each group.
+		splits := map[quant.Scheme][]int{quant.Float8CurrentScaling: {48, 0, 272, 160, 160}, quant.MXFP8BlockScaling: {96, 0, 288, 128, 128}}[s]
+		for _, role := range []quant.TensorRole{quant.Input, quant.Weight, quant.Gradient} {
+			for _, u := range usages {
+				t.Run(fmt.Sprintf("QuantizeGrouped/%s/%s/usage=%d", s, role, u), func(t *testing.T) {
+					r := quant.DefaultRecipe(s)
+					r.Format = quant.FormatHybrid
+					req := quant.Request{Recipe: r, Role: role, Usage: u}
+					got, err := gb.QuantizeGrouped(ctx, req, x, splits, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := ref.QuantizeGrouped(ctx, req, x, splits, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ok := true
+					for g := range want {
+						if d := diff(got[g], want[g]); d != "" {
+							t.Errorf("group %d: %s", g, d)
+							ok = false
+						}
+					}
+					cnt.add(ok)
+				})
+			}
+		}
+	}
+	t.Logf("QuantizeGrouped with the grouped current/MXFP8 kernels: %d of %d cases bit-exact with the reference", cnt.exact, cnt.total)
+}
+
+type groupedCase struct {
+	name  string
+	r     quant.Recipe
+	role  quant.TensorRole
+	usage quant.Usage
+}
+
+// groupedStepCases runs each case's 64-group step over 16384x256: eager
+// runs with 3 split vectors equal to the reference, ONE captured graph
+// replayed with the 3 vectors equal to the eager runs, a misaligned group
+// and a short split vector reported, and a good replay after them.
+func groupedStepCases(t *testing.T, cases []groupedCase) {
+	ctx := context.Background()
+	const rows, cols, groups, seed = 16384, 256, 64, 77
+	x := makeInput(shape{rows, cols}, kernels.BF16, true, 31337)
+	splits := groupedSplits64(rows)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: seed}
 			s, err := gb.NewGroupedStep(ctx, GroupedConfig{Request: req, Rows: rows, Cols: cols, Input: kernels.BF16, Splits: ints(splits[0])})

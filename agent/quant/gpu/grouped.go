@@ -44,7 +44,28 @@ const (
 	// groupedBlock: kernels.GroupedBlockRow, GroupedBlockCol and
 	// GroupedBlockRowCol, either or both operands of 1x128 block scaling.
 	groupedBlock
+	// groupedCurrent: kernels.GroupedCurrent, either or both operands of
+	// Float8CurrentScaling (per-group amax, scale and scale_inv).
+	groupedCurrent
+	// groupedMXFP8: kernels.GroupedMXFP8, either or both operands of 1D
+	// MXFP8 (per-group padded and swizzled scales, amax).
+	groupedMXFP8
 )
+
+// groupedKernelFor is the package-level choice plus, when the backend's
+// groupedFP8 switch is on, kquantize's grouped current-scaling and MXFP8
+// kernels (c3baff8).
+func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
+	if b.groupedFP8 {
+		switch {
+		case p.Scheme == quant.Float8CurrentScaling:
+			return groupedCurrent, quant.UsageBoth
+		case p.Scheme == quant.MXFP8BlockScaling && p.BlockRows == 1:
+			return groupedMXFP8, quant.UsageBoth
+		}
+	}
+	return groupedKernelFor(p)
+}
 
 // groupedKernelFor picks the grouped kernels of plan and the operands they
 // cover. The kernels package has grouped launchers for 1x128 block scaling
@@ -96,10 +117,12 @@ type grouped struct {
 	x, splits cuda.Buffer
 	ws        kernels.GroupWorkspace
 	// out, scales and swz are the groups' rowwise codes, scales and
-	// swizzled scales, concatenated; colOut and colScales the columnwise
-	// codes and scales (grouped kernels only).
-	out, scales, swz  cuda.Buffer
-	colOut, colScales cuda.Buffer
+	// swizzled scales, concatenated; colOut, colScales and colSwz the
+	// columnwise ones; scale and scaleInv current scaling's per-group
+	// float32 scales; tiles GroupedMXFP8's scratch (grouped kernels only).
+	out, scales, swz          cuda.Buffer
+	colOut, colScales, colSwz cuda.Buffer
+	scale, scaleInv, tiles    cuda.Buffer
 	// amScratch receives one group's input amax when a result is read
 	// (block scaling has no amax of its own).
 	amScratch cuda.Buffer
@@ -167,7 +190,7 @@ func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) 
 }
 
 func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error {
-	kernel, covered := groupedKernelFor(plan)
+	kernel, covered := s.b.groupedKernelFor(plan)
 	g := &grouped{cfg: cfg, plan: plan, kernel: kernel, groups: len(cfg.Splits), seed: cfg.Request.Seed}
 	s.grp = g
 	rows, cols, ds := cfg.Rows, cfg.Cols, cfg.Input.Size()
@@ -233,6 +256,14 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 			// scales and swizzled scales written.
 			s.kernels += 2
 			s.bytes += 2*n*int64(ds) + int64(rows*kernels.NVFP4RowBytes(cols)) + 2*int64(rows*sc) + 8*int64(g.groups)
+		case groupedCurrent:
+			if err := s.addGroupedCurrent(c, g, covered, out); err != nil {
+				return err
+			}
+		case groupedMXFP8:
+			if err := s.addGroupedMXFP8(c, g, covered, out); err != nil {
+				return err
+			}
 		case groupedBlock:
 			// One pass over the input for either or both operands.
 			s.kernels++
@@ -288,6 +319,81 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 func roundUp(a, m int) int { return ceilDiv(a, m) * m }
 func ceilDiv(a, m int) int { return (a + m - 1) / m }
 
+// addGroupedCurrent allocates kernels.GroupedCurrent's outputs: per-group
+// amax, scale and scale_inv, and the codes of the covered operands.
+func (s *Step) addGroupedCurrent(c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
+	var err error
+	rows, cols := g.cfg.Rows, g.cfg.Cols
+	for _, b := range []*cuda.Buffer{&g.ws.Amax, &g.scale, &g.scaleInv} {
+		if *b, err = out(4 * g.groups); err != nil {
+			return err
+		}
+	}
+	n := int64(rows) * int64(cols)
+	if covered&quant.UsageRowwise != 0 {
+		if g.out, err = out(rows * cols); err != nil {
+			return err
+		}
+		s.bytes += n
+	}
+	if covered&quant.UsageColumnwise != 0 {
+		if g.colOut, err = out(rows * cols); err != nil {
+			return err
+		}
+		s.bytes += n
+	}
+	// The amax pass and the cast (or cast+transpose) each read the input.
+	s.kernels += 2
+	s.bytes += 2*n*int64(g.cfg.Input.Size()) + 12*int64(g.groups)
+	return nil
+}
+
+// addGroupedMXFP8 allocates kernels.GroupedMXFP8's outputs: per-group
+// amax, the padded-prefix scratch, and per covered operand its codes and
+// the groups' padded scale matrices with their swizzled layouts, sized for
+// the most padding any split vector can need, and zeroed so that what no
+// split vector writes stays the same from run to run.
+func (s *Step) addGroupedMXFP8(c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
+	var err error
+	rows, cols := g.cfg.Rows, g.cfg.Cols
+	if g.ws.Amax, err = out(4 * g.groups); err != nil {
+		return err
+	}
+	if g.tiles, err = s.alloc(c, 4*(g.groups+1)); err != nil {
+		return err
+	}
+	maxRows := kernels.GroupedMXFP8ScaleRows(rows, g.groups)
+	n := int64(rows) * int64(cols)
+	for _, o := range []struct {
+		u                 quant.Usage
+		data, scales, swz *cuda.Buffer
+		scaleBytes, minSc int
+	}{
+		{quant.UsageRowwise, &g.out, &g.scales, &g.swz, maxRows * roundUp(ceilDiv(cols, 32), 4), roundUp(rows, 128) * roundUp(ceilDiv(cols, 32), 4)},
+		{quant.UsageColumnwise, &g.colOut, &g.colScales, &g.colSwz, maxRows / 32 * roundUp(cols, 128), roundUp(rows/32, 4) * roundUp(cols, 128)},
+	} {
+		if covered&o.u == 0 {
+			continue
+		}
+		if *o.data, err = out(rows * cols); err != nil {
+			return err
+		}
+		for _, b := range []*cuda.Buffer{o.scales, o.swz} {
+			if *b, err = out(o.scaleBytes); err != nil {
+				return err
+			}
+			if err := c.Memset(*b, 0); err != nil {
+				return err
+			}
+		}
+		s.bytes += n + 2*int64(o.minSc)
+	}
+	// The padded prefix sum and one pass over the input for both operands.
+	s.kernels += 2
+	s.bytes += n*int64(g.cfg.Input.Size()) + 4*int64(g.groups)
+	return nil
+}
+
 // enqueue queues the grouped kernels: a fixed number of launches whatever
 // the group count, reading the split sizes from device memory.
 func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
@@ -299,6 +405,21 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		}
 		o := kernels.NVFP4Opts{Stochastic: g.plan.Stochastic, Seed: g.seed}
 		return set.GroupedNVFP4Row(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.swz, o)
+	case groupedCurrent:
+		f, err := format(g.plan.Element)
+		if err != nil {
+			return err
+		}
+		o := kernels.CurrentOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
+		return set.GroupedCurrent(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.colOut, g.scale, g.scaleInv, o)
+	case groupedMXFP8:
+		f, err := format(g.plan.Element)
+		if err != nil {
+			return err
+		}
+		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
+		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
+		return set.GroupedMXFP8(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
 	case groupedBlock:
 		f, err := format(g.plan.Element)
 		if err != nil {
@@ -430,14 +551,18 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 		}
 		return download(c, b, b.Size())
 	}
-	var bufs [6][]byte
-	for k, b := range []cuda.Buffer{g.out, g.scales, g.swz, g.ws.Amax, g.colOut, g.colScales} {
+	var bufs [9][]byte
+	for k, b := range []cuda.Buffer{g.out, g.scales, g.swz, g.ws.Amax, g.colOut, g.colScales, g.colSwz, g.scale, g.scaleInv} {
 		var err error
 		if bufs[k], err = all(b); err != nil {
 			return nil, fmt.Errorf("reading grouped outputs: %w", err)
 		}
 	}
 	data, scales, swz, amax, colData, colScales := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
+	colSwz, scale, scaleInv := bufs[6], bufs[7], bufs[8]
+	// rsOff and csOff walk the concatenated per-group scale matrices of
+	// GroupedMXFP8 (each group's padded matrix, empty groups none).
+	rsOff, csOff := 0, 0
 	floats := func(b []byte, off, n int) []float32 {
 		out := make([]float32, n)
 		for k := range out {
@@ -490,6 +615,55 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 			o.Stochastic = g.plan.Stochastic
 			res.Amax = o.Amax
 			res.Rowwise = o
+		case g.kernel == groupedCurrent:
+			res.Amax = f32(amax, 4*i)
+			for _, colwise := range []bool{false, true} {
+				src := data
+				if colwise {
+					src = colData
+				}
+				if src == nil {
+					continue
+				}
+				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+				if colwise {
+					o.Rows, o.Cols, o.Transposed = cols, n, true
+				}
+				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
+				// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
+				o.Data = src[off*cols : (off+n)*cols]
+				o.Scale = f32(scale, 4*i)
+				o.ScaleInv = []float32{f32(scaleInv, 4*i)}
+				if colwise {
+					res.Columnwise = o
+				} else {
+					res.Rowwise = o
+				}
+			}
+		case g.kernel == groupedMXFP8:
+			res.Amax = f32(amax, 4*i)
+			for _, colwise := range []bool{false, true} {
+				src, sc, sw, at := data, scales, swz, &rsOff
+				if colwise {
+					src, sc, sw, at = colData, colScales, colSwz, &csOff
+				}
+				if src == nil {
+					continue
+				}
+				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
+				// Both operands keep the input's layout; the scale
+				// matrices are the groups' padded ones, concatenated.
+				o.Data = src[off*cols : (off+n)*cols]
+				k := o.ScaleRows * o.ScaleCols
+				o.ScaleCodes, o.Swizzled = sc[*at:*at+k], sw[*at:*at+k]
+				*at += k
+				if colwise {
+					res.Columnwise = o
+				} else {
+					res.Rowwise = o
+				}
+			}
 		case g.kernel == groupedBlock && (data != nil || colData != nil):
 			// The group's amax for the result (block scaling's step has
 			// none): one launch now, outside the step.
