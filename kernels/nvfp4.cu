@@ -611,11 +611,35 @@ KQ_DEV u32 kq_rawkey(const float v[16]) {
 	return k;
 }
 
-// kq_block16 quantizes one whole block of 16 values: block scale code to
-// *d, packed codes returned. tab, when not NULL, holds the factors by code.
+// Largest |x| of a block of sixteen 16-bit inputs (eight words) as float32
+// bits, 0xFFFFFFFF when the block holds a NaN: one 16x2 max per two
+// elements (|x| orders like its bits below the NaN codes).
+KQ_DEV u32 kq_u16max(u32 a, u32 b) {
+	u32 d;
+	asm("max.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+KQ_DEV u32 kq_key16_max(const uint4 *L) {
+	const u32 m0 = kq_u16max(kq_u16max(L[0].x & 0x7FFF7FFFu, L[0].y & 0x7FFF7FFFu), kq_u16max(L[0].z & 0x7FFF7FFFu, L[0].w & 0x7FFF7FFFu));
+	const u32 m1 = kq_u16max(kq_u16max(L[1].x & 0x7FFF7FFFu, L[1].y & 0x7FFF7FFFu), kq_u16max(L[1].z & 0x7FFF7FFFu, L[1].w & 0x7FFF7FFFu));
+	const u32 m = kq_u16max(m0, m1);
+	return max(m & 0xFFFFu, m >> 16);
+}
+KQ_DEV u32 kq_key16(const kq_bf16 *, const uint4 *L) {
+	const u32 k = kq_key16_max(L);
+	return k > 0x7F80u ? 0xFFFFFFFFu : k << 16;
+}
+KQ_DEV u32 kq_key16(const kq_f16 *, const uint4 *L) {
+	const u32 k = kq_key16_max(L);
+	return k > 0x7C00u ? 0xFFFFFFFFu : __float_as_uint(kq_f16_to_f32(k));
+}
+
+// kq_block16 quantizes one whole block of 16 values whose largest |v| has
+// the float32 bits key (kq_rawkey; above 0x7F800000 for a NaN): block scale
+// code to *d, packed codes returned. tab, when not NULL, holds the factors
+// by code.
 template <bool SR>
-KQ_DEV u64 kq_block16(const float v[16], float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
-	const u32 key = kq_rawkey(v);
+KQ_DEV u64 kq_block16(const float v[16], u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
 	if (key > 0x7F800000u) {
 		*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
 		return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
@@ -672,13 +696,18 @@ KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
 
 // Rowwise fast path (cols % 64 == 0, input and output 16-byte aligned,
 // scale matrices 4-byte aligned): one item is 64 elements of a row (four
-// blocks), read as 128 bytes (two batches for float32) before any use,
-// written as 32 data bytes, one 4-byte scale word and one 4-byte swizzled
-// scale word (the four entries are adjacent in the GEMM layout).
+// blocks), written as 32 data bytes, one 4-byte scale word and one 4-byte
+// swizzled scale word (the four entries are adjacent in the GEMM layout).
+// A warp's 32 items are contiguous in memory (rows are), so for 16-bit
+// inputs the warp reads its 4 KiB with coalesced 16-byte loads into shared
+// memory (9 vectors per item, so that the read-back is free of bank
+// conflicts) and each thread then reads back its own 128 bytes; float32
+// inputs are read directly, 128 bytes per thread and batch.
 template <typename T, bool SR>
 __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
 		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
 	__shared__ float tab[128];
+	__shared__ __align__(16) uint4 stg[sizeof(T) == 2 ? 8 : 1][32 * 9];
 	const bool grouped = offsets != 0;
 	kq_tscale ts = kq_tscale_of(amax);
 	int gcur = 0;
@@ -686,11 +715,29 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 		kq_fill_tab(tab, ts.sinv);
 		__syncthreads();
 	}
-	const int nq = cols >> 6;
-	const long long items = (long long)srows * nq;
-	constexpr int VB = (int)sizeof(T); // 16-byte vectors per block: 2 or 4
-	constexpr int BATCH = 8 / VB;          // blocks per 128-byte batch: 4 or 2
-	for (long long it = (long long)blockIdx.x * blockDim.x + threadIdx.x; it < items; it += (long long)gridDim.x * blockDim.x) {
+	const int nq = cols >> 6, lane = threadIdx.x & 31;
+	const long long items = (long long)srows * nq, data_items = (long long)rows * nq;
+	uint4 *ws = stg[sizeof(T) == 2 ? threadIdx.x >> 5 : 0];
+	const long long step = (long long)gridDim.x * blockDim.x;
+	for (long long it0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); it0 < items; it0 += step) {
+		const long long it = it0 + lane;
+		if constexpr (sizeof(T) == 2) {
+			const uint4 *p = reinterpret_cast<const uint4 *>(x) + it0 * 8;
+			uint4 L[8];
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				const int v = i * 32 + lane;
+				L[i] = it0 + (v >> 3) < data_items ? p[v] : make_uint4(0u, 0u, 0u, 0u);
+			}
+			__syncwarp();
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				const int v = i * 32 + lane;
+				ws[(v >> 3) * 9 + (v & 7)] = L[i];
+			}
+			__syncwarp();
+		}
+		if (it >= items) continue;
 		const int m = (int)(it / nq), q = (int)(it % nq);
 		const long long si = (long long)m * scols + q * 4;
 		bool live = m < rows;
@@ -712,23 +759,37 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 			ts = kq_tscale_of(amax + g);
 			gcur = g;
 		}
-		const long long e0 = (long long)m * cols + q * 64;
-		const uint4 *p = reinterpret_cast<const uint4 *>(x + e0);
+		const float *ftab = grouped ? 0 : tab;
+		const u64 nb = (u64)(m - m0) * (u64)cols + (u64)(q * 64);
 		u64 packed[4];
 		u32 dw = 0;
+		if constexpr (sizeof(T) == 2) {
 #pragma unroll
-		for (int b0 = 0; b0 < 4; b0 += BATCH) {
-			uint4 L[8];
-#pragma unroll
-			for (int i = 0; i < 8; i++) L[i] = p[b0 * VB + i];
-#pragma unroll
-			for (int b = 0; b < BATCH; b++) {
+			for (int b = 0; b < 4; b++) {
+				uint4 L[2];
+				L[0] = ws[lane * 9 + 2 * b];
+				L[1] = ws[lane * 9 + 2 * b + 1];
 				float v[16];
-				kq_unpack16(x, L + b * VB, v);
-				const u64 n0 = (u64)(m - m0) * (u64)cols + (u64)(q * 64 + (b0 + b) * 16);
+				kq_unpack16(x, L, v);
 				u32 d;
-				packed[b0 + b] = kq_block16<SR>(v, ts.s6, ts.sinv, grouped ? 0 : tab, n0, 0u, (u32)g, seed, &d);
-				dw |= d << (8 * (b0 + b));
+				packed[b] = kq_block16<SR>(v, kq_key16(x, L), ts.s6, ts.sinv, ftab, nb + 16 * b, 0u, (u32)g, seed, &d);
+				dw |= d << (8 * b);
+			}
+		} else {
+			const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)m * cols + q * 64);
+#pragma unroll
+			for (int b0 = 0; b0 < 4; b0 += 2) {
+				uint4 L[8];
+#pragma unroll
+				for (int i = 0; i < 8; i++) L[i] = p[b0 * 4 + i];
+#pragma unroll
+				for (int b = 0; b < 2; b++) {
+					float v[16];
+					kq_unpack16(x, L + b * 4, v);
+					u32 d;
+					packed[b0 + b] = kq_block16<SR>(v, kq_rawkey(v), ts.s6, ts.sinv, ftab, nb + 16 * (b0 + b), 0u, (u32)g, seed, &d);
+					dw |= d << (8 * (b0 + b));
+				}
 			}
 		}
 		uint4 *o = reinterpret_cast<uint4 *>(out + (long long)m * (cols >> 1) + q * 32);
@@ -741,8 +802,11 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 
 // Tiles of 64 rows x 128 columns staged in shared memory with 16-byte
 // loads (columns at or beyond cols read as zero; cols % 64 == 0, so a
-// vector never straddles the edge). Words: 64 * 32 * sizeof(T).
-#define KQ_TILE_WORDS(T) (64 * 32 * (int)sizeof(T))
+// vector never straddles the edge). Rows are padded by 16 bytes so that
+// 16-byte reads of one column range from consecutive rows hit different
+// banks. Row stride KQ_TILE_ROW(T) words.
+#define KQ_TILE_ROW(T) (32 * (int)sizeof(T) + 4)
+#define KQ_TILE_WORDS(T) (64 * KQ_TILE_ROW(T))
 template <typename T>
 KQ_DEV void kq_load_tile(const T *x, int cols, int m0, int k0, u32 *tile) {
 	constexpr int VPR = 8 * (int)sizeof(T); // 16-byte vectors per tile row
@@ -755,19 +819,57 @@ KQ_DEV void kq_load_tile(const T *x, int cols, int m0, int k0, u32 *tile) {
 		r[i] = k < cols ? *reinterpret_cast<const uint4 *>(x + (long long)(m0 + row) * cols + k) : make_uint4(0u, 0u, 0u, 0u);
 	}
 #pragma unroll
-	for (int i = 0; i < NV; i++) reinterpret_cast<uint4 *>(tile)[threadIdx.x + 256 * i] = r[i];
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i;
+		reinterpret_cast<uint4 *>(tile)[(idx / VPR) * (VPR + 1) + idx % VPR] = r[i];
+	}
 }
 
 // Element (row, c) of a tile.
 KQ_DEV float kq_tile_at(const kq_bf16 *, const u32 *tile, int row, int c) {
-	const u32 w = tile[row * 64 + (c >> 1)];
+	const u32 w = tile[row * KQ_TILE_ROW(kq_bf16) + (c >> 1)];
 	return __uint_as_float((c & 1) ? (w & 0xFFFF0000u) : (w << 16));
 }
 KQ_DEV float kq_tile_at(const kq_f16 *, const u32 *tile, int row, int c) {
-	const u32 w = tile[row * 64 + (c >> 1)];
+	const u32 w = tile[row * KQ_TILE_ROW(kq_f16) + (c >> 1)];
 	return kq_f16_to_f32((c & 1) ? (w >> 16) : (w & 0xFFFFu));
 }
-KQ_DEV float kq_tile_at(const float *, const u32 *tile, int row, int c) { return __uint_as_float(tile[row * 128 + c]); }
+KQ_DEV float kq_tile_at(const float *, const u32 *tile, int row, int c) { return __uint_as_float(tile[row * KQ_TILE_ROW(float) + c]); }
+
+// Sixteen elements of a tile row from column c0 (c0 % 16 == 0), as 16-byte
+// vectors.
+template <typename T>
+KQ_DEV const uint4 *kq_tile_seg(const u32 *tile, int row, int c0) {
+	return reinterpret_cast<const uint4 *>(tile + row * KQ_TILE_ROW(T) + c0 * (int)sizeof(T) / 4);
+}
+
+// kq_tile_key unpacks the sixteen elements of a tile row from column c0
+// into v and returns their largest |v| as kq_rawkey does (from the packed
+// words for 16-bit inputs).
+KQ_DEV u32 kq_tile_key(const kq_bf16 *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<kq_bf16>(tile, row, c0);
+	uint4 L[2];
+	L[0] = s[0];
+	L[1] = s[1];
+	kq_unpack16(x, L, v);
+	return kq_key16(x, L);
+}
+KQ_DEV u32 kq_tile_key(const kq_f16 *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<kq_f16>(tile, row, c0);
+	uint4 L[2];
+	L[0] = s[0];
+	L[1] = s[1];
+	kq_unpack16(x, L, v);
+	return kq_key16(x, L);
+}
+KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<float>(tile, row, c0);
+	uint4 L[4];
+#pragma unroll
+	for (int i = 0; i < 4; i++) L[i] = s[i];
+	kq_unpack16(x, L, v);
+	return kq_rawkey(v);
+}
 
 // RHT of 16 values in place, the same results as kq_rht16: the recipe's
 // signs are applied to the inputs once, the Hadamard signs are compile-time
@@ -817,8 +919,9 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 		u32 d = 0;
 		if (k < cols) {
 			const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
-			p = sr ? kq_block16<true>(v, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d)
-			       : kq_block16<false>(v, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d);
+			const u32 key = kq_rawkey(v);
+			p = sr ? kq_block16<true>(v, key, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d)
+			       : kq_block16<false>(v, key, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d);
 		}
 		stage[c][run] = p;
 		reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
@@ -903,17 +1006,17 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
 	kq_load_tile(x, cols, m0, k0, tile);
 	__syncthreads();
+	// Thread (m, sp) takes the row segments kb = sp and sp + 4 of tile row
+	// m: four threads read 128 contiguous bytes, and the padded rows put
+	// the next row's reads on the other banks.
 	const int m = threadIdx.x >> 2, sp = threadIdx.x & 3;
-	float v[2][16];
-	bool nan[2];
+	u32 key[2];
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		const int kb = 2 * sp + h;
-#pragma unroll
-		for (int t = 0; t < 16; t++) v[h][t] = kq_tile_at(x, tile, m, kb * 16 + t);
-		const u32 key = kq_rawkey(v[h]);
-		nan[h] = key > 0x7F800000u;
-		const u32 a = nan[h] ? __float_as_uint(kq_block_amax(v[h], 16)) : key;
+		const int kb = sp + 4 * h;
+		float v[16];
+		key[h] = kq_tile_key(x, tile, m, kb * 16, v);
+		const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
 		if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
 	}
 	__syncthreads();
@@ -921,21 +1024,22 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 	u32 d[2];
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		const int kb = 2 * sp + h;
+		const int kb = sp + 4 * h;
+		float v[16];
+		kq_tile_key(x, tile, m, kb * 16, v);
 		d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
 		const float f = tab[d[h]];
-		p[h] = nan[h] ? kq_quant16(v[h], 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v[h], f, make_uint4(0u, 0u, 0u, 0u));
+		p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
 		rc[m][2 * kb] = (u32)p[h];
 		rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
 	}
 	const int stride_r = cols >> 1, stride_c = rows >> 1;
-	if (k0 + sp * 32 < cols) {
-		if (out_row != 0) {
-			*reinterpret_cast<uint4 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + sp * 16) =
-				make_uint4((u32)p[0], (u32)(p[0] >> 32), (u32)p[1], (u32)(p[1] >> 32));
-		}
-		*reinterpret_cast<unsigned short *>(scales_row + (long long)(m0 + m) * scols_row + (k0 >> 4) + 2 * sp) =
-			(unsigned short)(d[0] | (d[1] << 8));
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		if (k0 + kb * 16 >= cols) continue;
+		if (out_row != 0) *reinterpret_cast<u64 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + kb * 8) = p[h];
+		scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
 	}
 	if (out_col == 0) return;
 	__syncthreads();
