@@ -33,12 +33,11 @@ type Backend struct {
 	// kernel (kernels.MXFP8BothFits), so that tests can measure and check the
 	// two-kernel path, which stays the fallback.
 	twoKernelMXFP8 bool
-	// groupedFP8 runs grouped current-scaling and MXFP8 steps with
-	// kquantize's grouped kernels (kernels.GroupedCurrent, GroupedMXFP8:
-	// 3 launches whatever the group count) instead of one launch sequence
-	// per group. Off until the backend's use of them has run bit-exact on a
-	// device (the kernels have; see TestGroupedFP8Kernels).
-	groupedFP8 bool
+	// perGroupFP8 runs grouped current-scaling and MXFP8 steps as one
+	// launch sequence per group instead of with the grouped kernels
+	// (kernels.GroupedCurrent, GroupedMXFP8: 3 launches whatever the group
+	// count), so that tests and benchmarks can compare the two paths.
+	perGroupFP8 bool
 }
 
 var _ quant.Backend = (*Backend)(nil)

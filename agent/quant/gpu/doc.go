@@ -52,13 +52,12 @@
 // of launches whatever G (NVFP4 1D rowwise: 3; block 1x128, either or
 // both operands: 2), so one captured graph replays any split vector.
 // Step.GroupError reads the flag after a run and names the misaligned
-// group. What has no grouped kernel yet (delayed scaling, 2D weights,
-// NVFP4's columnwise operand) runs one launch sequence per group inside the
-// same step, bound to the split sizes the step was built with (GroupedPath
-// says which applies). Current scaling and MXFP8 do too unless the
-// backend's groupedFP8 switch is on: it selects the grouped kernels
-// (kernels.GroupedCurrent, GroupedMXFP8; 3 launches), and stays off until
-// that path has run bit-exact through the backend on a device. NVFP4's columnwise operand with stochastic rounding is
+// group. Current scaling and 1D MXFP8 have grouped kernels too
+// (kernels.GroupedCurrent, GroupedMXFP8: 3 launches, both operands). What
+// has no grouped kernel yet (delayed scaling, 2D weights, NVFP4's
+// columnwise operand) runs one launch sequence per group inside the same
+// step, bound to the split sizes the step was built with (GroupedPath says
+// which applies). NVFP4's columnwise operand with stochastic rounding is
 // keyed by the group index, which the one-tensor kernel cannot take:
 // QuantizeGrouped computes that operand on the reference backend.
 //

@@ -72,7 +72,7 @@ func TestBenchmarkPart2(t *testing.T) {
 	for _, tc := range []struct {
 		rc
 		usage   quant.Usage
-		grouped bool // the groupedFP8 switch
+		grouped bool // current/MXFP8 with the grouped kernels, else the perGroupFP8 fallback
 	}{
 		{rc{"grouped nvfp4 grad row", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient}, quant.UsageRowwise, false},
 		{rc{"grouped block row", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input}, quant.UsageRowwise, false},
@@ -82,17 +82,17 @@ func TestBenchmarkPart2(t *testing.T) {
 		{rc{"grouped mxfp8 row+col (kernel)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input}, quant.UsageBoth, true},
 		{rc{"grouped current row+col (kernel)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input}, quant.UsageBoth, true},
 	} {
-		gb.groupedFP8 = tc.grouped
+		gb.perGroupFP8 = !tc.grouped
 		req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: 9}
 		m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits}, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		gb.groupedFP8 = false
+		gb.perGroupFP8 = false
 		printRow("16384x4096", tc.name, m, launch)
 		path := GroupedPath(mustPlan(t, tc.r, tc.role), tc.usage)
-		if tc.grouped {
-			path = "kquantize's grouped kernel (the groupedFP8 switch), split sizes in device memory"
+		if !tc.grouped && (tc.r.Scheme == quant.Float8CurrentScaling || tc.r.Scheme == quant.MXFP8BlockScaling) {
+			path = string(tc.r.Scheme) + ": one launch sequence per group (the perGroupFP8 fallback)"
 		}
 		fmt.Printf("    %s; split-size payload (64 int32 through kernel parameters) %.2f us\n", path, m.PointerLoadMicros)
 	}

@@ -257,12 +257,10 @@ func TestGroupedStep(t *testing.T) {
 }
 
 // TestGroupedFP8Kernels checks the backend's use of kquantize's grouped
-// current-scaling and MXFP8 kernels (the groupedFP8 switch): the 64-group
+// current-scaling and MXFP8 kernels (the default path): the 64-group
 // step through one graph, and QuantizeGrouped for every role and usage,
 // against the reference.
 func TestGroupedFP8Kernels(t *testing.T) {
-	gb.groupedFP8 = true
-	defer func() { gb.groupedFP8 = false }()
 	ocp := quant.DefaultRecipe(quant.MXFP8BlockScaling)
 	ocp.Format, ocp.MXFP8.ScaleRounding = quant.FormatHybrid, quant.ScaleRoundingOCP
 	cur := quant.DefaultRecipe(quant.Float8CurrentScaling)

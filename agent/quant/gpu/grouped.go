@@ -52,33 +52,33 @@ const (
 	groupedMXFP8
 )
 
-// groupedKernelFor is the package-level choice plus, when the backend's
-// groupedFP8 switch is on, kquantize's grouped current-scaling and MXFP8
-// kernels (c3baff8).
+// groupedKernelFor is the package-level choice, except that the
+// perGroupFP8 switch sends current scaling and MXFP8 to the per-group
+// fallback (for the tests and benchmarks that compare the two paths).
 func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
-	if b.groupedFP8 {
-		switch {
-		case p.Scheme == quant.Float8CurrentScaling:
-			return groupedCurrent, quant.UsageBoth
-		case p.Scheme == quant.MXFP8BlockScaling && p.BlockRows == 1:
-			return groupedMXFP8, quant.UsageBoth
-		}
+	k, u := groupedKernelFor(p)
+	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8) {
+		return groupedNone, 0
 	}
-	return groupedKernelFor(p)
+	return k, u
 }
 
 // groupedKernelFor picks the grouped kernels of plan and the operands they
 // cover. The kernels package has grouped launchers for 1x128 block scaling
-// (both operands) and for the rowwise operand of 1D NVFP4; per-tensor
-// current and delayed scaling, MXFP8, 2D weights and NVFP4's columnwise
-// operand have none yet and run one group after the other in the same
-// step.
+// and for current scaling and 1D MXFP8 (both operands), and for the
+// rowwise operand of 1D NVFP4; delayed scaling, 2D weights and NVFP4's
+// columnwise operand have none yet and run one group after the other in
+// the same step.
 func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	switch {
 	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 1:
 		return groupedNVFP4Row, quant.UsageRowwise
 	case p.Scheme == quant.Float8BlockScaling && p.BlockRows == 1:
 		return groupedBlock, quant.UsageBoth
+	case p.Scheme == quant.Float8CurrentScaling:
+		return groupedCurrent, quant.UsageBoth
+	case p.Scheme == quant.MXFP8BlockScaling && p.BlockRows == 1:
+		return groupedMXFP8, quant.UsageBoth
 	}
 	return groupedNone, 0
 }
