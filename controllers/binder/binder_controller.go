@@ -116,7 +116,7 @@ func (r *Reconciler) forgetSettled(ctx context.Context) {
 	defer r.mu.Unlock()
 	for key := range r.assumed {
 		run := &kquantv1alpha1.QuantRun{}
-		if err := r.client.Get(ctx, key, run); err != nil || quantrun.IsBound(run) {
+		if err := r.client.Get(ctx, key, run, client.UnsafeDisableDeepCopy); err != nil || quantrun.IsBound(run) {
 			delete(r.assumed, key)
 		}
 	}
@@ -389,12 +389,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // runChanged passes what can free a GPU or ask for one: creation, deletion,
-// and updates of stored phase or binding.
+// a binding, and a run finishing. A bound run starting (Pending → Running)
+// changes nothing a pass decides on: its GPU is busy either way.
 func runChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*kquantv1alpha1.QuantRun)
 		n, ok2 := e.ObjectNew.(*kquantv1alpha1.QuantRun)
-		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase || o.Spec.GPUUUID != n.Spec.GPUUUID
+		return !ok1 || !ok2 || o.Spec.GPUUUID != n.Spec.GPUUUID || o.Status.Phase.IsTerminal() != n.Status.Phase.IsTerminal()
 	}}
 }
 
