@@ -11,10 +11,13 @@
 // writes only the fields it owns (phase, agentID, bindTime copied from the
 // kquant.dev/bind-time annotation, startTime, completionTime, results,
 // message and its own conditions) with server-side apply under
-// the field manager "kquant-agent". Every transition is decided on a fresh
-// read and applied with that read's resourceVersion, so a change by the
-// controller in between (a NodeLost failure, a deadline) makes the write
-// conflict, and the decision is made again instead of overwriting it.
+// the field manager "kquant-agent". Every write carries the resourceVersion
+// its decision was made on (the cached copy when a run starts, the claim's
+// own write when it ends), so a change by the controller in between (a
+// NodeLost failure, a deadline) or a cache that was behind makes the write
+// conflict, and the decision is made again on a fresh read from the API
+// server instead of overwriting it. Reading fresh only after a conflict
+// saves two requests per run at fleet scale.
 //
 // Crash safety: a run of this node found Running under another agent ID
 // was left behind by a previous agent process on this node; it is run again

@@ -244,7 +244,7 @@ func (e *Executor) start(ctx context.Context, run *v1alpha1.QuantRun) (ctrl.Resu
 	e.wg.Add(1)
 	e.mu.Unlock()
 
-	claimed, gpuInfo, err := e.claim(ctx, key)
+	claimed, gpuInfo, err := e.claim(ctx, run)
 	if err != nil || claimed == nil {
 		e.release(ex)
 		return ctrl.Result{}, err
@@ -266,18 +266,28 @@ func (e *Executor) release(ex *execution) {
 	e.wg.Done()
 }
 
-// claim moves the run to Running on a fresh read, retrying on conflict. It
-// returns the run as claimed, or nil when there is nothing to run (someone
-// else changed it, its GPU is not here or not healthy, in which case the
-// run is failed with a message that says so).
-func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alpha1.QuantRun, v1alpha1.GPU, error) {
+// claim moves the run to Running, retrying on conflict. The first attempt
+// decides on cached, the copy the reconcile read from the informer cache;
+// the write carries its resourceVersion, so a cache that was behind makes
+// it conflict, and every retry decides again on a fresh read from the API
+// server. (A fresh read before every write would cost one more request per
+// run for the same guarantee.) It returns the run as claimed, with the
+// resourceVersion of the claim, or nil when there is nothing to run
+// (someone else changed it, its GPU is not here or not healthy, in which
+// case the run is failed with a message that says so).
+func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alpha1.QuantRun, v1alpha1.GPU, error) {
 	log := logf.FromContext(ctx)
+	key := client.ObjectKeyFromObject(cached)
 	var claimed *v1alpha1.QuantRun
 	var gpu v1alpha1.GPU
+	first := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		claimed = nil
 		run := &v1alpha1.QuantRun{}
-		if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
+		if first {
+			first = false
+			cached.DeepCopyInto(run)
+		} else if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
@@ -319,9 +329,11 @@ func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alph
 				Message: fmt.Sprintf("agent %s found the run Running under agent %s and ran it again from the start", e.opts.AgentID, restartedFrom),
 			})
 		}
-		if err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
+		rv, err := applyStatus(ctx, e.opts.Client, run, st)
+		if err != nil {
 			return err
 		}
+		run.ResourceVersion = rv
 		run.Status.Phase, run.Status.AgentID, run.Status.StartTime, run.Status.BindTime = st.Phase, st.AgentID, st.StartTime, st.BindTime
 		run.Status.Conditions = st.Conditions
 		claimed = run
@@ -339,7 +351,7 @@ func (e *Executor) claim(ctx context.Context, key types.NamespacedName) (*v1alph
 func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, st agentStatus, msg string) error {
 	now := metav1.NewTime(e.opts.Clock.Now())
 	st.Phase, st.CompletionTime, st.Message = v1alpha1.RunPhaseFailed, &now, msg
-	if err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
+	if _, err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
 		return err
 	}
 	logf.FromContext(ctx).Info("Run failed before starting", "message", msg)
@@ -389,7 +401,7 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.
 	default:
 		st.Phase, st.Message = v1alpha1.RunPhaseFailed, err.Error()
 	}
-	if err := e.finish(ctx, ex.key, st); err != nil {
+	if err := e.finish(ctx, ex.key, run.ResourceVersion, st); err != nil {
 		log.Error(err, "Recording the end of a run failed")
 		return
 	}
@@ -413,16 +425,19 @@ const finishRetryCap = 10 * time.Second
 
 // finish applies the end state, unless the run changed hands meanwhile (the
 // controller failed it as NodeLost or for its deadline): that decision
-// stands. Transient failures (the API server restarting, timeouts) are
+// stands. claimedRV is the run's resourceVersion as this agent's claim left
+// it: the first attempt writes conditional on it without reading (unchanged
+// since the claim means still Running under this agent), and a conflict
+// sends every retry through a fresh read. Transient failures (the API server restarting, timeouts) are
 // retried until the write lands or the agent stops: a run whose end is not
 // recorded stays Running under this agent, whose Lease stays fresh, so
 // nothing else would ever finish or retry it (test/e2e's control-plane
 // restart found runs stuck that way). Meanwhile the run keeps its GPU, which
 // matches what the controller sees.
-func (e *Executor) finish(ctx context.Context, key types.NamespacedName, st agentStatus) error {
+func (e *Executor) finish(ctx context.Context, key types.NamespacedName, claimedRV string, st agentStatus) error {
 	delay := 200 * time.Millisecond
 	for {
-		err := e.finishOnce(ctx, key, st)
+		err := e.finishOnce(ctx, key, claimedRV, st)
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
@@ -444,9 +459,15 @@ func transient(err error) bool {
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
 }
 
-func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, st agentStatus) error {
+func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, claimedRV string, st agentStatus) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		run := &v1alpha1.QuantRun{}
+		if claimedRV != "" {
+			run.Namespace, run.Name, run.ResourceVersion = key.Namespace, key.Name, claimedRV
+			claimedRV = ""
+			_, err := applyStatus(ctx, e.opts.Client, run, st)
+			return err
+		}
 		if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
 			if apierrors.IsNotFound(err) {
 				return errNotOurs
@@ -456,7 +477,8 @@ func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, st 
 		if run.Status.Phase != v1alpha1.RunPhaseRunning || run.Status.AgentID != e.opts.AgentID {
 			return errNotOurs
 		}
-		return applyStatus(ctx, e.opts.Client, run, st)
+		_, err := applyStatus(ctx, e.opts.Client, run, st)
+		return err
 	})
 	if errors.Is(err, errNotOurs) {
 		logr.FromContextOrDiscard(ctx).Info("Run changed hands while running, result dropped")

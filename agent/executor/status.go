@@ -74,8 +74,9 @@ func ownConditions(run *v1alpha1.QuantRun) []metav1.Condition {
 }
 
 // applyStatus applies st to the run's status subresource, with run's
-// resourceVersion as a precondition: a change since the read conflicts.
-func applyStatus(ctx context.Context, c client.Client, run *v1alpha1.QuantRun, st agentStatus) error {
+// resourceVersion as a precondition: a change since the read conflicts. It
+// returns the run's resourceVersion after the write.
+func applyStatus(ctx context.Context, c client.Client, run *v1alpha1.QuantRun, st agentStatus) (string, error) {
 	body := statusApply{
 		APIVersion: v1alpha1.GroupVersion.String(),
 		Kind:       "QuantRun",
@@ -84,15 +85,16 @@ func applyStatus(ctx context.Context, c client.Client, run *v1alpha1.QuantRun, s
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
-		return fmt.Errorf("encoding status of run %s: %w", run.Name, err)
+		return "", fmt.Errorf("encoding status of run %s: %w", run.Name, err)
 	}
 	obj := map[string]any{}
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return fmt.Errorf("decoding status of run %s: %w", run.Name, err)
+		return "", fmt.Errorf("decoding status of run %s: %w", run.Name, err)
 	}
-	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: obj})
-	if err := c.Status().Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status of run %s/%s: %w", run.Namespace, run.Name, err)
+	// The client decodes the API server's answer into u.
+	u := &unstructured.Unstructured{Object: obj}
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return "", fmt.Errorf("applying status of run %s/%s: %w", run.Namespace, run.Name, err)
 	}
-	return nil
+	return u.GetResourceVersion(), nil
 }

@@ -330,9 +330,18 @@ func TestBoundRunSucceedsAndOtherNodesRunsAreUntouched(t *testing.T) {
 	other := newRun(t, ns, "other-node", "elsewhere", 0, "elsewhere")
 	mislabelled := newRun(t, ns, "label-mismatch", "elsewhere", 0, node)
 	newRun(t, ns, "mine", node, 1, node)
-	// A run bound by an earlier manager, with status Bound, runs too.
+	// A run bound by an earlier manager, with status Bound, runs too. It
+	// reaches the agent's label-filtered cache only once it is Bound, as it
+	// did under those managers (otherwise the agent could start it before
+	// the test's Bound write, which would then overwrite Running).
 	legacyBind := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
-	markBoundAsBefore(t, newRun(t, ns, "mine-bound-before", node, 0, node), legacyBind)
+	legacy := newRun(t, ns, "mine-bound-before", node, 0, "not-yet")
+	markBoundAsBefore(t, legacy, legacyBind)
+	labelled := legacy.DeepCopy()
+	labelled.Labels[v1alpha1.LabelNode] = node
+	if err := env.Client.Patch(ctx, labelled, client.MergeFrom(legacy)); err != nil {
+		t.Fatal(err)
+	}
 
 	r := waitPhase(t, ns, "mine", v1alpha1.RunPhaseSucceeded, 20*time.Second)
 	if r.Status.AgentID != "run-node-1" || r.Status.StartTime == nil || r.Status.CompletionTime == nil ||
@@ -494,5 +503,64 @@ func TestRunOnUnknownGPUFails(t *testing.T) {
 	r := waitPhase(t, ns, "ghost", v1alpha1.RunPhaseFailed, 20*time.Second)
 	if r.Status.Message == "" || r.Status.CompletionTime == nil {
 		t.Errorf("status %+v", r.Status)
+	}
+}
+
+// gatedRunner holds every run until release is closed, then succeeds, and
+// says when a run started and when it returned.
+type gatedRunner struct {
+	startOnce, doneOnce sync.Once
+	started, release    chan struct{}
+	returned            chan struct{}
+}
+
+func (g *gatedRunner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+	g.startOnce.Do(func() { close(g.started) })
+	defer g.doneOnce.Do(func() { close(g.returned) })
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return executor.SyntheticRunner{}.Run(ctx, run, gpu)
+}
+
+// The agent's end-of-run write is conditional on its claim's version: when
+// the controller decided the run's fate meanwhile (here NodeLost), that
+// decision stands and the agent's result is dropped, not written over it.
+func TestControllerVerdictDuringRunStands(t *testing.T) {
+	ctx := context.Background()
+	ns, err := env.CreateNamespace(ctx, "verdict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const node = "verdict-node"
+	gate := &gatedRunner{started: make(chan struct{}), release: make(chan struct{}), returned: make(chan struct{})}
+	startAgent(t, nodeagent.Options{NodeName: node, Namespace: agentNamespace, AgentID: "verdict-node-1",
+		Simulate: spec(t, "H100:1"), Runner: gate})
+	newRun(t, ns, "judged", node, 0, node)
+	r := waitPhase(t, ns, "judged", v1alpha1.RunPhaseRunning, 20*time.Second)
+	<-gate.started
+
+	// What the node-lifecycle controller writes when the node's Lease expires.
+	r.Status.Phase, r.Status.Reason, r.Status.Message = v1alpha1.RunPhaseFailed, v1alpha1.ReasonNodeLost, "node verdict-node lost"
+	if err := env.Client.Status().Update(ctx, r, client.FieldOwner("kquant-manager")); err != nil {
+		t.Fatal(err)
+	}
+	close(gate.release)
+	<-gate.returned
+
+	// The agent records the end right after the runner returns; give it
+	// ample time to (wrongly) overwrite the verdict.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		got, err := getRun(ctx, ns, "judged")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != v1alpha1.RunPhaseFailed || got.Status.Reason != v1alpha1.ReasonNodeLost || got.Status.Results != nil {
+			t.Fatalf("the agent overwrote the controller's verdict: phase %s reason %q results %v", got.Status.Phase, got.Status.Reason, got.Status.Results != nil)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
