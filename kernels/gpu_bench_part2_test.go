@@ -5,7 +5,6 @@ package kernels_test
 import (
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/kquant/kquant/agent/cuda"
@@ -23,16 +22,8 @@ import (
 // 64-group grouped step, the 64-pointer payload and the 8192^3
 // QuantizedLinear GEMM. Runs only with KQUANT_BENCH=1.
 func TestMeasurePart2(t *testing.T) {
-	if os.Getenv("KQUANT_BENCH") != "1" {
-		t.Skip("set KQUANT_BENCH=1 to measure")
-	}
 	const iters = 20
-	run(t, func(c *cuda.Ctx, b *bufs) error {
-		tm, err := newTimer(c, iters)
-		if err != nil {
-			return err
-		}
-		defer tm.close()
+	measure(t, iters, func(c *cuda.Ctx, b *bufs, tm *timer) error {
 		timeGPU := tm.gpuMillis
 		timeHost := func(fn func() error, k int) (float64, error) { return tm.hostMicros(fn, k, 5) }
 		copyBW, err := tm.copyBandwidth(b)

@@ -17,16 +17,8 @@ import (
 // minimal-traffic time (the input read once, every output written once, at
 // the same run's copy bandwidth). It runs only with KQUANT_BENCH=1.
 func TestMeasure(t *testing.T) {
-	if os.Getenv("KQUANT_BENCH") != "1" {
-		t.Skip("set KQUANT_BENCH=1 to measure")
-	}
 	const iters = 20
-	run(t, func(c *cuda.Ctx, b *bufs) error {
-		tm, err := newTimer(c, iters)
-		if err != nil {
-			return err
-		}
-		defer tm.close()
+	measure(t, iters, func(c *cuda.Ctx, b *bufs, tm *timer) error {
 		timeGPU := tm.gpuMillis
 		timeHost := func(fn func() error, k int) (float64, error) { return tm.hostMicros(fn, k, 1) }
 		copyBW, err := tm.copyBandwidth(b)

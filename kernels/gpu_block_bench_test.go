@@ -4,7 +4,6 @@ package kernels_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/kquant/kquant/agent/cuda"
@@ -20,16 +19,8 @@ import (
 // eager step and per graph replay, and kernels per step. Runs only with
 // KQUANT_BENCH=1.
 func TestMeasureBlock(t *testing.T) {
-	if os.Getenv("KQUANT_BENCH") != "1" {
-		t.Skip("set KQUANT_BENCH=1 to measure")
-	}
 	const iters = 50
-	run(t, func(c *cuda.Ctx, b *bufs) error {
-		tm, err := newTimer(c, iters)
-		if err != nil {
-			return err
-		}
-		defer tm.close()
+	measure(t, iters, func(c *cuda.Ctx, b *bufs, tm *timer) error {
 		copyBW, err := tm.copyBandwidth(b)
 		if err != nil {
 			return err

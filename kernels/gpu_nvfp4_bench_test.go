@@ -25,9 +25,6 @@ import (
 // KQUANT_BENCH_PROFILE=1 launches each NVFP4 kernel once per shape instead
 // (for ncu).
 func TestNVFP4Bench(t *testing.T) {
-	if os.Getenv("KQUANT_BENCH") != "1" {
-		t.Skip("set KQUANT_BENCH=1 to measure")
-	}
 	iters := 20
 	if v, err := strconv.Atoi(os.Getenv("KQUANT_BENCH_ITERS")); err == nil && v > 0 {
 		iters = v
@@ -43,12 +40,7 @@ func TestNVFP4Bench(t *testing.T) {
 			shapes = append(shapes, sh)
 		}
 	}
-	run(t, func(c *cuda.Ctx, b *bufs) error {
-		tm, err := newTimer(c, iters)
-		if err != nil {
-			return err
-		}
-		defer tm.close()
+	measure(t, iters, func(c *cuda.Ctx, b *bufs, tm *timer) error {
 		copyBW, err := tm.copyBandwidth(b)
 		if err != nil {
 			return err

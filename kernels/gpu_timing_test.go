@@ -4,11 +4,30 @@ package kernels_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/kquant/kquant/agent/cuda"
 )
+
+// measure runs a benchmark test's body with a timer of iters repetitions
+// on the tests' context and buffers; it runs only with KQUANT_BENCH=1.
+func measure(t *testing.T, iters int, fn func(c *cuda.Ctx, b *bufs, tm *timer) error) {
+	t.Helper()
+	if os.Getenv("KQUANT_BENCH") != "1" {
+		t.Skip("set KQUANT_BENCH=1 to measure")
+	}
+	run(t, func(c *cuda.Ctx, b *bufs) error {
+		tm, err := newTimer(c, iters)
+		if err != nil {
+			return err
+		}
+		defer tm.close()
+		return fn(c, b, tm)
+	})
+}
 
 // timer measures launches on the tests' stream: GPU time with events, host
 // time of the enqueue alone.
