@@ -199,5 +199,6 @@ func (r *Reconciler) createRun(ctx context.Context, job *kquantv1alpha1.QuantJob
 	} else if err != nil {
 		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
 	}
+	r.creations.created(client.ObjectKeyFromObject(job), run.Name, r.clock.Now())
 	return run, nil
 }

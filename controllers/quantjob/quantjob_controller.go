@@ -35,11 +35,14 @@ type Reconciler struct {
 	leaseNamespace string
 	evaluations    *evaluations
 	expansions     *expansions
+	written        *written
+	creations      *creations
 }
 
 // New returns a Reconciler that reads agents' Leases from leaseNamespace.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{}, expansions: &expansions{}}
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{}, expansions: &expansions{},
+		written: &written{}, creations: &creations{}}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
@@ -70,12 +73,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		// The job is gone: whatever runs still carry its name are orphans.
 		r.expansions.forget(req.NamespacedName)
+		r.written.forget(req.NamespacedName)
+		r.creations.forget(req.NamespacedName)
 		_, err := r.runsOf(ctx, req.NamespacedName, "")
 		return reconcile.Result{}, err
 	}
 	runs, err := r.runsOf(ctx, req.NamespacedName, job.UID)
 	if err != nil || job.DeletionTimestamp != nil {
 		return reconcile.Result{}, err
+	}
+	cachedTotal := job.Status.Total
+	if version, status, ok := r.written.newerThanCache(req.NamespacedName, job.UID, job.ResourceVersion); ok {
+		// The cache is behind this process's last status write: build on
+		// that write, and write (if at all) on its version.
+		job.ResourceVersion, job.Status = version, *status.DeepCopy()
 	}
 	if isFinished(job.Status.Phase) {
 		after, err := r.finish(ctx, job, runs)
@@ -88,7 +99,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	out.failReason, out.failMessage = decideFailure(job, runs, now)
 	switch {
 	case out.failReason != "":
-	case r.expansions.pending(req.NamespacedName, job.UID, job.Status.Total):
+	case r.creations.unseen(req.NamespacedName, runs, now):
+		// Runs this process created are not in the cache yet: counted from
+		// it, the status would go backwards, and the slot of a retry not
+		// seen yet would be retried again. Their events reconcile the job.
+		return reconcile.Result{RequeueAfter: r.nextDeadline(job, &job.Status, now)}, nil
+	case r.expansions.pending(req.NamespacedName, job.UID, cachedTotal):
 		// Not expanded yet (or an expansion was cut short): create what is missing.
 		expanding = true
 		runs, out, err = r.expand(ctx, job, runs, now)
@@ -99,6 +115,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	status := computeStatus(job, runs, out, now)
+	if status.Phase != kquantv1alpha1.JobPhaseFailed && status.Succeeded < job.Status.Succeeded {
+		// Fewer succeeded runs than already recorded: a view that is behind,
+		// never progress to write.
+		return reconcile.Result{RequeueAfter: r.nextDeadline(job, &job.Status, now)}, nil
+	}
 	if status.Phase == kquantv1alpha1.JobPhaseFailed {
 		if err := r.failRemaining(ctx, job, runs, out.failReason, out.failMessage); err != nil {
 			return reconcile.Result{}, err
@@ -113,18 +134,24 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: r.nextDeadline(job, status, now)}, nil
 }
 
-// writeStatus writes status when it changed, conditional on the job's version
-// so that a stale cache cannot overwrite newer status, and records the
-// transitions a user would want to see as Events.
+// writeStatus writes status, in one request, when it differs from the job's
+// (the cache's, or this process's last write where the cache is behind it),
+// conditional on that version so that a stale view never overwrites newer
+// status, and records the transitions a user would want to see as Events.
 func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantJobStatus) error {
 	if equality.Semantic.DeepEqual(&job.Status, status) {
 		return nil
 	}
+	key := client.ObjectKeyFromObject(job)
 	old := job.DeepCopy()
 	job.Status = *status
 	if err := r.client.Status().Patch(ctx, job, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{})); err != nil {
+		// Someone else wrote the job since the version written on: start
+		// again from the cache.
+		r.written.forget(key)
 		return fmt.Errorf("patching status of job %s: %w", job.Name, err)
 	}
+	r.written.record(key, job.UID, job.ResourceVersion, job.Status.DeepCopy())
 	r.recordTransitions(ctx, old, job)
 	return nil
 }
