@@ -12,4 +12,11 @@
 // on, so the binder places it elsewhere when it can. Every run of a job shares
 // the recipe snapshot taken when the job expanded: editing the recipe later
 // changes no run of the job, retries included.
+//
+// Every run change reconciles the job, mostly before the job's last status
+// write has reached the cache. The controller therefore remembers the status
+// it last wrote (and its resourceVersion) until the cache shows it, and the
+// runs it created until the cache lists them. It writes the status at most
+// once per reconcile, only when it differs from what was last written, and
+// never from a view that is behind its own writes.
 package quantjob
