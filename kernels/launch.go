@@ -310,12 +310,26 @@ func MXFP8ScaleShape(rows, cols int, colwise bool) (srows, scols int) {
 // (else a zeroed StateBytes state), the tensor's amax (NaN ignored) lands
 // in the state's amax word, fused into the same pass. One launch.
 func (s *Set) MXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, out, scales cuda.Buffer, colwise bool, f Format, ocp bool, state cuda.Buffer) error {
+	return s.MXFP8Swizzled(c, st, dt, x, rows, cols, out, scales, cuda.Buffer{}, colwise, f, ocp, state)
+}
+
+// MXFP8Swizzled is MXFP8 that, unless swz is the zero Buffer, also writes
+// every scale byte (padding included) at its GEMM-swizzled position in swz:
+// the layout Swizzle writes from the scale matrix (the columnwise matrix
+// swizzled as its transpose), so a step needs no Swizzle launch. Same
+// kernel, one launch.
+func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, out, scales, swz cuda.Buffer, colwise bool, f Format, ocp bool, state cuda.Buffer) error {
 	srows, scols := MXFP8ScaleShape(rows, cols, colwise)
 	if scales.Size() < srows*scols {
 		return fmt.Errorf("kernels: MXFP8 scales need %d bytes, have %d", srows*scols, scales.Size())
 	}
+	if swz.Ptr() != 0 {
+		if err := need("MXFP8 swizzled scales", swz, srows*scols); err != nil {
+			return err
+		}
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).
-		I32(int32(srows)).I32(int32(scols)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state))
+		I32(int32(srows)).I32(int32(scols)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).Ptr(optional(swz))
 	tasks := int64(srows) * int64(scols)
 	// The vectorised kernels need whole 8-element groups per row and
 	// aligned 16-byte loads and 8-byte stores.
@@ -365,6 +379,14 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // twice. Only for what MXFP8BothFits accepts; otherwise call MXFP8 twice.
 // One launch.
 func (s *Set) MXFP8Both(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, scRow, outCol, scCol cuda.Buffer, f Format, ocp bool, state cuda.Buffer) error {
+	return s.MXFP8BothSwizzled(c, st, dt, x, rows, cols, outRow, scRow, cuda.Buffer{}, outCol, scCol, cuda.Buffer{}, f, ocp, state)
+}
+
+// MXFP8BothSwizzled is MXFP8Both that also writes each operand's scales in
+// the GEMM swizzled layout (as MXFP8Swizzled) to swzRow and swzCol, each
+// unless the zero Buffer: both operands and their GEMM scales in one
+// launch instead of three.
+func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, scRow, swzRow, outCol, scCol, swzCol cuda.Buffer, f Format, ocp bool, state cuda.Buffer) error {
 	if !MXFP8BothFits(dt, rows, cols, x, outRow, scRow, outCol, scCol) {
 		return fmt.Errorf("kernels: MXFP8Both does not handle [%d, %d] %v with these buffers", rows, cols, dt)
 	}
@@ -384,8 +406,19 @@ func (s *Set) MXFP8Both(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 			return err
 		}
 	}
+	if swzRow.Ptr() != 0 {
+		if err := need("MXFP8Both rowwise swizzled scales", swzRow, rr*rc); err != nil {
+			return err
+		}
+	}
+	if swzCol.Ptr() != 0 {
+		if err := need("MXFP8Both colwise swizzled scales", swzCol, cr*cc); err != nil {
+			return err
+		}
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(outRow).Buffer(scRow).I32(int32(rc)).
-		Buffer(outCol).Buffer(scCol).I32(int32(cr)).I32(int32(cc)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state))
+		Buffer(outCol).Buffer(scCol).I32(int32(cr)).I32(int32(cc)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).
+		Ptr(optional(swzRow)).Ptr(optional(swzCol))
 	// One warp per 32x64 tile, warps striding over the tiles; at most the
 	// blocks that fit at once, so that the fused amax commits once per
 	// resident block. (The first layout of this kernel, 4 blocks per SM

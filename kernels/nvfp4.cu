@@ -446,7 +446,8 @@ __device__ void kq_nvf4_row(const T *x, int rows, int cols, const u32 *amax, u8 
 
 // Columnwise 1x16 over the transposed input [cols, rows] (data rows of
 // (rows + 1) / 2 bytes), with the optional RHT of each 16-run and SR
-// (operand 1). A block of 32 x 8 threads covers 32 columns and 8 runs of 16
+// (operand 1; counter word 3 = group, so that a per-group launch of a
+// grouped quantize draws group g's stream as the reference does). A block of 32 x 8 threads covers 32 columns and 8 runs of 16
 // rows; thread (tx, ty) quantizes column k's run mb, and the packed runs
 // are written through shared memory so that 8 consecutive threads write 64
 // contiguous bytes of one transposed row. The grid covers the padded scale
@@ -454,7 +455,7 @@ __device__ void kq_nvf4_row(const T *x, int rows, int cols, const u32 *amax, u8 
 // entries outside the tensor get zero scales.
 template <typename T>
 __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
-		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed) {
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group) {
 	__shared__ u64 stage[32][9];
 	const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
 	const int k = blockIdx.x * 32 + tx, mb = blockIdx.y * 8 + ty;
@@ -471,7 +472,7 @@ __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 
 		const float sinv = __fdiv_rn(1.0f, s);
 		const u32 d = kq_e4m3(__fmul_rn(kq_block_amax(v, n), __fdiv_rn(s, 6.0f)));
 		const float f = kq_factor(d, sinv);
-		packed = kq_quant16(v, n, f, sr, (u64)k * (u64)rows + (u64)(mb * 16), 1u, 0u, seed);
+		packed = kq_quant16(v, n, f, sr, (u64)k * (u64)rows + (u64)(mb * 16), 1u, group, seed);
 		scales[(long long)k * scols + mb] = (u8)d;
 		if (swz != 0) swz[kq_swz(k, mb, scols)] = (u8)d;
 	} else if (k < srows && mb < scols) {
@@ -897,7 +898,7 @@ KQ_DEV void kq_rht16_fast(float v[16], u32 signs) {
 // (srows / 128, rows / 64); columns in [cols, srows) get zero scales.
 template <typename T>
 __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
-		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed) {
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group) {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ u32 dstage[128];
@@ -920,8 +921,8 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 		if (k < cols) {
 			const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
 			const u32 key = kq_rawkey(v);
-			p = sr ? kq_block16<true>(v, key, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d)
-			       : kq_block16<false>(v, key, ts.s6, ts.sinv, tab, n0, 1u, 0u, seed, &d);
+			p = sr ? kq_block16<true>(v, key, ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d)
+			       : kq_block16<false>(v, key, ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
 		}
 		stage[c][run] = p;
 		reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
@@ -1095,9 +1096,9 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, 
 	kq_nvf4_row<T>(x, rows, cols, amax, out, scales, srows, scols, swz, sr, seed, vec, offsets, ngroups, flag); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
-		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, int fast) { \
-	if (fast) kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed); \
-	else kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed); \
+		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast) { \
+	if (fast) kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group); \
+	else kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2d_##sfx(const T *x, int rows, int cols, const u32 *amax, \
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast) { \

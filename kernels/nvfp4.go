@@ -29,6 +29,13 @@ type NVFP4Opts struct {
 	// Stochastic rounds with the Philox stream of Seed.
 	Stochastic bool
 	Seed       uint64
+	// Group selects group g's stream (Philox counter word 3, element
+	// numbers counted from the group's first row), as the reference's
+	// grouped quantize draws it for group g's rows: a per-group NVFP4Col
+	// launch on a group's slice of the input then matches the reference.
+	// Only NVFP4Col takes it; the grouped rowwise kernel numbers its groups
+	// itself, so NVFP4Row refuses a nonzero Group.
+	Group uint32
 }
 
 // NVFP4Amax zeroes amax (4 bytes) and reduces into it the amax of the
@@ -88,6 +95,9 @@ func (s *Set) NVFP4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	if err := need("NVFP4Row data", out, rows*NVFP4RowBytes(cols)); err != nil {
 		return err
 	}
+	if o.Group != 0 {
+		return fmt.Errorf("kernels: NVFP4Row takes no group stream (group %d): use GroupedNVFP4Row", o.Group)
+	}
 	return s.nvfp4Row(c, st, dt, x, rows, cols, amax, out, scales, swz, sr, sc, o, cuda.Buffer{}, 0, cuda.Buffer{})
 }
 
@@ -133,7 +143,7 @@ func (s *Set) NVFP4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed).
-		I32(b2i(fast))
+		U32(o.Group).I32(b2i(fast))
 	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 

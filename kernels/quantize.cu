@@ -602,10 +602,22 @@ KQ_DEV void kq_mxfp8_finish(float m, u32 *st) {
 	if (amax >= 0.0f) reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
 }
 
+// The swizzled (GEMM) offset of entry (i, j) of a scale matrix with ncols
+// columns (docs/quantization-formats.md).
+KQ_DEV long long kq_swz(long long i, int j, int ncols) {
+	return ((i / 128) * (ncols / 4) + j / 4) * 512 + (i % 32) * 16 + ((i % 128) / 32) * 4 + (j % 4);
+}
+
+// The MXFP8 kernels below optionally (swz != NULL) also write each scale
+// byte at its GEMM-swizzled position, as kernels.Swizzle would: a rowwise
+// [srows, scols] matrix entry (r, kb) at kq_swz(r, kb, scols); a columnwise
+// one (rb, c) as its transpose's entry (c, rb), at kq_swz(c, rb, srows).
+// That saves the standalone swizzle launch per operand.
+
 // Rowwise: one warp per 1x32 block, over the padded scale matrix
 // [srows, scols]; padding entries get scale 0.
 template <typename T>
-KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {
 	float tm = 0.0f;
 	u32 lane = threadIdx.x & 31u;
 	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -615,7 +627,10 @@ KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 	for (long long t = warp; t < ntasks; t += nwarps) {
 		int r = (int)(t / scols), kb = (int)(t % scols);
 		if (r >= rows || kb >= nblk) {
-			if (lane == 0u) scales[t] = 0;
+			if (lane == 0u) {
+				scales[t] = 0;
+				if (swz != 0) swz[kq_swz(r, kb, scols)] = 0;
+			}
 			continue;
 		}
 		int c = kb * 32 + (int)lane;
@@ -626,7 +641,10 @@ KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 		tm = fmaxf(tm, amax);
 		u32 e = ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
 		if (in) out[i] = (u8)kq_cvt1(__fmul_rn(v, kq_e8m0_encode_factor(e)), fmt);
-		if (lane == 0u) scales[t] = (u8)e;
+		if (lane == 0u) {
+			scales[t] = (u8)e;
+			if (swz != 0) swz[kq_swz(r, kb, scols)] = (u8)e;
+		}
 	}
 	kq_mxfp8_finish(tm, st);
 }
@@ -634,7 +652,7 @@ KQ_DEV void kq_mxfp8_row_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 // Columnwise: one thread per 32x1 block, over the padded scale matrix
 // [srows, scols]; the data keeps the input's [rows, cols] layout.
 template <typename T>
-KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {
 	float tm = 0.0f;
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
@@ -644,6 +662,7 @@ KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 		int rb = (int)(t / scols), c = (int)(t % scols);
 		if (rb >= nrb || c >= cols) {
 			scales[t] = 0;
+			if (swz != 0) swz[kq_swz(c, rb, srows)] = 0;
 			continue;
 		}
 		float v[32];
@@ -663,6 +682,7 @@ KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 			if (r < rows) out[(long long)r * cols + c] = (u8)kq_cvt1(__fmul_rn(v[k], f), fmt);
 		}
 		scales[t] = (u8)e;
+		if (swz != 0) swz[kq_swz(c, rb, srows)] = (u8)e;
 	}
 	kq_mxfp8_finish(tm, st);
 }
@@ -679,7 +699,7 @@ KQ_DEV void kq_mxfp8_col_impl(const T *x, int rows, int cols, u8 *out, u8 *scale
 // strides it kept 64-bit row and group arrays that spilled.)
 #define KQ_ROW_CHUNK (KQ_UNROLL * 32)
 template <typename T>
-KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {
 	float tm = 0.0f;
 	int lane = (int)(threadIdx.x & 31u);
 	int gpr = scols * 4; // 8-element groups per padded row
@@ -717,7 +737,11 @@ KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 				float fs[8] = {f, f, f, f, f, f, f, f};
 				*reinterpret_cast<uint2 *>(out + r * cols + c) = kq_cvt8(v[u], fs, fmt);
 			}
-			if (j < gpr && (j & 3) == 0) scales[r * scols + j / 4] = in ? (u8)e : (u8)0;
+			if (j < gpr && (j & 3) == 0) {
+				const u8 sv = in ? (u8)e : (u8)0;
+				scales[r * scols + j / 4] = sv;
+				if (swz != 0) swz[kq_swz(r, j / 4, scols)] = sv;
+			}
 		}
 		r += dr;
 		kc += dk;
@@ -732,7 +756,7 @@ KQ_DEV void kq_mxfp8_row8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 // Columnwise: one thread per 32x8 patch; the amax pass and the convert pass
 // each read the patch (the second read mostly hits in L1/L2).
 template <typename T>
-KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {
 	float tm = 0.0f;
 	long long gpr = scols / 8;
 	long long ntasks = (long long)srows * gpr;
@@ -743,6 +767,10 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		u8 *sp = scales + (long long)rb * scols + c;
 		if (rb >= nrb || c >= cols) {
 			*reinterpret_cast<uint2 *>(sp) = make_uint2(0u, 0u);
+			if (swz != 0) {
+#pragma unroll
+				for (int k = 0; k < 8; k++) swz[kq_swz(c + k, rb, srows)] = 0;
+			}
 			continue;
 		}
 		int r0 = rb * 32, r1 = min(rows, r0 + 32);
@@ -768,6 +796,10 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 		}
 		*reinterpret_cast<uint2 *>(sp) = make_uint2(e[0] | (e[1] << 8) | (e[2] << 16) | (e[3] << 24),
 			e[4] | (e[5] << 8) | (e[6] << 16) | (e[7] << 24));
+		if (swz != 0) {
+#pragma unroll
+			for (int k = 0; k < 8; k++) swz[kq_swz(c + k, rb, srows)] = (u8)e[k];
+		}
 	}
 	kq_mxfp8_finish(tm, st);
 }
@@ -783,7 +815,7 @@ KQ_DEV void kq_mxfp8_col8_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 #define KQ_CT_COLS 256
 #define KQ_CT_PITCH (KQ_CT_COLS + 4)
 template <typename T>
-KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {
+KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {
 	__shared__ __align__(16) float tile[32 * KQ_CT_PITCH];
 	__shared__ float fac[KQ_CT_COLS];
 	float tm = 0.0f;
@@ -815,7 +847,11 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 			tm = fmaxf(tm, a);
 			u32 e = ocp ? kq_e8m0_ocp(a, fmt) : kq_e8m0_te(a, fmt);
 			fac[tid] = kq_e8m0_encode_factor(e);
-			if (c < scols) scales[(long long)rb * scols + c] = (rb < nrb && c < cols) ? (u8)e : (u8)0;
+			if (c < scols) {
+				const u8 sv = (rb < nrb && c < cols) ? (u8)e : (u8)0;
+				scales[(long long)rb * scols + c] = sv;
+				if (swz != 0) swz[kq_swz(c, rb, srows)] = sv;
+			}
 		}
 		__syncthreads();
 		// Convert with each column's factor.
@@ -935,7 +971,7 @@ KQ_DEV void kq_mx_load_tile(const T *x, int rows, int cols, int rb, int ct, int 
 }
 template <typename T, int fmt, int ocp, int ops, int pf>
 KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
-		u8 *sc_col, int srows_col, int scols_col, u32 *st) {
+		u8 *sc_col, int srows_col, int scols_col, u32 *st, u8 *swz_row, u8 *swz_col) {
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
 	u32 lane = threadIdx.x & 31u;
@@ -1003,7 +1039,11 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 			u32 e = kq_e8m0<fmt, ocp>(am);
 			float f = kq_e8m0_encode_factor(e);
 			int r = r0 + 4 * i;
-			if ((cg & 3) == 0) sc_row[(long long)r * scols_row + blk] = (r < rows && bin) ? (u8)e : (u8)0;
+			if ((cg & 3) == 0) {
+				const u8 sv = (r < rows && bin) ? (u8)e : (u8)0;
+				sc_row[(long long)r * scols_row + blk] = sv;
+				if (swz_row != 0) swz_row[kq_swz(r, blk, scols_row)] = sv;
+			}
 			if (r < rows && cin) {
 				u32 o[2];
 #pragma unroll
@@ -1044,6 +1084,10 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 				int cc = c + 2 * rq;
 				bool in = rbc < nrb && cc < cols;
 				*reinterpret_cast<u16 *>(sc_col + (long long)rbc * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
+				if (swz_col != 0) {
+					swz_col[kq_swz(cc, rbc, srows_col)] = in ? (u8)e0 : (u8)0;
+					swz_col[kq_swz(cc + 1, rbc, srows_col)] = in ? (u8)e1 : (u8)0;
+				}
 			}
 			// Word k (columns c + 2k, c + 2k + 1) takes its factors from lane
 			// (rq, cg) = (k, cg).
@@ -1073,15 +1117,15 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 // kq_mxfp8_tiles picks the instantiation of kq_mxfp8_both_impl.
 template <typename T, int ops, int pf>
 KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
-		u8 *sc_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st) {
+		u8 *sc_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {
 	if (fmt == KQ_E4M3 && !ocp)
-		kq_mxfp8_both_impl<T, KQ_E4M3, 0, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E4M3, 0, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st, swz_row, swz_col);
 	else if (fmt == KQ_E4M3)
-		kq_mxfp8_both_impl<T, KQ_E4M3, 1, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E4M3, 1, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st, swz_row, swz_col);
 	else if (!ocp)
-		kq_mxfp8_both_impl<T, KQ_E5M2, 0, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E5M2, 0, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st, swz_row, swz_col);
 	else
-		kq_mxfp8_both_impl<T, KQ_E5M2, 1, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st);
+		kq_mxfp8_both_impl<T, KQ_E5M2, 1, ops, pf>(x, rows, cols, out_row, sc_row, scols_row, out_col, sc_col, srows_col, scols_col, st, swz_row, swz_col);
 }
 
 // ---- entry points -----------------------------------------------------------
@@ -1108,24 +1152,24 @@ KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_r
 		kq_cast_tr64_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);         \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
-			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
-		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                   \
+			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
+		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);              \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
-			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
-		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                   \
+			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
+		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);              \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_row8_##SUF(const T *x, int rows,      \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
-		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                  \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);             \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256) kq_mxfp8_colt_##SUF(const T *x, int rows, int cols,     \
-			u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {                   \
-		kq_mxfp8_colt_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);              \
+			u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {          \
+		kq_mxfp8_colt_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);         \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
-			int srows, int scols, int fmt, int ocp, u32 *st) {                                               \
-		kq_mxfp8_col8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st);                  \
+			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
+		kq_mxfp8_col8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);             \
 	}
 
 KQ_TYPED_KERNELS(f32, float)
@@ -1142,23 +1186,23 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
-			int scols_col, int fmt, int ocp, u32 *st) {                                             \
+			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
 		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 1>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
-			sc_col, srows_col, scols_col, fmt, ocp, st);                                        \
+			sc_col, srows_col, scols_col, fmt, ocp, st, swz_row, swz_col);                      \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
-		kq_mxfp8_tiles<T, KQ_MX_COL, 1>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st); \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+		kq_mxfp8_tiles<T, KQ_MX_COL, 1>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st, 0, swz); \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_both3_##SUF(const T *x, int rows,     \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
-			int scols_col, int fmt, int ocp, u32 *st) {                                             \
+			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
 		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 0>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
-			sc_col, srows_col, scols_col, fmt, ocp, st);                                        \
+			sc_col, srows_col, scols_col, fmt, ocp, st, swz_row, swz_col);                      \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_colw3_##SUF(const T *x, int rows,     \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st) {         \
-		kq_mxfp8_tiles<T, KQ_MX_COL, 0>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st); \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+		kq_mxfp8_tiles<T, KQ_MX_COL, 0>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st, 0, swz); \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
@@ -1567,12 +1611,6 @@ extern "C" __global__ void __launch_bounds__(1024) kq_grp_tiles(const int *offse
 		if (t == 1023) carry = incl;
 		__syncthreads();
 	}
-}
-
-// The swizzled (GEMM) offset of entry (i, j) of a scale matrix with ncols
-// columns (docs/quantization-formats.md).
-KQ_DEV long long kq_swz(long long i, int j, int ncols) {
-	return ((i / 128) * (ncols / 4) + j / 4) * 512 + (i % 32) * 16 + ((i % 128) / 32) * 4 + (j % 4);
 }
 
 // Grouped MXFP8 (1x32 rowwise, 32x1 columnwise; groups of 32-row

@@ -201,7 +201,7 @@ func TestGroupedPath(t *testing.T) {
 	}{
 		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "columnwise has no grouped kernel"},
-		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageBoth, true, "computes the columnwise operand on the reference"},
+		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageBoth, true, "each group's columnwise launch draws that group's stream"},
 		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
 		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.Float8BlockScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},
@@ -219,8 +219,14 @@ func TestGroupedPath(t *testing.T) {
 		if got := GroupedKernel(r, tc.role); got != tc.kernel {
 			t.Errorf("%s %s: GroupedKernel %v, want %v", tc.scheme, tc.role, got, tc.kernel)
 		}
-		if got := GroupedPath(p, tc.usage); !strings.Contains(got, tc.want) {
+		got := GroupedPath(p, tc.usage)
+		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s %s usage %d: %q, want it to contain %q", tc.scheme, tc.role, tc.usage, got, tc.want)
+		}
+		// Every operand runs on the device: no path falls back to the
+		// reference backend.
+		if strings.Contains(got, "reference") {
+			t.Errorf("%s %s usage %d: %q names a reference fallback", tc.scheme, tc.role, tc.usage, got)
 		}
 	}
 }

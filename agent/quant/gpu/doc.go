@@ -20,8 +20,9 @@
 //     update follows on the device: 2 kernels, a whole training step.
 //   - MXFP8BlockScaling: one kernel for both operands of a 16-bit input
 //     with cols % 8 == 0 (one read of the input), else one kernel per
-//     operand; the tensor amax fused in either way; then the GEMM scale
-//     swizzle on the device (kernels.Swizzle, one launch per operand).
+//     operand; the tensor amax fused in either way, and the kernels write
+//     the GEMM swizzled scales too (kernels.MXFP8Swizzled,
+//     MXFP8BothSwizzled): no Swizzle launch.
 //   - Float8BlockScaling: one kernel: 1x128 rowwise (kernels.BlockRow),
 //     128x1 columnwise transposed (kernels.BlockCol), both in one pass
 //     over the input (kernels.BlockRowCol), or 128x128 weight tiles for
@@ -58,8 +59,9 @@
 // columnwise operand) runs one launch sequence per group inside the same
 // step, bound to the split sizes the step was built with (GroupedPath says
 // which applies). NVFP4's columnwise operand with stochastic rounding is
-// keyed by the group index, which the one-tensor kernel cannot take:
-// QuantizeGrouped computes that operand on the reference backend.
+// keyed by the group index: each group's launch passes its index
+// (kernels.NVFP4Opts.Group), so it draws the reference's stream for that
+// group.
 //
 // # QuantizedLinear
 //

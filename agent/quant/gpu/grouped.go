@@ -99,8 +99,9 @@ func GroupedPath(p quant.Plan, u quant.Usage) string {
 	}
 	msg := fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
 	if p.Scheme == quant.NVFP4BlockScaling && p.Stochastic {
-		// The one-tensor kernel draws group 0's Philox stream.
-		msg += "; with stochastic rounding QuantizeGrouped computes the columnwise operand on the reference (the per-group kernel cannot take the group's stream), and Measure times the per-group launches"
+		// kernels.NVFP4Opts.Group: each group's launch draws its own
+		// Philox stream, as the reference does.
+		msg += "; with stochastic rounding each group's columnwise launch draws that group's stream (Philox counter word 3 = group index)"
 	}
 	return msg
 }
@@ -711,9 +712,8 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 // alignment flag is read after the step.
 //
 // NVFP4's columnwise operand with stochastic rounding has no grouped
-// kernel, and the one-tensor kernel cannot take the group index that the
-// group's Philox stream is keyed by; that operand alone is computed by the
-// reference backend.
+// kernel: each group's launch takes its group index
+// (kernels.NVFP4Opts.Group), which its Philox stream is keyed by.
 func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quant.Tensor, splits []int, states []*quant.State) ([]*quant.Result, error) {
 	plan, err := quant.CheckGroupedRequest(req, x, splits, states)
 	if err != nil {
@@ -725,14 +725,7 @@ func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quan
 	if x.Rows == 0 || x.Cols == 0 {
 		return reference.New().QuantizeGrouped(ctx, req, x, splits, states)
 	}
-	gpuReq, refCol := req, false
-	if plan.Scheme == quant.NVFP4BlockScaling && plan.Stochastic && req.EffectiveUsage()&quant.UsageColumnwise != 0 && len(splits) > 1 {
-		gpuReq.Usage, refCol = quant.UsageRowwise, true
-		if req.EffectiveUsage() == quant.UsageColumnwise {
-			return reference.New().QuantizeGrouped(ctx, req, x, splits, states)
-		}
-	}
-	cfg := GroupedConfig{Request: gpuReq, Rows: x.Rows, Cols: x.Cols, Input: InputType(x.Data), Splits: splits}
+	cfg := GroupedConfig{Request: req, Rows: x.Rows, Cols: x.Cols, Input: InputType(x.Data), Splits: splits}
 	raw := make([]byte, x.Rows*x.Cols*cfg.Input.Size())
 	encodeInput(raw, x.Data, cfg.Input)
 	if err := ctx.Err(); err != nil {
@@ -805,17 +798,6 @@ func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quan
 	})
 	if err != nil {
 		return nil, fmt.Errorf("grouped quantize %s [%d, %d], %d groups on %s: %w", plan.Scheme, x.Rows, x.Cols, len(splits), Name, err)
-	}
-	if refCol {
-		cr := req
-		cr.Usage = quant.UsageColumnwise
-		col, err := reference.New().QuantizeGrouped(ctx, cr, x, splits, nil)
-		if err != nil {
-			return nil, fmt.Errorf("grouped quantize: columnwise on the reference: %w", err)
-		}
-		for i := range out {
-			out[i].Columnwise = col[i].Columnwise
-		}
 	}
 	return out, nil
 }

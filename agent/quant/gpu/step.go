@@ -238,8 +238,9 @@ func (s *Step) addPerTensor(c *cuda.Ctx, p *part) error {
 }
 
 // addMXFP8 allocates the MXFP8 operands: codes, E8M0 scales and their GEMM
-// layout, which the Swizzle kernel writes on the device (one launch per
-// operand) so that a step's outputs are all a GEMM needs.
+// layout, which the quantize kernels write as well (kernels.MXFP8Swizzled,
+// MXFP8BothSwizzled) so that a step's outputs are all a GEMM needs without
+// a Swizzle launch per operand.
 func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
 	var err error
 	row, col, _ := p.operands()
@@ -263,10 +264,9 @@ func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
 		if *o.swz, err = s.out(c, p, r*cc); err != nil {
 			return err
 		}
-		// Quantize: input read, codes and scales written; swizzle: scales
-		// read and written.
-		s.kernels += 2
-		s.bytes += n*ds + n + int64(r*cc) + 2*int64(r*cc)
+		// Quantize: input read, codes, scales and swizzled scales written.
+		s.kernels++
+		s.bytes += n*ds + n + 2*int64(r*cc)
 	}
 	if row && col && !s.b.twoKernelMXFP8 && kernels.MXFP8BothFits(p.cfg.Input, rows, cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
 		// One kernel reading the input once: one launch and one input read
@@ -688,33 +688,19 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		return set.DelayedUpdate(c, st, p.hist, d.AmaxHistoryLen, p.st, p.f, d.Margin, d.AmaxComputeAlgo == quant.AmaxComputeMostRecent)
 	case quant.MXFP8BlockScaling:
 		ocp := p.plan.Rounding == scaling.RoundingOCP
+		// The kernels also write the GEMM layout of the scales (the
+		// columnwise matrix swizzled as its transpose, the contract's
+		// layout rule): no Swizzle launch.
 		if p.mxBoth {
-			if err := set.MXFP8Both(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, p.f, ocp, p.st); err != nil {
-				return err
-			}
-		} else {
-			if p.row.Ptr() != 0 {
-				if err := set.MXFP8(c, st, dt, p.x, rows, cols, p.row, p.rowSc, false, p.f, ocp, p.st); err != nil {
-					return err
-				}
-			}
-			if p.col.Ptr() != 0 {
-				if err := set.MXFP8(c, st, dt, p.x, rows, cols, p.col, p.colSc, true, p.f, ocp, p.st); err != nil {
-					return err
-				}
-			}
+			return set.MXFP8BothSwizzled(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, p.col, p.colSc, p.colSwz, p.f, ocp, p.st)
 		}
-		// The GEMM layout on the device; the columnwise scale matrix is
-		// swizzled as its transpose (the contract's layout rule).
 		if p.row.Ptr() != 0 {
-			r, cc := kernels.MXFP8ScaleShape(rows, cols, false)
-			if err := set.Swizzle(c, st, p.rowSc, r, cc, p.rowSwz, false); err != nil {
+			if err := set.MXFP8Swizzled(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, false, p.f, ocp, p.st); err != nil {
 				return err
 			}
 		}
 		if p.col.Ptr() != 0 {
-			r, cc := kernels.MXFP8ScaleShape(rows, cols, true)
-			return set.Swizzle(c, st, p.colSc, r, cc, p.colSwz, true)
+			return set.MXFP8Swizzled(c, st, dt, p.x, rows, cols, p.col, p.colSc, p.colSwz, true, p.f, ocp, p.st)
 		}
 		return nil
 	case quant.Float8BlockScaling:
@@ -739,7 +725,7 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 // nvfp4Opts are the kernel options of p's operands: the plan's RHT (which
 // the rowwise kernel ignores) and stochastic rounding with p's seed.
 func (p *part) nvfp4Opts() kernels.NVFP4Opts {
-	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed}
+	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed, Group: uint32(p.group)}
 }
 
 func (p *part) enqueueNVFP4(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
