@@ -149,16 +149,7 @@ func GroupedKernel(recipe quant.Recipe, role quant.TensorRole) bool {
 
 // NewGroupedStep allocates a grouped step. Close it when done.
 func (b *Backend) NewGroupedStep(ctx context.Context, cfg GroupedConfig) (*Step, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var s *Step
-	err := b.dev.Do(func(c *cuda.Ctx) error {
-		var err error
-		s, err = b.newGroupedStep(c, cfg)
-		return err
-	})
-	return s, err
+	return onDevice(ctx, b, func(c *cuda.Ctx) (*Step, error) { return b.newGroupedStep(c, cfg) })
 }
 
 func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) {

@@ -95,16 +95,22 @@ type part struct {
 
 // NewStep allocates a step for the given tensors. Close it when done.
 func (b *Backend) NewStep(ctx context.Context, cfgs ...Config) (*Step, error) {
+	return onDevice(ctx, b, func(c *cuda.Ctx) (*Step, error) { return b.newStep(c, cfgs) })
+}
+
+// onDevice runs fn on the device's thread, unless ctx is already done, and
+// returns what fn returned.
+func onDevice[T any](ctx context.Context, b *Backend, fn func(c *cuda.Ctx) (T, error)) (T, error) {
+	var out T
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return out, err
 	}
-	var s *Step
 	err := b.dev.Do(func(c *cuda.Ctx) error {
 		var err error
-		s, err = b.newStep(c, cfgs)
+		out, err = fn(c)
 		return err
 	})
-	return s, err
+	return out, err
 }
 
 func (b *Backend) newStep(c *cuda.Ctx, cfgs []Config) (*Step, error) {
