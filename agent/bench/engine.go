@@ -394,7 +394,7 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 	if out.metrics, err = accuracy.Compare(x, deq); err != nil {
 		return Step{}, nil, err
 	}
-	out.metrics.Saturated = saturated(x, res, deq)
+	out.metrics.Saturated = accuracy.Clamped(x, res, deq)
 	out.measured, out.bitExact = true, bitExact
 	arts := r.artifacts(i)
 	arts.Tensors = []TensorArtifacts{{Input: x, Result: res, Dequantized: deq}}
@@ -504,7 +504,7 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		if err != nil {
 			return Step{}, nil, fmt.Errorf("group %d: %w", g, err)
 		}
-		clamped += saturated(xg, results[g], deq)
+		clamped += accuracy.Clamped(xg, results[g], deq)
 		copy(full.Data[off*x.Cols:], deq.Data)
 		arts.Tensors = append(arts.Tensors, TensorArtifacts{
 			Name: fmt.Sprintf("group-%d", g), Input: xg, Result: results[g], Dequantized: deq, RowOffset: off,
@@ -587,7 +587,7 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 	// The output's SNR and error; the operands' clamped and flushed counts,
 	// since the output is not quantized itself.
 	out.metrics = res.Output
-	out.metrics.Saturated = saturated(x, res.X, xd) + saturated(w, res.W, wd)
+	out.metrics.Saturated = accuracy.Clamped(x, res.X, xd) + accuracy.Clamped(w, res.W, wd)
 	out.metrics.FlushedToZero = res.XMetrics.FlushedToZero + res.WMetrics.FlushedToZero
 	out.measured = true
 	arts := r.artifacts(i)

@@ -59,8 +59,8 @@ func snr(sig, noise float64) float64 {
 }
 
 // Measure compares the rowwise operand of res, dequantized as deq, with the
-// input x it was quantized from, and counts saturated elements from the
-// codes.
+// input x it was quantized from, and counts saturated (clamped) elements
+// from the codes (see Clamped).
 func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, error) {
 	o := res.Rowwise
 	if o == nil {
@@ -73,21 +73,6 @@ func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, erro
 	if err != nil {
 		return Metrics{}, fmt.Errorf("measuring: %w", err)
 	}
-	maxCode := o.Element.MaxCode()
-	signMask := ^o.Element.SignBit()
-	for i := range x.Rows {
-		for j := range x.Cols {
-			if o.Code(i, j)&signMask != maxCode {
-				continue
-			}
-			xv, yv := x.Data[i*x.Cols+j], deq.Data[i*x.Cols+j]
-			if xv != xv { // a NaN input is not clipped, whatever its code
-				continue
-			}
-			if math.Abs(float64(xv)) > math.Abs(float64(yv)) {
-				m.Saturated++
-			}
-		}
-	}
+	m.Saturated = Clamped(x, res, deq)
 	return m, nil
 }

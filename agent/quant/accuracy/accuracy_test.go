@@ -47,12 +47,14 @@ func TestCompare(t *testing.T) {
 }
 
 func TestMeasureCountsSaturationAndFlush(t *testing.T) {
-	// Delayed scaling with scale 1: 1000 saturates to 448, 1e-4 flushes to
-	// zero, 448 itself is at the max code but not beyond it.
+	// Delayed scaling with scale 1: 1000 and 470 saturate to 448 (at or
+	// beyond 464, half the step 32 past 448), 1e-4 flushes to zero, 448
+	// itself and 455 (which merely rounds down to 448) are at the max code
+	// but not clamped.
 	r := quant.DefaultRecipe(quant.DelayedScaling)
 	r.Delayed.AmaxHistoryLen = 1
 	st := quant.NewState(r)
-	x := tensor(1, 5, 1000, -1000, 448, 1e-4, 1)
+	x := tensor(1, 7, 1000, -1000, 448, 1e-4, 1, 455, 470)
 	be := reference.New()
 	res, err := be.Quantize(context.Background(), quant.Request{Recipe: r, Role: quant.Input, State: st}, x)
 	if err != nil {
@@ -66,7 +68,7 @@ func TestMeasureCountsSaturationAndFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Saturated != 2 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
-		t.Errorf("Measure = %+v, want 2 saturated, 1 flushed, max error 552", m)
+	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
+		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552", m)
 	}
 }

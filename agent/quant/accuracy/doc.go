@@ -10,8 +10,10 @@
 //     is zero (also for an all-zero input), and -Inf when the signal is zero
 //     but the error is not. JSON cannot hold infinities: callers that
 //     serialise must map them.
-//   - An element is saturated when its code is the format's largest
-//     magnitude and |x| > |x̂|: the input lay beyond what that code decodes
-//     to, so the conversion clipped it.
+//   - An element is saturated when the conversion clamped it: its code is
+//     the format's largest magnitude and |x| ≥ |x̂|·(max + half the step
+//     below max)/max, so it would have rounded past the largest code had the
+//     format more range. One that merely rounded to the largest code is not
+//     (Clamped). The agent reports this count as the run's saturated field.
 //   - An element is flushed to zero when x ≠ 0 (and finite) but x̂ = 0.
 package accuracy

@@ -1,4 +1,4 @@
-package bench
+package accuracy
 
 import (
 	"math"
@@ -24,17 +24,17 @@ func clipRatio(t element.Type) float64 {
 	}
 }
 
-// saturated counts the elements of the rowwise operand that were clamped:
-// their code is the largest magnitude and the input lies at least half a
-// step beyond what that code decodes to. accuracy.Measure counts every
-// element at the largest code whose input exceeds the decoded value, which
-// includes elements that only rounded to it (the block maximum of every
+// Clamped counts the elements of the rowwise operand of res that the
+// conversion clamped: their code is the largest magnitude and the input
+// lies at least half a step beyond what that code decodes to (deq). An
+// element that only rounded to the largest code (the block maximum of an
 // NVFP4 block whose E4M3 scale rounded down, the amax element of a
-// per-tensor scale whose reciprocal rounded); reporting those would turn
-// every NVFP4 run into a Warn, and the API's saturated field means
-// "clamped". The ratio is taken against the decoded value, which is exact
-// up to the float32 rounding of the decode factor, far below the margin.
-func saturated(x quant.Tensor, res *quant.Result, deq quant.Tensor) int {
+// per-tensor scale whose reciprocal rounded) is not clamped: counting it
+// would make nearly every NVFP4 run look saturated. The ratio is taken
+// against the decoded value, exact up to the float32 rounding of the decode
+// factor, far below the margin. NaN inputs are never clamped. An operand
+// whose shape differs from x counts 0.
+func Clamped(x quant.Tensor, res *quant.Result, deq quant.Tensor) int {
 	o := res.Rowwise
 	if o == nil || o.Rows != x.Rows || o.Cols != x.Cols {
 		return 0
@@ -49,7 +49,7 @@ func saturated(x quant.Tensor, res *quant.Result, deq quant.Tensor) int {
 			}
 			xv := math.Abs(float64(x.Data[i*x.Cols+j]))
 			yv := math.Abs(float64(deq.Data[i*x.Cols+j]))
-			if xv >= yv*ratio { // false for NaN inputs, which are not clamped
+			if xv >= yv*ratio { // false for NaN inputs
 				n++
 			}
 		}
