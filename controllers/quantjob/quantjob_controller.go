@@ -34,14 +34,13 @@ type Reconciler struct {
 	clock          clock.PassiveClock
 	leaseNamespace string
 	evaluations    *evaluations
-	expansions     *expansions
 	written        *written
 	creations      *creations
 }
 
 // New returns a Reconciler that reads agents' Leases from leaseNamespace.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{}, expansions: &expansions{},
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{},
 		written: &written{}, creations: &creations{}}
 }
 
@@ -72,7 +71,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 		// The job is gone: whatever runs still carry its name are orphans.
-		r.expansions.forget(req.NamespacedName)
 		r.written.forget(req.NamespacedName)
 		r.creations.forget(req.NamespacedName)
 		_, err := r.runsOf(ctx, req.NamespacedName, "")
@@ -82,7 +80,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || job.DeletionTimestamp != nil {
 		return reconcile.Result{}, err
 	}
-	cachedTotal := job.Status.Total
 	if version, status, ok := r.written.newerThanCache(req.NamespacedName, job.UID, job.ResourceVersion); ok {
 		// The cache is behind this process's last status write: build on
 		// that write, and write (if at all) on its version.
@@ -95,7 +92,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	now := r.clock.Now()
 	var out outcome
-	expanding := false
 	out.failReason, out.failMessage = decideFailure(job, runs, now)
 	switch {
 	case out.failReason != "":
@@ -104,9 +100,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// it, the status would go backwards, and the slot of a retry not
 		// seen yet would be retried again. Their events reconcile the job.
 		return reconcile.Result{RequeueAfter: r.nextDeadline(job, &job.Status, now)}, nil
-	case r.expansions.pending(req.NamespacedName, job.UID, cachedTotal):
-		// Not expanded yet (or an expansion was cut short): create what is missing.
-		expanding = true
+	case job.Status.Total == 0:
+		// Not expanded yet (or an expansion was cut short): create what is
+		// missing. A cache behind this process's own expansion cannot get
+		// here: the status built on above is the one that recorded it.
 		runs, out, err = r.expand(ctx, job, runs, now)
 	default:
 		runs, err = r.retry(ctx, job, runs)
@@ -127,9 +124,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err := r.writeStatus(ctx, job, status); err != nil {
 		return reconcile.Result{}, err
-	}
-	if expanding && status.Total > 0 {
-		r.expansions.done(req.NamespacedName, job.UID)
 	}
 	return reconcile.Result{RequeueAfter: r.nextDeadline(job, status, now)}, nil
 }
