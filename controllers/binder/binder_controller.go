@@ -3,7 +3,6 @@ package binder
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -320,8 +319,7 @@ func fcfs(runs []*kquantv1alpha1.QuantRun, jobs map[string]*jobState) []*kquantv
 // eligibleFor evaluates the fleet for a job, memoised per requirement within a
 // pass: jobs asking the same thing share one evaluation.
 func eligibleFor(run *kquantv1alpha1.QuantRun, job *kquantv1alpha1.QuantJob, nodes []scheduling.NodeState, now time.Time, memo map[string][]scheduling.GPU) []scheduling.GPU {
-	placement, _ := json.Marshal(job.Spec.Placement)
-	key := string(run.Spec.Recipe.Spec.Scheme) + "|" + string(placement)
+	key := scheduling.RequirementKey(run.Spec.Recipe.Spec.Scheme, &job.Spec.Placement)
 	if g, ok := memo[key]; ok {
 		return g
 	}

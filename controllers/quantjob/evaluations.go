@@ -1,11 +1,9 @@
 package quantjob
 
 import (
-	"encoding/json"
 	"sync"
 	"time"
 
-	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/scheduling"
 )
 
@@ -36,16 +34,6 @@ type evaluation struct {
 
 func newEvaluation(results []scheduling.NodeResult) *evaluation {
 	return &evaluation{results: results, eligible: scheduling.EligibleGPUs(results)}
-}
-
-// requirementKey identifies what a job asks of the fleet: its recipe's scheme
-// and its placement.
-func requirementKey(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) string {
-	data, err := json.Marshal(p)
-	if err != nil {
-		return ""
-	}
-	return string(scheme) + "|" + string(data)
 }
 
 // get returns the results for key evaluated within EvaluationTTL of now.

@@ -79,7 +79,7 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 // evaluate evaluates the fleet for req, or reuses an evaluation of the same
 // requirement made within EvaluationTTL. The results are shared: read only.
 func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) (*evaluation, error) {
-	key := requirementKey(scheme, placement)
+	key := scheduling.RequirementKey(scheme, placement)
 	if ev, ok := r.evaluations.get(key, now); ok {
 		return ev, nil
 	}

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,6 +47,17 @@ type Requirements struct {
 	Architectures []kquantv1alpha1.Architecture
 	MinCC         *ComputeCapability
 	Selector      labels.Selector
+}
+
+// RequirementKey identifies what a job asks of the fleet, its recipe's scheme
+// and its placement, for memoising evaluations: jobs with equal keys get equal
+// Requirements. It is "" when the placement cannot be encoded (never memoise).
+func RequirementKey(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) string {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return ""
+	}
+	return string(scheme) + "|" + string(data)
 }
 
 // NewRequirements turns a recipe's scheme and a job's placement into
