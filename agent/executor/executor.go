@@ -189,20 +189,6 @@ func awaitsStart(run *v1alpha1.QuantRun) bool {
 	return false
 }
 
-// bindTime is when the controller bound run: the annotation it writes with
-// the binding, which the agent copies into status.bindTime; an earlier
-// manager wrote status.bindTime itself.
-func bindTime(run *v1alpha1.QuantRun) *metav1.Time {
-	if run.Status.BindTime != nil {
-		return run.Status.BindTime
-	}
-	t, err := time.Parse(time.RFC3339, run.Annotations[v1alpha1.AnnotationBindTime])
-	if err != nil {
-		return nil
-	}
-	return &metav1.Time{Time: t}
-}
-
 func (e *Executor) mine(run *v1alpha1.QuantRun) bool {
 	return run.Spec.NodeName == e.opts.NodeName && run.Labels[v1alpha1.LabelNode] == e.opts.NodeName
 }
@@ -308,7 +294,7 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 		st := agentStatus{
 			Phase:      v1alpha1.RunPhaseRunning,
 			AgentID:    e.opts.AgentID,
-			BindTime:   bindTime(run),
+			BindTime:   run.BindTime(),
 			StartTime:  &now,
 			Conditions: ownConditions(run),
 			Message:    "running on GPU " + run.Spec.GPUUUID,

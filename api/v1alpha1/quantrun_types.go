@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -18,6 +20,20 @@ const (
 // written in the same request as the binding itself; the node's agent copies
 // it into status.bindTime when it starts the run.
 const AnnotationBindTime = "kquant.dev/bind-time"
+
+// BindTime is when the run was bound: status.bindTime once the agent (or an
+// earlier manager) wrote it, else the AnnotationBindTime written with the
+// binding; nil for an unbound run or a malformed annotation.
+func (r *QuantRun) BindTime() *metav1.Time {
+	if r.Status.BindTime != nil {
+		return r.Status.BindTime
+	}
+	t, err := time.Parse(time.RFC3339, r.Annotations[AnnotationBindTime])
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
 
 // JobReference names the QuantJob a run belongs to.
 type JobReference struct {

@@ -165,7 +165,7 @@ func isFinished(p kquantv1alpha1.JobPhase) bool {
 func earliestBind(runs []kquantv1alpha1.QuantRun) *metav1.Time {
 	var first *metav1.Time
 	for i := range runs {
-		if t := quantrun.BindTime(&runs[i]); t != nil && (first == nil || t.Before(first)) {
+		if t := runs[i].BindTime(); t != nil && (first == nil || t.Before(first)) {
 			first = t.DeepCopy()
 		}
 	}

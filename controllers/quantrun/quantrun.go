@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 )
@@ -91,24 +88,6 @@ func Phase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
 		return kquantv1alpha1.RunPhasePending
 	}
 	return run.Status.Phase
-}
-
-// BindTime is when run was bound: status.bindTime once the agent or the
-// controller copied it there, else the annotation written with the binding;
-// nil for an unbound run (or a malformed annotation).
-func BindTime(run *kquantv1alpha1.QuantRun) *metav1.Time {
-	if run.Status.BindTime != nil {
-		return run.Status.BindTime
-	}
-	v, ok := run.Annotations[AnnotationBindTime]
-	if !ok {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return nil
-	}
-	return &metav1.Time{Time: t}
 }
 
 // Slot is run's slot, -1 when the annotation is missing or malformed.

@@ -3,9 +3,6 @@ package quantrun
 import (
 	"strings"
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/test/builders"
@@ -66,22 +63,5 @@ func TestPhaseOfABoundRunIsBound(t *testing.T) {
 				t.Errorf("Phase() = %s, want %s", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestBindTime(t *testing.T) {
-	at := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	r := builders.MakeQuantRun("r", "ns", "j").Bound("n", 0).Obj()
-	if BindTime(r) != nil {
-		t.Errorf("BindTime without annotation or status = %v, want nil", BindTime(r))
-	}
-	r.Annotations = map[string]string{AnnotationBindTime: at.Format(time.RFC3339)}
-	if got := BindTime(r); got == nil || !got.Time.Equal(at) {
-		t.Errorf("BindTime from the annotation = %v, want %s", got, at)
-	}
-	status := metav1.NewTime(at.Add(time.Minute))
-	r.Status.BindTime = &status
-	if got := BindTime(r); got == nil || !got.Time.Equal(status.Time) {
-		t.Errorf("BindTime with status set = %v, want the status's %s", got, status)
 	}
 }

@@ -44,7 +44,7 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 		Reason: change.Reason, Message: change.Message,
 	}
 	if st.BindTime == nil {
-		st.BindTime = BindTime(run)
+		st.BindTime = run.BindTime()
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
