@@ -23,14 +23,8 @@ import (
 // (both sums within K·u·Σ|x̂ ŵ| of the exact sum), and the output SNR is
 // the reference's to that tolerance.
 func (b *Backend) QuantizedLinear(ctx context.Context, req linear.Request) (*linear.Result, error) {
-	if err := req.X.Validate(); err != nil {
-		return nil, fmt.Errorf("quantized linear: input: %w", err)
-	}
-	if err := req.W.Validate(); err != nil {
-		return nil, fmt.Errorf("quantized linear: weight: %w", err)
-	}
-	if req.X.Cols != req.W.Cols {
-		return nil, fmt.Errorf("quantized linear: input [%d, %d] and weight [%d, %d] disagree on K", req.X.Rows, req.X.Cols, req.W.Rows, req.W.Cols)
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	m, n, k := req.X.Rows, req.W.Rows, req.X.Cols
 	out := &linear.Result{}

@@ -23,6 +23,21 @@ type Request struct {
 	Seed uint64
 }
 
+// Validate checks the operands: both well formed, and agreeing on K. Every
+// backend's QuantizedLinear starts with it.
+func (req Request) Validate() error {
+	if err := req.X.Validate(); err != nil {
+		return fmt.Errorf("quantized linear: input: %w", err)
+	}
+	if err := req.W.Validate(); err != nil {
+		return fmt.Errorf("quantized linear: weight: %w", err)
+	}
+	if req.X.Cols != req.W.Cols {
+		return fmt.Errorf("quantized linear: input [%d, %d] and weight [%d, %d] disagree on K", req.X.Rows, req.X.Cols, req.W.Rows, req.W.Cols)
+	}
+	return nil
+}
+
 // Result is the outcome of a QuantizedLinear.
 type Result struct {
 	// X and W are the quantized operands.
@@ -38,14 +53,8 @@ type Result struct {
 
 // Run performs the QuantizedLinear on a backend.
 func Run(ctx context.Context, b quant.Backend, req Request) (*Result, error) {
-	if err := req.X.Validate(); err != nil {
-		return nil, fmt.Errorf("quantized linear: input: %w", err)
-	}
-	if err := req.W.Validate(); err != nil {
-		return nil, fmt.Errorf("quantized linear: weight: %w", err)
-	}
-	if req.X.Cols != req.W.Cols {
-		return nil, fmt.Errorf("quantized linear: input [%d, %d] and weight [%d, %d] disagree on K", req.X.Rows, req.X.Cols, req.W.Rows, req.W.Cols)
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	out := &Result{}
 	var err error
