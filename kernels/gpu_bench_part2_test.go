@@ -56,22 +56,9 @@ func TestMeasurePart2(t *testing.T) {
 			fn    func() error
 		}
 		report := func(sh shape, s step) error {
-			ms, err := timeGPU(s.fn)
+			ms, hu, gu, err := tm.stepCosts(s.fn, 5)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
-			}
-			hu, err := timeHost(s.fn, 20)
-			if err != nil {
-				return err
-			}
-			g, err := c.Capture(stream, s.fn)
-			if err != nil {
-				return err
-			}
-			gu, err := timeHost(func() error { return c.LaunchGraph(g, stream) }, 20)
-			_ = c.DestroyGraphExec(g)
-			if err != nil {
-				return err
 			}
 			bw := float64(s.bytes) / (ms * 1e-3) / 1e9
 			fmt.Printf("%-12s %-30s %7.3f %8.3f %7.0f %6.0f%% %8.2f %8.2f %5d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, hu, gu, s.nodes)

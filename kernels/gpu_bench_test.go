@@ -19,7 +19,6 @@ import (
 func TestMeasure(t *testing.T) {
 	const iters = 20
 	measure(t, iters, func(c *cuda.Ctx, b *bufs, tm *timer) error {
-		timeGPU := tm.gpuMillis
 		timeHost := func(fn func() error, k int) (float64, error) { return tm.hostMicros(fn, k, 1) }
 		copyBW, err := tm.copyBandwidth(b)
 		if err != nil {
@@ -106,23 +105,10 @@ func TestMeasure(t *testing.T) {
 				}},
 			}
 			for _, s := range steps {
-				ms, err := timeGPU(s.fn)
+				ms, hu, gu, err := tm.stepCosts(s.fn, 1)
 				if err != nil {
 					return fmt.Errorf("%s: %w", s.name, err)
 				}
-				hu, err := timeHost(s.fn, 20)
-				if err != nil {
-					return err
-				}
-				g, err := c.Capture(stream, s.fn)
-				if err != nil {
-					return err
-				}
-				gu, err := timeHost(func() error { return c.LaunchGraph(g, stream) }, 20)
-				if err != nil {
-					return err
-				}
-				_ = c.DestroyGraphExec(g)
 				bw := float64(s.bytes) / (ms * 1e-3) / 1e9
 				minMs := float64(s.minBytes) / (copyBW * 1e9) * 1e3
 				fmt.Printf("%-12s %-26s %7.3f %9.3f %9.0f %6.0f%% %6.2f %8.2f %8.2f %4d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, ms/minMs, hu, gu, s.kernels)

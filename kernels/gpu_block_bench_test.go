@@ -68,22 +68,9 @@ func TestMeasureBlock(t *testing.T) {
 					return set.Block2D(c, stream, dt, x, rows, cols, row, ts1, col, ts2, o)
 				}},
 			} {
-				ms, err := tm.gpuMillis(s.fn)
+				ms, hu, gu, err := tm.stepCosts(s.fn, 5)
 				if err != nil {
 					return fmt.Errorf("%s: %w", s.name, err)
-				}
-				hu, err := tm.hostMicros(s.fn, 20, 5)
-				if err != nil {
-					return err
-				}
-				g, err := c.Capture(stream, s.fn)
-				if err != nil {
-					return err
-				}
-				gu, err := tm.hostMicros(func() error { return c.LaunchGraph(g, stream) }, 20, 5)
-				_ = c.DestroyGraphExec(g)
-				if err != nil {
-					return err
 				}
 				bw := float64(s.bytes) / (ms * 1e-3) / 1e9
 				least := "-"
@@ -127,22 +114,9 @@ func TestMeasureBlock(t *testing.T) {
 					return set.GroupedBlockRowCol(c, stream, dt, x, rows, cols, splits, groups, ws, rd, rsv, cd, csv, o)
 				}},
 			} {
-				ms, err := tm.gpuMillis(s.fn)
+				ms, hu, gu, err := tm.stepCosts(s.fn, 5)
 				if err != nil {
 					return fmt.Errorf("%s: %w", s.name, err)
-				}
-				hu, err := tm.hostMicros(s.fn, 20, 5)
-				if err != nil {
-					return err
-				}
-				g, err := c.Capture(stream, s.fn)
-				if err != nil {
-					return err
-				}
-				gu, err := tm.hostMicros(func() error { return c.LaunchGraph(g, stream) }, 20, 5)
-				_ = c.DestroyGraphExec(g)
-				if err != nil {
-					return err
 				}
 				bw := float64(s.bytes) / (ms * 1e-3) / 1e9
 				fmt.Printf("%-11s %-26s %7.3f %7.3f %6.0f %5.0f%% %7s %8.2f %8.2f %3d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, "-", hu, gu, 2)

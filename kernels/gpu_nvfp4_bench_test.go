@@ -53,22 +53,9 @@ func TestNVFP4Bench(t *testing.T) {
 			fn    func() error
 		}
 		report := func(sh shape, s step) error {
-			ms, err := tm.gpuMillis(s.fn)
+			ms, hu, gu, err := tm.stepCosts(s.fn, 5)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
-			}
-			hu, err := tm.hostMicros(s.fn, 20, 5)
-			if err != nil {
-				return err
-			}
-			g, err := c.Capture(stream, s.fn)
-			if err != nil {
-				return err
-			}
-			gu, err := tm.hostMicros(func() error { return c.LaunchGraph(g, stream) }, 20, 5)
-			_ = c.DestroyGraphExec(g)
-			if err != nil {
-				return err
 			}
 			bw := float64(s.bytes) / (ms * 1e-3) / 1e9
 			fmt.Printf("%-12s %-34s %7.3f %8.3f %7.0f %6.1f%% %8.2f %8.2f %5d\n", sh, s.name, ms, float64(s.bytes)/1e9, bw, 100*bw/copyBW, hu, gu, s.nodes)

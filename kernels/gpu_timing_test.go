@@ -108,6 +108,27 @@ func (t *timer) hostMicros(fn func() error, k, rounds int) (float64, error) {
 	return us[len(us)/2], nil
 }
 
+// stepCosts times a step: GPU milliseconds (events), host microseconds per
+// eager call, and host microseconds per replay of the step captured once as
+// a graph (20 calls a round, median of rounds).
+func (t *timer) stepCosts(fn func() error, rounds int) (gpuMs, eagerUs, graphUs float64, err error) {
+	if gpuMs, err = t.gpuMillis(fn); err != nil {
+		return 0, 0, 0, err
+	}
+	if eagerUs, err = t.hostMicros(fn, 20, rounds); err != nil {
+		return 0, 0, 0, err
+	}
+	g, err := t.c.Capture(stream, fn)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer func() { _ = t.c.DestroyGraphExec(g) }()
+	if graphUs, err = t.hostMicros(func() error { return t.c.LaunchGraph(g, stream) }, 20, rounds); err != nil {
+		return 0, 0, 0, err
+	}
+	return gpuMs, eagerUs, graphUs, nil
+}
+
 // copyBandwidth measures the device-to-device copy of 1 GiB, counting bytes
 // read plus bytes written, prints it, and frees every buffer of b.
 func (t *timer) copyBandwidth(b *bufs) (float64, error) {
