@@ -128,3 +128,6 @@ func (b *Backend) quantizeOperand(ctx context.Context, req linear.Request, role 
 	}
 	return b.Quantize(ctx, q, t)
 }
+
+// The agent's benchmark engine reaches QuantizedLinear through linear.Run.
+var _ linear.Runner = (*Backend)(nil)

@@ -51,8 +51,20 @@ type Result struct {
 	Output accuracy.Metrics
 }
 
-// Run performs the QuantizedLinear on a backend.
+// Runner is a backend that performs a whole QuantizedLinear itself, such
+// as the CUDA backend, which dequantizes and multiplies on the device
+// instead of in the host GEMM below.
+type Runner interface {
+	QuantizedLinear(ctx context.Context, req Request) (*Result, error)
+}
+
+// Run performs the QuantizedLinear on a backend: by the backend itself when
+// it is a Runner, else by quantizing and dequantizing through it and
+// multiplying on the host.
 func Run(ctx context.Context, b quant.Backend, req Request) (*Result, error) {
+	if r, ok := b.(Runner); ok {
+		return r.QuantizedLinear(ctx, req)
+	}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/accuracy"
 	"github.com/kquant/kquant/agent/quant/reference"
 	"github.com/kquant/kquant/agent/quant/workload"
 )
@@ -58,5 +59,29 @@ func TestQuantizedLinearRejectsMismatchedK(t *testing.T) {
 	})
 	if err == nil {
 		t.Error("mismatched K accepted")
+	}
+}
+
+// deviceLinear is a backend that runs QuantizedLinear itself.
+type deviceLinear struct {
+	*reference.Backend
+	got *Request
+}
+
+func (d deviceLinear) QuantizedLinear(_ context.Context, req Request) (*Result, error) {
+	*d.got = req
+	return &Result{Output: accuracy.Metrics{SNRdB: 42}}, nil
+}
+
+func TestRunHandsARunnerTheWholeLayer(t *testing.T) {
+	x, _ := workload.Generate(workload.Spec{Seed: 1, Stream: 0}, 4, 32)
+	w, _ := workload.Generate(workload.Spec{Seed: 1, Stream: 1}, 2, 32)
+	var got Request
+	res, err := Run(context.Background(), deviceLinear{reference.New(), &got}, Request{Recipe: quant.DefaultRecipe(quant.MXFP8BlockScaling), X: x, W: w, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Output.SNRdB != 42 || got.Seed != 7 || got.X.Rows != 4 || got.W.Rows != 2 {
+		t.Errorf("Run did not return the runner's result for the request: result %+v, request seed %d, shapes %d/%d", res.Output, got.Seed, got.X.Rows, got.W.Rows)
 	}
 }
