@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs the GPU test suite built by hack/gpu-bundle.sh on a machine with an
+# NVIDIA GPU and driver (no Go needed), from the repository root.
+#
+# Usage: hack/gpu-run.sh DIR OUT [tests|bench|all]
+#   tests  every gpu-tagged test: bit-exactness against the reference,
+#          graph replays, grouped steps, payloads (the default)
+#   bench  the benchmark tests (KQUANT_BENCH=1 ... -test.run 'Measure|Bench')
+#          and, where PyTorch is installed, hack/torch_bench.py
+#   profile one launch of each quantize kernel at 16384x8192 / 16384^2 under
+#          ncu (KQUANT_PROFILE=1 ... -test.run 'Profile'): duration, DRAM,
+#          L2 and issue-slot utilisation, occupancy, registers (ncu.csv)
+# With nvcc on PATH the PTX is first regenerated from kernels/*.cu into
+# ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
+# the committed PTX is what the sources give. OUT receives summary.txt (the
+# GPU, pass/fail counts per binary, failures) and results.tgz (every log and
+# the regenerated PTX): two files, since a device call returns only a few.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+dir=$1 dest=$2 what=${3:-tests}
+out=/tmp/kq-results
+rm -rf "$out" /tmp/kq-suite
+mkdir -p "$out" "$dest" /tmp/kq-suite
+for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)"; chmod +x "/tmp/kq-suite/$(basename "$f" .xz)"; done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
+if command -v nvcc >/dev/null; then
+	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
+	for p in kernels/*.ptx; do
+		cmp -s <(tail -n +2 "$p") <(tail -n +2 "$out/ptx/$(basename "$p")") && s=same || s=DIFFERENT
+		echo "regenerated $(basename "$p"): $s as committed" | tee -a "$out/summary.txt"
+	done
+	export KQUANT_PTX_DIR=$out/ptx
+fi
+run() { # binary, log name, extra args...
+	local bin=$1 log=$2
+	shift 2
+	/tmp/kq-suite/"$bin" -test.v -test.count=1 "$@" >"$out/$log.log" 2>&1
+	local rc=$?
+	echo "$log: rc=$rc pass=$(grep -c -- '^--- PASS\|^    --- PASS' "$out/$log.log") fail=$(grep -c -- '--- FAIL' "$out/$log.log") skip=$(grep -c -- '--- SKIP' "$out/$log.log")" | tee -a "$out/summary.txt"
+}
+case $what in
+tests | all)
+	export KQUANT_EXPECT_GPU=1
+	run cuda.test cuda -test.timeout=5m
+	run nvml.test nvml -test.timeout=2m
+	run kernels.test kernels -test.timeout=9m
+	run gpu.test gpu -test.timeout=9m
+	;;
+esac
+case $what in
+bench | all)
+	export KQUANT_BENCH=1
+	run kernels.test kernels-bench -test.timeout=9m -test.run 'Measure|Bench'
+	run gpu.test gpu-bench -test.timeout=9m -test.run 'Benchmark'
+	if python3 -c 'import torch' 2>/dev/null; then
+		PYTHONUNBUFFERED=1 python3 hack/torch_bench.py >"$out/torch.log" 2>&1
+		echo "torch: rc=$?" | tee -a "$out/summary.txt"
+	fi
+	;;
+esac
+case $what in
+profile)
+	metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
+	metrics=$metrics,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+	KQUANT_PROFILE=1 ncu --clock-control none --metrics "$metrics" --csv /tmp/kq-suite/kernels.test -test.run 'Profile' -test.v \
+		>"$out/ncu.csv" 2>"$out/ncu.log"
+	echo "ncu: rc=$? $(grep -c gpu__time_duration "$out/ncu.csv") kernels profiled" | tee -a "$out/summary.txt"
+	;;
+esac
+grep -h -- '--- FAIL' "$out"/*.log | head -40 | tee -a "$out/summary.txt"
+cp "$out/summary.txt" "$dest/"
+tar czf "$dest/results.tgz" -C "$out" .
