@@ -2,7 +2,7 @@
 # Runs the GPU test suite built by hack/gpu-bundle.sh on a machine with an
 # NVIDIA GPU and driver (no Go needed), from the repository root.
 #
-# Usage: hack/gpu-run.sh DIR OUT [tests|bench|all]
+# Usage: hack/gpu-run.sh DIR OUT [STAGES]   (comma-separated; default tests)
 #   tests  every gpu-tagged test: bit-exactness against the reference,
 #          graph replays, grouped steps, payloads (the default)
 #   bench  the benchmark tests (KQUANT_BENCH=1 ... -test.run 'Measure|Bench')
@@ -17,7 +17,7 @@
 # the regenerated PTX): two files, since a device call returns only a few.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-dir=$1 dest=$2 what=${3:-tests}
+dir=$1 dest=$2 what=,${3:-tests},
 out=/tmp/kq-results
 rm -rf "$out" /tmp/kq-suite
 mkdir -p "$out" "$dest" /tmp/kq-suite
@@ -37,9 +37,16 @@ run() { # binary, log name, extra args...
 	/tmp/kq-suite/"$bin" -test.v -test.count=1 "$@" >"$out/$log.log" 2>&1
 	local rc=$?
 	echo "$log: rc=$rc pass=$(grep -c -- '^--- PASS\|^    --- PASS' "$out/$log.log") fail=$(grep -c -- '--- FAIL' "$out/$log.log") skip=$(grep -c -- '--- SKIP' "$out/$log.log")" | tee -a "$out/summary.txt"
+	pack
+}
+# pack copies what there is to DEST after every stage, so that a run cut
+# short by a time limit still returns the finished stages.
+pack() {
+	cp "$out/summary.txt" "$dest/"
+	tar czf "$dest/results.tgz" -C "$out" .
 }
 case $what in
-tests | all)
+*,tests,*)
 	export KQUANT_EXPECT_GPU=1
 	run cuda.test cuda -test.timeout=5m
 	run nvml.test nvml -test.timeout=2m
@@ -48,7 +55,7 @@ tests | all)
 	;;
 esac
 case $what in
-bench | all)
+*,bench,*)
 	export KQUANT_BENCH=1
 	run kernels.test kernels-bench -test.timeout=9m -test.run 'Measure|Bench'
 	run gpu.test gpu-bench -test.timeout=9m -test.run 'Benchmark'
@@ -59,7 +66,7 @@ bench | all)
 	;;
 esac
 case $what in
-profile)
+*,profile,*)
 	metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
 	metrics=$metrics,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 	KQUANT_PROFILE=1 ncu --clock-control none --metrics "$metrics" --csv /tmp/kq-suite/kernels.test -test.run 'Profile' -test.v \
@@ -68,5 +75,4 @@ profile)
 	;;
 esac
 grep -h -- '--- FAIL' "$out"/*.log | head -40 | tee -a "$out/summary.txt"
-cp "$out/summary.txt" "$dest/"
-tar czf "$dest/results.tgz" -C "$out" .
+pack
