@@ -20,6 +20,9 @@ const (
 	ModulePayload = "payload"
 	// ModuleGEMM holds the block FP8 dequantize and the float32 GEMM.
 	ModuleGEMM = "gemm"
+	// ModuleMX2D holds the MXFP8 kernel for 32x32 two-dimensional weight
+	// tiles (MXFP82D).
+	ModuleMX2D = "mx2d"
 )
 
 // extraModules lists each module's kernels: typed ones get the _f32, _bf16
@@ -38,6 +41,7 @@ func extraModules() []struct {
 		{ModuleGrouped, nil, []string{"kq_grp_offsets"}, nil},
 		{ModulePayload, nil, []string{"kq_payload_copy"}, payloadClassKernels()},
 		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}, nil},
+		{ModuleMX2D, []string{"kq_mx2d_"}, nil, nil},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/kquant/kquant/agent/bench"
 	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/element"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/kernels"
 )
@@ -37,17 +38,15 @@ func TestCheckPlan(t *testing.T) {
 	mx2d := quant.DefaultRecipe(quant.MXFP8BlockScaling)
 	mx2d.MXFP8.TwoDimensionalWeights = true
 	cases := []struct {
-		name     string
-		recipe   quant.Recipe
-		role     quant.TensorRole
-		wantErr  string // "" for supported
-		wantNoti bool
+		name   string
+		recipe quant.Recipe
+		role   quant.TensorRole
 	}{
 		{name: "current scaling", recipe: quant.DefaultRecipe(quant.Float8CurrentScaling), role: quant.Gradient},
 		{name: "delayed scaling", recipe: quant.DefaultRecipe(quant.DelayedScaling), role: quant.Input},
 		{name: "mxfp8", recipe: quant.DefaultRecipe(quant.MXFP8BlockScaling), role: quant.Weight},
 		{name: "mxfp8 2D input is 1D", recipe: mx2d, role: quant.Input},
-		{name: "mxfp8 2D weights", recipe: mx2d, role: quant.Weight, wantErr: "MXFP8BlockScaling with 32x32", wantNoti: true},
+		{name: "mxfp8 2D weights", recipe: mx2d, role: quant.Weight},
 		{name: "block scaling 1x128", recipe: quant.DefaultRecipe(quant.Float8BlockScaling), role: quant.Input},
 		{name: "block scaling 128x128 weights", recipe: quant.DefaultRecipe(quant.Float8BlockScaling), role: quant.Weight},
 		{name: "nvfp4 input", recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), role: quant.Input},
@@ -60,16 +59,19 @@ func TestCheckPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = checkPlan(p)
-			switch {
-			case tc.wantErr == "" && err != nil:
+			if err := checkPlan(p); err != nil {
 				t.Errorf("checkPlan: %v, want nil", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Errorf("checkPlan: %v, want an error containing %q", err, tc.wantErr)
-			case tc.wantNoti && !errors.Is(err, ErrNotImplemented):
-				t.Errorf("checkPlan: %v does not wrap ErrNotImplemented", err)
 			}
 		})
+	}
+}
+
+// TestCheckPlanRejects: a plan no kernel covers (MXFP8 in 16x16 tiles, no
+// recipe option asks for it) wraps ErrNotImplemented.
+func TestCheckPlanRejects(t *testing.T) {
+	p := quant.Plan{Scheme: quant.MXFP8BlockScaling, Element: element.E4M3, Scales: quant.ScaleE8M0, BlockRows: 16, BlockCols: 16}
+	if err := checkPlan(p); !errors.Is(err, ErrNotImplemented) {
+		t.Errorf("checkPlan(MXFP8 16x16): %v, want ErrNotImplemented", err)
 	}
 }
 
@@ -167,9 +169,11 @@ func TestConfigKeyIgnoresStateAndSeed(t *testing.T) {
 	}
 }
 
-// TestCoversEveryRecipeButMXFP82D checks bench.Coverage: every scheme and
-// role runs on the kernels except MXFP8's 32x32 weight tiles.
-func TestCoversEveryRecipeButMXFP82D(t *testing.T) {
+// TestCoversEveryRecipe checks bench.Coverage: every scheme and role runs
+// on the kernels, with the 2D weight options (MXFP8 32x32 tiles, NVFP4
+// 16x16) and OCP rounding too, so the harness never falls back to the
+// reference for a recipe quant.Recipe can express.
+func TestCoversEveryRecipe(t *testing.T) {
 	var b Backend
 	for _, s := range quant.Schemes() {
 		for _, role := range []quant.TensorRole{quant.Input, quant.Weight, quant.Gradient} {
@@ -177,14 +181,20 @@ func TestCoversEveryRecipeButMXFP82D(t *testing.T) {
 			if err := b.Covers(r, role); err != nil {
 				t.Errorf("%s %s: %v", s, role, err)
 			}
-			if s == quant.MXFP8BlockScaling {
+			switch s {
+			case quant.MXFP8BlockScaling:
 				r.MXFP8.TwoDimensionalWeights = true
-				err := b.Covers(r, role)
-				if role == quant.Weight && !errors.Is(err, ErrNotImplemented) {
-					t.Errorf("MXFP8 2D weights: %v, want ErrNotImplemented", err)
-				}
-				if role != quant.Weight && err != nil {
+				if err := b.Covers(r, role); err != nil {
 					t.Errorf("MXFP8 2D recipe, role %s: %v", role, err)
+				}
+				r.MXFP8.ScaleRounding = quant.ScaleRoundingOCP
+				if err := b.Covers(r, role); err != nil {
+					t.Errorf("MXFP8 2D OCP recipe, role %s: %v", role, err)
+				}
+			case quant.NVFP4BlockScaling:
+				r.NVFP4.TwoDimensionalWeights = true
+				if err := b.Covers(r, role); err != nil {
+					t.Errorf("NVFP4 2D recipe, role %s: %v", role, err)
 				}
 			}
 		}

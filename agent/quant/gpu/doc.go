@@ -22,7 +22,10 @@
 //     with cols % 8 == 0 (one read of the input), else one kernel per
 //     operand; the tensor amax fused in either way, and the kernels write
 //     the GEMM swizzled scales too (kernels.MXFP8Swizzled,
-//     MXFP8BothSwizzled): no Swizzle launch.
+//     MXFP8BothSwizzled): no Swizzle launch. 32x32 weight tiles: one
+//     kernel for the operands wanted, any input type and shape
+//     (kernels.MXFP82D: one exponent per tile, the same codes for both
+//     operands, both scale matrices and their swizzled layout, the amax).
 //   - Float8BlockScaling: one kernel: 1x128 rowwise (kernels.BlockRow),
 //     128x1 columnwise transposed (kernels.BlockCol), both in one pass
 //     over the input (kernels.BlockRowCol), or 128x128 weight tiles for
@@ -36,9 +39,10 @@
 //     16x16 weight tiles: amax, one 2D kernel for both operands (two
 //     memsets of the scales' padding) and one swizzle per operand.
 //
-// Kernels per step counts every launch, memsets included. MXFP8 with 32x32
-// weight tiles returns an error wrapping ErrNotImplemented: package kernels
-// has no kernel for them, and callers fall back to the reference backend.
+// Kernels per step counts every launch, memsets included. Every scheme and
+// option of quant.Recipe runs on the kernels; a plan they do not cover
+// returns an error wrapping ErrNotImplemented (Backend.Covers says so
+// beforehand), on which callers fall back to the reference backend.
 // A Result's amax that no step kernel computes (block scaling has none; a
 // columnwise-only NVFP4 step with the RHT has only the transform's) is
 // computed by one more launch when the Result is read, outside the step.

@@ -154,6 +154,7 @@ func TestGraphReplayPart2(t *testing.T) {
 		{"nvfp4-gradient", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient},
 		{"nvfp4-weight-2d", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Weight},
 		{"mxfp8-device-swizzle", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input},
+		{"mxfp8-weight-2d", mxfp82D(quant.ScaleRoundingTE), quant.Weight},
 	}
 	inputs := make([]quant.Tensor, 3)
 	for k := range inputs {
@@ -486,11 +487,20 @@ func TestQuantizeGroupedAll(t *testing.T) {
 func TestQuantizedLinearGPU(t *testing.T) {
 	ctx := context.Background()
 	for _, sh := range []struct{ m, n, k int }{{256, 384, 512}, {129, 65, 300}, {1000, 77, 1024}} {
+		var recipes []quant.Recipe
 		for _, scheme := range quant.Schemes() {
-			t.Run(fmt.Sprintf("%dx%dx%d/%s", sh.m, sh.n, sh.k, scheme), func(t *testing.T) {
+			recipes = append(recipes, quant.DefaultRecipe(scheme))
+		}
+		recipes = append(recipes, mxfp82D(quant.ScaleRoundingTE))
+		for _, recipe := range recipes {
+			name := string(recipe.Scheme)
+			if recipe.Scheme == quant.MXFP8BlockScaling && recipe.MXFP8.TwoDimensionalWeights {
+				name += "-2d"
+			}
+			t.Run(fmt.Sprintf("%dx%dx%d/%s", sh.m, sh.n, sh.k, name), func(t *testing.T) {
 				X := moderate(makeInput(shape{sh.m, sh.k}, kernels.F32, false, uint64(sh.m)))
 				W := moderate(makeInput(shape{sh.n, sh.k}, kernels.F32, false, uint64(sh.n+1)))
-				req := linear.Request{Recipe: quant.DefaultRecipe(scheme), X: X, W: W, Seed: 3}
+				req := linear.Request{Recipe: recipe, X: X, W: W, Seed: 3}
 				want, err := linear.Run(ctx, ref, req)
 				if err != nil {
 					t.Fatal(err)

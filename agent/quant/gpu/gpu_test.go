@@ -5,7 +5,6 @@ package gpu
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -464,17 +463,6 @@ func TestGrouped(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestNotImplemented: MXFP8's 32x32 weight tiles have no kernel; the error
-// wraps ErrNotImplemented so that callers emulate them on the reference.
-func TestNotImplemented(t *testing.T) {
-	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
-	r.MXFP8.TwoDimensionalWeights = true
-	_, err := gb.Quantize(context.Background(), quant.Request{Recipe: r, Role: quant.Weight}, quant.NewTensor(64, 64))
-	if !errors.Is(err, ErrNotImplemented) {
-		t.Errorf("MXFP8 2D weights: error %v, want ErrNotImplemented", err)
 	}
 }
 

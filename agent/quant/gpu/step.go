@@ -89,6 +89,9 @@ type part struct {
 	// mxBoth: an MXFP8 step wanting both operands runs the fused kernel
 	// (one read of the input) rather than the two one-operand kernels.
 	mxBoth bool
+	// mx2D: MXFP8 with 32x32 weight tiles, one kernel for the operands
+	// wanted (kernels.MXFP82D).
+	mx2D bool
 	// outs are the output and state buffers Snapshot reads, in order.
 	outs []cuda.Buffer
 }
@@ -245,11 +248,12 @@ func (s *Step) addPerTensor(c *cuda.Ctx, p *part) error {
 
 // addMXFP8 allocates the MXFP8 operands: codes, E8M0 scales and their GEMM
 // layout, which the quantize kernels write as well (kernels.MXFP8Swizzled,
-// MXFP8BothSwizzled) so that a step's outputs are all a GEMM needs without
-// a Swizzle launch per operand.
+// MXFP8BothSwizzled, MXFP82D) so that a step's outputs are all a GEMM needs
+// without a Swizzle launch per operand. 32x32 weight tiles take one kernel
+// whatever the usage (one read of the input).
 func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
 	var err error
-	row, col, _ := p.operands()
+	row, col, ops := p.operands()
 	rows, cols := p.cfg.Rows, p.cfg.Cols
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
 	for _, o := range []struct {
@@ -273,6 +277,13 @@ func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
 		// Quantize: input read, codes, scales and swizzled scales written.
 		s.kernels++
 		s.bytes += n*ds + n + 2*int64(r*cc)
+	}
+	if p.plan.BlockRows == 32 {
+		// One kernel reading the input once for the operands wanted.
+		p.mx2D = true
+		s.kernels -= int(ops) - 1
+		s.bytes -= (ops - 1) * n * ds
+		return nil
 	}
 	if row && col && !s.b.twoKernelMXFP8 && kernels.MXFP8BothFits(p.cfg.Input, rows, cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
 		// One kernel reading the input once: one launch and one input read
@@ -697,6 +708,9 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		// The kernels also write the GEMM layout of the scales (the
 		// columnwise matrix swizzled as its transpose, the contract's
 		// layout rule): no Swizzle launch.
+		if p.mx2D {
+			return set.MXFP82D(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, p.col, p.colSc, p.colSwz, p.f, ocp, p.st)
+		}
 		if p.mxBoth {
 			return set.MXFP8BothSwizzled(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, p.col, p.colSc, p.colSwz, p.f, ocp, p.st)
 		}

@@ -15,15 +15,15 @@ import (
 var ErrNotImplemented = errors.New("not yet implemented on the cuda backend (the reference backend can emulate it)")
 
 // checkPlan reports whether the kernels cover a resolved recipe: every
-// scheme and option but MXFP8's 32x32 weight tiles, for which package
-// kernels has no quantize kernel (its MXFP8 kernels scale 1x32 and 32x1
-// blocks only).
+// scheme and option of quant.Recipe, MXFP8 in 1x32/32x1 blocks
+// (kernels.MXFP8Swizzled, MXFP8BothSwizzled) and in 32x32 weight tiles
+// (kernels.MXFP82D) included. What it rejects wraps ErrNotImplemented.
 func checkPlan(p quant.Plan) error {
 	switch p.Scheme {
 	case quant.DelayedScaling, quant.Float8CurrentScaling, quant.Float8BlockScaling:
 	case quant.MXFP8BlockScaling:
-		if p.BlockRows != 1 {
-			return fmt.Errorf("scheme %s with %dx%d two-dimensional weight blocks (the kernels quantize MXFP8 in 1x32 and 32x1 blocks only): %w", p.Scheme, p.BlockRows, p.BlockCols, ErrNotImplemented)
+		if p.BlockRows != 1 && p.BlockRows != 32 {
+			return fmt.Errorf("scheme %s with %dx%d blocks (the kernels quantize MXFP8 in 1x32 and 32x1 blocks and 32x32 tiles): %w", p.Scheme, p.BlockRows, p.BlockCols, ErrNotImplemented)
 		}
 	case quant.NVFP4BlockScaling:
 		if p.Element != element.E2M1 {
