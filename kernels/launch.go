@@ -612,7 +612,8 @@ func (s *Set) GroupedDelayed(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 		items := int64(rows/16) * int64(ceilDiv(cols, 256))
 		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).I32(int32(groups)).Buffer(ws.Flag).
 			Buffer(ws.Amax).Buffer(outRow).Buffer(scale).Ptr(optional(scaleInv)).I32(int32(o.Format)).I32(b2i(vec))
-		if err := s.launch(c, "kq_grp_dcast_"+dt.suffix(), s.warpGrid(items, residentPerSM), cuda.Dim(threads), st); err != nil {
+		// At most the resident blocks (__launch_bounds__(256, 3)).
+		if err := s.launch(c, "kq_grp_dcast_"+dt.suffix(), s.warpGrid(items, 3), cuda.Dim(threads), st); err != nil {
 			return err
 		}
 	} else {

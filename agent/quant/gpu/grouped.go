@@ -590,7 +590,7 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 		if n == 0 && g.kernel == groupedDelayed {
 			// Nothing to cast: the reference's empty result with the
 			// group's state scale.
-			r, err := g.emptyDelayed(ctx, i, scale)
+			r, err := g.emptyDelayed(ctx, i, scale, scaleInv)
 			if err != nil {
 				return nil, fmt.Errorf("group %d: %w", i, err)
 			}

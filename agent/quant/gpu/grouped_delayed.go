@@ -149,14 +149,23 @@ func (g *grouped) states(c *cuda.Ctx, states []*quant.State) error {
 func (g *grouped) delayedKernel() bool { return g != nil && g.kernel == groupedDelayed }
 
 // emptyDelayed is the result of an empty group i of the grouped delayed
-// kernel (nothing to cast; scale the group's state's): the reference's
-// quantize of a [0, cols] tensor with that scale.
-func (g *grouped) emptyDelayed(ctx context.Context, i int, scale []byte) (*quant.Result, error) {
+// kernel (nothing to cast): the reference's quantize of a [0, cols] tensor
+// with the group's scale, its decode factor the kernel's scaleInv[i].
+func (g *grouped) emptyDelayed(ctx context.Context, i int, scale, scaleInv []byte) (*quant.Result, error) {
 	req := g.cfg.Request
 	st := quant.NewState(req.Recipe)
 	st.Scale = f32(scale, 4*i)
 	req.State = st
-	return reference.New().Quantize(ctx, req, quant.NewTensor(0, g.cfg.Cols))
+	r, err := reference.New().Quantize(ctx, req, quant.NewTensor(0, g.cfg.Cols))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range []*quant.Operand{r.Rowwise, r.Columnwise} {
+		if o != nil && len(o.ScaleInv) == 1 && scaleInv != nil {
+			o.ScaleInv[0] = f32(scaleInv, 4*i)
+		}
+	}
+	return r, nil
 }
 
 // quantizeGroupedDelayed is QuantizeGrouped's delayed-scaling path with
