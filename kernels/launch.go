@@ -85,32 +85,20 @@ const (
 	rowChunk = 4 * 32
 )
 
-var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_cast_tr64_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
+var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_both3_", "kq_mxfp8_colw3_"}
-
-// Where the module holds two variants of a kernel (measured side by side on
-// an H200, docs/benchmarks.md), these pick the one the launchers use.
-const (
-	// tile128Transpose: the 128x128 cast+transpose (kq_cast_trw) rather
-	// than the former 64x64 one (kq_cast_tr64).
-	tile128Transpose = true
-	// mxfp8Prefetch: the MXFP8 register-tile kernels that prefetch the
-	// next tile (kq_mxfp8_both, kq_mxfp8_colw; 2 blocks per SM) rather
-	// than the ones that do not (kq_mxfp8_both3, kq_mxfp8_colw3; 3).
-	mxfp8Prefetch = true
-)
+var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_"}
 
 // mxfp8TileKernel is the name prefix of the fused ("both_") or the
-// columnwise ("colw_") MXFP8 register-tile kernel in use, and its blocks
-// per SM (its __launch_bounds__), to which the launchers size their grids
-// so that the fused amax commits once per resident block.
+// columnwise ("colw_") MXFP8 register-tile kernel, and its blocks per SM
+// (its __launch_bounds__), to which the launchers size their grids so
+// that the fused amax commits once per resident block. (The variants
+// without the prefetch, 3 blocks per SM, and the 64x64 cast+transpose
+// were measured alongside these on an H200, docs/benchmarks.md, and
+// dropped.)
 func mxfp8TileKernel(which string) (string, int) {
-	if mxfp8Prefetch {
-		return "kq_mxfp8_" + which + "_", 2
-	}
-	return "kq_mxfp8_" + which + "3_", 3
+	return "kq_mxfp8_" + which + "_", 2
 }
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
@@ -257,9 +245,6 @@ func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		// more than the cast at 16384^2 (H200, 64x64 tiles: 60% of copy
 		// bandwidth, 80% striding).
 		name, tile, perSM := "kq_cast_trw_", 128, 3 // __launch_bounds__(256, 3)
-		if !tile128Transpose {
-			name, tile, perSM = "kq_cast_tr64_", 64, wavesPerSM
-		}
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
@@ -474,7 +459,12 @@ func groupedQuantizeKernels() []string {
 			names = append(names, k+d.suffix())
 		}
 	}
-	return append(names, "kq_grp_tiles", "kq_grp_mx2_bf16", "kq_grp_mx2_f16")
+	for _, k := range []string{"kq_grp_dcast_", "kq_grp_dcast_trw_", "kq_grp_dcast_tr_"} {
+		for _, d := range []DType{F32, BF16, F16} {
+			names = append(names, k+d.suffix())
+		}
+	}
+	return append(names, "kq_grp_tiles", "kq_grp_mx2_bf16", "kq_grp_mx2_f16", "kq_grp_dupdate")
 }
 
 // CurrentOpts are the Float8CurrentScaling parameters of a grouped
@@ -552,6 +542,104 @@ func (s *Set) GroupedCurrent(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 	}
 	tiles := int64(ceilDiv(cols, 32)) * int64(rows/16)
 	return s.launch(c, "kq_grp_cast_tr_"+dt.suffix(), cuda.Dim(int(max(min(tiles, int64(s.sms*wavesPerSM)), 1))), cuda.Dim(threads), st)
+}
+
+// DelayedOpts are the DelayedScaling parameters of a grouped quantize: FP8
+// format, amax history length (entries per group), margin, the amax
+// algorithm (MostRecent: entry 0, else the history's maximum), and Update:
+// end the step with each group's delayed update.
+type DelayedOpts struct {
+	Format     Format
+	HistoryLen int
+	Margin     int
+	MostRecent bool
+	Update     bool
+}
+
+// GroupedDelayed is the grouped DelayedScaling quantize of x [rows, cols]
+// split along its rows by the device split sizes (int32, splits): group g
+// casts with its own state's scale, scale[g] (float32, the scale the
+// previous update computed), and records its amax. Per-group state,
+// contiguous: scale (4*groups bytes) and history (4*groups*HistoryLen
+// bytes, group g's amax history at g*HistoryLen floats). Outputs: ws.Amax[g]
+// (float32, the group's max |x|, NaN ignored: the reference's Result.Amax),
+// scaleInv[g] = 1/scale[g] (the operands' ScaleInv[0]; unless the zero
+// Buffer), history[g][0] raised to the group's amax (quant.State.RecordAmax),
+// and outRow (rows*cols bytes, group g's rowwise codes [n_g, cols] at
+// cols*o_g, o_g its first row) and outCol (rows*cols bytes, group g's
+// transposed codes [cols, n_g] at cols*o_g), either of which may be the
+// zero Buffer (not both). With o.Update, each group's delayed update
+// (contract: "Delayed scaling") follows: new scale[g] from the history,
+// history rolled; scaleInv keeps this step's decode factors. ws needs
+// Offsets (4*(groups+1)), Flag (4) and Amax (4*groups). Groups must be
+// multiples of GroupedCurrentAlign (16) rows; a misaligned group, or sizes
+// that do not add up to rows, sets ws.Flag and the step changes nothing
+// (GroupError names the group). Three launches whatever the group count,
+// none shaped by the split sizes (graph-safe): offsets (zeroing ws.Amax),
+// one fused cast+amax pass (rowwise; with outCol, cast+transpose over
+// 128x128 tiles when rows % 16 == 0, cols % 8 == 0 and the buffers are
+// aligned, else 16x32 element-wise tiles), and the per-group history
+// update, one block per group.
+func (s *Set) GroupedDelayed(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int,
+	ws GroupWorkspace, outRow, outCol, scale, scaleInv, history cuda.Buffer, o DelayedOpts) error {
+	if outRow.Ptr() == 0 && outCol.Ptr() == 0 {
+		return fmt.Errorf("kernels: GroupedDelayed without an output operand")
+	}
+	if o.HistoryLen < 1 {
+		return fmt.Errorf("kernels: GroupedDelayed with an amax history of %d entries", o.HistoryLen)
+	}
+	n := rows * cols
+	for _, b := range []struct {
+		what string
+		buf  cuda.Buffer
+		n    int
+		opt  bool
+	}{{"input", x, n * dt.Size(), false}, {"group amaxes", ws.Amax, 4 * groups, false}, {"rowwise data", outRow, n, true},
+		{"columnwise data", outCol, n, true}, {"group scales", scale, 4 * groups, false}, {"group scale_inv", scaleInv, 4 * groups, true},
+		{"amax histories", history, 4 * groups * o.HistoryLen, false}} {
+		if b.opt && b.buf.Ptr() == 0 {
+			continue
+		}
+		if err := need("GroupedDelayed "+b.what, b.buf, b.n); err != nil {
+			return err
+		}
+	}
+	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedCurrentAlign, ws, groups); err != nil {
+		return err
+	}
+	if outCol.Ptr() == 0 {
+		vec := cols%8 == 0 && x.Ptr()%16 == 0 && outRow.Ptr()%8 == 0
+		items := int64(rows/16) * int64(ceilDiv(cols, 256))
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).I32(int32(groups)).Buffer(ws.Flag).
+			Buffer(ws.Amax).Buffer(outRow).Buffer(scale).Ptr(optional(scaleInv)).I32(int32(o.Format)).I32(b2i(vec))
+		// At most the resident blocks (__launch_bounds__(256, 3)).
+		if err := s.launch(c, "kq_grp_dcast_"+dt.suffix(), s.warpGrid(items, 3), cuda.Dim(threads), st); err != nil {
+			return err
+		}
+	} else {
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).I32(int32(groups)).Buffer(ws.Flag).
+			Buffer(ws.Amax).Ptr(optional(outRow)).Buffer(outCol).Buffer(scale).Ptr(optional(scaleInv)).I32(int32(o.Format))
+		var err error
+		if wideTranspose(rows, cols, x, outRow, outCol) {
+			// The resident blocks (__launch_bounds__(256, 3)), each over a
+			// contiguous range of the 128x128 tiles.
+			tiles := int64(ceilDiv(cols, 128)) * int64(ceilDiv(rows, 128))
+			err = s.launch(c, "kq_grp_dcast_trw_"+dt.suffix(), cuda.Dim(int(max(min(tiles, int64(s.sms*3)), 1))), cuda.Dim(threads), st)
+		} else {
+			tiles := int64(ceilDiv(cols, 32)) * int64(rows/16)
+			err = s.launch(c, "kq_grp_dcast_tr_"+dt.suffix(), cuda.Dim(int(max(min(tiles, int64(s.sms*wavesPerSM)), 1))), cuda.Dim(threads), st)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	block := 32
+	if o.Update {
+		block = min(1024, roundUp(o.HistoryLen, 32))
+	}
+	s.args.Reset().Buffer(ws.Flag).Buffer(ws.Amax).Buffer(scale).Buffer(history).I32(int32(o.HistoryLen)).
+		F32(o.Format.MaxFinite()).I32(int32(o.Margin)).I32(b2i(o.MostRecent)).I32(b2i(o.Update))
+	return s.launch(c, "kq_grp_dupdate", cuda.Dim(groups), cuda.Dim(block), st)
 }
 
 // GroupedMXFP8Out is one MXFP8 operand of a grouped quantize: Data

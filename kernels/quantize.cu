@@ -520,74 +520,6 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
 
-// The former fused cast + transpose, kept for comparison with the 128x128
-// kernel above (both measured in the same run): 64x64 tiles with 256
-// threads, for rows % 16
-// == 0 and cols % 8 == 0 with a 16-byte aligned input, 8-byte aligned
-// out_row and 16-byte aligned out_col. Each thread loads two runs of 8
-// elements along a row (16-byte loads of 16-bit inputs), writes their 8
-// codes to out_row in one store and to a shared byte tile, then writes 16
-// consecutive codes of one transposed row to out_col in one 16-byte store.
-// The tile pitch of 65 bytes keeps the column reads of the second phase on
-// distinct banks. Blocks stride over the tiles (a grid of a few waves), so
-// that the fused amax of delayed scaling commits once per block rather
-// than once per tile: 65536 same-address atomics at 16384^2 cost more than
-// the whole cast. It computes the same bytes as the 32x32 kernel above.
-#define KQ_TR_PITCH 65
-template <typename T>
-KQ_DEV void kq_cast_tr64_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
-		float *scale_inv, float *history, int fmt) {
-	__shared__ u8 tile[64 * KQ_TR_PITCH];
-	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
-	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	int ntx = (cols + 63) / 64;
-	long long ntiles = (long long)ntx * ((rows + 63) / 64);
-	u32 tid = threadIdx.x;
-	float m = 0.0f;
-	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
-		int c0 = (int)(tl % ntx) * 64, r0 = (int)(tl / ntx) * 64;
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			int tr = (int)(tid >> 3) + 32 * k; // tile row
-			int tc = (int)(tid & 7u) * 8;      // tile column of the run
-			int r = r0 + tr, c = c0 + tc;
-			if (r < rows && c < cols) {
-				long long i = (long long)r * cols + c;
-				float v[8];
-				kq_load8(x, i / 8, v);
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
-				uint2 q = kq_cvt8(v, fs, fmt);
-				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + i) = q;
-				u8 *t = tile + tr * KQ_TR_PITCH + tc;
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					t[e] = (u8)(q.x >> (8 * e));
-					t[4 + e] = (u8)(q.y >> (8 * e));
-				}
-			}
-		}
-		__syncthreads();
-		int tc = (int)(tid >> 2);      // tile column = transposed row
-		int tr = (int)(tid & 3u) * 16; // first tile row of the run
-		int c = c0 + tc, r = r0 + tr;
-		if (c < cols && r < rows) {
-			u32 w[4];
-#pragma unroll
-			for (int k = 0; k < 4; k++) {
-				const u8 *t = tile + (tr + 4 * k) * KQ_TR_PITCH + tc;
-				w[k] = (u32)t[0] | ((u32)t[KQ_TR_PITCH] << 8) | ((u32)t[2 * KQ_TR_PITCH] << 16) |
-					((u32)t[3 * KQ_TR_PITCH] << 24);
-			}
-			*reinterpret_cast<uint4 *>(out_col + (long long)c * rows + r) = make_uint4(w[0], w[1], w[2], w[3]);
-		}
-		// The next tile overwrites the shared tile.
-		__syncthreads();
-	}
-	kq_cast_finish(m, scale, st, scale_inv, history);
-}
-
-
 // ---- MXFP8 ------------------------------------------------------------------
 
 // kq_mxfp8_finish reduces the block amaxes a thread saw (m) into the
@@ -1147,10 +1079,6 @@ KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_r
 			int cols, u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) { \
 		kq_cast_trw_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);          \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256) kq_cast_tr64_##SUF(const T *x, int rows, int cols,      \
-			u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt) {           \
-		kq_cast_tr64_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt);         \
-	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
 			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
 		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);              \
@@ -1180,9 +1108,9 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 // only (their tile lives in registers as pairs); float32 inputs take the
 // other kernels. With the prefetch, at most 128 registers, 2 blocks (16
 // warps, each with 4 KiB of loads in flight all the time) per SM; the
-// "3" variants, without it, at most 80 registers and 3 blocks per SM. The
-// launchers size their grids to the one they use (mxfp8TileBlocksPerSM);
-// both stay for comparison on other GPUs.
+// launchers size their grids to that (mxfp8TileKernel). (The variants
+// without the prefetch, 3 blocks per SM, measured alongside in
+// docs/benchmarks.md, are gone; kq_grp_mx2 keeps that layout.)
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
@@ -1193,16 +1121,6 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
 		kq_mxfp8_tiles<T, KQ_MX_COL, 1>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st, 0, swz); \
-	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_both3_##SUF(const T *x, int rows,     \
-			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
-			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
-		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 0>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
-			sc_col, srows_col, scols_col, fmt, ocp, st, swz_row, swz_col);                      \
-	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 3) kq_mxfp8_colw3_##SUF(const T *x, int rows,     \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		kq_mxfp8_tiles<T, KQ_MX_COL, 0>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st, 0, swz); \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
@@ -1211,9 +1129,11 @@ KQ_HALF_KERNELS(f16, kq_f16)
 // Delayed scaling update, after a step: one block. Contract, "Delayed
 // scaling". The history roll runs in chunks of blockDim.x entries; each
 // chunk reads entries i+1 (never yet written) before any thread writes.
-extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, float fp8max, int margin, int most_recent) {
+// scale (and scale_inv, unless 0) receive the new scale. Every thread of
+// the block must call it.
+KQ_DEV void kq_delayed_update_impl(float *history, int len, float *scale, float *scale_inv, float fp8max, int margin,
+		int most_recent) {
 	__shared__ float s_amax;
-	float *stf = reinterpret_cast<float *>(st);
 	float m = 0.0f;
 	if (most_recent) {
 		if (threadIdx.x == 0) m = history[0];
@@ -1227,10 +1147,10 @@ extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, f
 	if (amax == 0.0f) return;
 	if (threadIdx.x == 0 && kq_finite(amax) && amax > 0.0f) {
 		float num = __fmul_rn(fp8max, __uint_as_float((u32)(127 - margin) << 23));
-		float scale = __fdiv_rn(num, amax);
-		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
-		stf[KQ_ST_SCALE] = scale;
-		stf[KQ_ST_SCALE_INV] = __fdiv_rn(1.0f, scale);
+		float sc = __fdiv_rn(num, amax);
+		if (!kq_finite(sc)) sc = __uint_as_float(KQ_FLT_MAX_BITS);
+		*scale = sc;
+		if (scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, sc);
 	}
 	float first = history[0];
 	__syncthreads();
@@ -1242,6 +1162,11 @@ extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, f
 		if (i < len) history[i] = i == 0 ? 0.0f : v;
 		__syncthreads();
 	}
+}
+
+extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, float fp8max, int margin, int most_recent) {
+	float *stf = reinterpret_cast<float *>(st);
+	kq_delayed_update_impl(history, len, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, fp8max, margin, most_recent);
 }
 
 // out = decode(q) * scale_inv, float32.
@@ -1929,3 +1854,266 @@ KQ_DEV void kq_grp_mx2_pick(const T *x, int rows, int cols, const int *offsets, 
 
 KQ_GROUPED_HALF_KERNELS(bf16, kq_bf16)
 KQ_GROUPED_HALF_KERNELS(f16, kq_f16)
+
+// ---- grouped (MoE) quantize: delayed scaling --------------------------------
+//
+// As the grouped current-scaling kernels above (offsets and *flag from
+// kq_grp_offsets, groups of 16-row multiples, every kernel a no-op while
+// *flag is set), but group g casts with its state's scale[g] (the previous
+// update's) and records its amax: the cast reduces each group's max |x|
+// (NaN ignored) into amax[g] (float bits, zeroed by kq_grp_offsets), and
+// kq_grp_dupdate raises history entry 0 of group g to it and, at the end of
+// a step, runs group g's update, one block per group. The per-group state
+// is contiguous: scale[G] floats and history[G][len]. Block 0 of the cast
+// writes scale_inv[g] = 1/scale[g] for every group.
+//
+// The amax reduction is what costs: one same-address atomic per tile cost
+// more than the whole cast at 16384^2 (kq_cast_trw). So each warp (or block)
+// takes a contiguous range of work items rather than striding over them,
+// keeps its running maximum while its group stays the same, and commits it
+// (one atomicMax on the float's bits, amaxes being >= 0) only when the group
+// changes and at the end: a few atomics per warp instead of one per item.
+
+// kq_grp_commit merges a warp's running maximum into amax[g] (g < 0: none).
+// Every lane of the warp must call it (warp-uniform g).
+KQ_DEV void kq_grp_commit(u32 *amax, int g, float m) {
+	m = kq_warp_max(m);
+	if (g >= 0 && (threadIdx.x & 31u) == 0u && m > 0.0f) atomicMax(&amax[g], __float_as_uint(m));
+}
+
+// kq_grp_dscale_inv writes scale_inv[g] = 1/scale[g] for every group (block
+// 0 only).
+KQ_DEV void kq_grp_dscale_inv(const float *scale, float *scale_inv, int ngroups) {
+	if (blockIdx.x != 0 || scale_inv == 0) return;
+	for (int g = (int)threadIdx.x; g < ngroups; g += (int)blockDim.x) scale_inv[g] = __fdiv_rn(1.0f, scale[g]);
+}
+
+// Rowwise cast, the items of kq_grp_cast (16-row bands x 256 columns, one
+// warp each), warp w taking items [w*items/nwarps, (w+1)*items/nwarps).
+// 3 blocks per SM: at kq_grp_cast's 4 (64 registers) the running maximum
+// and group spilled about 600 bytes per thread.
+template <typename T>
+KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
+		u8 *out, const float *scale, float *scale_inv, int fmt, int vec) {
+	if (*flag != 0) return;
+	kq_grp_dscale_inv(scale, scale_inv, ngroups);
+	const int R = kq_grp_rows<T>::n;
+	const int lane = (int)(threadIdx.x & 31u);
+	const int nch = (cols + 255) / 256;
+	const long long items = (long long)(rows / 16) * nch;
+	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+	const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	const long long i0 = items * w / nwarps, i1 = items * (w + 1) / nwarps;
+	int gcur = -1;
+	float m = 0.0f, s = 1.0f;
+	for (long long it = i0; it < i1; it++) {
+		const int r0 = (int)(it / nch) * 16;
+		const int c = (int)(it % nch) * 256 + 8 * lane;
+		const int g = kq_gsearch(offsets, ngroups, r0);
+		if (g != gcur) {
+			kq_grp_commit(amax, gcur, m);
+			gcur = g;
+			m = 0.0f;
+			s = scale[g];
+		}
+		const float fs[8] = {s, s, s, s, s, s, s, s};
+#pragma unroll
+		for (int h = 0; h < 16; h += R) {
+			uint4 q[R][2];
+#pragma unroll
+			for (int j = 0; j < R; j++) kq_grp_ld8(x, (long long)(r0 + h + j) * cols, c, cols, vec, q[j]);
+#pragma unroll
+			for (int j = 0; j < R; j++) {
+				float v[8];
+				kq_unpack8(x, q[j], v);
+#pragma unroll
+				for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
+				kq_grp_st8(out, (long long)(r0 + h + j) * cols, c, cols, vec, kq_cvt8(v, fs, fmt));
+			}
+		}
+	}
+	kq_grp_commit(amax, gcur, m);
+}
+
+// Cast + transpose over the 128x128 tiles of kq_grp_cast_trw (same thread
+// layout, loads, byte permutes, shared tile and group-wise column stores),
+// block b taking tiles [b*tiles/grid, (b+1)*tiles/grid) in row-major order,
+// so that its warps mostly stay in one 128-row band. Warp w holds tile rows
+// 16w..16w+15 (rg = 2w, 2w+1): one group, whose maximum it keeps.
+template <typename T>
+KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
+		u8 *out_row, u8 *out_col, const float *scale, float *scale_inv, int fmt) {
+	if (*flag != 0) return;
+	kq_grp_dscale_inv(scale, scale_inv, ngroups);
+	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
+	int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
+	long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
+	u32 tid = threadIdx.x;
+	int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
+	int q = (int)(tid & 7u); // the 16-row run of the store phase
+	const long long t0 = ntiles * blockIdx.x / gridDim.x, t1 = ntiles * (blockIdx.x + 1) / gridDim.x;
+	int gcur = -1;
+	float m = 0.0f, s = 1.0f;
+	for (long long tl = t0; tl < t1; tl++) {
+		int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
+		int c = c0 + 8 * cg, r = r0 + 8 * rg;
+		bool in = r < rows && c < cols;
+		// The warp's 16 rows (warp-uniform group; -1 past the rows).
+		int rb = r0 + 16 * (int)(tid >> 5);
+		int g = rb < rows ? kq_gsearch(offsets, ngroups, rb) : -1;
+		if (g != gcur) {
+			kq_grp_commit(amax, gcur, m);
+			gcur = g;
+			m = 0.0f;
+			s = g >= 0 ? scale[g] : 1.0f;
+		}
+		float fs[8] = {s, s, s, s, s, s, s, s};
+		uint4 raw[8][2];
+#pragma unroll
+		for (int hr = 0; hr < 2; hr++) {
+			if (hr == 0 || sizeof(T) == 4) {
+#pragma unroll
+				for (int j = 0; j < 8; j++) {
+					if (sizeof(T) == 4 && j / 4 != hr) continue;
+					raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
+					if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
+				}
+			}
+			u32 w[4][2];
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				float vj[8];
+				kq_unpack8(x, raw[4 * hr + j], vj);
+#pragma unroll
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
+				uint2 qq = kq_cvt8(vj, fs, fmt);
+				w[j][0] = qq.x;
+				w[j][1] = qq.y;
+				if (in && out_row != 0)
+					*reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
+			}
+			u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
+				u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
+				t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
+				t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
+				t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
+				t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
+			}
+		}
+		__syncthreads();
+		int rr = r0 + 16 * q;
+		int goff = 0, gn = 0;
+		if (rr < rows) {
+			int gq = kq_gsearch(offsets, ngroups, rr);
+			goff = offsets[gq];
+			gn = offsets[gq + 1] - goff;
+		}
+		u8 *ob = out_col + (long long)cols * goff + (rr - goff);
+#pragma unroll
+		for (int h = 0; h < 4; h++) {
+			int tc = ((int)tid + 256 * h) >> 3;
+			int cc = c0 + tc;
+			if (cc < cols && rr < rows) {
+				const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
+				*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
+					make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
+			}
+		}
+		// The next tile overwrites the shared tile.
+		__syncthreads();
+	}
+	kq_grp_commit(amax, gcur, m);
+}
+
+// Cast + transpose for any shape and alignment: the 16x32 tiles of
+// kq_grp_cast_tr (one group each), block b taking a contiguous range.
+template <typename T>
+KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
+		u8 *out_row, u8 *out_col, const float *scale, float *scale_inv, int fmt) {
+	if (*flag != 0) return;
+	kq_grp_dscale_inv(scale, scale_inv, ngroups);
+	__shared__ u8 tile[16][33];
+	const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
+	const int ntx = (cols + 31) / 32;
+	const long long ntiles = (long long)ntx * (rows / 16);
+	const long long t0 = ntiles * blockIdx.x / gridDim.x, t1 = ntiles * (blockIdx.x + 1) / gridDim.x;
+	int gcur = -1;
+	float m = 0.0f, s = 1.0f;
+	for (long long tl = t0; tl < t1; tl++) {
+		const int c0 = (int)(tl % ntx) * 32, r0 = (int)(tl / ntx) * 16;
+		const int g = kq_gsearch(offsets, ngroups, r0);
+		const int goff = offsets[g], gn = offsets[g + 1] - goff;
+		if (g != gcur) {
+			kq_grp_commit(amax, gcur, m);
+			gcur = g;
+			m = 0.0f;
+			s = scale[g];
+		}
+#pragma unroll
+		for (int j = 0; j < 16; j += 8) {
+			int r = r0 + ty + j, cc = c0 + tx;
+			if (cc < cols) {
+				long long i = (long long)r * cols + cc;
+				float v = kq_f32(x[i]);
+				m = fmaxf(m, fabsf(v));
+				u32 code = kq_cvt1(__fmul_rn(v, s), fmt);
+				if (out_row != 0) out_row[i] = (u8)code;
+				tile[ty + j][tx] = (u8)code;
+			}
+		}
+		__syncthreads();
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			int e = (int)threadIdx.x + 256 * j;
+			int tc = e >> 4, tr = e & 15;
+			int cc = c0 + tc;
+			if (cc < cols) out_col[(long long)cols * goff + (long long)cc * gn + (r0 + tr - goff)] = tile[tr][tc];
+		}
+		__syncthreads();
+	}
+	kq_grp_commit(amax, gcur, m);
+}
+
+// kq_grp_dupdate, one block per group g: raises history[g][0] to amax[g]
+// (as quant.State.RecordAmax: only a larger amax replaces it) and, with
+// update, runs group g's delayed update (kq_delayed_update_impl) on its
+// history and scale[g].
+extern "C" __global__ void __launch_bounds__(1024) kq_grp_dupdate(const int *flag, const u32 *amax, float *scale,
+		float *history, int len, float fp8max, int margin, int most_recent, int update) {
+	if (*flag != 0) return;
+	const int g = (int)blockIdx.x;
+	float *h = history + (long long)g * len;
+	if (threadIdx.x == 0) {
+		float a = __uint_as_float(amax[g]);
+		if (a > h[0]) h[0] = a;
+	}
+	if (!update) return;
+	__syncthreads();
+	kq_delayed_update_impl(h, len, scale + g, 0, fp8max, margin, most_recent);
+}
+
+#define KQ_GROUPED_DELAYED_KERNELS(SUF, T)                                                              \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_grp_dcast_##SUF(const T *x, int rows,       \
+			int cols, const int *offsets, int ngroups, const int *flag, u32 *amax, u8 *out,           \
+			const float *scale, float *scale_inv, int fmt, int vec) {                                 \
+		kq_grp_dcast_impl<T>(x, rows, cols, offsets, ngroups, flag, amax, out, scale, scale_inv, fmt, vec); \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 3) kq_grp_dcast_trw_##SUF(const T *x, int rows,   \
+			int cols, const int *offsets, int ngroups, const int *flag, u32 *amax, u8 *out_row,       \
+			u8 *out_col, const float *scale, float *scale_inv, int fmt) {                             \
+		kq_grp_dcast_trw_impl<T>(x, rows, cols, offsets, ngroups, flag, amax, out_row, out_col, scale,  \
+			scale_inv, fmt);                                                                        \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256) kq_grp_dcast_tr_##SUF(const T *x, int rows,       \
+			int cols, const int *offsets, int ngroups, const int *flag, u32 *amax, u8 *out_row,       \
+			u8 *out_col, const float *scale, float *scale_inv, int fmt) {                             \
+		kq_grp_dcast_tr_impl<T>(x, rows, cols, offsets, ngroups, flag, amax, out_row, out_col, scale,   \
+			scale_inv, fmt);                                                                        \
+	}
+
+KQ_GROUPED_DELAYED_KERNELS(f32, float)
+KQ_GROUPED_DELAYED_KERNELS(bf16, kq_bf16)
+KQ_GROUPED_DELAYED_KERNELS(f16, kq_f16)

@@ -218,7 +218,8 @@ func TestGroupedPath(t *testing.T) {
 		{quant.Float8BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
 		{quant.Float8CurrentScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.MXFP8BlockScaling, quant.Input, 0, true, "grouped kernels, split sizes in device memory"},
-		{quant.DelayedScaling, quant.Input, quant.UsageRowwise, false, "no grouped kernel"},
+		{quant.DelayedScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
+		{quant.DelayedScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},
 	}
 	for _, tc := range cases {
 		r := quant.DefaultRecipe(tc.scheme)

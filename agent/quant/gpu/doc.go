@@ -57,10 +57,15 @@
 // of launches whatever G (NVFP4 1D rowwise: 3; block 1x128, either or
 // both operands: 2), so one captured graph replays any split vector.
 // Step.GroupError reads the flag after a run and names the misaligned
-// group. Current scaling and 1D MXFP8 have grouped kernels too
-// (kernels.GroupedCurrent, GroupedMXFP8: 3 launches, both operands). What
-// has no grouped kernel yet (delayed scaling, 2D weights, NVFP4's
-// columnwise operand) runs one launch sequence per group inside the same
+// group. Current scaling, delayed scaling and 1D MXFP8 have grouped
+// kernels too (kernels.GroupedCurrent, GroupedDelayed, GroupedMXFP8: 3
+// launches, both operands). Delayed scaling keeps every group's state on
+// the device (scale[G] and the amax histories [G][L], set and read per
+// group with Step.SetState and Step.State); its cast records each group's
+// amax into history entry 0 and, with GroupedConfig.EndStep, one more
+// launch's block per group runs that group's update. What has no grouped
+// kernel yet (2D weights, NVFP4's columnwise operand) runs one launch
+// sequence per group inside the same
 // step, bound to the split sizes the step was built with (GroupedPath says
 // which applies). NVFP4's columnwise operand with stochastic rounding is
 // keyed by the group index: each group's launch passes its index

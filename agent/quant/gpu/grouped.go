@@ -50,14 +50,18 @@ const (
 	// groupedMXFP8: kernels.GroupedMXFP8, either or both operands of 1D
 	// MXFP8 (per-group padded and swizzled scales, amax).
 	groupedMXFP8
+	// groupedDelayed: kernels.GroupedDelayed, either or both operands of
+	// DelayedScaling (per-group state on the device: grouped_delayed.go).
+	groupedDelayed
 )
 
 // groupedKernelFor is the package-level choice, except that the
-// perGroupFP8 switch sends current scaling and MXFP8 to the per-group
-// fallback (for the tests and benchmarks that compare the two paths).
+// perGroupFP8 switch sends current scaling, delayed scaling and MXFP8 to
+// the per-group fallback (for the tests and benchmarks that compare the
+// two paths).
 func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	k, u := groupedKernelFor(p)
-	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8) {
+	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8 || k == groupedDelayed) {
 		return groupedNone, 0
 	}
 	return k, u
@@ -65,8 +69,8 @@ func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 
 // groupedKernelFor picks the grouped kernels of plan and the operands they
 // cover. The kernels package has grouped launchers for 1x128 block scaling
-// and for current scaling and 1D MXFP8 (both operands), and for the
-// rowwise operand of 1D NVFP4; delayed scaling, 2D weights and NVFP4's
+// and for current scaling, delayed scaling and 1D MXFP8 (both operands),
+// and for the rowwise operand of 1D NVFP4; 2D weights and NVFP4's
 // columnwise operand have none yet and run one group after the other in
 // the same step.
 func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
@@ -77,6 +81,8 @@ func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 		return groupedBlock, quant.UsageBoth
 	case p.Scheme == quant.Float8CurrentScaling:
 		return groupedCurrent, quant.UsageBoth
+	case p.Scheme == quant.DelayedScaling:
+		return groupedDelayed, quant.UsageBoth
 	case p.Scheme == quant.MXFP8BlockScaling && p.BlockRows == 1:
 		return groupedMXFP8, quant.UsageBoth
 	}
@@ -120,10 +126,14 @@ type grouped struct {
 	// out, scales and swz are the groups' rowwise codes, scales and
 	// swizzled scales, concatenated; colOut, colScales and colSwz the
 	// columnwise ones; scale and scaleInv current scaling's per-group
-	// float32 scales; tiles GroupedMXFP8's scratch (grouped kernels only).
+	// float32 scales (delayed scaling's per-group state scales); tiles
+	// GroupedMXFP8's scratch; hist delayed scaling's amax histories,
+	// histLen entries per group (grouped kernels only).
 	out, scales, swz          cuda.Buffer
 	colOut, colScales, colSwz cuda.Buffer
 	scale, scaleInv, tiles    cuda.Buffer
+	hist                      cuda.Buffer
+	histLen                   int
 	// amScratch receives one group's input amax when a result is read
 	// (block scaling has no amax of its own).
 	amScratch cuda.Buffer
@@ -254,6 +264,10 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 			}
 		case groupedMXFP8:
 			if err := s.addGroupedMXFP8(c, g, covered, out); err != nil {
+				return err
+			}
+		case groupedDelayed:
+			if err := s.addGroupedDelayed(c, g, covered, out); err != nil {
 				return err
 			}
 		case groupedBlock:
@@ -404,6 +418,8 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		}
 		o := kernels.CurrentOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
 		return set.GroupedCurrent(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.colOut, g.scale, g.scaleInv, o)
+	case groupedDelayed:
+		return g.enqueueDelayed(c, set, st)
 	case groupedMXFP8:
 		f, err := format(g.plan.Element)
 		if err != nil {
@@ -571,6 +587,16 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 			return nil, fmt.Errorf("group %d: %d rows at row %d of %d", i, n, off, rows)
 		}
 		req := g.cfg.Request
+		if n == 0 && g.kernel == groupedDelayed {
+			// Nothing to cast: the reference's empty result with the
+			// group's state scale.
+			r, err := g.emptyDelayed(ctx, i, scale, scaleInv)
+			if err != nil {
+				return nil, fmt.Errorf("group %d: %w", i, err)
+			}
+			out[i] = r
+			continue
+		}
 		if n == 0 {
 			// Nothing was launched for an empty group: its result (no
 			// codes, amax 0) is the reference's.
@@ -607,7 +633,9 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 			o.Stochastic = g.plan.Stochastic
 			res.Amax = o.Amax
 			res.Rowwise = o
-		case g.kernel == groupedCurrent:
+		case g.kernel == groupedCurrent || g.kernel == groupedDelayed:
+			// Delayed scaling: scale is the group's state scale the cast
+			// used (the step has no EndStep here).
 			res.Amax = f32(amax, 4*i)
 			for _, colwise := range []bool{false, true} {
 				src := data
@@ -696,10 +724,12 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 }
 
 // QuantizeGrouped implements quant.Backend with one grouped step: the
-// split sizes go to device memory, a grouped kernel quantizes the rowwise
-// operand of every group in a fixed number of launches where the kernels
-// have one (1D NVFP4, 1x128 block scaling), and what has no grouped kernel
-// runs one group at a time in the same step (GroupedPath). The device's
+// split sizes go to device memory, grouped kernels quantize every group in
+// a fixed number of launches where the kernels have them (current and
+// delayed scaling, 1D MXFP8, 1x128 block scaling, NVFP4's rowwise
+// operand), and what has no grouped kernel runs one group at a time in the
+// same step (GroupedPath). Delayed scaling uploads every group's state and
+// reads back the amax it recorded (history entry 0). The device's
 // alignment flag is read after the step.
 //
 // NVFP4's columnwise operand with stochastic rounding has no grouped
@@ -731,6 +761,10 @@ func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quan
 		defer s.free(c)
 		if err := c.CopyToDevice(s.grp.x, raw); err != nil {
 			return fmt.Errorf("copying the input: %w", err)
+		}
+		if s.grp.delayedKernel() {
+			out, err = b.quantizeGroupedDelayed(ctx, c, s, req, states)
+			return err
 		}
 		delayed := plan.Scheme == quant.DelayedScaling
 		if delayed {

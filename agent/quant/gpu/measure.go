@@ -149,6 +149,11 @@ func (b *Backend) measuredStep(ctx context.Context, step bench.Step) (*Step, fun
 			if s.grp.plan.Scheme != quant.DelayedScaling {
 				return nil
 			}
+			if s.grp.delayedKernel() {
+				// Every group's state at once (the initial state where
+				// none is given).
+				return s.grp.setStates(c, step.States)
+			}
 			for g, st := range step.States {
 				p, err := s.groupPart(g)
 				if err != nil {

@@ -116,6 +116,14 @@ func onDevice[T any](ctx context.Context, b *Backend, fn func(c *cuda.Ctx) (T, e
 	return out, err
 }
 
+// onDevice0 is onDevice for a function without a result.
+func onDevice0(ctx context.Context, b *Backend, fn func(c *cuda.Ctx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.dev.Do(fn)
+}
+
 func (b *Backend) newStep(c *cuda.Ctx, cfgs []Config) (*Step, error) {
 	if len(cfgs) == 0 {
 		return nil, fmt.Errorf("cuda step: no tensors")
@@ -572,10 +580,17 @@ func fits(x []float32, dt kernels.DType) bool {
 }
 
 // SetState copies a delayed-scaling state (scale and amax history) into
-// tensor i's device state; other schemes keep no state and ignore it.
+// tensor i's device state (in a grouped step group i's); other schemes
+// keep no state and ignore it.
 func (s *Step) SetState(ctx context.Context, i int, st *quant.State) error {
 	if s.grp != nil && s.grp.plan.Scheme != quant.DelayedScaling {
 		return nil
+	}
+	if !s.closed && s.grp.delayedKernel() {
+		if err := st.Check(s.grp.cfg.Request.Recipe); err != nil {
+			return err
+		}
+		return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return s.grp.setState(c, i, st) })
 	}
 	p, err := s.statePart(i)
 	if err != nil {
@@ -605,6 +620,19 @@ func (p *part) setState(c *cuda.Ctx, st *quant.State) error {
 
 // State copies tensor i's delayed-scaling state back into st.
 func (s *Step) State(ctx context.Context, i int, st *quant.State) error {
+	if !s.closed && s.grp.delayedKernel() {
+		if err := st.Check(s.grp.cfg.Request.Recipe); err != nil {
+			return err
+		}
+		if i < 0 || i >= s.grp.groups {
+			return fmt.Errorf("grouped step has %d groups, no group %d", s.grp.groups, i)
+		}
+		return onDevice0(ctx, s.b, func(c *cuda.Ctx) error {
+			all := make([]*quant.State, i+1)
+			all[i] = st
+			return s.grp.states(c, all)
+		})
+	}
 	p, err := s.statePart(i)
 	if err != nil {
 		return err

@@ -1,0 +1,192 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/kernels"
+)
+
+// The grouped DelayedScaling step (kernels.GroupedDelayed): the groups'
+// states live on the device side by side, scale[G] (float32, grouped.scale)
+// and the amax histories [G][L] (grouped.hist), the layout of the
+// ungrouped step's state (part.st's scale, part.hist) repeated per group.
+// A step is the offsets, one fused cast(+transpose)+amax pass, and the
+// per-group history update (with EndStep also each group's delayed update),
+// three launches whatever the group count, read from the device split
+// sizes: one captured graph replays any split vector of the same group
+// count.
+
+// addGroupedDelayed allocates kernels.GroupedDelayed's buffers: per-group
+// amax, scale, scale_inv and amax history (the states start as
+// quant.NewState's: scale 1, history zero), and the codes of the covered
+// operands.
+func (s *Step) addGroupedDelayed(c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
+	var err error
+	rows, cols := g.cfg.Rows, g.cfg.Cols
+	g.histLen = g.plan.Delayed.AmaxHistoryLen
+	if g.histLen < 1 {
+		return fmt.Errorf("delayed scaling with an amax history of %d entries", g.histLen)
+	}
+	for _, b := range []*cuda.Buffer{&g.ws.Amax, &g.scale, &g.scaleInv} {
+		if *b, err = out(4 * g.groups); err != nil {
+			return err
+		}
+	}
+	if g.hist, err = out(4 * g.groups * g.histLen); err != nil {
+		return err
+	}
+	if err := g.setStates(c, nil); err != nil {
+		return err
+	}
+	n := int64(rows) * int64(cols)
+	ops := int64(0)
+	if covered&quant.UsageRowwise != 0 {
+		if g.out, err = out(rows * cols); err != nil {
+			return err
+		}
+		ops++
+	}
+	if covered&quant.UsageColumnwise != 0 {
+		if g.colOut, err = out(rows * cols); err != nil {
+			return err
+		}
+		ops++
+	}
+	// One pass reads the input and writes the codes, the amaxes and
+	// decode factors; the history launch reads the scales and amaxes and
+	// raises entry 0 (with EndStep it reads and rewrites each history).
+	s.kernels += 2
+	s.bytes += n*int64(g.cfg.Input.Size()) + ops*n + 4*int64(g.groups) + 4*int64(g.groups) + 4*int64(g.groups)
+	if g.cfg.EndStep {
+		s.bytes += 2 * 4 * int64(g.groups) * int64(g.histLen)
+	} else {
+		s.bytes += 2 * 4 * int64(g.groups)
+	}
+	return nil
+}
+
+// enqueueDelayed queues kernels.GroupedDelayed.
+func (g *grouped) enqueueDelayed(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
+	f, err := format(g.plan.Element)
+	if err != nil {
+		return err
+	}
+	d := g.plan.Delayed
+	o := kernels.DelayedOpts{Format: f, HistoryLen: g.histLen, Margin: d.Margin, MostRecent: d.AmaxComputeAlgo == quant.AmaxComputeMostRecent, Update: g.cfg.EndStep}
+	return set.GroupedDelayed(c, st, g.cfg.Input, g.x, g.cfg.Rows, g.cfg.Cols, g.splits, g.groups, g.ws, g.out, g.colOut, g.scale, g.scaleInv, g.hist, o)
+}
+
+// setStates uploads every group's state (a nil slice or entry: the
+// initial state, scale 1 and a zero history).
+func (g *grouped) setStates(c *cuda.Ctx, states []*quant.State) error {
+	scale := make([]float32, g.groups)
+	hist := make([]float32, g.groups*g.histLen)
+	for i := range scale {
+		scale[i] = 1
+		if i < len(states) && states[i] != nil {
+			if len(states[i].AmaxHistory) != g.histLen {
+				return fmt.Errorf("group %d: state has an amax history of %d entries, the recipe wants %d", i, len(states[i].AmaxHistory), g.histLen)
+			}
+			scale[i] = states[i].Scale
+			copy(hist[i*g.histLen:], states[i].AmaxHistory)
+		}
+	}
+	if err := cuda.Upload(c, g.scale, scale); err != nil {
+		return fmt.Errorf("setting the group scales: %w", err)
+	}
+	if err := cuda.Upload(c, g.hist, hist); err != nil {
+		return fmt.Errorf("setting the amax histories: %w", err)
+	}
+	return nil
+}
+
+// setState uploads group i's state.
+func (g *grouped) setState(c *cuda.Ctx, i int, st *quant.State) error {
+	if i < 0 || i >= g.groups {
+		return fmt.Errorf("grouped step has %d groups, no group %d", g.groups, i)
+	}
+	if len(st.AmaxHistory) != g.histLen {
+		return fmt.Errorf("state has an amax history of %d entries, the recipe wants %d", len(st.AmaxHistory), g.histLen)
+	}
+	if err := cuda.Upload(c, g.scale.Slice(4*i, 4), []float32{st.Scale}); err != nil {
+		return fmt.Errorf("setting the scale: %w", err)
+	}
+	if err := cuda.Upload(c, g.hist.Slice(4*i*g.histLen, 4*g.histLen), st.AmaxHistory); err != nil {
+		return fmt.Errorf("setting the amax history: %w", err)
+	}
+	return nil
+}
+
+// states downloads every group's state into states (entries nil are
+// skipped).
+func (g *grouped) states(c *cuda.Ctx, states []*quant.State) error {
+	scale := make([]float32, g.groups)
+	hist := make([]float32, g.groups*g.histLen)
+	if err := cuda.Download(c, scale, g.scale); err != nil {
+		return fmt.Errorf("reading the group scales: %w", err)
+	}
+	if err := cuda.Download(c, hist, g.hist); err != nil {
+		return fmt.Errorf("reading the amax histories: %w", err)
+	}
+	for i, st := range states {
+		if st == nil || i >= g.groups {
+			continue
+		}
+		if len(st.AmaxHistory) != g.histLen {
+			return fmt.Errorf("group %d: state has an amax history of %d entries, the recipe wants %d", i, len(st.AmaxHistory), g.histLen)
+		}
+		st.Scale = scale[i]
+		copy(st.AmaxHistory, hist[i*g.histLen:(i+1)*g.histLen])
+	}
+	return nil
+}
+
+// delayedKernel reports whether g runs kernels.GroupedDelayed.
+func (g *grouped) delayedKernel() bool { return g != nil && g.kernel == groupedDelayed }
+
+// emptyDelayed is the result of an empty group i of the grouped delayed
+// kernel (nothing to cast): the reference's quantize of a [0, cols] tensor
+// with the group's scale, its decode factor the kernel's scaleInv[i].
+func (g *grouped) emptyDelayed(ctx context.Context, i int, scale, scaleInv []byte) (*quant.Result, error) {
+	req := g.cfg.Request
+	st := quant.NewState(req.Recipe)
+	st.Scale = f32(scale, 4*i)
+	req.State = st
+	r, err := reference.New().Quantize(ctx, req, quant.NewTensor(0, g.cfg.Cols))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range []*quant.Operand{r.Rowwise, r.Columnwise} {
+		if o != nil && len(o.ScaleInv) == 1 && scaleInv != nil {
+			o.ScaleInv[0] = f32(scaleInv, 4*i)
+		}
+	}
+	return r, nil
+}
+
+// quantizeGroupedDelayed is QuantizeGrouped's delayed-scaling path with
+// the grouped kernel on step s: the states in, one step, the results and
+// the recorded amaxes (history entry 0) out.
+func (b *Backend) quantizeGroupedDelayed(ctx context.Context, c *cuda.Ctx, s *Step, req quant.Request, states []*quant.State) ([]*quant.Result, error) {
+	for i, st := range states {
+		if err := st.Check(req.Recipe); err != nil {
+			return nil, fmt.Errorf("group %d: %w", i, err)
+		}
+	}
+	g := s.grp
+	if err := g.setStates(c, states); err != nil {
+		return nil, err
+	}
+	if err := s.enqueue(c); err != nil {
+		return nil, err
+	}
+	out, err := s.groupResults(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return out, g.states(c, states)
+}
