@@ -111,12 +111,6 @@ KQ2_DEV float kq2_factor(u32 e) {
 	return __uint_as_float((254u - e) << 23);
 }
 
-// The swizzled (GEMM) offset of entry (i, j) of a scale matrix with ncols
-// columns (docs/quantization-formats.md).
-KQ2_DEV long long kq2_swz(long long i, int j, int ncols) {
-	return ((i / 128) * (ncols / 4) + j / 4) * 512 + (i % 32) * 16 + ((i % 128) / 32) * 4 + (j % 4);
-}
-
 // ---- input types --------------------------------------------------------------
 //
 // A lane holds 8 consecutive elements of each of its rows as raw words: W =
@@ -223,82 +217,122 @@ KQ2_DEV void kq2_finish(float m, u32 *st) {
 
 // ---- the 2D kernel --------------------------------------------------------------
 //
-// A warp owns a 32x64 piece of the padded element space: two 32x32 tiles
-// side by side. Lane (rq, cg) = (lane / 8, lane % 8) holds rows rq + 4i (i =
-// 0..7) and columns 8cg..8cg+7 (one 16-byte load per row for 16-bit
-// inputs, two for float32): a warp load covers four whole 128-byte row
-// segments (16-bit). Lanes cg < 4 hold tile 0, cg >= 4 tile 1; four
-// shuffles give each lane its tile's amax, one more the other tile's
-// exponent. Each row's 8 codes are converted once and stored (8 bytes) to
-// both operands' data. Lane l then writes the rowwise scale bytes of tile
-// row l (both tiles) and the columnwise scale bytes of columns 2l, 2l + 1,
-// and their swizzled copies; tiles past the tensor load nothing and write
-// the zero padding, so that every scale byte is written by exactly one
-// lane: the rowwise matrix [32 srows_col, scols_col / 32] and the columnwise
-// [srows_col, scols_col] both span roundup(rows,128) x roundup(cols,128)
-// elements, and the warps stride over its 32x64 pieces.
+// A block of 8 warps owns a 128x128 macro tile of the padded element space
+// (4 bands of 32 rows x 4 tiles of 32 columns): warp w the 32x64 piece of
+// band w / 2, tiles 2 (w % 2) and 2 (w % 2) + 1. The blocks stride over the
+// macro tiles. The padded space, roundup(rows,128) x roundup(cols,128), is
+// what both padded scale matrices span (the rowwise [32 srows_col,
+// scols_col / 32], the columnwise [srows_col, scols_col]), so the macro
+// tiles cover every scale byte, padding included, exactly once; pieces past
+// the tensor load nothing and get exponent 0 (amax 0).
 //
-// pf: prefetch. The warp issues the next piece's loads as soon as it has
-// the current one's, so that they stay in flight while it converts (as
+// In a piece, lane (rq, cg) = (lane / 8, lane % 8) holds rows rq + 4i (i =
+// 0..7) and columns 8cg..8cg+7 (one 16-byte load per row for 16-bit inputs,
+// two for float32): a warp load covers four whole 128-byte row segments
+// (16-bit). Lanes cg < 4 hold the first tile, cg >= 4 the second; four
+// shuffles give each lane its tile's amax. Each row's 8 codes are converted
+// once and stored (8 bytes) to both operands' data.
+//
+// Scales: a 128x128 macro tile is exactly one 512-byte block of each
+// swizzled matrix (the rowwise one: 128 rows x 4 blocks; the columnwise one,
+// swizzled as its transpose: 128 columns x 4 row blocks). So each warp puts
+// its two exponents in shared memory, the block meets once, and warps 0-3
+// write the macro tile's scales with wide stores: the rowwise matrix (128
+// rows x 4 bytes), its swizzled block (32 lanes x 16 bytes), the columnwise
+// matrix (4 rows x 128 bytes) and its swizzled block. (The first version let
+// each warp write its own scale bytes: 16 scattered byte stores per piece,
+// about half as many memory transactions again as the data's, at 62-63% of
+// copy bandwidth on an H200.) The exponents are double-buffered, so one
+// barrier per macro tile suffices.
+//
+// pf: prefetch. The warp issues the next macro tile's loads as soon as it
+// has the current one's, so that they stay in flight while it converts (as
 // quantize.cu's fused MXFP8 kernel does; 32 more registers for 16-bit
 // inputs). The float32 kernel, with twice the words, does without.
+//
+// vec: bit 0, cols % 8 == 0 with a 16-byte aligned input and 8-byte aligned
+// data outputs (16-byte loads, 8-byte stores); bit 1, the scale buffers are
+// 16-byte aligned (the wide scale stores).
+#define KQ2_VEC_DATA 1
+#define KQ2_VEC_SCALES 2
+
+// kq2_put16 and kq2_put4 store the 16 or 4 bytes of w at p (byte k of
+// word j at p + 4j + k): one store when wide, else byte by byte.
+KQ2_DEV void kq2_put16(u8 *p, uint4 w, bool wide) {
+	if (wide) {
+		*reinterpret_cast<uint4 *>(p) = w;
+		return;
+	}
+	u32 a[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+	for (int k = 0; k < 16; k++) p[k] = (u8)(a[k >> 2] >> (8 * (k & 3)));
+}
+KQ2_DEV void kq2_put4(u8 *p, u32 w, bool wide) {
+	if (wide) {
+		*reinterpret_cast<u32 *>(p) = w;
+		return;
+	}
+#pragma unroll
+	for (int k = 0; k < 4; k++) p[k] = (u8)(w >> (8 * k));
+}
+// Byte k of w.
+KQ2_DEV u32 kq2_byte(u32 w, int k) { return (w >> (8 * k)) & 0xFFu; }
+
 template <typename T, int fmt, int ocp, int pf>
 KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
 		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, int vec) {
+	// esm[b][q]: byte j is the exponent of tile (band q, column tile j) of
+	// the macro tile, buffer b.
+	__shared__ u32 esm[2][4];
 	const int W = kq2_words<T>::W;
 	const T tag = T();
 	const u32 full = 0xFFFFFFFFu;
 	const u32 lane = threadIdx.x & 31u;
+	const int warp = (int)(threadIdx.x >> 5);
 	const int cg = (int)(lane & 7u), rq = (int)(lane >> 3);
 	const bool hi = cg >= 4; // the lane's tile is the piece's second
-	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-	const int nct = scols_col / 64;
-	const long long ntiles = (long long)srows_col * nct;
-	const int nrb = (rows + 31) / 32, nkb = (cols + 31) / 32;
+	const int q = warp >> 1, half = warp & 1;
+	const bool dvec = (vec & KQ2_VEC_DATA) != 0, wide = (vec & KQ2_VEC_SCALES) != 0;
+	const int nmc = scols_col / 128;
+	const long long nmacro = (long long)(srows_col / 4) * nmc;
 	const long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
-	int rb = (int)(warp / nct), ct = (int)(warp % nct);
-	const int drb = (int)(nwarps / nct), dct = (int)(nwarps % nct);
 	u32 nx[8][W];
-	if (pf) {
-		int c = ct * 64 + cg * 8, r0 = rb * 32 + rq;
-		bool live = warp < ntiles;
+	if (pf && (long long)blockIdx.x < nmacro) {
+		const long long m = blockIdx.x;
+		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = (int)(m / nmc) * 128 + q * 32 + rq;
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			int n = (live && r0 + 4 * i < rows) ? min(8, cols - c) : 0;
-			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, vec, nx[i]);
+			int n = r0 + 4 * i < rows ? min(8, cols - c) : 0;
+			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, nx[i]);
 		}
 	}
-	for (long long t = warp; t < ntiles; t += nwarps) {
-		const int rbc = rb, ctc = ct;
-		const int c = ctc * 64 + cg * 8, r0 = rbc * 32 + rq;
+	int buf = 0;
+	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
+		const int Mr = (int)(m / nmc), Mc = (int)(m % nmc);
+		const int c = Mc * 128 + half * 64 + cg * 8, r0 = Mr * 128 + q * 32 + rq;
 		const int ncol = min(8, cols - c); // the lane's columns in the tensor (<= 0: none)
 		const long long o0 = (long long)r0 * cols + c;
-		rb += drb;
-		ct += dct;
-		if (ct >= nct) {
-			ct -= nct;
-			rb++;
-		}
 		u32 v[8][W];
 		if (pf) {
 #pragma unroll
 			for (int i = 0; i < 8; i++)
 #pragma unroll
 				for (int k = 0; k < W; k++) v[i][k] = nx[i][k];
-			const int cn = ct * 64 + cg * 8, rn = rb * 32 + rq;
-			const bool live = t + nwarps < ntiles;
+			const long long mn = m + gridDim.x;
+			if (mn < nmacro) {
+				const int cn = (int)(mn % nmc) * 128 + half * 64 + cg * 8, rn = (int)(mn / nmc) * 128 + q * 32 + rq;
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
-				int n = (live && rn + 4 * i < rows) ? min(8, cols - cn) : 0;
-				kq2_load_row(x, (long long)(rn + 4 * i) * cols + cn, n, vec, nx[i]);
+				for (int i = 0; i < 8; i++) {
+					int n = rn + 4 * i < rows ? min(8, cols - cn) : 0;
+					kq2_load_row(x, (long long)(rn + 4 * i) * cols + cn, n, dvec, nx[i]);
+				}
 			}
 		} else {
 #pragma unroll
 			for (int i = 0; i < 8; i++) {
 				int n = r0 + 4 * i < rows ? ncol : 0;
-				kq2_load_row(x, o0 + i * stride4, n, vec, v[i]);
+				kq2_load_row(x, o0 + i * stride4, n, dvec, v[i]);
 			}
 		}
 		// The tile amax: the lane's 64 values, then its tile's 16 lanes
@@ -316,60 +350,77 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 		tm = fmaxf(tm, am);
 		const u32 e = kq2_e8m0<fmt, ocp>(am);
 		const float f = kq2_factor(e);
-		const u32 eo = __shfl_xor_sync(full, e, 4);
-		const u32 e0 = hi ? eo : e, e1 = hi ? e : eo; // the piece's two tile exponents
+		if (lane == 0u || lane == 4u) reinterpret_cast<u8 *>(&esm[buf][q])[2 * half + (hi ? 1 : 0)] = (u8)e;
 		// Codes: converted once, stored to both operands.
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
 			if (r0 + 4 * i >= rows || ncol <= 0) continue;
-			uint2 q;
-			q.x = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 0), f), __fmul_rn(kq2_elem(tag, v[i], 1), f)) |
-			      (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 2), f), __fmul_rn(kq2_elem(tag, v[i], 3), f)) << 16);
-			q.y = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 4), f), __fmul_rn(kq2_elem(tag, v[i], 5), f)) |
-			      (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 6), f), __fmul_rn(kq2_elem(tag, v[i], 7), f)) << 16);
+			uint2 qd;
+			qd.x = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 0), f), __fmul_rn(kq2_elem(tag, v[i], 1), f)) |
+			       (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 2), f), __fmul_rn(kq2_elem(tag, v[i], 3), f)) << 16);
+			qd.y = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 4), f), __fmul_rn(kq2_elem(tag, v[i], 5), f)) |
+			       (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 6), f), __fmul_rn(kq2_elem(tag, v[i], 7), f)) << 16);
 			const long long o = o0 + i * stride4;
-			if (vec) {
-				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + o) = q;
-				if (out_col != 0) *reinterpret_cast<uint2 *>(out_col + o) = q;
+			if (dvec) {
+				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + o) = qd;
+				if (out_col != 0) *reinterpret_cast<uint2 *>(out_col + o) = qd;
 			} else {
 #pragma unroll
 				for (int k = 0; k < 8; k++) {
 					if (k >= ncol) break;
-					const u8 b = (u8)((k < 4 ? q.x >> (8 * k) : q.y >> (8 * (k - 4))) & 0xFFu);
+					const u8 b = (u8)((k < 4 ? qd.x >> (8 * k) : qd.y >> (8 * (k - 4))) & 0xFFu);
 					if (out_row != 0) out_row[o + k] = b;
 					if (out_col != 0) out_col[o + k] = b;
 				}
 			}
 		}
-		// Rowwise scales: row rbc * 32 + lane, blocks 2 ctc and 2 ctc + 1.
-		if (out_row != 0) {
-			const int r = rbc * 32 + (int)lane, kb = 2 * ctc;
-			const u8 s0 = (r < rows && kb < nkb) ? (u8)e0 : (u8)0;
-			const u8 s1 = (r < rows && kb + 1 < nkb) ? (u8)e1 : (u8)0;
-			u8 *p = sc_row + (long long)r * scols_row + kb;
-			p[0] = s0;
-			p[1] = s1;
-			if (swz_row != 0) {
-				// kb is even: kb and kb + 1 are neighbours in the layout.
-				u8 *z = swz_row + kq2_swz(r, kb, scols_row);
-				z[0] = s0;
-				z[1] = s1;
+		__syncthreads();
+		if (warp >= 4) continue;
+		// The macro tile's scales. Entries outside the tensor are zero:
+		// tiles without elements have exponent 0 already, so only rows
+		// (rowwise) and columns (columnwise) past the tensor inside a tile
+		// are masked.
+		const u32 E[4] = {esm[buf][0], esm[buf][1], esm[buf][2], esm[buf][3]};
+		const int R0 = Mr * 128, K0 = Mc * 128;
+		if (warp == 0 && out_row != 0) {
+			// Rowwise, rows R0 + 32 qq + lane, blocks 4 Mc .. 4 Mc + 3.
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++) {
+				const int r = R0 + 32 * qq + (int)lane;
+				kq2_put4(sc_row + (long long)r * scols_row + 4 * Mc, r < rows ? E[qq] : 0u, wide);
 			}
-		}
-		// Columnwise scales: row rbc, columns 64 ctc + 2 lane and the next.
-		if (out_col != 0) {
-			const int k0 = ctc * 64 + 2 * (int)lane;
-			const u8 ev = (u8)(lane < 16u ? e0 : e1);
-			const u8 s0 = (rbc < nrb && k0 < cols) ? ev : (u8)0;
-			const u8 s1 = (rbc < nrb && k0 + 1 < cols) ? ev : (u8)0;
-			u8 *p = sc_col + (long long)rbc * scols_col + k0;
-			p[0] = s0;
-			p[1] = s1;
-			if (swz_col != 0) {
-				// Swizzled as the transposed matrix: entry (k, rbc).
-				swz_col[kq2_swz(k0, rbc, srows_col)] = s0;
-				swz_col[kq2_swz(k0 + 1, rbc, srows_col)] = s1;
+		} else if (warp == 1 && out_row != 0 && swz_row != 0) {
+			// Its swizzled block: row R0 + 32 qq + lane, block 4 Mc + j at
+			// lane * 16 + qq * 4 + j.
+			u32 w[4];
+#pragma unroll
+			for (int qq = 0; qq < 4; qq++) w[qq] = R0 + 32 * qq + (int)lane < rows ? E[qq] : 0u;
+			kq2_put16(swz_row + ((long long)Mr * (scols_row / 4) + Mc) * 512 + lane * 16, make_uint4(w[0], w[1], w[2], w[3]), wide);
+		} else if (warp == 2 && out_col != 0) {
+			// Columnwise, row 4 Mr + lane / 8, columns K0 + 16 (lane % 8)
+			// .. + 15, all in tile (lane % 8) / 2.
+			const int qq = (int)(lane >> 3), seg = (int)(lane & 7u), k0 = K0 + 16 * seg;
+			const u32 eq = qq == 0 ? E[0] : qq == 1 ? E[1] : qq == 2 ? E[2] : E[3]; // no indexed local array
+			const u32 b = kq2_byte(eq, seg >> 1);
+			u32 w[4];
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				w[j] = 0u;
+#pragma unroll
+				for (int k = 0; k < 4; k++) w[j] |= (k0 + 4 * j + k < cols ? b : 0u) << (8 * k);
 			}
+			kq2_put16(sc_col + (long long)(4 * Mr + qq) * scols_col + k0, make_uint4(w[0], w[1], w[2], w[3]), wide);
+		} else if (warp == 3 && out_col != 0 && swz_col != 0) {
+			// Its swizzled block (the transpose's): column K0 + 32 g + lane,
+			// row block 4 Mr + qq at lane * 16 + g * 4 + qq.
+			u32 w[4];
+#pragma unroll
+			for (int g = 0; g < 4; g++) {
+				w[g] = 0u;
+				if (K0 + 32 * g + (int)lane < cols)
+					w[g] = kq2_byte(E[0], g) | (kq2_byte(E[1], g) << 8) | (kq2_byte(E[2], g) << 16) | (kq2_byte(E[3], g) << 24);
+			}
+			kq2_put16(swz_col + ((long long)Mc * (srows_col / 4) + Mr) * 512 + lane * 16, make_uint4(w[0], w[1], w[2], w[3]), wide);
 		}
 	}
 	kq2_finish(tm, st);
@@ -392,12 +443,12 @@ KQ2_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 
 // ---- entry points ---------------------------------------------------------------
 //
-// At most 128 registers, 2 blocks of 256 threads per SM (the launcher sizes
-// its grid to the blocks that fit at once, so that the fused amax commits
-// once per resident block). out_row / out_col NULL skips that operand (and
-// its scale matrices); swz_row / swz_col NULL skips the swizzled copy; st
-// NULL skips the tensor amax. vec: cols % 8 == 0 and 16-byte aligned input,
-// 8-byte aligned data outputs.
+// At most 128 registers, 2 blocks of 256 threads (8 warps: the macro tile's
+// 8 pieces) per SM; the launcher sizes its grid to the blocks that fit at
+// once, so that the fused amax commits once per resident block. out_row /
+// out_col NULL skips that operand (and its scale matrices); swz_row /
+// swz_col NULL skips the swizzled copy; st NULL skips the tensor amax; vec
+// as above (KQ2_VEC_DATA, KQ2_VEC_SCALES).
 #define KQ2_KERNEL(SUF, T, PF)                                                                          \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mx2d_##SUF(const T *x, int rows, int cols,  \
 			u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, \

@@ -11,6 +11,13 @@ import (
 // fit at once, so that the fused amax commits once per resident block.
 const mx2dBlocksPerSM = 2
 
+// Fast-path flags of kq_mx2d (KQ2_VEC_* in mx2d.cu), each set only when
+// every access it covers is aligned.
+const (
+	mx2dVecData   = 1 // cols % 8 == 0, x 16-byte and data 8-byte aligned: 16-byte loads, 8-byte code stores
+	mx2dVecScales = 2 // scale buffers 16-byte aligned: 4- and 16-byte scale stores
+)
+
 // MXFP82D quantizes a [rows, cols] tensor with MXFP8BlockScaling's 32x32
 // two-dimensional weight tiles (the reference's quantizeMXFP82D): one E8M0
 // exponent per tile, from the tile's amax (NaN ignored) with TE's rounding
@@ -34,8 +41,12 @@ const mx2dBlocksPerSM = 2
 // when allocated), the tensor's amax (NaN ignored) lands in the state's
 // amax word, fused into the same pass. f is E4M3 or E5M2. Any shape: cols
 // % 8 == 0 with a 16-byte aligned input and 8-byte aligned data buffers
-// takes 16-byte loads and 8-byte stores, other shapes element accesses
-// (same bytes). One launch; the input is read once for both operands.
+// takes 16-byte loads and 8-byte stores, other shapes element accesses;
+// 16-byte aligned scale buffers take 4- and 16-byte scale stores, others
+// byte stores (same bytes). A block of 8 warps quantizes a 128x128 macro
+// tile (one 512-byte block of each swizzled matrix) per step, the blocks
+// that fit at once striding over them. One launch; the input is read once
+// for both operands.
 func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, scRow, swzRow, outCol, scCol, swzCol cuda.Buffer, f Format, ocp bool, state cuda.Buffer) error {
 	doRow, doCol := outRow.Ptr() != 0, outCol.Ptr() != 0
 	if !doRow && !doCol {
@@ -83,12 +94,19 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	if !doCol {
 		scCol, swzCol = cuda.Buffer{}, cuda.Buffer{}
 	}
-	vec := cols%8 == 0 && aligned(16, x) && aligned(8, outRow, outCol)
+	var vec int32
+	if cols%8 == 0 && aligned(16, x) && aligned(8, outRow, outCol) {
+		vec |= mx2dVecData
+	}
+	if aligned(16, scRow, swzRow, scCol, swzCol) {
+		vec |= mx2dVecScales
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).
 		Ptr(optional(outRow)).Ptr(optional(scRow)).Ptr(optional(swzRow)).I32(int32(rc)).
 		Ptr(optional(outCol)).Ptr(optional(scCol)).Ptr(optional(swzCol)).I32(int32(cr)).I32(int32(cc)).
-		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).I32(b2i(vec))
-	// One warp per 32x64 piece (two tiles), warps striding over them.
-	pieces := int64(cr) * int64(cc/64)
-	return s.launch(c, "kq_mx2d_"+dt.suffix(), s.warpGrid(pieces, mx2dBlocksPerSM), cuda.Dim(threads), st)
+		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).I32(vec)
+	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
+	// striding over them, at most those that fit at once.
+	macros := int64(cr/4) * int64(cc/128)
+	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
 }

@@ -7,10 +7,12 @@ import (
 	"github.com/kquant/kquant/api/v1alpha1"
 )
 
-// Coverage is implemented by a backend that runs only some recipes: the CUDA
-// backend while kernels for a scheme are still being written. A run whose
-// recipe the backend does not cover runs on the reference backend instead —
-// emulated on the CPU, with results.backend saying so — rather than failing.
+// Coverage is implemented by a backend that may run only some recipes: the
+// CUDA backend, whose kernels now cover every recipe and option quant.Recipe
+// expresses (MXFP8's 32x32 weight tiles were the last to fall back), keeps
+// it for kernels yet to come. A run whose recipe the backend does not cover
+// runs on the reference backend instead — emulated on the CPU, with
+// results.backend saying so — rather than failing.
 type Coverage interface {
 	// Covers returns nil when the backend runs recipe for role, else an error
 	// that says what it lacks.
