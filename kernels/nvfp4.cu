@@ -19,7 +19,7 @@
 // its own. Groups are 128-row aligned (else the offsets kernel sets the
 // flag and nothing runs), so every row tile of the columnwise, RHT-amax
 // and 2D kernels (64 or 128 rows, or a 16x16 tile) lies in one group: the
-// wrapper (kq_grp_tile) moves the tile's pointers to its group's tensor
+// wrapper (kq_grp_block) moves the tile's pointers to its group's tensor
 // and the kernel runs on that tensor as on a tensor of its own.
 //
 // Self-contained (no includes) so that the stamp on nvfp4.ptx covers
@@ -114,6 +114,26 @@ KQ_DEV int kq_grp_tile(const int *offsets, int ngroups, const int *flag, int m0,
 	const int g = kq_group(offsets, ngroups, m0);
 	*o = offsets[g];
 	*n = offsets[g + 1] - *o;
+	return g;
+}
+
+// kq_grp_block is kq_grp_tile for a whole block (every thread calls it,
+// blockDim.x == 256, the same m0): with at most 256 groups the offsets
+// are read by independent loads (one memory latency instead of a binary
+// search's chain) and the group is counted with a barrier.
+KQ_DEV int kq_grp_block(const int *offsets, int ngroups, const int *flag, int m0, int *o, int *n) {
+	if (ngroups > 256) return kq_grp_tile(offsets, ngroups, flag, m0, o, n);
+	__shared__ int so[257];
+	const int t = threadIdx.x;
+	const int fv = (t == 0 && flag != 0) ? *flag : 0;
+	const int total = offsets[ngroups];
+	const int v = t < ngroups ? offsets[t] : 0;
+	if (t < ngroups) so[t] = v;
+	if (t == 0) so[ngroups] = total;
+	if (__syncthreads_or(fv != 0 || m0 >= total)) return -1;
+	const int g = __syncthreads_count(t >= 1 && t < ngroups && v <= m0);
+	*o = so[g];
+	*n = so[g + 1] - *o;
 	return g;
 }
 
@@ -1135,7 +1155,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T
 		int fast, const int *offsets, int ngroups, const int *flag) { \
 	if (offsets != 0) { \
 		int o, n; \
-		const int g = kq_grp_tile(offsets, ngroups, flag, blockIdx.y * (fast ? 64 : 128), &o, &n); \
+		const int g = kq_grp_block(offsets, ngroups, flag, blockIdx.y * (fast ? 64 : 128), &o, &n); \
 		if (g < 0) return; \
 		amax += g; \
 	} \
@@ -1159,7 +1179,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_col_##sfx(const T *x, 
 	if (offsets != 0) { \
 		const int tr = fast ? 64 : 128; \
 		int o, n; \
-		const int g = kq_grp_tile(offsets, ngroups, flag, by * tr, &o, &n); \
+		const int g = kq_grp_block(offsets, ngroups, flag, by * tr, &o, &n); \
 		if (g < 0) return; \
 		x += (long long)o * cols; \
 		rows = n; \
@@ -1185,7 +1205,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2d_##sfx(const T *x, i
 	int by = blockIdx.y; \
 	if (offsets != 0) { \
 		int o, n; \
-		const int g = kq_grp_tile(offsets, ngroups, flag, by * 64, &o, &n); \
+		const int g = kq_grp_block(offsets, ngroups, flag, by * 64, &o, &n); \
 		if (g < 0) return; \
 		const long long srows_c = (long long)((cols + 127) >> 7) << 7; \
 		x += (long long)o * cols; \

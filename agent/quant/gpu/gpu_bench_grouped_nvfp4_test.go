@@ -18,7 +18,8 @@ import (
 // step at 16384x8192 BF16 (uniform splits of 256 rows) with both operands:
 // the gradient role (columnwise RHT, stochastic rounding) and 16x16
 // weights, on the grouped kernels (kernels.GroupedNVFP4, GroupedNVFP4TwoD)
-// and on the per-group launches (the perGroupNVFP4 fallback), next to the
+// and as before them (perGroupNVFP4: the rowwise operand grouped, the
+// columnwise operand and 2D weights one group at a time), next to the
 // ungrouped step of the same tensor. Runs only with KQUANT_BENCH=1.
 func TestBenchmarkGroupedNVFP4(t *testing.T) {
 	if os.Getenv("KQUANT_BENCH") != "1" {
@@ -68,7 +69,7 @@ func TestBenchmarkGroupedNVFP4(t *testing.T) {
 		if tc.op == v1alpha1.OperationGroupedQuantize {
 			path := GroupedPath(mustPlan(t, nv, tc.role), quant.UsageBoth)
 			if tc.perGroup {
-				path = "NVFP4: one launch sequence per group (the perGroupNVFP4 fallback)"
+				path = "NVFP4 before: 1D rowwise grouped, columnwise and 2D one launch sequence per group (perGroupNVFP4)"
 			}
 			fmt.Printf("    %s; split-size payload %.2f us\n", path, m.PointerLoadMicros)
 		}

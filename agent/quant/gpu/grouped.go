@@ -63,8 +63,13 @@ func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8) {
 		return groupedNone, 0
 	}
-	if b.perGroupNVFP4 && (k == groupedNVFP4 || k == groupedNVFP4TwoD) {
-		return groupedNone, 0
+	if b.perGroupNVFP4 {
+		switch k {
+		case groupedNVFP4:
+			return k, u & quant.UsageRowwise
+		case groupedNVFP4TwoD:
+			return groupedNone, 0
+		}
 	}
 	return k, u
 }
