@@ -12,11 +12,15 @@
 // becomes 0x7 (the contract's choice). The E4M3 block scale uses the
 // hardware's cvt.rn.satfinite.
 //
-// The row kernel and the plain amax kernel also serve the grouped (MoE)
-// quantize: given kq_grp_offsets' device offsets they find each row's group
-// by binary search, reduce into and read that group's amax, and number the
-// SR stream within the group, as the reference quantizes each group as a
-// tensor of its own.
+// Every kernel also serves the grouped (MoE) quantize: given
+// kq_grp_offsets' device offsets they find each row's group by binary
+// search, reduce into and read that group's amax, and number the SR stream
+// within the group, as the reference quantizes each group as a tensor of
+// its own. Groups are 128-row aligned (else the offsets kernel sets the
+// flag and nothing runs), so every row tile of the columnwise, RHT-amax
+// and 2D kernels (64 or 128 rows, or a 16x16 tile) lies in one group: the
+// wrapper (kq_grp_block) moves the tile's pointers to its group's tensor
+// and the kernel runs on that tensor as on a tensor of its own.
 //
 // Self-contained (no includes) so that the stamp on nvfp4.ptx covers
 // everything it came from.
@@ -99,6 +103,38 @@ KQ_DEV int kq_group(const int *offsets, int ngroups, int m) {
 		if (offsets[mid] <= m) lo = mid; else hi = mid - 1;
 	}
 	return lo;
+}
+
+// kq_grp_tile: the group of the row tile starting at row m0 of a grouped
+// quantize, with its first row *o and its row count *n; -1 when the flag
+// is set or m0 is past the groups' rows.
+KQ_DEV int kq_grp_tile(const int *offsets, int ngroups, const int *flag, int m0, int *o, int *n) {
+	if (flag != 0 && *flag != 0) return -1;
+	if (m0 >= offsets[ngroups]) return -1;
+	const int g = kq_group(offsets, ngroups, m0);
+	*o = offsets[g];
+	*n = offsets[g + 1] - *o;
+	return g;
+}
+
+// kq_grp_block is kq_grp_tile for a whole block (every thread calls it,
+// blockDim.x == 256, the same m0): with at most 256 groups the offsets
+// are read by independent loads (one memory latency instead of a binary
+// search's chain) and the group is counted with a barrier.
+KQ_DEV int kq_grp_block(const int *offsets, int ngroups, const int *flag, int m0, int *o, int *n) {
+	if (ngroups > 256) return kq_grp_tile(offsets, ngroups, flag, m0, o, n);
+	__shared__ int so[257];
+	const int t = threadIdx.x;
+	const int fv = (t == 0 && flag != 0) ? *flag : 0;
+	const int total = offsets[ngroups];
+	const int v = t < ngroups ? offsets[t] : 0;
+	if (t < ngroups) so[t] = v;
+	if (t == 0) so[ngroups] = total;
+	if (__syncthreads_or(fv != 0 || m0 >= total)) return -1;
+	const int g = __syncthreads_count(t >= 1 && t < ngroups && v <= m0);
+	*o = so[g];
+	*n = so[g + 1] - *o;
+	return g;
 }
 
 // Tensor encode scale S = 2688 / amax; float32 max on overflow; 1 for a
@@ -452,13 +488,14 @@ __device__ void kq_nvf4_row(const T *x, int rows, int cols, const u32 *amax, u8 
 // are written through shared memory so that 8 consecutive threads write 64
 // contiguous bytes of one transposed row. The grid covers the padded scale
 // matrix [srows = roundup(cols,128), scols = roundup(ceil(rows/16),4)];
-// entries outside the tensor get zero scales.
+// entries outside the tensor get zero scales. by is blockIdx.y, or the
+// block's row in its group's tensor (grouped).
 template <typename T>
 __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
-		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group) {
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int by) {
 	__shared__ u64 stage[32][9];
 	const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-	const int k = blockIdx.x * 32 + tx, mb = blockIdx.y * 8 + ty;
+	const int k = blockIdx.x * 32 + tx, mb = by * 8 + ty;
 	const int nmb = (rows + 15) >> 4;
 	const bool live = k < cols && mb < nmb;
 	u64 packed = 0;
@@ -482,7 +519,7 @@ __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 
 	stage[tx][ty] = packed;
 	__syncthreads();
 	const int c = threadIdx.x >> 3, part = threadIdx.x & 7;
-	const int kk = blockIdx.x * 32 + c, mm = blockIdx.y * 8 + part;
+	const int kk = blockIdx.x * 32 + c, mm = by * 8 + part;
 	if (kk >= cols || mm >= nmb) return;
 	const int stride = (rows + 1) >> 1;
 	kq_store_packed(out + (long long)kk * stride + mm * 8, stage[c][part], min(16, rows - mm * 16), (stride & 7) == 0);
@@ -491,49 +528,77 @@ __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 
 // 2D 16x16 tiles (weights): one thread per tile; the tile amax gives one
 // block scale for its 16 rows; writes the rowwise codes and, when out_col
 // is not NULL, the same codes transposed (columnwise operand) with the
-// transposed scale entries. The caller zeroes both scale matrices (their
-// padding) first; only tiles inside the tensor are visited.
+// transposed scale entries; swz_row and swz_col, when not NULL, receive
+// the scales in the GEMM layout. The caller zeroes the scale matrices
+// (their padding) first; only tiles inside the tensor are visited.
+// Grouped (offsets != NULL): tile row mb lies in group g, quantized as a
+// tensor of its own (amax[g]; rowwise rows as in the whole tensor;
+// columnwise codes [cols, n_g] at byte cols * o_g / 2, scales
+// [roundup(cols, 128), n_g / 16] at roundup(cols, 128) * o_g / 16).
 template <typename T>
-__device__ void kq_nvf4_2d(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
-		int scols_row, u8 *out_col, u8 *scales_col, int scols_col) {
-	const int nkb = (cols + 15) >> 4, nmb = (rows + 15) >> 4;
-	const long long tiles = (long long)nmb * nkb;
+KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, const u32 *amax, int mb, int kb, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col) {
 	const int stride_r = (cols + 1) >> 1, stride_c = (rows + 1) >> 1;
 	const float s = kq_tensor_scale(__uint_as_float(amax[0]));
 	const float sinv = __fdiv_rn(1.0f, s);
+	const int m0 = mb * 16, k0 = kb * 16;
+	const int nr = min(16, rows - m0), nc = min(16, cols - k0);
+	u32 a = 0;
+	for (int i = 0; i < nr; i++) {
+		const long long base = (long long)(m0 + i) * cols + k0;
+		for (int t = 0; t < nc; t++) a = max(a, kq_absbits(kq_ld(x, base + t)));
+	}
+	const u32 d = kq_e4m3(__fmul_rn(__uint_as_float(a), __fdiv_rn(s, 6.0f)));
+	const float f = kq_factor(d, sinv);
+	u64 rowcodes[16];
+#pragma unroll
+	for (int i = 0; i < 16; i++) {
+		rowcodes[i] = 0;
+		if (i < nr) {
+			float v[16];
+			const long long base = (long long)(m0 + i) * cols + k0;
+#pragma unroll
+			for (int t = 0; t < 16; t++) v[t] = t < nc ? kq_ld(x, base + t) : 0.0f;
+			rowcodes[i] = kq_quant16(v, nc, f, 0, 0, 0u, 0u, 0);
+			if (out_row != 0) kq_store_packed(out_row + (long long)(m0 + i) * stride_r + kb * 8, rowcodes[i], nc, (stride_r & 7) == 0);
+			scales_row[(long long)(m0 + i) * scols_row + kb] = (u8)d;
+			if (swz_row != 0) swz_row[kq_swz(m0 + i, kb, scols_row)] = (u8)d;
+		}
+	}
+	if (out_col == 0) return;
+	for (int j = 0; j < nc; j++) {
+		u64 col = 0;
+#pragma unroll
+		for (int i = 0; i < 16; i++) col |= ((rowcodes[i] >> (4 * j)) & 0xFu) << (4 * i);
+		kq_store_packed(out_col + (long long)(k0 + j) * stride_c + mb * 8, col, nr, (stride_c & 7) == 0);
+		scales_col[(long long)(k0 + j) * scols_col + mb] = (u8)d;
+		if (swz_col != 0) swz_col[kq_swz(k0 + j, mb, scols_col)] = (u8)d;
+	}
+}
+
+template <typename T>
+__device__ void kq_nvf4_2d(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, const int *offsets, int ngroups,
+		const int *flag) {
+	if (flag != 0 && *flag != 0) return;
+	const int nkb = (cols + 15) >> 4, nmb = (rows + 15) >> 4;
+	const long long tiles = (long long)nmb * nkb;
 	for (long long it = (long long)blockIdx.x * blockDim.x + threadIdx.x; it < tiles; it += (long long)gridDim.x * blockDim.x) {
 		const int mb = (int)(it / nkb), kb = (int)(it % nkb);
-		const int m0 = mb * 16, k0 = kb * 16;
-		const int nr = min(16, rows - m0), nc = min(16, cols - k0);
-		u32 a = 0;
-		for (int i = 0; i < nr; i++) {
-			const long long base = (long long)(m0 + i) * cols + k0;
-			for (int t = 0; t < nc; t++) a = max(a, kq_absbits(kq_ld(x, base + t)));
+		if (offsets == 0) {
+			kq_nvf4_2d_tile(x, rows, cols, amax, mb, kb, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col);
+			continue;
 		}
-		const u32 d = kq_e4m3(__fmul_rn(__uint_as_float(a), __fdiv_rn(s, 6.0f)));
-		const float f = kq_factor(d, sinv);
-		u64 rowcodes[16];
-#pragma unroll
-		for (int i = 0; i < 16; i++) {
-			rowcodes[i] = 0;
-			if (i < nr) {
-				float v[16];
-				const long long base = (long long)(m0 + i) * cols + k0;
-#pragma unroll
-				for (int t = 0; t < 16; t++) v[t] = t < nc ? kq_ld(x, base + t) : 0.0f;
-				rowcodes[i] = kq_quant16(v, nc, f, 0, 0, 0u, 0u, 0);
-				if (out_row != 0) kq_store_packed(out_row + (long long)(m0 + i) * stride_r + kb * 8, rowcodes[i], nc, (stride_r & 7) == 0);
-				scales_row[(long long)(m0 + i) * scols_row + kb] = (u8)d;
-			}
-		}
-		if (out_col == 0) continue;
-		for (int j = 0; j < nc; j++) {
-			u64 col = 0;
-#pragma unroll
-			for (int i = 0; i < 16; i++) col |= ((rowcodes[i] >> (4 * j)) & 0xFu) << (4 * i);
-			kq_store_packed(out_col + (long long)(k0 + j) * stride_c + mb * 8, col, nr, (stride_c & 7) == 0);
-			scales_col[(long long)(k0 + j) * scols_col + mb] = (u8)d;
-		}
+		int o, n;
+		const int g = kq_grp_tile(offsets, ngroups, 0, mb * 16, &o, &n);
+		if (g < 0) continue;
+		const long long srows_c = (long long)((cols + 127) >> 7) << 7;
+		kq_nvf4_2d_tile(x + (long long)o * cols, n, cols, amax + g, mb - (o >> 4), kb,
+			out_row != 0 ? out_row + (long long)o * ((cols + 1) >> 1) : out_row, scales_row + (long long)o * scols_row, scols_row,
+			swz_row != 0 ? swz_row + (long long)o * scols_row : swz_row,
+			out_col != 0 ? out_col + (long long)cols * (o >> 1) : out_col,
+			scales_col != 0 ? scales_col + srows_c * (o >> 4) : scales_col, n >> 4,
+			swz_col != 0 ? swz_col + srows_c * (o >> 4) : swz_col);
 	}
 }
 
@@ -895,17 +960,18 @@ KQ_DEV void kq_rht16_fast(float v[16], u32 signs) {
 // stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
 // runs of two columns, and the packed runs leave through shared memory as
 // 16-byte stores (32 contiguous bytes per transposed row and tile). Grid
-// (srows / 128, rows / 64); columns in [cols, srows) get zero scales.
+// (srows / 128, rows / 64); columns in [cols, srows) get zero scales. by
+// is blockIdx.y, or the tile's row in its group's tensor (grouped).
 template <typename T>
 __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
-		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group) {
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int by) {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ u32 dstage[128];
 	__shared__ float tab[128];
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
-	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	const int k0 = blockIdx.x * 128, m0 = by * 64;
 	kq_load_tile(x, cols, m0, k0, tile);
 	__syncthreads();
 	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
@@ -992,10 +1058,13 @@ KQ_DEV void kq_tr8(u32 a[8]) {
 // memory, the rowwise codes go out as 16-byte stores and, for the
 // columnwise operand, are transposed nibble-wise in registers and leave
 // through shared memory as 16-byte stores. The caller zeroes both scale
-// matrices (their padding) first. Grid (ceil(cols / 128), rows / 64).
+// matrices (their padding) first; swz_row and swz_col, when not NULL,
+// also receive the scales in the GEMM layout (four columnwise entries
+// adjacent there). Grid (ceil(cols / 128), rows / 64); by is blockIdx.y,
+// or the tile's row in its group's tensor (grouped).
 template <typename T>
 __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
-		int scols_row, u8 *out_col, u8 *scales_col, int scols_col) {
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int by) {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
 	__shared__ u32 tam[32];
 	__shared__ u32 rc[64][17];
@@ -1004,7 +1073,7 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
 	if (threadIdx.x < 32) tam[threadIdx.x] = 0;
-	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	const int k0 = blockIdx.x * 128, m0 = by * 64;
 	kq_load_tile(x, cols, m0, k0, tile);
 	__syncthreads();
 	// Thread (m, sp) takes the row segments kb = sp and sp + 4 of tile row
@@ -1041,6 +1110,7 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 		if (k0 + kb * 16 >= cols) continue;
 		if (out_row != 0) *reinterpret_cast<u64 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + kb * 8) = p[h];
 		scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
+		if (swz_row != 0) swz_row[kq_swz(m0 + m, (k0 >> 4) + kb, scols_row)] = (u8)d[h];
 	}
 	if (out_col == 0) return;
 	__syncthreads();
@@ -1068,6 +1138,7 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 #pragma unroll
 		for (int r = 0; r < 4; r++) dw |= kq_e4m3(__fmul_rn(__uint_as_float(tam[r * 8 + kb]), ts.s6)) << (8 * r);
 		*reinterpret_cast<u32 *>(scales_col + (long long)k * scols_col + (m0 >> 4)) = dw;
+		if (swz_col != 0) *reinterpret_cast<u32 *>(swz_col + kq_swz(k, m0 >> 4, scols_col)) = dw;
 	}
 }
 
@@ -1081,7 +1152,13 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x,
 	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag, vec); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
-		int fast) { \
+		int fast, const int *offsets, int ngroups, const int *flag) { \
+	if (offsets != 0) { \
+		int o, n; \
+		const int g = kq_grp_block(offsets, ngroups, flag, blockIdx.y * (fast ? 64 : 128), &o, &n); \
+		if (g < 0) return; \
+		amax += g; \
+	} \
 	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
@@ -1096,14 +1173,54 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, 
 	kq_nvf4_row<T>(x, rows, cols, amax, out, scales, srows, scols, swz, sr, seed, vec, offsets, ngroups, flag); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
-		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast) { \
-	if (fast) kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group); \
-	else kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group); \
+		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast, \
+		const int *offsets, int ngroups, const int *flag) { \
+	int by = blockIdx.y; \
+	if (offsets != 0) { \
+		const int tr = fast ? 64 : 128; \
+		int o, n; \
+		const int g = kq_grp_block(offsets, ngroups, flag, by * tr, &o, &n); \
+		if (g < 0) return; \
+		x += (long long)o * cols; \
+		rows = n; \
+		amax += g; \
+		out += (long long)cols * (o >> 1); \
+		scales += (long long)srows * (o >> 4); \
+		if (swz != 0) swz += (long long)srows * (o >> 4); \
+		scols = n >> 4; \
+		group = (u32)g; \
+		by -= o / tr; \
+	} \
+	if (fast) kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, by); \
+	else kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, by); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2d_##sfx(const T *x, int rows, int cols, const u32 *amax, \
-		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast) { \
-	if (fast) kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, out_col, scales_col, scols_col); \
-	else kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, out_col, scales_col, scols_col); \
+		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
+		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
+	if (!fast) { \
+		kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, \
+			offsets, ngroups, flag); \
+		return; \
+	} \
+	int by = blockIdx.y; \
+	if (offsets != 0) { \
+		int o, n; \
+		const int g = kq_grp_block(offsets, ngroups, flag, by * 64, &o, &n); \
+		if (g < 0) return; \
+		const long long srows_c = (long long)((cols + 127) >> 7) << 7; \
+		x += (long long)o * cols; \
+		rows = n; \
+		amax += g; \
+		if (out_row != 0) out_row += (long long)o * (cols >> 1); \
+		scales_row += (long long)o * scols_row; \
+		if (swz_row != 0) swz_row += (long long)o * scols_row; \
+		if (out_col != 0) out_col += (long long)cols * (o >> 1); \
+		if (scales_col != 0) scales_col += srows_c * (o >> 4); \
+		if (swz_col != 0) swz_col += srows_c * (o >> 4); \
+		scols_col = n >> 4; \
+		by -= o >> 6; \
+	} \
+	kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, by); \
 }
 
 KQ_NVFP4_KERNELS(float, f32)

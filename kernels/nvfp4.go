@@ -52,15 +52,22 @@ func (s *Set) NVFP4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		return fmt.Errorf("kernels: NVFP4 amax of %d rows: too many", rows)
 	}
 	if rht {
-		fast := nvfp4Tiled(rows, cols) && aligned(16, x)
-		grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
-		if fast {
-			grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
-		}
-		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast))
-		return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), grid, cuda.Dim(threads), st)
+		return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amax, signs, cuda.Buffer{}, 0, cuda.Buffer{})
 	}
 	return s.nvfp4Amax(c, st, dt, x, rows, cols, amax, cuda.Buffer{}, 0, cuda.Buffer{})
+}
+
+// nvfp4AmaxRHT launches the RHT amax; grouped (offsets set), each row
+// tile reduces into amax[g] of its group g (the caller zeroes them).
+func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x)
+	grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
+	if fast {
+		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast)).
+		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+	return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
@@ -133,17 +140,30 @@ func (s *Set) NVFP4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	if sr == 0 || sc == 0 {
 		return nil
 	}
-	if ceilDiv(sc, 8) > 65535 {
+	return s.nvfp4Col(c, st, dt, x, rows, cols, amax, out, scales, swz, sr, sc, o, cuda.Buffer{}, 0, cuda.Buffer{})
+}
+
+// nvfp4Col launches the columnwise quantize. Grouped (offsets set), each
+// row tile (64 rows on the fast path, 128 otherwise) quantizes into its
+// group g's tensor: amax[g], group g's stream, codes [cols, n_g] at byte
+// cols*o_g/2 of out, scales [sr, n_g/16] at sr*o_g/16 of scales and swz
+// (sc is then unused); rows must be 128-row aligned groups, else the flag
+// is set and the launch does nothing.
+func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, out, scales, swz cuda.Buffer, sr, sc int, o NVFP4Opts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	if ceilDiv(sc, 8) > 65535 || ceilDiv(rows, 128) > 65535 {
 		return fmt.Errorf("kernels: NVFP4Col of %d rows: too many", rows)
 	}
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out) && aligned(4, scales, swz)
 	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
-	if fast {
+	switch {
+	case fast:
 		grid = cuda.Dim2(sr/128, rows/64)
+	case offsets.Ptr() != 0:
+		grid = cuda.Dim2(sr/32, ceilDiv(rows, 128))
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed).
-		U32(o.Group).I32(b2i(fast))
+		U32(o.Group).I32(b2i(fast)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
 	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
@@ -172,13 +192,24 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	if rows == 0 || cols == 0 {
 		return nil
 	}
-	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol)
+	return s.nvfp4TwoD(c, st, dt, x, rows, cols, amax, outRow, scalesRow, cuda.Buffer{}, outCol, scalesCol, cuda.Buffer{}, scr, scc, cuda.Buffer{}, 0, cuda.Buffer{})
+}
+
+// nvfp4TwoD launches the 2D kernel; swzRow and swzCol, when set, receive
+// the scales in the GEMM layout. Grouped (offsets set), each 64-row tile
+// (16x16 tile off the fast path) quantizes into its group g's tensor:
+// amax[g]; the rowwise outputs as in the whole tensor; columnwise codes
+// [cols, n_g] at byte cols*o_g/2, scales [roundup(cols,128), n_g/16] at
+// roundup(cols,128)*o_g/16 (scc is then unused).
+func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol cuda.Buffer, scr, scc int, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol, swzCol)
 	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
 	if fast {
 		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Buffer(scalesRow).I32(int32(scr)).
-		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast))
+		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
+		Ptr(optional(swzRow)).Ptr(optional(swzCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
 	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 

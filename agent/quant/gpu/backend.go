@@ -38,6 +38,11 @@ type Backend struct {
 	// (kernels.GroupedCurrent, GroupedMXFP8: 3 launches whatever the group
 	// count), so that tests and benchmarks can compare the two paths.
 	perGroupFP8 bool
+	// perGroupNVFP4 runs grouped NVFP4 steps as before the grouped
+	// columnwise and 2D kernels: the 1D rowwise operand on the grouped
+	// kernels, the columnwise operand and 16x16 weights one launch sequence
+	// per group, so that benchmarks can compare the two paths.
+	perGroupNVFP4 bool
 }
 
 var _ quant.Backend = (*Backend)(nil)

@@ -210,9 +210,11 @@ func TestGroupedPath(t *testing.T) {
 		want   string
 	}{
 		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "columnwise has no grouped kernel"},
-		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageBoth, true, "each group's columnwise launch draws that group's stream"},
-		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},
+		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "grouped kernels, split sizes in device memory"},
+		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageBoth, true, "grouped kernels, split sizes in device memory"},
+		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageColumnwise, true, "grouped kernels, split sizes in device memory"},
+		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
+		{quant.NVFP4BlockScaling, quant.Weight, 0, true, "grouped kernels, split sizes in device memory"},
 		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
 		{quant.Float8BlockScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},
 		{quant.Float8BlockScaling, quant.Weight, quant.UsageRowwise, false, "no grouped kernel"},

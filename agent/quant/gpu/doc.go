@@ -54,23 +54,24 @@
 // device memory (Step.SetSplits), kernels.GroupOffsets turns them into
 // offsets and checks each group's alignment into a device flag, and a
 // grouped kernel quantizes every group's rowwise operand in a fixed number
-// of launches whatever G (NVFP4 1D rowwise: 3; block 1x128, either or
-// both operands: 2), so one captured graph replays any split vector.
-// Step.GroupError reads the flag after a run and names the misaligned
-// group. Current scaling, delayed scaling and 1D MXFP8 have grouped
-// kernels too (kernels.GroupedCurrent, GroupedDelayed, GroupedMXFP8: 3
-// launches, both operands). Delayed scaling keeps every group's state on
-// the device (scale[G] and the amax histories [G][L], set and read per
-// group with Step.SetState and Step.State); its cast records each group's
-// amax into history entry 0 and, with GroupedConfig.EndStep, one more
-// launch's block per group runs that group's update. What has no grouped
-// kernel yet (2D weights, NVFP4's columnwise operand) runs one launch
-// sequence per group inside the same
-// step, bound to the split sizes the step was built with (GroupedPath says
-// which applies). NVFP4's columnwise operand with stochastic rounding is
-// keyed by the group index: each group's launch passes its index
-// (kernels.NVFP4Opts.Group), so it draws the reference's stream for that
-// group.
+// of launches whatever G (block 1x128, either or both operands: 2), so one
+// captured graph replays any split vector. Step.GroupError reads the flag
+// after a run and names the misaligned group. Current scaling, delayed
+// scaling and 1D MXFP8 have grouped kernels too (kernels.GroupedCurrent,
+// GroupedDelayed, GroupedMXFP8: 3 launches, both operands). Delayed scaling
+// keeps every group's state on the device (scale[G] and the amax histories
+// [G][L], set and read per group with Step.SetState and Step.State); its
+// cast records each group's amax into history entry 0 and, with
+// GroupedConfig.EndStep, one more launch's block per group runs that
+// group's update. NVFP4 has them as well (kernels.GroupedNVFP4, 1D, either
+// or both operands with the columnwise RHT and stochastic rounding on each
+// group's own Philox stream: 3 to 5 launches; GroupedNVFP4TwoD, 16x16
+// weights: 3, plus a memset per padded scale layout), on every shape (tiled
+// fast paths where the columns are a multiple of 64, general paths
+// otherwise; see grouped_nvfp4.go). What has no grouped kernel yet (block
+// FP8's 128x128 and MXFP8's 32x32 weights) runs one launch sequence per
+// group inside the same step, bound to the split sizes the step was built
+// with (GroupedPath says which applies).
 //
 // # QuantizedLinear
 //

@@ -15,14 +15,15 @@ import (
 	"github.com/kquant/kquant/kernels"
 )
 
-// TestGroupedNVFP4StochasticColumnwise checks NVFP4's columnwise operand
-// with stochastic rounding and the RHT (the Gradient plan) in a grouped
-// quantize, now computed on the device with each group's Philox stream
-// (kernels.NVFP4Opts.Group): QuantizeGrouped for both operands and three
-// split vectors, byte-identical to the reference, in every input type; and
-// for each split vector a grouped step whose graph replay gives the eager
-// run's bytes and the reference's results. Columns of 256 take the tiled
-// columnwise kernel, 96 the general one.
+// TestGroupedNVFP4StochasticColumnwise checks the grouped NVFP4 kernels
+// (kernels.GroupedNVFP4, GroupedNVFP4TwoD) through QuantizeGrouped for the
+// gradient role (columnwise RHT, stochastic rounding on each group's
+// Philox stream), the input role (RHT) and 16x16 weights, every usage,
+// three split vectors with empty groups, byte-identical to the reference,
+// in every input type; and for each split vector and role a grouped step
+// (both operands) whose graph replay gives the eager run's bytes and the
+// reference's results. Columns of 256 take the tiled kernels, 96 the
+// general ones.
 func TestGroupedNVFP4StochasticColumnwise(t *testing.T) {
 	ctx := context.Background()
 	r := quant.DefaultRecipe(quant.NVFP4BlockScaling)
@@ -34,6 +35,7 @@ func TestGroupedNVFP4StochasticColumnwise(t *testing.T) {
 		t.Fatalf("the NVFP4 Gradient plan has stochastic %v, RHT %v: want both", p.Stochastic, p.RHT)
 	}
 	const rows = 1024
+	roles := []quant.TensorRole{quant.Gradient, quant.Input, quant.Weight}
 	splitVectors := [][]int{
 		{256, 128, 384, 256},
 		{128, 0, 512, 0, 128, 256},
@@ -44,70 +46,81 @@ func TestGroupedNVFP4StochasticColumnwise(t *testing.T) {
 			x := makeInput(shape{rows, cols}, dt, true, uint64(7*cols)+uint64(dt))
 			for k, splits := range splitVectors {
 				t.Run(fmt.Sprintf("%s/cols=%d/split%d", dt, cols, k), func(t *testing.T) {
-					for _, u := range []quant.Usage{quant.UsageBoth, quant.UsageColumnwise} {
-						req := quant.Request{Recipe: r, Role: quant.Gradient, Usage: u, Seed: 0x5eed + uint64(k)}
-						got, err := gb.QuantizeGrouped(ctx, req, x, splits, nil)
-						if err != nil {
-							t.Fatal(err)
-						}
-						want, err := ref.QuantizeGrouped(ctx, req, x, splits, nil)
-						if err != nil {
-							t.Fatal(err)
-						}
-						for g := range want {
-							if d := diff(got[g], want[g]); d != "" {
-								t.Errorf("usage %d, group %d (%d rows): %s", u, g, splits[g], d)
+					for _, u := range []quant.Usage{quant.UsageBoth, quant.UsageColumnwise, quant.UsageRowwise} {
+						for _, role := range roles {
+							req := quant.Request{Recipe: r, Role: role, Usage: u, Seed: 0x5eed + uint64(k)}
+							got, err := gb.QuantizeGrouped(ctx, req, x, splits, nil)
+							if err != nil {
+								t.Fatal(err)
+							}
+							want, err := ref.QuantizeGrouped(ctx, req, x, splits, nil)
+							if err != nil {
+								t.Fatal(err)
+							}
+							for g := range want {
+								if d := diff(got[g], want[g]); d != "" {
+									t.Errorf("%s usage %d, group %d (%d rows): %s", role, u, g, splits[g], d)
+								}
 							}
 						}
 					}
 					if dt != kernels.BF16 {
 						return
 					}
-					// The grouped step: eager, then graph replay.
-					req := quant.Request{Recipe: r, Role: quant.Gradient, Usage: quant.UsageBoth, Seed: 0xabc}
-					s, err := gb.NewGroupedStep(ctx, GroupedConfig{Request: req, Rows: rows, Cols: cols, Input: dt, Splits: splits})
-					if err != nil {
-						t.Fatal(err)
+					for _, role := range roles {
+						groupedStepReplay(t, r, role, x, rows, cols, dt, splits)
 					}
-					defer s.Close()
-					if err := s.SetInput(ctx, 0, x); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.Run(ctx, false); err != nil {
-						t.Fatal(err)
-					}
-					eager, err := s.Snapshot(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := s.GroupResults(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := ref.QuantizeGrouped(ctx, req, x, splits, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for g := range want {
-						if d := diff(got[g], want[g]); d != "" {
-							t.Errorf("step, group %d (%d rows): %s", g, splits[g], d)
-						}
-					}
-					if err := s.Run(ctx, true); err != nil {
-						t.Fatal(err)
-					}
-					replay, err := s.Snapshot(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(replay, eager) {
-						t.Errorf("graph replay: %s", bytesDiff("outputs", replay, eager))
-					}
-					t.Logf("%d groups: step of %d launches, graph replay == eager (%d bytes), every group bit-exact", len(splits), s.Kernels(), len(eager))
 				})
 			}
 		}
 	}
+}
+
+// groupedStepReplay builds a grouped step of role with both operands for
+// splits, runs it eagerly and compares with the reference, then replays
+// its graph and compares with the eager bytes.
+func groupedStepReplay(t *testing.T, r quant.Recipe, role quant.TensorRole, x quant.Tensor, rows, cols int, dt kernels.DType, splits []int) {
+	ctx := context.Background()
+	req := quant.Request{Recipe: r, Role: role, Usage: quant.UsageBoth, Seed: 0xabc}
+	s, err := gb.NewGroupedStep(ctx, GroupedConfig{Request: req, Rows: rows, Cols: cols, Input: dt, Splits: splits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetInput(ctx, 0, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	eager, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GroupResults(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.QuantizeGrouped(ctx, req, x, splits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range want {
+		if d := diff(got[g], want[g]); d != "" {
+			t.Errorf("step, group %d (%d rows): %s", g, splits[g], d)
+		}
+	}
+	if err := s.Run(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	replay, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(replay, eager) {
+		t.Errorf("graph replay: %s", bytesDiff("outputs", replay, eager))
+	}
+	t.Logf("%s, %d groups: step of %d launches, graph replay == eager (%d bytes), every group bit-exact", role, len(splits), s.Kernels(), len(eager))
 }
 
 // TestBenchmarkMXFP8DirectSwizzle measures the MXFP8 step with both

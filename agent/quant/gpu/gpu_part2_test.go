@@ -257,6 +257,25 @@ func TestGroupedStep(t *testing.T) {
 	})
 }
 
+// TestGroupedStepNVFP4: the 64-group NVFP4 steps on kernels.GroupedNVFP4
+// and GroupedNVFP4TwoD (every operand grouped, split sizes in device
+// memory): the gradient role's both operands and columnwise alone (RHT,
+// stochastic rounding on each group's stream), the input role's (RHT) and
+// 16x16 weights, both operands and columnwise alone; as TestGroupedStep:
+// 3 split vectors equal to the reference, ONE captured graph replayed
+// with them equal to the eager runs, misaligned and short vectors
+// reported.
+func TestGroupedStepNVFP4(t *testing.T) {
+	nv := quant.DefaultRecipe(quant.NVFP4BlockScaling)
+	groupedStepCases(t, []groupedCase{
+		{"nvfp4-gradient-both-rht-sr", nv, quant.Gradient, quant.UsageBoth},
+		{"nvfp4-gradient-columnwise-rht-sr", nv, quant.Gradient, quant.UsageColumnwise},
+		{"nvfp4-input-both-rht", nv, quant.Input, quant.UsageBoth},
+		{"nvfp4-weight-2d-both", nv, quant.Weight, quant.UsageBoth},
+		{"nvfp4-weight-2d-columnwise", nv, quant.Weight, quant.UsageColumnwise},
+	})
+}
+
 // TestGroupedFP8Kernels checks the backend's use of kquantize's grouped
 // current-scaling and MXFP8 kernels (the default path): the 64-group
 // step through one graph, and QuantizeGrouped for every role and usage,

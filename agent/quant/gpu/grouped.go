@@ -38,9 +38,12 @@ type groupedKernel int
 
 const (
 	groupedNone groupedKernel = iota
-	// groupedNVFP4Row: kernels.GroupedNVFP4Row, the rowwise operand of 1D
-	// NVFP4 (per-group amax, tensor scale and stochastic-rounding stream).
-	groupedNVFP4Row
+	// groupedNVFP4: kernels.GroupedNVFP4, either or both operands of 1D
+	// NVFP4 (per-group amax, tensor scale and stochastic-rounding streams,
+	// the columnwise RHT); groupedNVFP4TwoD: kernels.GroupedNVFP4TwoD,
+	// 16x16 weights (grouped_nvfp4.go).
+	groupedNVFP4
+	groupedNVFP4TwoD
 	// groupedBlock: kernels.GroupedBlockRow, GroupedBlockCol and
 	// GroupedBlockRowCol, either or both operands of 1x128 block scaling.
 	groupedBlock
@@ -64,19 +67,29 @@ func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8 || k == groupedDelayed) {
 		return groupedNone, 0
 	}
+	if b.perGroupNVFP4 {
+		switch k {
+		case groupedNVFP4:
+			return k, u & quant.UsageRowwise
+		case groupedNVFP4TwoD:
+			return groupedNone, 0
+		}
+	}
 	return k, u
 }
 
 // groupedKernelFor picks the grouped kernels of plan and the operands they
 // cover. The kernels package has grouped launchers for 1x128 block scaling
-// and for current scaling, delayed scaling and 1D MXFP8 (both operands),
-// and for the rowwise operand of 1D NVFP4; 2D weights and NVFP4's
-// columnwise operand have none yet and run one group after the other in
-// the same step.
+// and for current scaling, delayed scaling, 1D MXFP8 and NVFP4 (1D and
+// 16x16 weights; both operands); block FP8's 128x128 and MXFP8's 2D
+// weights have none yet and run one group after the other in the same
+// step.
 func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	switch {
 	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 1:
-		return groupedNVFP4Row, quant.UsageRowwise
+		return groupedNVFP4, quant.UsageBoth
+	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 16:
+		return groupedNVFP4TwoD, quant.UsageBoth
 	case p.Scheme == quant.Float8BlockScaling && p.BlockRows == 1:
 		return groupedBlock, quant.UsageBoth
 	case p.Scheme == quant.Float8CurrentScaling:
@@ -103,13 +116,7 @@ func GroupedPath(p quant.Plan, u quant.Usage) string {
 	case u&^covered == 0:
 		return fmt.Sprintf("%s: grouped kernels, split sizes in device memory, launches independent of the group count", p.Scheme)
 	}
-	msg := fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
-	if p.Scheme == quant.NVFP4BlockScaling && p.Stochastic {
-		// kernels.NVFP4Opts.Group: each group's launch draws its own
-		// Philox stream, as the reference does.
-		msg += "; with stochastic rounding each group's columnwise launch draws that group's stream (Philox counter word 3 = group index)"
-	}
-	return msg
+	return fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
 }
 
 // grouped is the grouped-kernel state of a Step.
@@ -240,24 +247,10 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 		s.kernels++
 		s.bytes += 4*int64(g.groups) + 4*int64(g.groups+1)
 		switch g.kernel {
-		case groupedNVFP4Row:
-			sc := roundUp(ceilDiv(cols, 16), 4)
-			if g.ws.Amax, err = out(4 * g.groups); err != nil {
+		case groupedNVFP4, groupedNVFP4TwoD:
+			if err := s.addGroupedNVFP4(g, covered, out); err != nil {
 				return err
 			}
-			if g.out, err = out(rows * kernels.NVFP4RowBytes(cols)); err != nil {
-				return err
-			}
-			if g.scales, err = out(rows * sc); err != nil {
-				return err
-			}
-			if g.swz, err = out(rows * sc); err != nil {
-				return err
-			}
-			// Amax pass, then the quantize: input read twice, codes,
-			// scales and swizzled scales written.
-			s.kernels += 2
-			s.bytes += 2*n*int64(ds) + int64(rows*kernels.NVFP4RowBytes(cols)) + 2*int64(rows*sc) + 8*int64(g.groups)
 		case groupedCurrent:
 			if err := s.addGroupedCurrent(c, g, covered, out); err != nil {
 				return err
@@ -405,12 +398,8 @@ func (s *Step) addGroupedMXFP8(c *cuda.Ctx, g *grouped, covered quant.Usage, out
 func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 	rows, cols, dt := g.cfg.Rows, g.cfg.Cols, g.cfg.Input
 	switch g.kernel {
-	case groupedNVFP4Row:
-		if g.out.Ptr() == 0 {
-			return nil
-		}
-		o := kernels.NVFP4Opts{Stochastic: g.plan.Stochastic, Seed: g.seed}
-		return set.GroupedNVFP4Row(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.swz, o)
+	case groupedNVFP4, groupedNVFP4TwoD:
+		return g.enqueueNVFP4(c, set, st)
 	case groupedCurrent:
 		f, err := format(g.plan.Element)
 		if err != nil {
@@ -621,18 +610,10 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 			res = pr
 		}
 		switch {
-		case g.kernel == groupedNVFP4Row && data != nil:
-			o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales}
-			o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
-			stride, sc := o.RowStride(), o.ScaleCols
-			o.Data = data[off*stride : (off+n)*stride]
-			o.ScaleCodes = scales[off*sc : (off+n)*sc]
-			o.Swizzled = swz[off*sc : (off+n)*sc]
-			o.Amax = math.Float32frombits(binary.LittleEndian.Uint32(amax[4*i:]))
-			o.Scale = scaling.NVFP4TensorScale(o.Amax)
-			o.Stochastic = g.plan.Stochastic
-			res.Amax = o.Amax
-			res.Rowwise = o
+		case g.kernel == groupedNVFP4 || g.kernel == groupedNVFP4TwoD:
+			if err := s.nvfp4GroupResult(c, res, i, off, n, data, scales, swz, amax, colData, colScales, colSwz); err != nil {
+				return nil, err
+			}
 		case g.kernel == groupedCurrent || g.kernel == groupedDelayed:
 			// Delayed scaling: scale is the group's state scale the cast
 			// used (the step has no EndStep here).
@@ -725,16 +706,16 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 
 // QuantizeGrouped implements quant.Backend with one grouped step: the
 // split sizes go to device memory, grouped kernels quantize every group in
-// a fixed number of launches where the kernels have them (current and
-// delayed scaling, 1D MXFP8, 1x128 block scaling, NVFP4's rowwise
-// operand), and what has no grouped kernel runs one group at a time in the
-// same step (GroupedPath). Delayed scaling uploads every group's state and
-// reads back the amax it recorded (history entry 0). The device's
-// alignment flag is read after the step.
+// a fixed number of launches where the kernels have them (NVFP4 1D and 2D,
+// current and delayed scaling, 1D MXFP8, 1x128 block scaling), and what
+// has no grouped kernel runs one group at a time in the same step
+// (GroupedPath). Delayed scaling uploads every group's state and reads
+// back the amax it recorded (history entry 0). The device's alignment flag
+// is read after the step.
 //
-// NVFP4's columnwise operand with stochastic rounding has no grouped
-// kernel: each group's launch takes its group index
-// (kernels.NVFP4Opts.Group), which its Philox stream is keyed by.
+// NVFP4's stochastic rounding draws group g's Philox stream (counter word
+// 3 = g, elements numbered within the group) in the grouped kernels, as
+// the reference does.
 func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quant.Tensor, splits []int, states []*quant.State) ([]*quant.Result, error) {
 	plan, err := quant.CheckGroupedRequest(req, x, splits, states)
 	if err != nil {
