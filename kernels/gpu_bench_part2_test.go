@@ -119,7 +119,7 @@ func TestMeasurePart2(t *testing.T) {
 					if err := set.NVFP4Amax(c, stream, dt, x, rows, cols, am, false, 0); err != nil {
 						return err
 					}
-					return set.NVFP4TwoD(c, stream, dt, x, rows, cols, am, fr, frs, fc, fcs)
+					return set.NVFP4TwoD(c, stream, dt, x, rows, cols, am, fr, frs, cuda.Buffer{}, fc, fcs, cuda.Buffer{})
 				}},
 			}
 			for _, s := range steps {
@@ -216,7 +216,7 @@ func TestMeasurePart2(t *testing.T) {
 							return err
 						}
 						if op.w {
-							err = set.NVFP4TwoD(c, stream, kernels.F32, op.in, op.rows, k, am, q, s, cuda.Buffer{}, cuda.Buffer{})
+							err = set.NVFP4TwoD(c, stream, kernels.F32, op.in, op.rows, k, am, q, s, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{})
 						} else {
 							err = set.NVFP4Row(c, stream, kernels.F32, op.in, op.rows, k, am, q, s, cuda.Buffer{}, kernels.NVFP4Opts{})
 						}

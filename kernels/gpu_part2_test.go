@@ -193,7 +193,7 @@ func nvfp4GPU(c *cuda.Ctx, b *bufs, dt kernels.DType, raw []byte, rows, cols int
 		return out, err
 	}
 	if plan.BlockRows == 16 {
-		if err := set.NVFP4TwoD(c, stream, dt, xb, rows, cols, amR, row, rs, col, cls); err != nil {
+		if err := set.NVFP4TwoD(c, stream, dt, xb, rows, cols, amR, row, rs, cuda.Buffer{}, col, cls, cuda.Buffer{}); err != nil {
 			return out, err
 		}
 		if err := set.Swizzle(c, stream, rs, rsr, rsc, rsw, false); err != nil {
@@ -563,7 +563,7 @@ func TestQuantizedLinear(t *testing.T) {
 							}
 							var err error
 							if plan.BlockRows == 16 {
-								err = set.NVFP4TwoD(c, stream, kernels.F32, xb, rows, cols, am, q, s, cuda.Buffer{}, cuda.Buffer{})
+								err = set.NVFP4TwoD(c, stream, kernels.F32, xb, rows, cols, am, q, s, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{})
 							} else {
 								err = set.NVFP4Row(c, stream, kernels.F32, xb, rows, cols, am, q, s, cuda.Buffer{}, kernels.NVFP4Opts{})
 							}

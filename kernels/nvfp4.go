@@ -170,29 +170,48 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 // NVFP4TwoD quantizes with 16x16 tiles (weights) and the tensor scale from
 // amax (NVFP4Amax without RHT): rowwise codes and scales, and unless outCol
 // is the zero Buffer the columnwise operand (the same codes transposed,
-// transposed scale entries). Two memsets (the scales' padding) and one
-// launch.
-func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, outCol, scalesCol cuda.Buffer) error {
+// transposed scale entries). swzRow and swzCol, unless zero Buffers,
+// receive the scales in the GEMM swizzled layout, written by the kernel
+// itself (no Swizzle launch). One launch, after a memset of each scale
+// buffer whose padded shape (NVFP4ScaleShape) has padding: the kernel
+// writes every entry of the unpadded part.
+func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol cuda.Buffer) error {
 	srr, scr := NVFP4ScaleShape(rows, cols, false)
 	src, scc := NVFP4ScaleShape(rows, cols, true)
-	if err := need("NVFP4TwoD rowwise scales", scalesRow, srr*scr); err != nil {
-		return err
+	type scaleBuf struct {
+		what   string
+		buf    cuda.Buffer
+		n      int
+		padded bool
 	}
-	if err := c.MemsetAsync(scalesRow.Slice(0, srr*scr), 0, st); err != nil {
-		return fmt.Errorf("kernels: zeroing NVFP4 scales: %w", err)
+	bufs := []scaleBuf{
+		{"rowwise scales", scalesRow, srr * scr, srr != rows || scr != ceilDiv(cols, 16)},
+		{"rowwise swizzled scales", swzRow, srr * scr, srr != rows || scr != ceilDiv(cols, 16)},
 	}
 	if outCol.Ptr() != 0 {
-		if err := need("NVFP4TwoD columnwise scales", scalesCol, src*scc); err != nil {
+		colPadded := src != cols || scc != ceilDiv(rows, 16)
+		bufs = append(bufs, scaleBuf{"columnwise scales", scalesCol, src * scc, colPadded},
+			scaleBuf{"columnwise swizzled scales", swzCol, src * scc, colPadded})
+	} else {
+		scalesCol, swzCol = cuda.Buffer{}, cuda.Buffer{}
+	}
+	for i, b := range bufs {
+		if i%2 == 1 && b.buf.Ptr() == 0 {
+			continue // no swizzled layout wanted
+		}
+		if err := need("NVFP4TwoD "+b.what, b.buf, b.n); err != nil {
 			return err
 		}
-		if err := c.MemsetAsync(scalesCol.Slice(0, src*scc), 0, st); err != nil {
-			return fmt.Errorf("kernels: zeroing NVFP4 scales: %w", err)
+		if b.padded || rows == 0 || cols == 0 {
+			if err := c.MemsetAsync(b.buf.Slice(0, b.n), 0, st); err != nil {
+				return fmt.Errorf("kernels: zeroing NVFP4 %s: %w", b.what, err)
+			}
 		}
 	}
 	if rows == 0 || cols == 0 {
 		return nil
 	}
-	return s.nvfp4TwoD(c, st, dt, x, rows, cols, amax, outRow, scalesRow, cuda.Buffer{}, outCol, scalesCol, cuda.Buffer{}, scr, scc, cuda.Buffer{}, 0, cuda.Buffer{})
+	return s.nvfp4TwoD(c, st, dt, x, rows, cols, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol, scr, scc, cuda.Buffer{}, 0, cuda.Buffer{})
 }
 
 // nvfp4TwoD launches the 2D kernel; swzRow and swzCol, when set, receive

@@ -348,8 +348,9 @@ func (s *Step) addBlock(c *cuda.Ctx, p *part) error {
 // swizzled layout and the tensor amaxes. 1D: amax (a memset and a kernel)
 // and the quantize kernel, which also writes the swizzled scales, per
 // operand (the columnwise operand shares the rowwise amax unless it takes
-// the RHT). 16x16 weights: amax, the 2D kernel for both operands (with two
-// memsets of the scales' padding) and one swizzle per operand.
+// the RHT). 16x16 weights: amax and the 2D kernel for both operands, which
+// writes the swizzled scales too (after a memset of each scale buffer
+// whose padded shape has padding).
 func (s *Step) addNVFP4(c *cuda.Ctx, p *part) error {
 	var err error
 	row, col, _ := p.operands()
@@ -396,17 +397,30 @@ func (s *Step) addNVFP4(c *cuda.Ctx, p *part) error {
 	s.bytes += n*ds + 4
 	switch {
 	case twoD:
-		// Two memsets and the 2D kernel (input read, both operands'
-		// codes and scales written), one swizzle per operand.
-		s.kernels += 3
-		s.bytes += n * ds
+		// The 2D kernel: input read, both operands' codes, scales and
+		// swizzled scales written (the tile scales rowwise even without
+		// the rowwise operand); before it a memset of each scale buffer
+		// whose padded shape has padding (kernels.NVFP4TwoD).
+		s.kernels++
+		s.bytes += n*ds + int64(rsr*rsc)
+		memset := func(bytes int64, copies int) {
+			s.kernels += copies
+			s.bytes += int64(copies) * bytes
+		}
+		if rsr != rows || rsc != ceilDiv(cols, 16) {
+			memset(int64(rsr*rsc), 1)
+			if row {
+				memset(int64(rsr*rsc), 1)
+			}
+		}
 		if row {
-			s.kernels++
-			s.bytes += int64(rowB) + 3*int64(rsr*rsc)
+			s.bytes += int64(rowB) + int64(rsr*rsc)
 		}
 		if col {
-			s.kernels++
-			s.bytes += int64(colB) + 3*int64(csr*csc)
+			s.bytes += int64(colB) + 2*int64(csr*csc)
+			if csr != cols || csc != ceilDiv(rows, 16) {
+				memset(int64(csr*csc), 2)
+			}
 		}
 	default:
 		if row {
@@ -783,20 +797,12 @@ func (p *part) enqueueNVFP4(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error
 		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amR, false, 0); err != nil {
 			return err
 		}
-		if err := set.NVFP4TwoD(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, p.col, p.colSc); err != nil {
-			return err
+		// The 2D kernel writes the swizzled scales itself.
+		swzRow := p.rowSwz
+		if !row {
+			swzRow = cuda.Buffer{}
 		}
-		if row {
-			r, cc := kernels.NVFP4ScaleShape(rows, cols, false)
-			if err := set.Swizzle(c, st, p.rowSc, r, cc, p.rowSwz, false); err != nil {
-				return err
-			}
-		}
-		if col {
-			r, cc := kernels.NVFP4ScaleShape(rows, cols, true)
-			return set.Swizzle(c, st, p.colSc, r, cc, p.colSwz, false)
-		}
-		return nil
+		return set.NVFP4TwoD(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, swzRow, p.col, p.colSc, p.colSwz)
 	}
 	o := p.nvfp4Opts()
 	if row || !p.plan.RHT {
