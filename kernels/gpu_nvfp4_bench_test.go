@@ -82,7 +82,9 @@ func TestNVFP4Bench(t *testing.T) {
 				return func() error { return set.NVFP4Row(c, stream, dt, x, rows, cols, am, fr, frs, frz, o) }
 			}
 			col := func() error { return set.NVFP4Col(c, stream, dt, x, rows, cols, amc, fc, fcs, fcz, grad) }
-			twoD := func() error { return set.NVFP4TwoD(c, stream, dt, x, rows, cols, am, fr, frs, cuda.Buffer{}, fc, fcs, cuda.Buffer{}) }
+			twoD := func() error {
+				return set.NVFP4TwoD(c, stream, dt, x, rows, cols, am, fr, frs, cuda.Buffer{}, fc, fcs, cuda.Buffer{})
+			}
 			seq := func(fns ...func() error) func() error {
 				return func() error {
 					for _, f := range fns {
