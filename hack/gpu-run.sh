@@ -5,12 +5,14 @@
 # Usage: hack/gpu-run.sh DIR OUT [STAGES]   (comma-separated; default tests)
 #   tests  every gpu-tagged test: bit-exactness against the reference,
 #          graph replays, grouped steps, payloads (the default)
-#   bench  the benchmark tests (KQUANT_BENCH=1 ... -test.run 'Measure|Bench')
-#          and, where PyTorch is installed, hack/torch_bench.py
+#   bench  bench-agent (gpu.test -test.run Benchmark: every recipe through
+#          Measure, the agent's path), bench-kernels (kernels.test -test.run
+#          'Measure|Bench') and torch (hack/torch_bench.py where PyTorch is
+#          installed), each also a stage of its own
 #   profile one launch of each quantize kernel at 16384x8192 / 16384^2 under
 #          ncu (KQUANT_PROFILE=1 ... -test.run 'Profile'): duration, DRAM,
 #          L2 and issue-slot utilisation, occupancy, registers (ncu.csv)
-# With nvcc on PATH the PTX is first regenerated from kernels/*.cu into
+# With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX is first regenerated from kernels/*.cu into
 # ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
 # the committed PTX is what the sources give. OUT receives summary.txt (the
 # GPU, pass/fail counts per binary, failures) and results.tgz (every log and
@@ -23,7 +25,7 @@ rm -rf "$out" /tmp/kq-suite
 mkdir -p "$out" "$dest" /tmp/kq-suite
 for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)"; chmod +x "/tmp/kq-suite/$(basename "$f" .xz)"; done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
-if command -v nvcc >/dev/null; then
+if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
 	for p in kernels/*.ptx; do
 		cmp -s <(tail -n +2 "$p") <(tail -n +2 "$out/ptx/$(basename "$p")") && s=same || s=DIFFERENT
@@ -58,15 +60,24 @@ case $what in
 	wait
 	;;
 esac
+# bench = bench-agent (every recipe through Measure, the agent's path),
+# bench-kernels (the kernel-level tables) and torch.
+case $what in *,bench,*) what=$what,bench-agent,bench-kernels,torch, ;; esac
 case $what in
-*,bench,*)
-	export KQUANT_BENCH=1
-	run kernels.test kernels-bench -test.timeout=9m -test.run 'Measure|Bench'
-	run gpu.test gpu-bench -test.timeout=9m -test.run 'Benchmark'
+*,bench-agent,*) export KQUANT_BENCH=1; run gpu.test gpu-bench -test.timeout=9m -test.run 'Benchmark' ;;
+esac
+case $what in
+*,bench-kernels,*) export KQUANT_BENCH=1; run kernels.test kernels-bench -test.timeout=9m -test.run 'Measure|Bench' ;;
+esac
+case $what in
+*,torch,*)
 	if python3 -c 'import torch' 2>/dev/null; then
 		PYTHONUNBUFFERED=1 python3 hack/torch_bench.py >"$out/torch.log" 2>&1
 		echo "torch: rc=$?" | tee -a "$out/summary.txt"
+	else
+		echo "torch: PyTorch not installed" | tee -a "$out/summary.txt"
 	fi
+	pack
 	;;
 esac
 case $what in
