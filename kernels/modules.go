@@ -21,7 +21,7 @@ const (
 	// ModuleGEMM holds the block FP8 dequantize and the float32 GEMM.
 	ModuleGEMM = "gemm"
 	// ModuleMX2D holds the MXFP8 kernel for 32x32 two-dimensional weight
-	// tiles (MXFP82D).
+	// tiles (MXFP82D) and its grouped form (GroupedMXFP82D).
 	ModuleMX2D = "mx2d"
 )
 
@@ -41,7 +41,7 @@ func extraModules() []struct {
 		{ModuleGrouped, nil, []string{"kq_grp_offsets"}, nil},
 		{ModulePayload, nil, []string{"kq_payload_copy"}, payloadClassKernels()},
 		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}, nil},
-		{ModuleMX2D, []string{"kq_mx2d_"}, nil, nil},
+		{ModuleMX2D, []string{"kq_mx2d_", "kq_grp_mx2d_"}, nil, nil},
 	}
 }
 

@@ -278,9 +278,77 @@ KQ2_DEV void kq2_put4(u8 *p, u32 w, bool wide) {
 // Byte k of w.
 KQ2_DEV u32 kq2_byte(u32 w, int k) { return (w >> (8 * k)) & 0xFFu; }
 
-template <typename T, int fmt, int ocp, int pf>
+// ---- grouped (MoE) placement ---------------------------------------------------
+//
+// The grouped kernel (GRP) quantizes one [rows, cols] input split along its
+// rows into groups of 32-row multiples (offsets[g] .. offsets[g+1], from
+// the grouped module's kq_grp_offsets), each group a tensor of its own, the
+// results concatenated as the reference's QuantizeGrouped gives them: the
+// codes of both operands keep the input's layout (a 32x32 tile never
+// straddles a group), group g's rowwise scales [roundup(n_g,128),
+// scols_row] start at row P_g = 128 tiles[g] of sc_row and its columnwise
+// [roundup(n_g/32,4), scols_col] at row P_g/32 = 4 tiles[g] of sc_col
+// (tiles: quantize.cu's kq_grp_tiles, the groups' 128-row units before
+// g), padding zero; swz_row is the swizzle of the whole rowwise matrix (its
+// groups start at 128-row boundaries, so that is each group's swizzled
+// matrix concatenated), swz_col each group's transposed columnwise matrix
+// [scols_col, 4 (tiles[g+1] - tiles[g])] swizzled at byte 4 tiles[g]
+// scols_col. The kernel walks the macro tiles of this padded row space
+// (128 tiles[ngroups] rows): macro row Mr belongs to the group with
+// tiles[g] <= Mr < tiles[g+1] and is that group's local macro row Mr -
+// tiles[g]; its rows past n_g are padding (no loads, no stores, zero
+// scales). The ungrouped kernel is the same walk over one group [0, rows).
+//
+// kq2_place is a macro row's placement: dr0 the input row of its first row,
+// rend the end of its group's rows (the rows in the tensor are those below
+// rend), lm the macro row within the group, ncb the group's columnwise row
+// blocks (of 4 scale rows), cswz the group's byte offset in swz_col, g the
+// group.
+struct kq2_place {
+	int dr0, rend, lm, ncb, g;
+	long long cswz;
+};
+
+// kq2_where places macro row Mr. Grouped, g is the group of the block's
+// previous macro row (the blocks walk the macro tiles in increasing order,
+// so it only grows): kept when Mr is still in it, else the largest group
+// h > g with tiles[h] <= Mr (empty groups have tiles[h] == tiles[h+1] and
+// are passed over), by binary search.
+template <int GRP>
+KQ2_DEV kq2_place kq2_where(int Mr, int rows, int srows_col, int scols_col, const int *offsets, const int *tiles, int ngroups, int &g) {
+	kq2_place p;
+	if (!GRP) {
+		p.dr0 = 128 * Mr;
+		p.rend = rows;
+		p.lm = Mr;
+		p.ncb = srows_col / 4;
+		p.cswz = 0;
+		p.g = 0;
+		return p;
+	}
+	if (tiles[g + 1] <= Mr) {
+		int lo = g + 1, hi = ngroups - 1;
+		while (lo < hi) {
+			const int mid = (lo + hi + 1) >> 1;
+			if (tiles[mid] <= Mr) lo = mid;
+			else hi = mid - 1;
+		}
+		g = lo;
+	}
+	const int tg = tiles[g], goff = offsets[g];
+	p.dr0 = goff + 128 * (Mr - tg);
+	p.rend = offsets[g + 1];
+	p.lm = Mr - tg;
+	p.ncb = tiles[g + 1] - tg;
+	p.cswz = 4LL * tg * scols_col;
+	p.g = g;
+	return p;
+}
+
+template <typename T, int fmt, int ocp, int pf, int GRP>
 KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
-		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, int vec) {
+		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, int vec,
+		const int *offsets, const int *tiles, int ngroups, const int *flag, u32 *gamax) {
 	// esm[b][q]: byte j is the exponent of tile (band q, column tile j) of
 	// the macro tile, buffer b.
 	__shared__ u32 esm[2][4];
@@ -293,24 +361,28 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 	const bool hi = cg >= 4; // the lane's tile is the piece's second
 	const int q = warp >> 1, half = warp & 1;
 	const bool dvec = (vec & KQ2_VEC_DATA) != 0, wide = (vec & KQ2_VEC_SCALES) != 0;
+	if (GRP && *flag != 0) return; // the split sizes are wrong: the step changes nothing
 	const int nmc = scols_col / 128;
-	const long long nmacro = (long long)(srows_col / 4) * nmc;
+	const long long nmacro = GRP ? (long long)tiles[ngroups] * nmc : (long long)(srows_col / 4) * nmc;
+	int gcur = 0; // grouped: the group of the block's latest placed macro row
 	const long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
 	u32 nx[8][W];
 	if (pf && (long long)blockIdx.x < nmacro) {
 		const long long m = blockIdx.x;
-		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = (int)(m / nmc) * 128 + q * 32 + rq;
+		const kq2_place pn = kq2_where<GRP>((int)(m / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
+		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			int n = r0 + 4 * i < rows ? min(8, cols - c) : 0;
+			int n = r0 + 4 * i < pn.rend ? min(8, cols - c) : 0;
 			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, nx[i]);
 		}
 	}
 	int buf = 0;
 	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
 		const int Mr = (int)(m / nmc), Mc = (int)(m % nmc);
-		const int c = Mc * 128 + half * 64 + cg * 8, r0 = Mr * 128 + q * 32 + rq;
+		const kq2_place P = kq2_where<GRP>(Mr, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
+		const int c = Mc * 128 + half * 64 + cg * 8, r0 = P.dr0 + q * 32 + rq;
 		const int ncol = min(8, cols - c); // the lane's columns in the tensor (<= 0: none)
 		const long long o0 = (long long)r0 * cols + c;
 		u32 v[8][W];
@@ -321,17 +393,18 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 				for (int k = 0; k < W; k++) v[i][k] = nx[i][k];
 			const long long mn = m + gridDim.x;
 			if (mn < nmacro) {
-				const int cn = (int)(mn % nmc) * 128 + half * 64 + cg * 8, rn = (int)(mn / nmc) * 128 + q * 32 + rq;
+				const kq2_place pn = kq2_where<GRP>((int)(mn / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
+				const int cn = (int)(mn % nmc) * 128 + half * 64 + cg * 8, rn = pn.dr0 + q * 32 + rq;
 #pragma unroll
 				for (int i = 0; i < 8; i++) {
-					int n = rn + 4 * i < rows ? min(8, cols - cn) : 0;
+					int n = rn + 4 * i < pn.rend ? min(8, cols - cn) : 0;
 					kq2_load_row(x, (long long)(rn + 4 * i) * cols + cn, n, dvec, nx[i]);
 				}
 			}
 		} else {
 #pragma unroll
 			for (int i = 0; i < 8; i++) {
-				int n = r0 + 4 * i < rows ? ncol : 0;
+				int n = r0 + 4 * i < P.rend ? ncol : 0;
 				kq2_load_row(x, o0 + i * stride4, n, dvec, v[i]);
 			}
 		}
@@ -348,13 +421,18 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 		am = fmaxf(am, __shfl_xor_sync(full, am, 8));
 		am = fmaxf(am, __shfl_xor_sync(full, am, 16));
 		tm = fmaxf(tm, am);
+		if (GRP && gamax != 0) {
+			// The group's amax: the piece's two tiles (padding bands are 0).
+			const float wm = fmaxf(am, __shfl_xor_sync(full, am, 4));
+			if (lane == 0u && wm > 0.0f) atomicMax(&gamax[P.g], __float_as_uint(wm)); // g may be the prefetch's already
+		}
 		const u32 e = kq2_e8m0<fmt, ocp>(am);
 		const float f = kq2_factor(e);
 		if (lane == 0u || lane == 4u) reinterpret_cast<u8 *>(&esm[buf][q])[2 * half + (hi ? 1 : 0)] = (u8)e;
 		// Codes: converted once, stored to both operands.
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			if (r0 + 4 * i >= rows || ncol <= 0) continue;
+			if (r0 + 4 * i >= P.rend || ncol <= 0) continue;
 			uint2 qd;
 			qd.x = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 0), f), __fmul_rn(kq2_elem(tag, v[i], 1), f)) |
 			       (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 2), f), __fmul_rn(kq2_elem(tag, v[i], 3), f)) << 16);
@@ -382,19 +460,20 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 		// are masked.
 		const u32 E[4] = {esm[buf][0], esm[buf][1], esm[buf][2], esm[buf][3]};
 		const int R0 = Mr * 128, K0 = Mc * 128;
+		const int D0 = P.dr0; // the input row of scale row R0
 		if (warp == 0 && out_row != 0) {
 			// Rowwise, rows R0 + 32 qq + lane, blocks 4 Mc .. 4 Mc + 3.
 #pragma unroll
 			for (int qq = 0; qq < 4; qq++) {
 				const int r = R0 + 32 * qq + (int)lane;
-				kq2_put4(sc_row + (long long)r * scols_row + 4 * Mc, r < rows ? E[qq] : 0u, wide);
+				kq2_put4(sc_row + (long long)r * scols_row + 4 * Mc, D0 + 32 * qq + (int)lane < P.rend ? E[qq] : 0u, wide);
 			}
 		} else if (warp == 1 && out_row != 0 && swz_row != 0) {
 			// Its swizzled block: row R0 + 32 qq + lane, block 4 Mc + j at
 			// lane * 16 + qq * 4 + j.
 			u32 w[4];
 #pragma unroll
-			for (int qq = 0; qq < 4; qq++) w[qq] = R0 + 32 * qq + (int)lane < rows ? E[qq] : 0u;
+			for (int qq = 0; qq < 4; qq++) w[qq] = D0 + 32 * qq + (int)lane < P.rend ? E[qq] : 0u;
 			kq2_put16(swz_row + ((long long)Mr * (scols_row / 4) + Mc) * 512 + lane * 16, make_uint4(w[0], w[1], w[2], w[3]), wide);
 		} else if (warp == 2 && out_col != 0) {
 			// Columnwise, row 4 Mr + lane / 8, columns K0 + 16 (lane % 8)
@@ -420,25 +499,29 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 				if (K0 + 32 * g + (int)lane < cols)
 					w[g] = kq2_byte(E[0], g) | (kq2_byte(E[1], g) << 8) | (kq2_byte(E[2], g) << 16) | (kq2_byte(E[3], g) << 24);
 			}
-			kq2_put16(swz_col + ((long long)Mc * (srows_col / 4) + Mr) * 512 + lane * 16, make_uint4(w[0], w[1], w[2], w[3]), wide);
+			kq2_put16(swz_col + P.cswz + ((long long)Mc * P.ncb + P.lm) * 512 + lane * 16, make_uint4(w[0], w[1], w[2], w[3]), wide);
 		}
 	}
-	kq2_finish(tm, st);
+	if (!GRP) kq2_finish(tm, st);
 }
 
 // kq2_run picks the instantiation for the format and the scale rounding,
 // so that the conversions and exponents carry no branch on them.
-template <typename T, int pf>
+template <typename T, int pf, int GRP>
 KQ2_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
-		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec) {
+		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec,
+		const int *offsets, const int *tiles, int ngroups, const int *flag, u32 *gamax) {
+#define KQ2_ARGS x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, vec, \
+		offsets, tiles, ngroups, flag, gamax
 	if (fmt == KQ2_E4M3 && !ocp)
-		kq2_impl<T, KQ2_E4M3, 0, pf>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, vec);
+		kq2_impl<T, KQ2_E4M3, 0, pf, GRP>(KQ2_ARGS);
 	else if (fmt == KQ2_E4M3)
-		kq2_impl<T, KQ2_E4M3, 1, pf>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, vec);
+		kq2_impl<T, KQ2_E4M3, 1, pf, GRP>(KQ2_ARGS);
 	else if (!ocp)
-		kq2_impl<T, KQ2_E5M2, 0, pf>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, vec);
+		kq2_impl<T, KQ2_E5M2, 0, pf, GRP>(KQ2_ARGS);
 	else
-		kq2_impl<T, KQ2_E5M2, 1, pf>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, vec);
+		kq2_impl<T, KQ2_E5M2, 1, pf, GRP>(KQ2_ARGS);
+#undef KQ2_ARGS
 }
 
 // ---- entry points ---------------------------------------------------------------
@@ -449,12 +532,27 @@ KQ2_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 // out_col NULL skips that operand (and its scale matrices); swz_row /
 // swz_col NULL skips the swizzled copy; st NULL skips the tensor amax; vec
 // as above (KQ2_VEC_DATA, KQ2_VEC_SCALES).
+//
+// kq_grp_mx2d is the grouped kernel (the same tile code, GRP = 1; see
+// "grouped (MoE) placement"): offsets and flag from kq_grp_offsets (a
+// nonzero flag: return at once), tiles from kq_grp_tiles, amax (NULL skips)
+// the per-group amaxes, atomicMax on the float bits (zeroed by
+// kq_grp_offsets). The grid is independent of the split sizes (the blocks
+// stride over the 128 tiles[ngroups] padded rows' macro tiles), so one
+// captured graph serves any split vector.
 #define KQ2_KERNEL(SUF, T, PF)                                                                          \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mx2d_##SUF(const T *x, int rows, int cols,  \
 			u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, \
 			int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec) {                     \
-		kq2_run<T, PF>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, \
-			srows_col, scols_col, fmt, ocp, st, vec);                                               \
+		kq2_run<T, PF, 0>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, \
+			srows_col, scols_col, fmt, ocp, st, vec, 0, 0, 0, 0, 0);                                \
+	}                                                                                               \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_grp_mx2d_##SUF(const T *x, int rows, int cols, \
+			const int *offsets, const int *tiles, int ngroups, const int *flag, u8 *out_row,         \
+			u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col,           \
+			int scols_col, int fmt, int ocp, u32 *amax, int vec) {                                  \
+		kq2_run<T, PF, 1>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, \
+			0, scols_col, fmt, ocp, 0, vec, offsets, tiles, ngroups, flag, amax);                  \
 	}
 
 KQ2_KERNEL(f32, float, 0)

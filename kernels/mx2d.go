@@ -110,3 +110,101 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	macros := int64(cr/4) * int64(cc/128)
 	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
 }
+
+// GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
+// 32x32 two-dimensional weight tiles: x [rows, cols] split along its rows
+// by the device split sizes (int32, splits; groups of
+// GroupedMXFP8Align = 32-row multiples, so that no tile straddles a
+// group), each group quantized as MXFP82D quantizes a tensor of its own,
+// the results concatenated as the reference's QuantizeGrouped gives them,
+// in GroupedMXFP8's layout: either operand's Data is the ungrouped data
+// (rows*cols bytes, the input's layout, group g at cols*o_g); group g's
+// rowwise scales [roundup(n_g,128), roundup(ceil(cols/32),4)] start at row
+// P_g of row.Scales and its columnwise scales [roundup(n_g/32,4),
+// roundup(cols,128)] at row P_g/32 of col.Scales, P_g = sum over h < g of
+// roundup(n_h, 128), padding zero; Swizzled (unless the zero Buffer) the
+// groups' GEMM-swizzled matrices (the columnwise ones as their
+// transposes), concatenated likewise. Buffer sizes as GroupedMXFP8's:
+// row.Scales and row.Swizzled GroupedMXFP8ScaleRows(rows, groups) *
+// roundup(ceil(cols/32),4) bytes, col.Scales and col.Swizzled
+// GroupedMXFP8ScaleRows/32 * roundup(cols,128); tiles 4*(groups+1) bytes
+// of scratch (the per-group P_g/128). An operand whose Data is the zero
+// Buffer is skipped (not both). ws needs Offsets and Flag; with Amax
+// (4*groups bytes) it also receives each group's amax (NaN ignored, the
+// reference's Result.Amax). A misaligned group, or sizes that do not add
+// up to rows, sets ws.Flag and the quantize writes nothing (GroupError
+// names the group). Three launches whatever the group count, none shaped
+// by the split sizes (graph-safe): offsets (kq_grp_offsets), the padded
+// prefix sum (kq_grp_tiles) and kq_grp_mx2d, MXFP82D's tile code over the
+// 128x128 macro tiles of the padded row space (each block finds a macro
+// row's group from the device prefix), the blocks that fit at once
+// striding over them.
+func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int,
+	ws GroupWorkspace, tiles cuda.Buffer, row, col GroupedMXFP8Out, f Format, ocp bool) error {
+	doRow, doCol := row.Data.Ptr() != 0, col.Data.Ptr() != 0
+	if !doRow && !doCol {
+		return fmt.Errorf("kernels: GroupedMXFP82D without an output operand")
+	}
+	if rows <= 0 || cols <= 0 {
+		return fmt.Errorf("kernels: GroupedMXFP82D of an empty [%d, %d] tensor", rows, cols)
+	}
+	maxRows := GroupedMXFP8ScaleRows(rows, groups)
+	scolsRow := roundUp(ceilDiv(cols, 32), 4)
+	scolsCol := roundUp(cols, 128)
+	type want struct {
+		what string
+		buf  cuda.Buffer
+		n    int
+		opt  bool
+	}
+	checks := []want{{"input", x, rows * cols * dt.Size(), false}, {"tiles", tiles, 4 * (groups + 1), false}}
+	if doRow {
+		checks = append(checks, want{"rowwise data", row.Data, rows * cols, false}, want{"rowwise scales", row.Scales, maxRows * scolsRow, false},
+			want{"rowwise swizzled scales", row.Swizzled, maxRows * scolsRow, true})
+	} else {
+		row = GroupedMXFP8Out{}
+	}
+	if doCol {
+		checks = append(checks, want{"columnwise data", col.Data, rows * cols, false}, want{"columnwise scales", col.Scales, maxRows / 32 * scolsCol, false},
+			want{"columnwise swizzled scales", col.Swizzled, maxRows / 32 * scolsCol, true})
+	} else {
+		col = GroupedMXFP8Out{}
+	}
+	nzero := 0
+	if ws.Amax.Ptr() != 0 {
+		checks = append(checks, want{"group amaxes", ws.Amax, 4 * groups, false})
+		nzero = groups
+	}
+	for _, w := range checks {
+		if w.opt && w.buf.Ptr() == 0 {
+			continue
+		}
+		if err := need("GroupedMXFP82D "+w.what, w.buf, w.n); err != nil {
+			return err
+		}
+	}
+	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedMXFP8Align, ws, nzero); err != nil {
+		return err
+	}
+	s.args.Reset().Buffer(ws.Offsets).I32(int32(groups)).Buffer(tiles)
+	if err := s.launch(c, "kq_grp_tiles", cuda.Dim(1), cuda.Dim(1024), st); err != nil {
+		return err
+	}
+	// Group rows start at 32-row multiples of the input, so the data
+	// flags are MXFP82D's.
+	var vec int32
+	if cols%8 == 0 && aligned(16, x) && aligned(8, row.Data, col.Data) {
+		vec |= mx2dVecData
+	}
+	if aligned(16, row.Scales, row.Swizzled, col.Scales, col.Swizzled) {
+		vec |= mx2dVecScales
+	}
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(ws.Offsets).Buffer(tiles).I32(int32(groups)).Buffer(ws.Flag).
+		Ptr(optional(row.Data)).Ptr(optional(row.Scales)).Ptr(optional(row.Swizzled)).I32(int32(scolsRow)).
+		Ptr(optional(col.Data)).Ptr(optional(col.Scales)).Ptr(optional(col.Swizzled)).I32(int32(scolsCol)).
+		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(vec)
+	// At most the macro tiles of the most padded split vector, at most
+	// the blocks that fit at once (__launch_bounds__(256, 2)).
+	macros := int64(ceilDiv(maxRows, 128)) * int64(scolsCol/128)
+	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
+}

@@ -35,7 +35,7 @@ type Backend struct {
 	twoKernelMXFP8 bool
 	// perGroupFP8 runs grouped current-scaling and MXFP8 steps as one
 	// launch sequence per group instead of with the grouped kernels
-	// (kernels.GroupedCurrent, GroupedMXFP8: 3 launches whatever the group
+	// (kernels.GroupedCurrent, GroupedMXFP8, GroupedMXFP82D: 3 launches whatever the group
 	// count), so that tests and benchmarks can compare the two paths.
 	perGroupFP8 bool
 	// perGroupNVFP4 runs grouped NVFP4 steps as before the grouped

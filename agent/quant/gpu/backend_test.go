@@ -243,3 +243,25 @@ func TestGroupedPath(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupedPathMXFP82D: MXFP8's 32x32 weight tiles take the grouped
+// kernel (kernels.GroupedMXFP82D) for every usage.
+func TestGroupedPathMXFP82D(t *testing.T) {
+	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	r.MXFP8.TwoDimensionalWeights = true
+	p, err := r.Plan(quant.Weight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.BlockRows != 32 {
+		t.Fatalf("2D weight plan with BlockRows %d", p.BlockRows)
+	}
+	if !GroupedKernel(r, quant.Weight) {
+		t.Errorf("GroupedKernel false for 2D weights")
+	}
+	for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageColumnwise, quant.UsageBoth} {
+		if got := GroupedPath(p, u); !strings.Contains(got, "grouped kernels, split sizes in device memory") {
+			t.Errorf("usage %d: %q", u, got)
+		}
+	}
+}

@@ -57,8 +57,9 @@
 // of launches whatever G (block 1x128, either or both operands: 2), so one
 // captured graph replays any split vector. Step.GroupError reads the flag
 // after a run and names the misaligned group. Current scaling, delayed
-// scaling and 1D MXFP8 have grouped kernels too (kernels.GroupedCurrent,
-// GroupedDelayed, GroupedMXFP8: 3 launches, both operands). Delayed scaling
+// scaling and MXFP8 have grouped kernels too (kernels.GroupedCurrent,
+// GroupedDelayed, GroupedMXFP8 and, for 32x32 weight tiles,
+// GroupedMXFP82D: 3 launches, both operands). Delayed scaling
 // keeps every group's state on the device (scale[G] and the amax histories
 // [G][L], set and read per group with Step.SetState and Step.State); its
 // cast records each group's amax into history entry 0 and, with
@@ -69,7 +70,7 @@
 // weights: 3, plus a memset per padded scale layout), on every shape (tiled
 // fast paths where the columns are a multiple of 64, general paths
 // otherwise; see grouped_nvfp4.go). What has no grouped kernel yet (block
-// FP8's 128x128 and MXFP8's 32x32 weights) runs one launch sequence per
+// FP8's 128x128 weights) runs one launch sequence per
 // group inside the same step, bound to the split sizes the step was built
 // with (GroupedPath says which applies).
 //

@@ -51,8 +51,10 @@ const (
 	// Float8CurrentScaling (per-group amax, scale and scale_inv).
 	groupedCurrent
 	// groupedMXFP8: kernels.GroupedMXFP8, either or both operands of 1D
-	// MXFP8 (per-group padded and swizzled scales, amax).
+	// MXFP8 (per-group padded and swizzled scales, amax); groupedMXFP82D:
+	// kernels.GroupedMXFP82D, 32x32 weight tiles, the same outputs.
 	groupedMXFP8
+	groupedMXFP82D
 	// groupedDelayed: kernels.GroupedDelayed, either or both operands of
 	// DelayedScaling (per-group state on the device: grouped_delayed.go).
 	groupedDelayed
@@ -64,7 +66,7 @@ const (
 // two paths).
 func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	k, u := groupedKernelFor(p)
-	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8 || k == groupedDelayed) {
+	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8 || k == groupedMXFP82D || k == groupedDelayed) {
 		return groupedNone, 0
 	}
 	if b.perGroupNVFP4 {
@@ -80,8 +82,8 @@ func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 
 // groupedKernelFor picks the grouped kernels of plan and the operands they
 // cover. The kernels package has grouped launchers for 1x128 block scaling
-// and for current scaling, delayed scaling, 1D MXFP8 and NVFP4 (1D and
-// 16x16 weights; both operands); block FP8's 128x128 and MXFP8's 2D
+// and for current scaling, delayed scaling, MXFP8 (1D and 32x32 weights)
+// and NVFP4 (1D and 16x16 weights; both operands); block FP8's 128x128
 // weights have none yet and run one group after the other in the same
 // step.
 func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
@@ -98,6 +100,8 @@ func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 		return groupedDelayed, quant.UsageBoth
 	case p.Scheme == quant.MXFP8BlockScaling && p.BlockRows == 1:
 		return groupedMXFP8, quant.UsageBoth
+	case p.Scheme == quant.MXFP8BlockScaling && p.BlockRows == 32:
+		return groupedMXFP82D, quant.UsageBoth
 	}
 	return groupedNone, 0
 }
@@ -255,7 +259,7 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 			if err := s.addGroupedCurrent(c, g, covered, out); err != nil {
 				return err
 			}
-		case groupedMXFP8:
+		case groupedMXFP8, groupedMXFP82D:
 			if err := s.addGroupedMXFP8(c, g, covered, out); err != nil {
 				return err
 			}
@@ -417,6 +421,14 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
 		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
 		return set.GroupedMXFP8(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
+	case groupedMXFP82D:
+		f, err := format(g.plan.Element)
+		if err != nil {
+			return err
+		}
+		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
+		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
+		return set.GroupedMXFP82D(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
 	case groupedBlock:
 		f, err := format(g.plan.Element)
 		if err != nil {
@@ -641,7 +653,7 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 					res.Rowwise = o
 				}
 			}
-		case g.kernel == groupedMXFP8:
+		case g.kernel == groupedMXFP8 || g.kernel == groupedMXFP82D:
 			res.Amax = f32(amax, 4*i)
 			for _, colwise := range []bool{false, true} {
 				src, sc, sw, at := data, scales, swz, &rsOff
@@ -707,7 +719,7 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 // QuantizeGrouped implements quant.Backend with one grouped step: the
 // split sizes go to device memory, grouped kernels quantize every group in
 // a fixed number of launches where the kernels have them (NVFP4 1D and 2D,
-// current and delayed scaling, 1D MXFP8, 1x128 block scaling), and what
+// current and delayed scaling, MXFP8 1D and 2D, 1x128 block scaling), and what
 // has no grouped kernel runs one group at a time in the same step
 // (GroupedPath). Delayed scaling uploads every group's state and reads
 // back the amax it recorded (history entry 0). The device's alignment flag
