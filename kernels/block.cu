@@ -24,11 +24,12 @@
 //     writes and its reads are free of bank conflicts and the global
 //     stores are 8-byte, 128-byte-per-row coalesced.
 //
-// The rowwise kernel and the tile kernel also serve the grouped (MoE)
-// quantize: given the device offsets made by kq_grp_offsets (grouped.cu)
-// a block finds its rows' group by binary search (groups are multiples of
-// 128 rows, so a block's rows never straddle two groups) and writes data
-// and scales in the group's own layout.
+// The rowwise kernel and the tile kernels (1x128/128x1 and 128x128) also
+// serve the grouped (MoE) quantize: given the device offsets made by
+// kq_grp_offsets (grouped.cu) a block finds its rows' group by binary
+// search (groups are multiples of 128 rows, so a block's rows never
+// straddle two groups) and writes data and scales in the group's own
+// layout.
 //
 // Numbers: the contract's per-block scale rule (scale = fp8_max / amax with
 // epsilon, 1 for a zero or non-finite amax, float32 max on overflow,
@@ -355,12 +356,19 @@ struct __align__(16) kq_tile_smem {
 // [ceil(rows/128), roundup(nkb,4)] entry (mb, kb), columnwise [nkb,
 // roundup(nmb,4)] entry (kb, mb).
 //
-// Grouped (offsets != NULL, TILE2D false): the tile lies in one group g
-// (groups are multiples of 128 rows): its rowwise scales go to group g's
-// [nkb, n_g] matrix at nkb*offsets[g], its transposed codes to group g's
-// [cols, n_g] matrix at cols*offsets[g]; the columnwise scales of 128-row
-// aligned groups concatenate to the plain [rows/128, roundup(cols,4)]
-// matrix.
+// Grouped (offsets != NULL): the tile lies in one group g (groups are
+// multiples of 128 rows); its transposed codes go to group g's [cols, n_g]
+// matrix at cols*offsets[g]. TILE2D false: its rowwise scales go to group
+// g's [nkb, n_g] matrix at nkb*offsets[g]; the columnwise scales of
+// 128-row aligned groups concatenate to the plain [rows/128,
+// roundup(cols,4)] matrix. TILE2D true: the rowwise [n_g/128,
+// roundup(nkb,4)] matrices concatenate to the plain one; the columnwise
+// [nkb, roundup(n_g/128,4)] matrix of group g goes to float offset nkb *
+// P_g, P_g = sum over h < g of roundup(n_h/128,4) (summed by warp 0 from
+// the offsets), padding zero; scols_col is then the buffer's capacity in
+// such columns (Pmax), and the tiles of the last tile row zero the tail
+// [nkb*P_ngroups, nkb*Pmax) so that what a split vector leaves unwritten
+// is the same from run to run.
 template <typename T, int FMT, bool TILE2D>
 __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int rows, int cols, u8 *out_row,
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, float eps, int pow2,
@@ -387,9 +395,9 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 			kq_ldraw_slow(x, (long long)m * cols, k0, cols, m < rows, raw[u]);
 		}
 	}
-	int goff = 0, gn = rows;
+	int goff = 0, gn = rows, g = 0;
 	if (offsets != 0) {
-		const int g = kq_group(offsets, ngroups, m0);
+		g = kq_group(offsets, ngroups, m0);
 		goff = offsets[g];
 		gn = offsets[g + 1] - goff;
 	}
@@ -409,6 +417,14 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 #pragma unroll
 			for (int j = 0; j < 8; j++) ca[j] = kq_amax_acc(ca[j], v[j]);
 		}
+	}
+	// Grouped 2D: warp 0 sums P_g, the padded tile-row counts of the
+	// groups before g (every lane ends with the sum).
+	int cpre = 0;
+	if (TILE2D && offsets != 0 && sinv_col != 0 && warp == 0) {
+		for (int h = lane; h < g; h += 32) cpre += (((offsets[h + 1] - offsets[h]) >> 7) + 3) & ~3;
+#pragma unroll
+		for (int o = 16; o > 0; o >>= 1) cpre += __shfl_xor_sync(0xFFFFFFFFu, cpre, o);
 	}
 	if (TILE2D) {
 		ta = kq_max32(ta);
@@ -474,11 +490,28 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 				}
 			}
 			if (sinv_col != 0) {
-				sinv_col[(long long)kb * scols_col + mb] = inv;
-				if (mb == nmb - 1) {
-					for (int p = nmb; p < scols_col; p++) sinv_col[(long long)kb * scols_col + p] = 0.0f;
+				// Ungrouped: [nkb, scols_col] entry (kb, mb); grouped:
+				// group g's [nkb, roundup(n_g/128,4)] at nkb*P_g.
+				long long cbase = 0;
+				int csc = scols_col, lmb = mb, lnmb = nmb;
+				if (offsets != 0) {
+					lnmb = gn >> 7;
+					csc = (lnmb + 3) & ~3;
+					lmb = (m0 - goff) >> 7;
+					cbase = (long long)nkb * cpre;
+				}
+				sinv_col[cbase + (long long)kb * csc + lmb] = inv;
+				if (lmb == lnmb - 1) {
+					for (int p = lnmb; p < csc; p++) sinv_col[cbase + (long long)kb * csc + p] = 0.0f;
 				}
 			}
+		}
+		if (offsets != 0 && sinv_col != 0 && warp == 0 && mb == nmb - 1) {
+			// The last tile row (group g is the last non-empty one):
+			// tile kb zeroes its share of the tail past P_ngroups.
+			const int tail = scols_col - cpre - (((gn >> 7) + 3) & ~3);
+			float *t = sinv_col + (long long)nkb * (scols_col - tail) + (long long)kb * tail;
+			for (int p = lane; p < tail; p += 32) t[p] = 0.0f;
 		}
 	} else {
 		if (out_col != 0) {
@@ -581,14 +614,24 @@ extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_col_##sfx
 	} \
 } \
 extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
-		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec) { \
+		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
+		const int *offsets, int ngroups, const int *flag) { \
 	__shared__ kq_tile_smem sm; \
-	if (fmt == 0) { \
+	if (offsets == 0) { \
+		/* Ungrouped: literal nulls, so the inlined body drops the grouped code. */ \
+		if (fmt == 0) { \
+			kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+				vec, 0, 0, 0); \
+		} else { \
+			kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+				vec, 0, 0, 0); \
+		} \
+	} else if (fmt == 0) { \
 		kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, 0, 0, 0); \
+			vec, offsets, ngroups, flag); \
 	} else { \
 		kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, 0, 0, 0); \
+			vec, offsets, ngroups, flag); \
 	} \
 }
 

@@ -135,8 +135,14 @@ func (s *Set) blockTile(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // transposed data to outCol with their scale matrices (either pair may be
 // zero Buffers). One launch; the input is read once.
 func (s *Set) Block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow, outCol, sinvCol cuda.Buffer, o BlockOpts) error {
-	_, scr := BlockScaleShape(rows, cols, true, false)
 	_, scc := BlockScaleShape(rows, cols, true, true)
+	return s.block2D(c, st, dt, x, rows, cols, outRow, sinvRow, outCol, sinvCol, scc, o, cuda.Buffer{}, 0, cuda.Buffer{})
+}
+
+// block2D launches kq_blk_2d; scolsCol is the columnwise scale matrix's
+// row length (ungrouped) or GroupedBlock2DColScaleCols (grouped).
+func (s *Set) block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow, outCol, sinvCol cuda.Buffer, scolsCol int, o BlockOpts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	_, scr := BlockScaleShape(rows, cols, true, false)
 	if rows == 0 || cols == 0 {
 		return nil
 	}
@@ -144,9 +150,53 @@ func (s *Set) Block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 		return fmt.Errorf("kernels: Block2D of %d rows: too many", rows)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Ptr(optional(outRow)).Ptr(optional(sinvRow)).I32(int32(scr)).
-		Ptr(optional(outCol)).Ptr(optional(sinvCol)).I32(int32(scc)).I32(int32(o.Format)).F32(o.Eps).I32(b2i(o.Pow2)).
-		I32(blockVec(rows, cols, x, outRow, outCol))
+		Ptr(optional(outCol)).Ptr(optional(sinvCol)).I32(int32(scolsCol)).I32(int32(o.Format)).F32(o.Eps).I32(b2i(o.Pow2)).
+		I32(blockVec(rows, cols, x, outRow, outCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
 	return s.launch(c, "kq_blk_2d_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 128), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+}
+
+// GroupedBlock2DColScaleCols is the capacity, in padded tile rows, that
+// GroupedBlock2D's columnwise scales need for any split vector of groups
+// 128-row multiples adding up to rows: sum over g of roundup(n_g/128, 4)
+// is at most rows/128 + 3*min(groups, rows/128). The buffer holds
+// 4*ceil(cols/128) times that many bytes.
+func GroupedBlock2DColScaleCols(rows, groups int) int {
+	u := rows / 128
+	return u + 3*min(groups, u)
+}
+
+// GroupedBlock2D is the grouped (MoE) Float8BlockScaling 128x128 (weights)
+// quantize of x [rows, cols] split along its rows by the device split
+// sizes (each a multiple of 128 rows, else ws.Flag names the group and
+// nothing is written); every 128x128 tile lies in one group, and each
+// group is quantized as a tensor of its own, the results concatenated:
+// rowwise data [n_g, cols] in place, rowwise scales [n_g/128,
+// roundup(ceil(cols/128),4)] per group, which concatenate to the
+// ungrouped [rows/128, roundup(ceil(cols/128),4)] matrix (sinvRow holds
+// that); transposed data [cols, n_g] at outCol + cols*o_g; columnwise
+// scales [ceil(cols/128), roundup(n_g/128,4)] at float offset
+// ceil(cols/128) * sum_{h<g} roundup(n_h/128,4), padding zero, in sinvCol
+// of 4*ceil(cols/128)*GroupedBlock2DColScaleCols(rows, groups) bytes (the
+// tail past the last group zeroed by every run). Either operand's pair may
+// be zero Buffers. Two launches whatever the group count: offsets,
+// quantize.
+func (s *Set) GroupedBlock2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int, ws GroupWorkspace, outRow, sinvRow, outCol, sinvCol cuda.Buffer, o BlockOpts) error {
+	if err := s.GroupOffsets(c, st, splits, groups, rows, 128, ws, 0); err != nil {
+		return err
+	}
+	if outRow.Ptr() != 0 {
+		sr, sc := BlockScaleShape(rows, cols, true, false)
+		if err := need("grouped 128x128 rowwise scales", sinvRow, 4*sr*sc); err != nil {
+			return err
+		}
+	}
+	pmax := GroupedBlock2DColScaleCols(rows, groups)
+	if outCol.Ptr() != 0 {
+		if err := need("grouped 128x128 columnwise scales", sinvCol, 4*ceilDiv(cols, 128)*pmax); err != nil {
+			return err
+		}
+	}
+	return s.block2D(c, st, dt, x, rows, cols, outRow, sinvRow, outCol, sinvCol, pmax, o, ws.Offsets, groups, ws.Flag)
 }
 
 // BlockDequantize decodes a block FP8 operand as stored ([rows, cols]) to

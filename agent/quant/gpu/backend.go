@@ -43,6 +43,10 @@ type Backend struct {
 	// kernels, the columnwise operand and 16x16 weights one launch sequence
 	// per group, so that benchmarks can compare the two paths.
 	perGroupNVFP4 bool
+	// perGroupBlock2D runs grouped block FP8 128x128 (weights) steps as
+	// before kernels.GroupedBlock2D, one launch per group, so that tests
+	// and benchmarks can compare the two paths.
+	perGroupBlock2D bool
 }
 
 var _ quant.Backend = (*Backend)(nil)

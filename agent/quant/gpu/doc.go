@@ -54,7 +54,8 @@
 // device memory (Step.SetSplits), kernels.GroupOffsets turns them into
 // offsets and checks each group's alignment into a device flag, and a
 // grouped kernel quantizes every group's rowwise operand in a fixed number
-// of launches whatever G (block 1x128, either or both operands: 2), so one
+// of launches whatever G (block 1x128 and 128x128 weight tiles, either or
+// both operands: 2, kernels.GroupedBlockRowCol and GroupedBlock2D), so one
 // captured graph replays any split vector. Step.GroupError reads the flag
 // after a run and names the misaligned group. Current scaling, delayed
 // scaling and MXFP8 have grouped kernels too (kernels.GroupedCurrent,
@@ -69,8 +70,10 @@
 // group's own Philox stream: 3 to 5 launches; GroupedNVFP4TwoD, 16x16
 // weights: 3, plus a memset per padded scale layout), on every shape (tiled
 // fast paths where the columns are a multiple of 64, general paths
-// otherwise; see grouped_nvfp4.go). What has no grouped kernel yet (block
-// FP8's 128x128 weights) runs one launch sequence per
+// otherwise; see grouped_nvfp4.go). Every recipe and role has a grouped
+// kernel; the one-launch-sequence-per-group path (bound to the split sizes
+// the step was built with; GroupedPath says which applies) remains for the
+// backend's comparison switches in tests and benchmarks.
 // group inside the same step, bound to the split sizes the step was built
 // with (GroupedPath says which applies).
 //

@@ -257,6 +257,22 @@ func TestGroupedStep(t *testing.T) {
 	})
 }
 
+// TestGroupedStepBlock2D: the 64-group block FP8 128x128 weight step on
+// kernels.GroupedBlock2D (both operands, columnwise alone, rowwise alone
+// with float32 scales), as TestGroupedStep: 3 split vectors equal to the
+// reference, ONE captured graph replayed with them equal to the eager
+// runs, misaligned and short vectors reported.
+func TestGroupedStepBlock2D(t *testing.T) {
+	f32 := quant.DefaultRecipe(quant.Float8BlockScaling)
+	f32.Block.Power2Scales = false
+	groupedStepCases(t, []groupedCase{
+		{"block-128x128-weight-both", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Weight, quant.UsageBoth},
+		{"block-128x128-weight-columnwise", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Weight, quant.UsageColumnwise},
+		{"block-128x128-weight-rowwise-f32scales", f32, quant.Weight, quant.UsageRowwise},
+		{"block-128x128-weight-both-f32scales", f32, quant.Weight, quant.UsageBoth},
+	})
+}
+
 // TestGroupedStepNVFP4: the 64-group NVFP4 steps on kernels.GroupedNVFP4
 // and GroupedNVFP4TwoD (every operand grouped, split sizes in device
 // memory): the gradient role's both operands and columnwise alone (RHT,

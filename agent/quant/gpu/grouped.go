@@ -47,6 +47,9 @@ const (
 	// groupedBlock: kernels.GroupedBlockRow, GroupedBlockCol and
 	// GroupedBlockRowCol, either or both operands of 1x128 block scaling.
 	groupedBlock
+	// groupedBlock2D: kernels.GroupedBlock2D, either or both operands of
+	// block scaling's 128x128 weight tiles.
+	groupedBlock2D
 	// groupedCurrent: kernels.GroupedCurrent, either or both operands of
 	// Float8CurrentScaling (per-group amax, scale and scale_inv).
 	groupedCurrent
@@ -61,12 +64,15 @@ const (
 )
 
 // groupedKernelFor is the package-level choice, except that the
-// perGroupFP8 switch sends current scaling, delayed scaling and MXFP8 to
-// the per-group fallback (for the tests and benchmarks that compare the
-// two paths).
+// perGroupFP8 switch sends current scaling, delayed scaling and MXFP8, and
+// perGroupBlock2D block FP8's 128x128 tiles, to the per-group fallback
+// (for the tests and benchmarks that compare the two paths).
 func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	k, u := groupedKernelFor(p)
 	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8 || k == groupedMXFP82D || k == groupedDelayed) {
+		return groupedNone, 0
+	}
+	if b.perGroupBlock2D && k == groupedBlock2D {
 		return groupedNone, 0
 	}
 	if b.perGroupNVFP4 {
@@ -81,11 +87,10 @@ func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 }
 
 // groupedKernelFor picks the grouped kernels of plan and the operands they
-// cover. The kernels package has grouped launchers for 1x128 block scaling
-// and for current scaling, delayed scaling, MXFP8 (1D and 32x32 weights)
-// and NVFP4 (1D and 16x16 weights; both operands); block FP8's 128x128
-// weights have none yet and run one group after the other in the same
-// step.
+// cover. The kernels package has grouped launchers for block scaling (1x128
+// and 128x128 weight tiles), current scaling, delayed scaling, MXFP8 (1D
+// and 32x32 weights) and NVFP4 (1D and 16x16 weights), both operands; a
+// plan without one would run one group after the other in the same step.
 func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	switch {
 	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 1:
@@ -94,6 +99,8 @@ func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 		return groupedNVFP4TwoD, quant.UsageBoth
 	case p.Scheme == quant.Float8BlockScaling && p.BlockRows == 1:
 		return groupedBlock, quant.UsageBoth
+	case p.Scheme == quant.Float8BlockScaling && p.BlockRows == 128:
+		return groupedBlock2D, quant.UsageBoth
 	case p.Scheme == quant.Float8CurrentScaling:
 		return groupedCurrent, quant.UsageBoth
 	case p.Scheme == quant.DelayedScaling:
@@ -267,6 +274,32 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 			if err := s.addGroupedDelayed(c, g, covered, out); err != nil {
 				return err
 			}
+		case groupedBlock2D:
+			// One pass over the input for either or both operands; the
+			// columnwise scales sized for the most padding any split
+			// vector can need (the kernel zeroes what a run leaves).
+			s.kernels++
+			s.bytes += n * int64(ds)
+			nkb := ceilDiv(cols, 128)
+			if covered&quant.UsageRowwise != 0 {
+				sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
+				if g.out, err = out(rows * cols); err != nil {
+					return err
+				}
+				if g.scales, err = out(4 * sr * sc); err != nil {
+					return err
+				}
+				s.bytes += n + 4*int64(sr*sc)
+			}
+			if covered&quant.UsageColumnwise != 0 {
+				if g.colOut, err = out(rows * cols); err != nil {
+					return err
+				}
+				if g.colScales, err = out(4 * nkb * kernels.GroupedBlock2DColScaleCols(rows, g.groups)); err != nil {
+					return err
+				}
+				s.bytes += n + 4*int64(nkb*roundUp(ceilDiv(rows, 128), 4))
+			}
 		case groupedBlock:
 			// One pass over the input for either or both operands.
 			s.kernels++
@@ -429,13 +462,16 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
 		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
 		return set.GroupedMXFP82D(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
-	case groupedBlock:
+	case groupedBlock, groupedBlock2D:
 		f, err := format(g.plan.Element)
 		if err != nil {
 			return err
 		}
 		o := kernels.BlockOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
 		switch {
+		case g.kernel == groupedBlock2D:
+			// Either or both operands (zero Buffers for an absent one).
+			return set.GroupedBlock2D(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.colOut, g.colScales, o)
 		case g.colOut.Ptr() != 0:
 			// Both operands, or the columnwise alone (zero rowwise
 			// buffers), in one pass.
@@ -570,7 +606,8 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 	data, scales, swz, amax, colData, colScales := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
 	colSwz, scale, scaleInv := bufs[6], bufs[7], bufs[8]
 	// rsOff and csOff walk the concatenated per-group scale matrices of
-	// GroupedMXFP8 (each group's padded matrix, empty groups none).
+	// GroupedMXFP8 and GroupedBlock2D (each group's padded matrix, empty
+	// groups none).
 	rsOff, csOff := 0, 0
 	floats := func(b []byte, off, n int) []float32 {
 		out := make([]float32, n)
@@ -677,7 +714,7 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 					res.Rowwise = o
 				}
 			}
-		case g.kernel == groupedBlock && (data != nil || colData != nil):
+		case (g.kernel == groupedBlock || g.kernel == groupedBlock2D) && (data != nil || colData != nil):
 			// The group's amax for the result (block scaling's step has
 			// none): one launch now, outside the step.
 			x := g.x.Slice(off*cols*ds, n*cols*ds)
@@ -696,8 +733,14 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
 				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
 				o.Data = data[off*cols : (off+n)*cols]
-				// [ceil(cols/128), n] at ceil(cols/128)*offset floats.
-				o.ScaleInv = floats(scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
+				// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset
+				// floats; 128x128: the groups' matrices concatenated.
+				if g.kernel == groupedBlock2D {
+					o.ScaleInv = floats(scales, rsOff, o.ScaleRows*o.ScaleCols)
+					rsOff += o.ScaleRows * o.ScaleCols
+				} else {
+					o.ScaleInv = floats(scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
+				}
 				res.Rowwise = o
 			}
 			if colData != nil {
@@ -706,7 +749,14 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 				// [cols, n] at cols*offset bytes; scales [n/128,
 				// roundup(cols,4)] at (offset/128)*roundup(cols,4) floats.
 				o.Data = colData[off*cols : (off+n)*cols]
-				o.ScaleInv = floats(colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
+				if g.kernel == groupedBlock2D {
+					// [ceil(cols/128), roundup(n/128,4)] per group,
+					// concatenated.
+					o.ScaleInv = floats(colScales, csOff, o.ScaleRows*o.ScaleCols)
+					csOff += o.ScaleRows * o.ScaleCols
+				} else {
+					o.ScaleInv = floats(colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
+				}
 				res.Columnwise = o
 			}
 		}
@@ -719,7 +769,8 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 // QuantizeGrouped implements quant.Backend with one grouped step: the
 // split sizes go to device memory, grouped kernels quantize every group in
 // a fixed number of launches where the kernels have them (NVFP4 1D and 2D,
-// current and delayed scaling, MXFP8 1D and 2D, 1x128 block scaling), and what
+// current and delayed scaling, MXFP8 1D and 2D, block scaling 1x128 and
+// 128x128), and what
 // has no grouped kernel runs one group at a time in the same step
 // (GroupedPath). Delayed scaling uploads every group's state and reads
 // back the amax it recorded (history entry 0). The device's alignment flag
