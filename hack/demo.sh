@@ -168,9 +168,14 @@ wait_for() {
   done
 }
 
+# has_cuda_driver: a driver library, its device node and at least one GPU
+# that the loaded kernel driver lists (nvidia-smi -L, or the kernel module's
+# /proc entries). A driver library and device node without a GPU, as a
+# CUDA toolkit package can leave behind, keeps the simulated nodes.
 has_cuda_driver() {
   [[ ${KQUANT_DEMO_SIMULATE:-0} == 1 ]] && return 1
   [[ -e /dev/nvidiactl ]] || return 1
+  nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || compgen -G '/proc/driver/nvidia/gpus/*' >/dev/null || return 1
   ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1' && return 0
   compgen -G '/usr/lib*/libcuda.so.1' >/dev/null || compgen -G '/usr/lib/*-linux-gnu/libcuda.so.1' >/dev/null
 }
