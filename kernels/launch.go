@@ -502,19 +502,10 @@ func (s *Set) GroupedCurrent(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 		return fmt.Errorf("kernels: GroupedCurrent without an output operand")
 	}
 	n := rows * cols
-	for _, b := range []struct {
-		what string
-		buf  cuda.Buffer
-		n    int
-		opt  bool
-	}{{"input", x, n * dt.Size(), false}, {"group amaxes", ws.Amax, 4 * groups, false}, {"rowwise data", outRow, n, true},
-		{"columnwise data", outCol, n, true}, {"group scales", scale, 4 * groups, true}, {"group scale_inv", scaleInv, 4 * groups, true}} {
-		if b.opt && b.buf.Ptr() == 0 {
-			continue
-		}
-		if err := need("GroupedCurrent "+b.what, b.buf, b.n); err != nil {
-			return err
-		}
+	if err := needAll("GroupedCurrent", bufNeed{"input", x, n * dt.Size(), false}, bufNeed{"group amaxes", ws.Amax, 4 * groups, false},
+		bufNeed{"rowwise data", outRow, n, true}, bufNeed{"columnwise data", outCol, n, true},
+		bufNeed{"group scales", scale, 4 * groups, true}, bufNeed{"group scale_inv", scaleInv, 4 * groups, true}); err != nil {
+		return err
 	}
 	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedCurrentAlign, ws, groups); err != nil {
 		return err
@@ -589,20 +580,11 @@ func (s *Set) GroupedDelayed(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 		return fmt.Errorf("kernels: GroupedDelayed with an amax history of %d entries", o.HistoryLen)
 	}
 	n := rows * cols
-	for _, b := range []struct {
-		what string
-		buf  cuda.Buffer
-		n    int
-		opt  bool
-	}{{"input", x, n * dt.Size(), false}, {"group amaxes", ws.Amax, 4 * groups, false}, {"rowwise data", outRow, n, true},
-		{"columnwise data", outCol, n, true}, {"group scales", scale, 4 * groups, false}, {"group scale_inv", scaleInv, 4 * groups, true},
-		{"amax histories", history, 4 * groups * o.HistoryLen, false}} {
-		if b.opt && b.buf.Ptr() == 0 {
-			continue
-		}
-		if err := need("GroupedDelayed "+b.what, b.buf, b.n); err != nil {
-			return err
-		}
+	if err := needAll("GroupedDelayed", bufNeed{"input", x, n * dt.Size(), false}, bufNeed{"group amaxes", ws.Amax, 4 * groups, false},
+		bufNeed{"rowwise data", outRow, n, true}, bufNeed{"columnwise data", outCol, n, true},
+		bufNeed{"group scales", scale, 4 * groups, false}, bufNeed{"group scale_inv", scaleInv, 4 * groups, true},
+		bufNeed{"amax histories", history, 4 * groups * o.HistoryLen, false}); err != nil {
+		return err
 	}
 	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedCurrentAlign, ws, groups); err != nil {
 		return err
@@ -683,42 +665,8 @@ func (s *Set) GroupedMXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 	if !doRow && !doCol {
 		return fmt.Errorf("kernels: GroupedMXFP8 without an output operand")
 	}
-	maxRows := GroupedMXFP8ScaleRows(rows, groups)
-	scolsRow := roundUp(ceilDiv(cols, 32), 4)
-	scolsCol := roundUp(cols, 128)
-	type want struct {
-		what string
-		buf  cuda.Buffer
-		n    int
-	}
-	checks := []want{{"input", x, rows * cols * dt.Size()}, {"tiles", tiles, 4 * (groups + 1)}}
-	if doRow {
-		checks = append(checks, want{"rowwise data", row.Data, rows * cols}, want{"rowwise scales", row.Scales, maxRows * scolsRow})
-		if row.Swizzled.Ptr() != 0 {
-			checks = append(checks, want{"rowwise swizzled scales", row.Swizzled, maxRows * scolsRow})
-		}
-	}
-	if doCol {
-		checks = append(checks, want{"columnwise data", col.Data, rows * cols}, want{"columnwise scales", col.Scales, maxRows / 32 * scolsCol})
-		if col.Swizzled.Ptr() != 0 {
-			checks = append(checks, want{"columnwise swizzled scales", col.Swizzled, maxRows / 32 * scolsCol})
-		}
-	}
-	nzero := 0
-	if ws.Amax.Ptr() != 0 {
-		checks = append(checks, want{"group amaxes", ws.Amax, 4 * groups})
-		nzero = groups
-	}
-	for _, w := range checks {
-		if err := need("GroupedMXFP8 "+w.what, w.buf, w.n); err != nil {
-			return err
-		}
-	}
-	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedMXFP8Align, ws, nzero); err != nil {
-		return err
-	}
-	s.args.Reset().Buffer(ws.Offsets).I32(int32(groups)).Buffer(tiles)
-	if err := s.launch(c, "kq_grp_tiles", cuda.Dim(1), cuda.Dim(1024), st); err != nil {
+	maxRows, scolsRow, scolsCol, err := s.groupedMXFP8Prologue(c, st, "GroupedMXFP8", dt, x, rows, cols, splits, groups, ws, tiles, row, col)
+	if err != nil {
 		return err
 	}
 	ops := int32(0)
@@ -748,4 +696,43 @@ func (s *Set) GroupedMXFP8(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 	// One warp per 32x64 tile of the padded row space, at most the blocks
 	// that fit at once (__launch_bounds__(256, 2)).
 	return s.launch(c, "kq_grp_mx_"+dt.suffix(), s.warpGrid(maxTiles, 2), cuda.Dim(threads), st)
+}
+
+// groupedMXFP8Prologue is what the grouped MXFP8 launchers (1D and 32x32
+// tiles, the same buffers and layout) do before their quantize kernel:
+// check the buffers of the operands they write (Data set; the swizzled
+// scales optional), then launch the offsets (zeroing ws.Amax when given)
+// and the padded prefix sum into tiles. It returns the bound on the
+// concatenated rowwise scale rows and the two scale matrices' columns.
+func (s *Set) groupedMXFP8Prologue(c *cuda.Ctx, st cuda.Stream, op string, dt DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer,
+	groups int, ws GroupWorkspace, tiles cuda.Buffer, row, col GroupedMXFP8Out) (maxRows, scolsRow, scolsCol int, err error) {
+	maxRows = GroupedMXFP8ScaleRows(rows, groups)
+	scolsRow = roundUp(ceilDiv(cols, 32), 4)
+	scolsCol = roundUp(cols, 128)
+	checks := []bufNeed{{"input", x, rows * cols * dt.Size(), false}, {"tiles", tiles, 4 * (groups + 1), false}}
+	if row.Data.Ptr() != 0 {
+		checks = append(checks, bufNeed{"rowwise data", row.Data, rows * cols, false}, bufNeed{"rowwise scales", row.Scales, maxRows * scolsRow, false},
+			bufNeed{"rowwise swizzled scales", row.Swizzled, maxRows * scolsRow, true})
+	}
+	if col.Data.Ptr() != 0 {
+		checks = append(checks, bufNeed{"columnwise data", col.Data, rows * cols, false},
+			bufNeed{"columnwise scales", col.Scales, maxRows / 32 * scolsCol, false},
+			bufNeed{"columnwise swizzled scales", col.Swizzled, maxRows / 32 * scolsCol, true})
+	}
+	nzero := 0
+	if ws.Amax.Ptr() != 0 {
+		checks = append(checks, bufNeed{"group amaxes", ws.Amax, 4 * groups, false})
+		nzero = groups
+	}
+	if err := needAll(op, checks...); err != nil {
+		return 0, 0, 0, err
+	}
+	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedMXFP8Align, ws, nzero); err != nil {
+		return 0, 0, 0, err
+	}
+	s.args.Reset().Buffer(ws.Offsets).I32(int32(groups)).Buffer(tiles)
+	if err := s.launch(c, "kq_grp_tiles", cuda.Dim(1), cuda.Dim(1024), st); err != nil {
+		return 0, 0, 0, err
+	}
+	return maxRows, scolsRow, scolsCol, nil
 }

@@ -100,3 +100,25 @@ func need(what string, b cuda.Buffer, n int) error {
 	}
 	return nil
 }
+
+// bufNeed is one buffer a launcher checks: what it is, its minimum size
+// in bytes, and whether it may be the zero Buffer (then it is skipped).
+type bufNeed struct {
+	what     string
+	buf      cuda.Buffer
+	n        int
+	optional bool
+}
+
+// needAll runs need on each of bs, naming them after op.
+func needAll(op string, bs ...bufNeed) error {
+	for _, b := range bs {
+		if b.optional && b.buf.Ptr() == 0 {
+			continue
+		}
+		if err := need(op+" "+b.what, b.buf, b.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -62,31 +62,20 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	if rr != 32*cr || 32*rc != cc || cc%64 != 0 {
 		return fmt.Errorf("kernels: MXFP82D: scale shapes [%d, %d] and [%d, %d] do not tile", rr, rc, cr, cc)
 	}
-	type want struct {
-		what string
-		buf  cuda.Buffer
-		n    int
-		opt  bool
-	}
-	checks := []want{{"input", x, rows * cols * dt.Size(), false}}
+	checks := []bufNeed{{"input", x, rows * cols * dt.Size(), false}}
 	if doRow {
-		checks = append(checks, want{"rowwise data", outRow, rows * cols, false}, want{"rowwise scales", scRow, rr * rc, false},
-			want{"rowwise swizzled scales", swzRow, rr * rc, true})
+		checks = append(checks, bufNeed{"rowwise data", outRow, rows * cols, false}, bufNeed{"rowwise scales", scRow, rr * rc, false},
+			bufNeed{"rowwise swizzled scales", swzRow, rr * rc, true})
 	}
 	if doCol {
-		checks = append(checks, want{"columnwise data", outCol, rows * cols, false}, want{"columnwise scales", scCol, cr * cc, false},
-			want{"columnwise swizzled scales", swzCol, cr * cc, true})
+		checks = append(checks, bufNeed{"columnwise data", outCol, rows * cols, false}, bufNeed{"columnwise scales", scCol, cr * cc, false},
+			bufNeed{"columnwise swizzled scales", swzCol, cr * cc, true})
 	}
 	if state.Ptr() != 0 {
-		checks = append(checks, want{"state", state, StateBytes, false})
+		checks = append(checks, bufNeed{"state", state, StateBytes, false})
 	}
-	for _, w := range checks {
-		if w.opt && w.buf.Ptr() == 0 {
-			continue
-		}
-		if err := need("MXFP82D "+w.what, w.buf, w.n); err != nil {
-			return err
-		}
+	if err := needAll("MXFP82D", checks...); err != nil {
+		return err
 	}
 	if !doRow {
 		scRow, swzRow = cuda.Buffer{}, cuda.Buffer{}
@@ -148,46 +137,14 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 	if rows <= 0 || cols <= 0 {
 		return fmt.Errorf("kernels: GroupedMXFP82D of an empty [%d, %d] tensor", rows, cols)
 	}
-	maxRows := GroupedMXFP8ScaleRows(rows, groups)
-	scolsRow := roundUp(ceilDiv(cols, 32), 4)
-	scolsCol := roundUp(cols, 128)
-	type want struct {
-		what string
-		buf  cuda.Buffer
-		n    int
-		opt  bool
-	}
-	checks := []want{{"input", x, rows * cols * dt.Size(), false}, {"tiles", tiles, 4 * (groups + 1), false}}
-	if doRow {
-		checks = append(checks, want{"rowwise data", row.Data, rows * cols, false}, want{"rowwise scales", row.Scales, maxRows * scolsRow, false},
-			want{"rowwise swizzled scales", row.Swizzled, maxRows * scolsRow, true})
-	} else {
+	if !doRow {
 		row = GroupedMXFP8Out{}
 	}
-	if doCol {
-		checks = append(checks, want{"columnwise data", col.Data, rows * cols, false}, want{"columnwise scales", col.Scales, maxRows / 32 * scolsCol, false},
-			want{"columnwise swizzled scales", col.Swizzled, maxRows / 32 * scolsCol, true})
-	} else {
+	if !doCol {
 		col = GroupedMXFP8Out{}
 	}
-	nzero := 0
-	if ws.Amax.Ptr() != 0 {
-		checks = append(checks, want{"group amaxes", ws.Amax, 4 * groups, false})
-		nzero = groups
-	}
-	for _, w := range checks {
-		if w.opt && w.buf.Ptr() == 0 {
-			continue
-		}
-		if err := need("GroupedMXFP82D "+w.what, w.buf, w.n); err != nil {
-			return err
-		}
-	}
-	if err := s.GroupOffsets(c, st, splits, groups, rows, GroupedMXFP8Align, ws, nzero); err != nil {
-		return err
-	}
-	s.args.Reset().Buffer(ws.Offsets).I32(int32(groups)).Buffer(tiles)
-	if err := s.launch(c, "kq_grp_tiles", cuda.Dim(1), cuda.Dim(1024), st); err != nil {
+	maxRows, scolsRow, scolsCol, err := s.groupedMXFP8Prologue(c, st, "GroupedMXFP82D", dt, x, rows, cols, splits, groups, ws, tiles, row, col)
+	if err != nil {
 		return err
 	}
 	// Group rows start at 32-row multiples of the input, so the data

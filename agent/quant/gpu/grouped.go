@@ -446,22 +446,19 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 		return set.GroupedCurrent(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.colOut, g.scale, g.scaleInv, o)
 	case groupedDelayed:
 		return g.enqueueDelayed(c, set, st)
-	case groupedMXFP8:
+	case groupedMXFP8, groupedMXFP82D:
 		f, err := format(g.plan.Element)
 		if err != nil {
 			return err
 		}
-		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
-		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
-		return set.GroupedMXFP8(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
-	case groupedMXFP82D:
-		f, err := format(g.plan.Element)
-		if err != nil {
-			return err
+		// 1D and 32x32 tiles share the buffers and their layout.
+		launch := set.GroupedMXFP8
+		if g.kernel == groupedMXFP82D {
+			launch = set.GroupedMXFP82D
 		}
 		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
 		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
-		return set.GroupedMXFP82D(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
+		return launch(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
 	case groupedBlock, groupedBlock2D:
 		f, err := format(g.plan.Element)
 		if err != nil {
