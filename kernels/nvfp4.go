@@ -17,6 +17,16 @@ func NVFP4ScaleShape(rows, cols int, colwise bool) (srows, scols int) {
 	return roundUp(rows, 128), roundUp(ceilDiv(cols, 16), 4)
 }
 
+// NVFP4ScalePadded reports whether NVFP4ScaleShape pads the scale matrix
+// of an operand beyond its entries (rows or columns added).
+func NVFP4ScalePadded(rows, cols int, colwise bool) bool {
+	sr, sc := NVFP4ScaleShape(rows, cols, colwise)
+	if colwise {
+		return sr != cols || sc != ceilDiv(rows, 16)
+	}
+	return sr != rows || sc != ceilDiv(cols, 16)
+}
+
 // NVFP4RowBytes is the byte length of one packed row of cols E2M1 codes.
 func NVFP4RowBytes(cols int) int { return (cols + 1) / 2 }
 
@@ -184,12 +194,13 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		n      int
 		padded bool
 	}
+	rowPadded := NVFP4ScalePadded(rows, cols, false)
 	bufs := []scaleBuf{
-		{"rowwise scales", scalesRow, srr * scr, srr != rows || scr != ceilDiv(cols, 16)},
-		{"rowwise swizzled scales", swzRow, srr * scr, srr != rows || scr != ceilDiv(cols, 16)},
+		{"rowwise scales", scalesRow, srr * scr, rowPadded},
+		{"rowwise swizzled scales", swzRow, srr * scr, rowPadded},
 	}
 	if outCol.Ptr() != 0 {
-		colPadded := src != cols || scc != ceilDiv(rows, 16)
+		colPadded := NVFP4ScalePadded(rows, cols, true)
 		bufs = append(bufs, scaleBuf{"columnwise scales", scalesCol, src * scc, colPadded},
 			scaleBuf{"columnwise swizzled scales", swzCol, src * scc, colPadded})
 	} else {

@@ -505,10 +505,7 @@ func (s *Step) SetSplits(ctx context.Context, splits []int32) error {
 			}
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error {
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error {
 		copy(g.host, splits)
 		if g.splits.Ptr() == 0 {
 			return nil
@@ -528,10 +525,7 @@ func (s *Step) GroupError(ctx context.Context) error {
 	if s.grp == nil || s.grp.ws.Flag.Ptr() == 0 {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error { return s.grp.err(c) })
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return s.grp.err(c) })
 }
 
 func (g *grouped) err(c *cuda.Ctx) error {

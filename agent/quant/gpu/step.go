@@ -116,7 +116,8 @@ func onDevice[T any](ctx context.Context, b *Backend, fn func(c *cuda.Ctx) (T, e
 	return out, err
 }
 
-// onDevice0 is onDevice for a function without a result.
+// onDevice0 is onDevice for a function without a result: the one way a
+// Step method that returns only an error reaches the device thread.
 func onDevice0(ctx context.Context, b *Backend, fn func(c *cuda.Ctx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -407,7 +408,7 @@ func (s *Step) addNVFP4(c *cuda.Ctx, p *part) error {
 			s.kernels += copies
 			s.bytes += int64(copies) * bytes
 		}
-		if rsr != rows || rsc != ceilDiv(cols, 16) {
+		if kernels.NVFP4ScalePadded(rows, cols, false) {
 			memset(int64(rsr*rsc), 1)
 			if row {
 				memset(int64(rsr*rsc), 1)
@@ -418,7 +419,7 @@ func (s *Step) addNVFP4(c *cuda.Ctx, p *part) error {
 		}
 		if col {
 			s.bytes += int64(colB) + 2*int64(csr*csc)
-			if csr != cols || csc != ceilDiv(rows, 16) {
+			if kernels.NVFP4ScalePadded(rows, cols, true) {
 				memset(int64(csr*csc), 2)
 			}
 		}
@@ -538,10 +539,7 @@ func (s *Step) SetInput(ctx context.Context, i int, x quant.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error { return c.CopyToDevice(p.x, raw) })
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return c.CopyToDevice(p.x, raw) })
 }
 
 func (p *part) encode(x quant.Tensor) ([]byte, error) {
@@ -559,10 +557,7 @@ func (s *Step) setGroupedInput(ctx context.Context, i int, x quant.Tensor) error
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error { return c.CopyToDevice(g.x, raw) })
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return c.CopyToDevice(g.x, raw) })
 }
 
 func encodeFor(x quant.Tensor, rows, cols int, dt kernels.DType) ([]byte, error) {
@@ -616,10 +611,7 @@ func (s *Step) SetState(ctx context.Context, i int, st *quant.State) error {
 	if err := st.Check(p.cfg.Request.Recipe); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error { return p.setState(c, st) })
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return p.setState(c, st) })
 }
 
 func (p *part) setState(c *cuda.Ctx, st *quant.State) error {
@@ -657,10 +649,7 @@ func (s *Step) State(ctx context.Context, i int, st *quant.State) error {
 	if err := st.Check(p.cfg.Request.Recipe); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error {
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error {
 		raw := make([]byte, kernels.StateBytes)
 		if err := c.CopyToHost(raw, p.st); err != nil {
 			return err
@@ -676,10 +665,7 @@ func (s *Step) Run(ctx context.Context, graph bool) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.b.dev.Do(func(c *cuda.Ctx) error {
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error {
 		var err error
 		if graph {
 			err = s.launchGraph(c)
