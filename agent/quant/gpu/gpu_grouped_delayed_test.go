@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/agent/bench"
 	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/kernels"
 )
 
@@ -314,61 +311,4 @@ func TestGroupedDelayed(t *testing.T) {
 		})
 	}
 	t.Logf("grouped delayed: %d of %d eager steps (64 groups) bit-exact in results and states; QuantizeGrouped %d of %d cases", steps.exact, steps.total, exact.exact, exact.total)
-}
-
-// TestBenchmarkGroupedDelayed measures, through Measure, the 64-group
-// DelayedScaling step (EndStep: each group's update in the step) at
-// 16384x8192 BF16, uniform splits: the grouped kernels (rowwise, both
-// operands), the perGroupFP8 per-group fallback, and the ungrouped step
-// over the whole tensor. Runs only with KQUANT_BENCH=1.
-func TestBenchmarkGroupedDelayed(t *testing.T) {
-	if os.Getenv("KQUANT_BENCH") != "1" {
-		t.Skip("set KQUANT_BENCH=1 to measure")
-	}
-	ctx := context.Background()
-	bl, err := gb.Baselines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	launch := bl.Launch.Seconds() * 1e6
-	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy %.0f GB/s\n", launch, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps)
-	opts := bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
-	fmt.Printf("%-12s %-34s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
-	const rows, cols, groups = 16384, 8192, 64
-	x := makeInput(shape{rows, cols}, kernels.BF16, false, 44)
-	splits := make([]int, groups)
-	for i := range splits {
-		splits[i] = rows / groups
-	}
-	r := quant.DefaultRecipe(quant.DelayedScaling)
-	states := delayedStates(r, groups, 3)
-	for _, tc := range []struct {
-		name     string
-		usage    quant.Usage
-		perGroup bool
-	}{
-		{"grouped delayed row (kernel)", quant.UsageRowwise, false},
-		{"grouped delayed row+col (kernel)", quant.UsageBoth, false},
-		{"grouped delayed row (fallbk)", quant.UsageRowwise, true},
-		{"grouped delayed row+col (fallbk)", quant.UsageBoth, true},
-	} {
-		gb.perGroupFP8 = tc.perGroup
-		req := quant.Request{Recipe: r, Role: quant.Input, Usage: tc.usage}
-		m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits, States: cloneAll(states)}, opts)
-		gb.perGroupFP8 = false
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		printRow("16384x8192", tc.name, m, launch)
-	}
-	for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageBoth} {
-		st := quant.NewState(r)
-		st.Scale = 0.5
-		req := quant.Request{Recipe: r, Role: quant.Input, Usage: u, State: st}
-		m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x, States: []*quant.State{st}}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		printRow("16384x8192", fmt.Sprintf("ungrouped delayed usage=%d", u), m, launch)
-	}
 }

@@ -160,56 +160,6 @@ func TestMXFP82DGrouped(t *testing.T) {
 	}
 }
 
-// TestBenchmarkGroupedMXFP82D measures, through Measure, the 64-group 2D
-// weight step at 16384x8192 BF16 (uniform splits of 256 rows, both
-// operands, swizzled scales, group amaxes): the grouped kernel
-// (kernels.GroupedMXFP82D, 3 launches), the per-group path (perGroupFP8:
-// one MXFP82D launch per group) and the ungrouped 2D step of the same
-// tensor. Runs only with KQUANT_BENCH=1.
-func TestBenchmarkGroupedMXFP82D(t *testing.T) {
-	if os.Getenv("KQUANT_BENCH") != "1" {
-		t.Skip("set KQUANT_BENCH=1 to measure")
-	}
-	ctx := context.Background()
-	bl, err := gb.Baselines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	launch := bl.Launch.Seconds() * 1e6
-	fmt.Printf("baselines: launch %.2f us, copy %.0f GB/s\n", launch, bl.CopyBandwidthGBps)
-	opts := bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
-	fmt.Printf("%-12s %-26s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
-	const rows, cols, groups = 16384, 8192, 64
-	x := makeInput(shape{rows, cols}, kernels.BF16, false, 43)
-	splits := make([]int, groups)
-	for i := range splits {
-		splits[i] = rows / groups
-	}
-	req := quant.Request{Recipe: mxfp82D(quant.ScaleRoundingTE), Role: quant.Weight, Usage: quant.UsageBoth}
-	defer func() { gb.perGroupFP8 = false }()
-	for _, tc := range []struct {
-		name     string
-		grouped  bool
-		perGroup bool
-	}{
-		{"grouped 2D (kernel)", true, false},
-		{"grouped 2D (per group)", true, true},
-		{"ungrouped 2D", false, false},
-	} {
-		gb.perGroupFP8 = tc.perGroup
-		st := bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
-		if tc.grouped {
-			st = bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits}
-		}
-		m, err := gb.Measure(ctx, st, opts)
-		gb.perGroupFP8 = false
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		printRow("16384x8192", tc.name, m, launch)
-	}
-}
-
 // TestBenchmarkMXFP82D measures, through Measure (the path of kquantctl and
 // the agent), the MXFP8 2D weight step (one kernel, both operands,
 // swizzled scales, amax) and the 1D MXFP8 step of the same tensor, at
