@@ -278,71 +278,123 @@ func TestGroupedMXFP8(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fp8Format(plan.Element)
-			run(t, func(c *cuda.Ctx, b *bufs) error {
-				xb := b.upload(in.raw)
-				splits := b.alloc(4*groups, 0)
-				maxRows := kernels.GroupedMXFP8ScaleRows(rows, groups)
-				rsz := maxRows * (((cols+31)/32 + 3) / 4 * 4)
-				csz := maxRows / 32 * ((cols + 127) / 128 * 128)
-				n := rows * cols
-				newWS := func(amax bool) kernels.GroupWorkspace {
-					ws := kernels.GroupWorkspace{Offsets: b.alloc(4*(groups+1), 0), Flag: b.alloc(4, 0)}
-					if amax {
-						ws.Amax = b.alloc(4*groups, 0)
-					}
-					return ws
-				}
-				wsB, wsR, wsC := newWS(true), newWS(false), newWS(false)
-				tiles := []cuda.Buffer{b.alloc(4*(groups+1), 0), b.alloc(4*(groups+1), 0), b.alloc(4*(groups+1), 0)}
-				bRow := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: b.alloc(rsz, 0), Swizzled: b.alloc(rsz, 0)}
-				bCol := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: b.alloc(csz, 0), Swizzled: b.alloc(csz, 0)}
-				oRow := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: b.alloc(rsz, 0)}
-				oCol := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: b.alloc(csz, 0), Swizzled: b.alloc(csz, 0)}
-				h := &groupedHarness{c: c, splits: splits, flags: []cuda.Buffer{wsB.Flag, wsR.Flag, wsC.Flag}, align: kernels.GroupedMXFP8Align,
-					outs: []cuda.Buffer{bRow.Data, bRow.Scales, bRow.Swizzled, bCol.Data, bCol.Scales, bCol.Swizzled, wsB.Amax,
-						oRow.Data, oRow.Scales, oCol.Data, oCol.Scales, oCol.Swizzled}, kernels: 9, nouts: 12}
-				h.step = func() error {
-					if err := set.GroupedMXFP8(c, stream, dt, xb, rows, cols, splits, groups, wsB, tiles[0], bRow, bCol, f, cs.ocp); err != nil {
-						return err
-					}
-					if err := set.GroupedMXFP8(c, stream, dt, xb, rows, cols, splits, groups, wsR, tiles[1], oRow, kernels.GroupedMXFP8Out{}, f, cs.ocp); err != nil {
-						return err
-					}
-					return set.GroupedMXFP8(c, stream, dt, xb, rows, cols, splits, groups, wsC, tiles[2], kernels.GroupedMXFP8Out{}, oCol, f, cs.ocp)
-				}
-				h.cmp = func(k int, sp []int32) int {
-					ref, err := reference.New().QuantizeGrouped(ctx, quant.Request{Recipe: r, Role: cs.role, Usage: quant.UsageBoth}, x, intsOf(sp), nil)
-					if err != nil {
-						t.Fatalf("reference: %v", err)
-					}
-					var rd, rs, rw, cd, cs_, cw, wam []byte
-					for g := range groups {
-						ro, co := ref[g].Rowwise, ref[g].Columnwise
-						rd, rs, rw = append(rd, ro.Data...), append(rs, ro.ScaleCodes...), append(rw, ro.Swizzled...)
-						cd, cs_, cw = append(cd, co.Data...), append(cs_, co.ScaleCodes...), append(cw, co.Swizzled...)
-						wam = append(wam, f32Bytes([]float32{ref[g].Amax})...)
-					}
-					pre := fmt.Sprintf("splits %d: ", k)
-					m := 0
-					m += check(t, pre+"rowwise data", download(c, bRow.Data, n), rd, x.Data)
-					m += check(t, pre+"rowwise scales", download(c, bRow.Scales, len(rs)), rs, nil)
-					m += check(t, pre+"rowwise swizzled", download(c, bRow.Swizzled, len(rw)), rw, nil)
-					m += check(t, pre+"columnwise data", download(c, bCol.Data, n), cd, x.Data)
-					m += check(t, pre+"columnwise scales", download(c, bCol.Scales, len(cs_)), cs_, nil)
-					m += check(t, pre+"columnwise swizzled", download(c, bCol.Swizzled, len(cw)), cw, nil)
-					m += check(t, pre+"group amaxes", download(c, wsB.Amax, 4*groups), wam, nil)
-					m += check(t, pre+"rowwise-only data", download(c, oRow.Data, n), rd, x.Data)
-					m += check(t, pre+"rowwise-only scales", download(c, oRow.Scales, len(rs)), rs, nil)
-					m += check(t, pre+"columnwise-only data", download(c, oCol.Data, n), cd, x.Data)
-					m += check(t, pre+"columnwise-only scales", download(c, oCol.Scales, len(cs_)), cs_, nil)
-					m += check(t, pre+"columnwise-only swizzled", download(c, oCol.Swizzled, len(cw)), cw, nil)
-					return m
-				}
-				return h.run(t, alignedSplits(rows, kernels.GroupedMXFP8Align, groups))
-			})
+			groupedMXFP8Run{launch: set.GroupedMXFP8, req: quant.Request{Recipe: r, Role: cs.role, Usage: quant.UsageBoth}, in: in, x: x,
+				groups: groups, dt: dt, f: fp8Format(plan.Element), ocp: cs.ocp}.run(ctx, t)
 		})
 	}
+}
+
+// groupedMXFP8Launcher is GroupedMXFP8's signature, which GroupedMXFP82D
+// shares (the same buffers and layout).
+type groupedMXFP8Launcher func(c *cuda.Ctx, st cuda.Stream, dt kernels.DType, x cuda.Buffer, rows, cols int, splits cuda.Buffer, groups int,
+	ws kernels.GroupWorkspace, tiles cuda.Buffer, row, col kernels.GroupedMXFP8Out, f kernels.Format, ocp bool) error
+
+// groupedMXFP8Run is one grouped MXFP8 check: three launches of launch per
+// step (both operands with swizzled scales and group amaxes; rowwise only;
+// columnwise only, the swizzled scales on the rowwise-only run when
+// rowOnlySwizzled, else on the columnwise-only one), the scale buffers
+// skew bytes off their allocation, compared after each split vector with
+// the reference's QuantizeGrouped of req, then the harness's graph replay
+// and misaligned-split checks.
+type groupedMXFP8Run struct {
+	launch          groupedMXFP8Launcher
+	req             quant.Request
+	in              input
+	x               quant.Tensor
+	groups          int
+	dt              kernels.DType
+	f               kernels.Format
+	ocp             bool
+	skew            int
+	rowOnlySwizzled bool
+}
+
+func (g groupedMXFP8Run) run(ctx context.Context, t *testing.T) {
+	t.Helper()
+	rows, cols, groups, dt, f, x := g.x.Rows, g.x.Cols, g.groups, g.dt, g.f, g.x
+	run(t, func(c *cuda.Ctx, b *bufs) error {
+		xb := b.upload(g.in.raw)
+		splits := b.alloc(4*groups, 0)
+		maxRows := kernels.GroupedMXFP8ScaleRows(rows, groups)
+		rsz := maxRows * (((cols+31)/32 + 3) / 4 * 4)
+		csz := maxRows / 32 * ((cols + 127) / 128 * 128)
+		n := rows * cols
+		sc := func(size int) cuda.Buffer {
+			if g.skew == 0 {
+				return b.alloc(size, 0)
+			}
+			return b.alloc(size+g.skew, 0).Slice(g.skew, size)
+		}
+		newWS := func(amax bool) kernels.GroupWorkspace {
+			ws := kernels.GroupWorkspace{Offsets: b.alloc(4*(groups+1), 0), Flag: b.alloc(4, 0)}
+			if amax {
+				ws.Amax = b.alloc(4*groups, 0)
+			}
+			return ws
+		}
+		wsB, wsR, wsC := newWS(true), newWS(false), newWS(false)
+		tiles := []cuda.Buffer{b.alloc(4*(groups+1), 0), b.alloc(4*(groups+1), 0), b.alloc(4*(groups+1), 0)}
+		bRow := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: sc(rsz), Swizzled: sc(rsz)}
+		bCol := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: sc(csz), Swizzled: sc(csz)}
+		oRow := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: sc(rsz)}
+		oCol := kernels.GroupedMXFP8Out{Data: b.alloc(n, 0), Scales: sc(csz)}
+		outs := []cuda.Buffer{bRow.Data, bRow.Scales, bRow.Swizzled, bCol.Data, bCol.Scales, bCol.Swizzled, wsB.Amax, oRow.Data, oRow.Scales}
+		if g.rowOnlySwizzled {
+			oRow.Swizzled = sc(rsz)
+			outs = append(outs, oRow.Swizzled, oCol.Data, oCol.Scales)
+		} else {
+			oCol.Swizzled = sc(csz)
+			outs = append(outs, oCol.Data, oCol.Scales, oCol.Swizzled)
+		}
+		h := &groupedHarness{c: c, splits: splits, flags: []cuda.Buffer{wsB.Flag, wsR.Flag, wsC.Flag}, align: kernels.GroupedMXFP8Align,
+			outs: outs, kernels: 9, nouts: 12}
+		h.step = func() error {
+			if err := g.launch(c, stream, dt, xb, rows, cols, splits, groups, wsB, tiles[0], bRow, bCol, f, g.ocp); err != nil {
+				return err
+			}
+			if err := g.launch(c, stream, dt, xb, rows, cols, splits, groups, wsR, tiles[1], oRow, kernels.GroupedMXFP8Out{}, f, g.ocp); err != nil {
+				return err
+			}
+			return g.launch(c, stream, dt, xb, rows, cols, splits, groups, wsC, tiles[2], kernels.GroupedMXFP8Out{}, oCol, f, g.ocp)
+		}
+		h.cmp = func(k int, sp []int32) int {
+			ref, err := reference.New().QuantizeGrouped(ctx, g.req, x, intsOf(sp), nil)
+			if err != nil {
+				t.Fatalf("reference: %v", err)
+			}
+			var rd, rs, rw, cd, cs, cw, wam []byte
+			for gi := range groups {
+				ro, co := ref[gi].Rowwise, ref[gi].Columnwise
+				wam = append(wam, f32Bytes([]float32{ref[gi].Amax})...)
+				if sp[gi] == 0 && (ro == nil || co == nil) {
+					continue
+				}
+				rd, rs, rw = append(rd, ro.Data...), append(rs, ro.ScaleCodes...), append(rw, ro.Swizzled...)
+				cd, cs, cw = append(cd, co.Data...), append(cs, co.ScaleCodes...), append(cw, co.Swizzled...)
+			}
+			pre := fmt.Sprintf("splits %d: ", k)
+			m := 0
+			m += check(t, pre+"rowwise data", download(c, bRow.Data, n), rd, x.Data)
+			m += check(t, pre+"rowwise scales", download(c, bRow.Scales, len(rs)), rs, nil)
+			m += check(t, pre+"rowwise swizzled", download(c, bRow.Swizzled, len(rw)), rw, nil)
+			m += check(t, pre+"columnwise data", download(c, bCol.Data, n), cd, x.Data)
+			m += check(t, pre+"columnwise scales", download(c, bCol.Scales, len(cs)), cs, nil)
+			m += check(t, pre+"columnwise swizzled", download(c, bCol.Swizzled, len(cw)), cw, nil)
+			m += check(t, pre+"group amaxes", download(c, wsB.Amax, 4*groups), wam, nil)
+			m += check(t, pre+"rowwise-only data", download(c, oRow.Data, n), rd, x.Data)
+			m += check(t, pre+"rowwise-only scales", download(c, oRow.Scales, len(rs)), rs, nil)
+			if g.rowOnlySwizzled {
+				m += check(t, pre+"rowwise-only swizzled", download(c, oRow.Swizzled, len(rw)), rw, nil)
+			}
+			m += check(t, pre+"columnwise-only data", download(c, oCol.Data, n), cd, x.Data)
+			m += check(t, pre+"columnwise-only scales", download(c, oCol.Scales, len(cs)), cs, nil)
+			if !g.rowOnlySwizzled {
+				m += check(t, pre+"columnwise-only swizzled", download(c, oCol.Swizzled, len(cw)), cw, nil)
+			}
+			return m
+		}
+		return h.run(t, alignedSplits(rows, kernels.GroupedMXFP8Align, groups))
+	})
 }
 
 // TestGroupedFP8Bench times the 64-group steps at 16384x4096 BF16 (uniform
