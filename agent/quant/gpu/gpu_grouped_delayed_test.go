@@ -154,19 +154,7 @@ func TestGroupedDelayed(t *testing.T) {
 			stR := cloneAll(st0)
 			var eager [][]byte
 			for k, sp := range splits {
-				if err := s.SetSplits(ctx, sp); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Run(ctx, false); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.GroupError(ctx); err != nil {
-					t.Fatalf("split vector %d: %v", k, err)
-				}
-				snap, err := s.Snapshot(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				snap := runWithSplits(ctx, t, s, k, sp, false)
 				eager = append(eager, snap)
 				var got []*quant.Result
 				if err := gb.dev.Do(func(c *cuda.Ctx) error {
@@ -229,16 +217,7 @@ func TestGroupedDelayed(t *testing.T) {
 			// changing between the replays.
 			setAll(st0)
 			for k, sp := range splits {
-				if err := s.SetSplits(ctx, sp); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Run(ctx, true); err != nil {
-					t.Fatal(err)
-				}
-				snap, err := s.Snapshot(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				snap := runWithSplits(ctx, t, s, k, sp, true)
 				if !bytes.Equal(snap, eager[k]) {
 					t.Errorf("graph replay %d: %s", k, bytesDiff("outputs and states", snap, eager[k]))
 				} else {

@@ -353,6 +353,29 @@ type groupedCase struct {
 	usage quant.Usage
 }
 
+// runWithSplits sets grouped step s's device split sizes to sp (split
+// vector k), runs it eagerly (then checks its alignment flag) or as a
+// replay of its graph, and returns its Snapshot.
+func runWithSplits(ctx context.Context, t *testing.T, s *Step, k int, sp []int32, graph bool) []byte {
+	t.Helper()
+	if err := s.SetSplits(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(ctx, graph); err != nil {
+		t.Fatal(err)
+	}
+	if !graph {
+		if err := s.GroupError(ctx); err != nil {
+			t.Fatalf("split vector %d: %v", k, err)
+		}
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
 // groupedStepCases runs each case's 64-group step over 16384x256: eager
 // runs with 3 split vectors equal to the reference, ONE captured graph
 // replayed with the 3 vectors equal to the eager runs, a misaligned group
@@ -375,19 +398,7 @@ func groupedStepCases(t *testing.T, cases []groupedCase) {
 			}
 			var eager [][]byte
 			for k, sp := range splits {
-				if err := s.SetSplits(ctx, sp); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Run(ctx, false); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.GroupError(ctx); err != nil {
-					t.Fatalf("split vector %d: %v", k, err)
-				}
-				snap, err := s.Snapshot(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				snap := runWithSplits(ctx, t, s, k, sp, false)
 				eager = append(eager, snap)
 				got, err := s.GroupResults(ctx)
 				if err != nil {
@@ -409,16 +420,7 @@ func groupedStepCases(t *testing.T, cases []groupedCase) {
 				t.Logf("split vector %d: eager grouped step (%d launches), %d of %d groups bit-exact with the reference", k, s.Kernels(), groups-bad, groups)
 			}
 			for k, sp := range splits {
-				if err := s.SetSplits(ctx, sp); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Run(ctx, true); err != nil {
-					t.Fatal(err)
-				}
-				snap, err := s.Snapshot(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				snap := runWithSplits(ctx, t, s, k, sp, true)
 				if !bytes.Equal(snap, eager[k]) {
 					t.Errorf("graph replay %d: %s", k, bytesDiff("outputs", snap, eager[k]))
 				} else {
