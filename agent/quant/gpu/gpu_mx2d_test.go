@@ -79,19 +79,7 @@ func TestMXFP82DStep(t *testing.T) {
 			}
 			for k := range 3 {
 				x := makeInput(tc.sh, tc.dt, k == 1, uint64(1300+k))
-				var snaps [2][]byte
-				for j, s := range steps {
-					if err := s.SetInput(ctx, 0, x); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.Run(ctx, j == 1); err != nil {
-						t.Fatal(err)
-					}
-					var err error
-					if snaps[j], err = s.Snapshot(ctx); err != nil {
-						t.Fatal(err)
-					}
-				}
+				snaps := runEagerAndGraph(ctx, t, steps, x)
 				if !bytes.Equal(snaps[0], snaps[1]) {
 					t.Errorf("replay %d: %s", k, bytesDiff("outputs", snaps[1], snaps[0]))
 					continue

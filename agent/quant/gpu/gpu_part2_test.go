@@ -175,19 +175,7 @@ func TestGraphReplayPart2(t *testing.T) {
 				steps[j] = s
 			}
 			for k, x := range inputs {
-				var snaps [2][]byte
-				for j, s := range steps {
-					if err := s.SetInput(ctx, 0, x); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.Run(ctx, j == 1); err != nil {
-						t.Fatal(err)
-					}
-					var err error
-					if snaps[j], err = s.Snapshot(ctx); err != nil {
-						t.Fatal(err)
-					}
-				}
+				snaps := runEagerAndGraph(ctx, t, steps, x)
 				if !bytes.Equal(snaps[0], snaps[1]) {
 					t.Errorf("replay %d: %s", k, bytesDiff("outputs", snaps[1], snaps[0]))
 					continue
@@ -351,6 +339,27 @@ type groupedCase struct {
 	r     quant.Recipe
 	role  quant.TensorRole
 	usage quant.Usage
+}
+
+// runEagerAndGraph sets x as the input of steps[0] and steps[1] (two
+// steps of one configuration), runs the first eagerly and the second as a
+// replay of its graph, and returns their Snapshots.
+func runEagerAndGraph(ctx context.Context, t *testing.T, steps []*Step, x quant.Tensor) [2][]byte {
+	t.Helper()
+	var snaps [2][]byte
+	for j, s := range steps[:2] {
+		if err := s.SetInput(ctx, 0, x); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(ctx, j == 1); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if snaps[j], err = s.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snaps
 }
 
 // runWithSplits sets grouped step s's device split sizes to sp (split
