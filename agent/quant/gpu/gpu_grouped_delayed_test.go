@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/kquant/kquant/agent/cuda"
@@ -248,19 +247,7 @@ func TestGroupedDelayed(t *testing.T) {
 				return out
 			}
 			before := kept()
-			misaligned := append([]int32(nil), splits[0]...)
-			misaligned[9], misaligned[10] = misaligned[9]-8, misaligned[10]+8
-			if err := s.SetSplits(ctx, misaligned); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Run(ctx, true); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.GroupError(ctx); err == nil || !strings.Contains(err.Error(), "group 9") {
-				t.Errorf("misaligned group 9: error %v", err)
-			} else {
-				t.Logf("misaligned split reported: %v", err)
-			}
+			runMisaligned(ctx, t, s, splits[0], 8)
 			if after := kept(); !bytes.Equal(after, before) {
 				t.Errorf("the misaligned step changed codes or states: %s", bytesDiff("kept", after, before))
 			} else {

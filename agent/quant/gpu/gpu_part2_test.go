@@ -362,6 +362,26 @@ func runEagerAndGraph(ctx context.Context, t *testing.T, steps []*Step, x quant.
 	return snaps
 }
 
+// runMisaligned replays grouped step s with base's group 9 shifted by d
+// rows into group 10 (a size that breaks the alignment) and expects the
+// step's alignment flag to name group 9.
+func runMisaligned(ctx context.Context, t *testing.T, s *Step, base []int32, d int32) {
+	t.Helper()
+	misaligned := append([]int32(nil), base...)
+	misaligned[9], misaligned[10] = misaligned[9]-d, misaligned[10]+d
+	if err := s.SetSplits(ctx, misaligned); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GroupError(ctx); err == nil || !strings.Contains(err.Error(), "group 9") {
+		t.Errorf("misaligned group 9: error %v", err)
+	} else {
+		t.Logf("misaligned split reported: %v", err)
+	}
+}
+
 // runWithSplits sets grouped step s's device split sizes to sp (split
 // vector k), runs it eagerly (then checks its alignment flag) or as a
 // replay of its graph, and returns its Snapshot.
@@ -436,19 +456,7 @@ func groupedStepCases(t *testing.T, cases []groupedCase) {
 					t.Logf("graph replay %d: %d output bytes equal to the eager run (one captured graph, %d launches)", k, len(snap), s.Kernels())
 				}
 			}
-			misaligned := append([]int32(nil), splits[0]...)
-			misaligned[9], misaligned[10] = misaligned[9]-28, misaligned[10]+28
-			if err := s.SetSplits(ctx, misaligned); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Run(ctx, true); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.GroupError(ctx); err == nil || !strings.Contains(err.Error(), "group 9") {
-				t.Errorf("misaligned group 9: error %v", err)
-			} else {
-				t.Logf("misaligned split reported: %v", err)
-			}
+			runMisaligned(ctx, t, s, splits[0], 28)
 			short := append([]int32(nil), splits[0]...)
 			short[3] -= 128
 			if err := s.SetSplits(ctx, short); err != nil {
