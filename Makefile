@@ -126,6 +126,26 @@ demo: ## Local control plane, manager and agents; runs a sample job and prints t
 demo-down: ## Stop everything `make demo` started and remove .demo/.
 	hack/demo.sh down
 
+##@ Local cluster (a real kubelet, containerd, images built offline, helm)
+
+# hack/cluster.sh keeps its state in .cluster/ (kubeconfig: .cluster/kubeconfig);
+# the binaries are built once from Go modules and cached in ~/.cache/kquant.
+.PHONY: cluster
+cluster: ## Start a real single-node cluster with simulated GPUs (.cluster/kubeconfig).
+	hack/cluster.sh up
+
+.PHONY: cluster-install
+cluster-install: ## Build and import the images, then helm install charts/kquant onto the cluster.
+	hack/cluster.sh install
+
+.PHONY: cluster-down
+cluster-down: ## Stop the cluster; nothing stays running or mounted.
+	hack/cluster.sh down
+
+.PHONY: cluster-e2e
+cluster-e2e: ## cluster, cluster-install, the real-cluster tests (test/cluster), cluster-down.
+	hack/cluster-e2e.sh
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -3,8 +3,10 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -12,7 +14,7 @@ import (
 func TestGenerateChains(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	if err := generate(dir, now); err != nil {
+	if err := generate(options{Dir: dir}, now); err != nil {
 		t.Fatal(err)
 	}
 	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
@@ -61,5 +63,62 @@ func TestGenerateChains(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}
+	}
+}
+
+// TestGenerateCluster checks the identities the local cluster's components need:
+// the Node authorizer reads the kubelet's user and group, the built-in RBAC
+// roles the components' users, and kubelets and pods reach the API server at
+// the node's address and the kubernetes Service's.
+func TestGenerateCluster(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	nodeIP := net.ParseIP("10.244.0.1")
+	if err := generate(options{Dir: dir, Node: "kquant-node", NodeIP: nodeIP}, now); err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	for _, tc := range []struct {
+		name    string
+		usage   x509.ExtKeyUsage
+		wantCN  string
+		wantOrg string
+		wantIP  string
+	}{
+		{name: "apiserver", usage: x509.ExtKeyUsageServerAuth, wantCN: "kube-apiserver", wantIP: "10.244.0.1"},
+		{name: "kubelet", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:node:kquant-node", wantOrg: "system:nodes"},
+		{name: "kubelet-serving", usage: x509.ExtKeyUsageServerAuth, wantCN: "system:node:kquant-node", wantIP: "10.244.0.1"},
+		{name: "controller-manager", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:kube-controller-manager"},
+		{name: "scheduler", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:kube-scheduler"},
+		{name: "kube-proxy", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:kube-proxy"},
+		{name: "apiserver-kubelet-client", usage: x509.ExtKeyUsageClientAuth, wantCN: "kube-apiserver-kubelet-client", wantOrg: "system:masters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pair, err := tls.LoadX509KeyPair(filepath.Join(dir, tc.name+".crt"), filepath.Join(dir, tc.name+".key"))
+			if err != nil {
+				t.Fatalf("loading key pair: %v", err)
+			}
+			cert, err := x509.ParseCertificate(pair.Certificate[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{tc.usage}, CurrentTime: now}); err != nil {
+				t.Errorf("verify against ca.crt: %v", err)
+			}
+			if cert.Subject.CommonName != tc.wantCN {
+				t.Errorf("CN = %q, want %q", cert.Subject.CommonName, tc.wantCN)
+			}
+			if tc.wantOrg != "" && (len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != tc.wantOrg) {
+				t.Errorf("O = %v, want [%s]", cert.Subject.Organization, tc.wantOrg)
+			}
+			if tc.wantIP != "" && !slices.ContainsFunc(cert.IPAddresses, func(ip net.IP) bool { return ip.String() == tc.wantIP }) {
+				t.Errorf("IP SANs = %v, want %s among them", cert.IPAddresses, tc.wantIP)
+			}
+		})
 	}
 }

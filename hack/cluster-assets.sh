@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# cluster-assets.sh builds, once, the node and control-plane binaries of the
+# local cluster (`make cluster`) that envtest does not need: kubelet,
+# kube-controller-manager, kube-scheduler and kube-proxy from k8s.io/kubernetes
+# (the module that builds kube-apiserver, so they share one compilation),
+# containerd, its runc shim and ctr from containerd's Go module, and crictl
+# from cri-tools. runc and the CNI plugins come from Debian's packages
+# (hack/cluster.sh installs them).
+#
+# It prints the directory that holds the binaries on stdout and everything else
+# on stderr. A second call finds the cache and returns at once.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
+
+CACHE=${KQUANT_CLUSTER_ASSETS_DIR:-$ASSETS_CACHE_ROOT/cluster/${KUBE_VERSION}}
+STAMP=$(assets_stamp kube containerd crictl)
+BINARIES=(kubelet kube-controller-manager kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr crictl)
+
+if assets_fresh "$CACHE" "$STAMP" "${BINARIES[@]}"; then
+  echo "$CACHE"
+  exit 0
+fi
+
+mkdir -p "$CACHE"
+assets_build kube "$CACHE" "$(kube_version_ldflags)" "" \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
+# The storage drivers left out need C headers and kernel features the cluster
+# never uses; overlayfs is the snapshotter.
+CTRD_LDFLAGS="-X github.com/containerd/containerd/v2/version.Version=v${CONTAINERD_VERSION}"
+assets_build containerd "$CACHE" "$CTRD_LDFLAGS" "no_btrfs no_devmapper no_zfs" \
+  github.com/containerd/containerd/v2/cmd/containerd \
+  github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+  github.com/containerd/containerd/v2/cmd/ctr
+assets_build crictl "$CACHE" "-X sigs.k8s.io/cri-tools/pkg/version.Version=v${CRICTL_VERSION}" "" \
+  sigs.k8s.io/cri-tools/cmd/crictl
+
+echo "$STAMP" > "$CACHE/.stamp"
+assets_log "cluster assets ready in $CACHE"
+echo "$CACHE"

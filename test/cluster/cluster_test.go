@@ -1,0 +1,434 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/test/testenv"
+)
+
+// TestCluster runs the scenarios in order; each leaves the cluster as the
+// next one expects, and helm uninstall comes last.
+func TestCluster(t *testing.T) {
+	cl := connect(t)
+	for _, s := range []struct {
+		name string
+		run  func(*testing.T, *cluster)
+	}{
+		{"pods run as the chart says", podsAsTheChartSays},
+		{"the agent writes only its own node's objects with its node-bound token", agentNodeBoundWrites},
+		{"jobs from recipes and samples succeed", jobsSucceed},
+		{"an agent pod deleted mid-run loses nothing", agentPodDeletedMidRun},
+		{"a new manager pod carries on", managerPodDeleted},
+		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
+		{"a wrong image tag: helm waits and reports it", wrongImageTag},
+		{"helm uninstall removes what the chart made", helmUninstall},
+	} {
+		if !t.Run(s.name, func(t *testing.T) { s.run(t, cl) }) {
+			t.Fatalf("%q failed; the scenarios after it depend on it", s.name)
+		}
+	}
+}
+
+// podsAsTheChartSays checks, in the running containers, what the chart
+// promises: non-root user 65532, a read-only root filesystem, no capabilities,
+// no privilege escalation, and the images imported into containerd.
+func podsAsTheChartSays(t *testing.T, cl *cluster) {
+	for _, component := range []string{"manager", "agent"} {
+		pod := cl.readyPod(t, component, 3*time.Minute)
+		spec := pod.Spec.Containers[0]
+		sc := spec.SecurityContext
+		switch {
+		case pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.RunAsNonRoot == nil || !*pod.Spec.SecurityContext.RunAsNonRoot:
+			t.Errorf("%s pod: runAsNonRoot not set", component)
+		case sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+			t.Errorf("%s pod: readOnlyRootFilesystem not set", component)
+		case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+			t.Errorf("%s pod: allowPrivilegeEscalation not false", component)
+		case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}):
+			t.Errorf("%s pod: capabilities.drop = %v, want [ALL]", component, sc.Capabilities)
+		}
+		wantImage := fmt.Sprintf("kquant.local/kquant-%s:dev", component)
+		if spec.Image != wantImage {
+			t.Errorf("%s pod: image %q, want %q", component, spec.Image, wantImage)
+		}
+
+		// What runc was told, from the runtime itself.
+		id := strings.TrimPrefix(pod.Status.ContainerStatuses[0].ContainerID, "containerd://")
+		var inspect struct {
+			Info struct {
+				RuntimeSpec struct {
+					Process struct {
+						User struct {
+							UID uint32 `json:"uid"`
+							GID uint32 `json:"gid"`
+						} `json:"user"`
+						NoNewPrivileges bool `json:"noNewPrivileges"`
+						Capabilities    *struct {
+							Bounding  []string `json:"bounding"`
+							Effective []string `json:"effective"`
+							Permitted []string `json:"permitted"`
+						} `json:"capabilities"`
+					} `json:"process"`
+					Root struct {
+						Readonly bool `json:"readonly"`
+					} `json:"root"`
+				} `json:"runtimeSpec"`
+			} `json:"info"`
+		}
+		decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
+		p := inspect.Info.RuntimeSpec.Process
+		if p.User.UID != 65532 || p.User.GID != 65532 {
+			t.Errorf("%s container runs as %d:%d, want 65532:65532", component, p.User.UID, p.User.GID)
+		}
+		if !inspect.Info.RuntimeSpec.Root.Readonly {
+			t.Errorf("%s container: root filesystem is writable", component)
+		}
+		if !p.NoNewPrivileges {
+			t.Errorf("%s container: noNewPrivileges is false", component)
+		}
+		if c := p.Capabilities; c != nil && (len(c.Bounding)+len(c.Effective)+len(c.Permitted)) > 0 {
+			t.Errorf("%s container keeps capabilities %+v", component, *c)
+		}
+		t.Logf("%s pod %s: runtime spec user %d:%d, readonly root %v, noNewPrivileges %v, capabilities none",
+			component, pod.Name, p.User.UID, p.User.GID, inspect.Info.RuntimeSpec.Root.Readonly, p.NoNewPrivileges)
+	}
+}
+
+// agentNodeBoundWrites checks the agent's publications and, with the very
+// token the kubelet mounted into the agent's pod, that the admission policy
+// binds it to its node.
+func agentNodeBoundWrites(t *testing.T, cl *cluster) {
+	ctx := t.Context()
+	profile := &v1alpha1.GPUNodeProfile{}
+	eventually(t, 2*time.Minute, "GPUNodeProfile "+node+" with the simulated GPUs", func() error {
+		if err := cl.c.Get(ctx, client.ObjectKey{Name: node}, profile); err != nil {
+			return err
+		}
+		if len(profile.Status.GPUs) != simulatedGPUs || !profile.Status.Simulated {
+			return fmt.Errorf("%d GPUs, simulated %v", len(profile.Status.GPUs), profile.Status.Simulated)
+		}
+		return nil
+	})
+	nodeObj := &corev1.Node{}
+	if err := cl.c.Get(ctx, client.ObjectKey{Name: node}, nodeObj); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodeObj.Status.Allocatable["nvidia.com/gpu"]; got.Value() != simulatedGPUs {
+		t.Errorf("node allocatable nvidia.com/gpu = %s, want %d (the test device plugin's)", got.String(), simulatedGPUs)
+	}
+	lease := &coordinationv1.Lease{}
+	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "kquant-agent-" + node}, lease); err != nil {
+		t.Fatalf("the agent's Lease: %v", err)
+	}
+	if lease.Spec.RenewTime == nil || time.Since(lease.Spec.RenewTime.Time) > 2*time.Minute {
+		t.Errorf("the agent's Lease was renewed at %v, not recently", lease.Spec.RenewTime)
+	}
+
+	token := agentToken(t, cl)
+	if claim := tokenNodeName(t, token); claim != node {
+		t.Fatalf("the agent's token is bound to node %q, want %q", claim, node)
+	}
+	asAgent := rest.AnonymousClientConfig(cl.config)
+	asAgent.BearerToken = token
+	agent, err := client.New(asAgent, client.Options{Scheme: cl.c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &v1alpha1.GPUNodeProfile{ObjectMeta: metav1.ObjectMeta{Name: "another-node"}}
+	err = agent.Create(ctx, other)
+	if err == nil || !strings.Contains(err.Error(), "may write only GPUNodeProfile "+node) {
+		t.Errorf("creating another node's GPUNodeProfile with the agent's token: %v, want the admission policy's denial", err)
+	}
+	otherLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: systemNamespace, Name: "kquant-agent-another-node"}}
+	err = agent.Create(ctx, otherLease)
+	if err == nil || !strings.Contains(err.Error(), "may write only Lease kquant-agent-"+node) {
+		t.Errorf("creating another node's Lease with the agent's token: %v, want the admission policy's denial", err)
+	}
+	// The same token may still read and renew its own node's objects.
+	own := &v1alpha1.GPUNodeProfile{}
+	if err := agent.Get(ctx, client.ObjectKey{Name: node}, own); err != nil {
+		t.Errorf("reading its own GPUNodeProfile with the agent's token: %v", err)
+	}
+	t.Logf("profile %s: %d simulated GPUs; Lease renewed %s ago; agent token bound to node %s; other nodes' writes denied",
+		node, len(profile.Status.GPUs), time.Since(lease.Spec.RenewTime.Time).Round(time.Second), node)
+}
+
+// agentToken reads the service-account token the kubelet projected into the
+// agent's pod, from the kubelet's volume directory on this node.
+func agentToken(t *testing.T, cl *cluster) string {
+	t.Helper()
+	pod := cl.readyPod(t, "agent", time.Minute)
+	matches, err := filepath.Glob(filepath.Join("/var/lib/kubelet/pods", string(pod.UID), "volumes", "kubernetes.io~projected", "*", "token"))
+	if err != nil || len(matches) != 1 {
+		t.Fatalf("the agent pod's projected token: %v (found %v)", err, matches)
+	}
+	token, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(token))
+}
+
+// tokenNodeName is the node a service-account token is bound to, from its
+// (unverified: the API server verifies it) claims.
+func tokenNodeName(t *testing.T, token string) string {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("the token is not a JWT")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		Kubernetes struct {
+			Node struct {
+				Name string `json:"name"`
+			} `json:"node"`
+		} `json:"kubernetes.io"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims.Kubernetes.Node.Name
+}
+
+// jobsSucceed applies the recipe catalog and two samples, a validation and a
+// benchmark job, as the README does, and checks what kubectl shows.
+func jobsSucceed(t *testing.T, cl *cluster) {
+	ns := cl.namespace(t, "e2e-jobs")
+	root := testenv.RepoRoot()
+	cl.apply(t, ns, nil, filepath.Join(root, "recipes"),
+		filepath.Join(root, "config", "samples", "validation-quantize.yaml"),
+		filepath.Join(root, "config", "samples", "benchmark-linear.yaml"))
+	for _, name := range []string{"validation-quantize", "benchmark-linear"} {
+		job := cl.waitJob(t, ns, name, v1alpha1.JobPhaseSucceeded, 5*time.Minute)
+		if !hasCondition(job.Status.Conditions, "Complete") {
+			t.Errorf("job %s: no Complete condition in %+v", name, job.Status.Conditions)
+		}
+	}
+	out := cl.kubectl(t, "get", "kquant", "-n", ns)
+	for _, want := range []string{"quantrecipe.kquant.dev/mxfp8", "quantjob.kquant.dev/validation-quantize", "Succeeded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get kquant does not show %q:\n%s", want, out)
+		}
+	}
+	t.Logf("kubectl get kquant -n %s:\n%s", ns, out)
+	wide := cl.kubectl(t, "get", "quantjobs,quantruns", "-n", ns, "-o", "wide")
+	for _, want := range []string{"RECIPE", "PROGRESS", "NODE", "GPU", "VERDICT", node} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("kubectl get quantjobs,quantruns -o wide does not show %q:\n%s", want, wide)
+		}
+	}
+	t.Logf("kubectl get quantjobs,quantruns -n %s -o wide:\n%s", ns, wide)
+	events := cl.kubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.kind=QuantJob", "--sort-by", ".lastTimestamp")
+	if !strings.Contains(events, "validation-quantize") {
+		t.Errorf("no events for the jobs:\n%s", events)
+	}
+	t.Logf("job events:\n%s", events)
+}
+
+func hasCondition(conds []metav1.Condition, typ string) bool {
+	for _, c := range conds {
+		if c.Type == typ && c.Status == metav1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// slowJob is a benchmark that takes seconds per run on the reference backend,
+// long enough to delete a pod while a run is Running.
+const slowJob = `apiVersion: kquant.dev/v1alpha1
+kind: QuantJob
+metadata: {name: %s}
+spec:
+  recipeRef: {name: fp8-current-scaling}
+  mode: Benchmark
+  level: Quick
+  workload:
+    operation: Quantize
+    shapes: [{rows: 2048, cols: 2048}]
+  execution: {graphs: Eager, iterations: 40, warmup: 1}
+  placement: {policy: %s}
+  backoffLimit: 3
+`
+
+// agentPodDeletedMidRun kills the agent's pod (one second of grace) while a
+// run executes: the DaemonSet brings a new one, the run is retried, and the job
+// ends with every GPU's run succeeded.
+func agentPodDeletedMidRun(t *testing.T, cl *cluster) {
+	ns := cl.namespace(t, "e2e-agent-fault")
+	root := testenv.RepoRoot()
+	cl.apply(t, ns, nil, filepath.Join(root, "recipes", "fp8-current-scaling.yaml"))
+	cl.apply(t, ns, []byte(fmt.Sprintf(slowJob, "slow", "EachGPU")), "-")
+	var interrupted string
+	eventually(t, 3*time.Minute, "a run Running", func() error {
+		for _, r := range cl.runs(t, ns) {
+			if r.Status.Phase == v1alpha1.RunPhaseRunning {
+				interrupted = r.Name
+				return nil
+			}
+		}
+		return fmt.Errorf("no run Running yet")
+	})
+	old := cl.readyPod(t, "agent", time.Minute)
+	cl.kubectl(t, "delete", "pod", "-n", systemNamespace, old.Name, "--grace-period=1", "--wait=false")
+	t.Logf("deleted agent pod %s while run %s was Running", old.Name, interrupted)
+	eventually(t, 3*time.Minute, "a new agent pod Ready", func() error {
+		pods := cl.componentPods(t, "agent")
+		for _, p := range pods {
+			if p.UID != old.UID && podReady(&p) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d agent pods, none new and Ready", len(pods))
+	})
+	job := cl.waitJob(t, ns, "slow", v1alpha1.JobPhaseSucceeded, 8*time.Minute)
+	if job.Status.Succeeded != simulatedGPUs || job.Status.Total != simulatedGPUs {
+		t.Errorf("job counts %d/%d succeeded, want %d of %d (one per GPU)", job.Status.Succeeded, job.Status.Total, simulatedGPUs, simulatedGPUs)
+	}
+	retried := false
+	for _, r := range cl.runs(t, ns) {
+		if r.Spec.Attempt > 1 || r.Status.Phase == v1alpha1.RunPhaseFailed {
+			retried = true
+		}
+	}
+	t.Logf("job slow: %d/%d succeeded, a run retried: %v\n%s", job.Status.Succeeded, job.Status.Total, retried,
+		cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "wide"))
+}
+
+// managerPodDeleted deletes the manager's pod: the Deployment's new pod takes
+// the leader Lease and a new job still runs to the end.
+func managerPodDeleted(t *testing.T, cl *cluster) {
+	old := cl.readyPod(t, "manager", time.Minute)
+	cl.kubectl(t, "delete", "pod", "-n", systemNamespace, old.Name, "--wait=false")
+	fresh := cl.readyPod(t, "manager", 3*time.Minute)
+	if fresh.UID == old.UID {
+		t.Fatalf("manager pod %s was not replaced", old.Name)
+	}
+	eventually(t, 2*time.Minute, "the new manager pod holds the leader Lease", func() error {
+		lease := &coordinationv1.Lease{}
+		if err := cl.c.Get(t.Context(), client.ObjectKey{Namespace: systemNamespace, Name: "kquant-manager"}, lease); err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || !strings.HasPrefix(*lease.Spec.HolderIdentity, fresh.Name) {
+			return fmt.Errorf("held by %v", lease.Spec.HolderIdentity)
+		}
+		return nil
+	})
+	ns := cl.namespace(t, "e2e-new-leader")
+	root := testenv.RepoRoot()
+	cl.apply(t, ns, nil, filepath.Join(root, "recipes", "mxfp8.yaml"), filepath.Join(root, "config", "samples", "validation-quantize.yaml"))
+	cl.waitJob(t, ns, "validation-quantize", v1alpha1.JobPhaseSucceeded, 5*time.Minute)
+	t.Logf("manager pod %s replaced by %s, which leads and ran a new job", old.Name, fresh.Name)
+}
+
+// helmUpgradeRolls changes a pod annotation through helm upgrade: both
+// workloads roll to new pods that carry it.
+func helmUpgradeRolls(t *testing.T, cl *cluster) {
+	before := map[string]corev1.Pod{}
+	for _, component := range []string{"manager", "agent"} {
+		before[component] = cl.readyPod(t, component, time.Minute)
+	}
+	out, err := cl.helm(t, chartArgs("--timeout", "4m",
+		"--set", `manager.podAnnotations.e2e\.kquant\.dev/revision=upgraded`,
+		"--set", `agent.podAnnotations.e2e\.kquant\.dev/revision=upgraded`)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm upgrade:\n%s", out)
+	for component, old := range before {
+		pod := cl.readyPod(t, component, 3*time.Minute)
+		if pod.UID == old.UID {
+			t.Errorf("%s pod %s did not roll", component, old.Name)
+		}
+		if pod.Annotations["e2e.kquant.dev/revision"] != "upgraded" {
+			t.Errorf("%s pod %s lacks the upgraded annotation", component, pod.Name)
+		}
+	}
+}
+
+// wrongImageTag upgrades to an image tag that does not exist: the pull fails
+// on the node (nothing is pulled from anywhere), helm's wait times out and says
+// so, the old manager pod keeps running, and a rollback restores the release.
+func wrongImageTag(t *testing.T, cl *cluster) {
+	out, err := cl.helm(t, chartArgs("--timeout", "60s", "--set", "manager.image.tag=no-such-tag")...)
+	if err == nil {
+		t.Fatalf("helm upgrade to a missing image succeeded:\n%s", out)
+	}
+	t.Logf("helm upgrade --set manager.image.tag=no-such-tag --wait:\n%s", out)
+	var reason string
+	eventually(t, 2*time.Minute, "a manager pod waiting on its image", func() error {
+		for _, p := range cl.componentPods(t, "manager") {
+			for _, s := range p.Status.ContainerStatuses {
+				if w := s.State.Waiting; w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff") {
+					reason = w.Reason + ": " + w.Message
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no manager pod is waiting on its image yet")
+	})
+	if !strings.Contains(reason, "no-such-tag") {
+		t.Errorf("the pull error does not name the image: %s", reason)
+	}
+	t.Logf("the manager pod: %s", reason)
+	t.Logf("kubectl get pods:\n%s", cl.kubectl(t, "get", "pods", "-n", systemNamespace))
+	if n := len(cl.componentPods(t, "manager")); n < 2 {
+		t.Errorf("%d manager pods, want the old one still running beside the failing one", n)
+	}
+	rollback, err := cl.helm(t, "rollback", release, "--namespace", systemNamespace, "--wait", "--timeout", "3m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm rollback:\n%s", rollback)
+	cl.readyPod(t, "manager", 3*time.Minute)
+	eventually(t, 2*time.Minute, "the failing manager pod gone", func() error {
+		if n := len(cl.componentPods(t, "manager")); n != 1 {
+			return fmt.Errorf("%d manager pods", n)
+		}
+		return nil
+	})
+}
+
+// helmUninstall removes the release: nothing labelled with it stays, in any
+// namespace or cluster-wide. The CRDs stay, as Helm keeps crds/ (documented in
+// the chart README), and with them the users' jobs.
+func helmUninstall(t *testing.T, cl *cluster) {
+	out, err := cl.helm(t, "uninstall", release, "--namespace", systemNamespace, "--wait", "--timeout", "3m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helm uninstall:\n%s", out)
+	kinds := "deployments,daemonsets,replicasets,pods,services,serviceaccounts,roles,rolebindings,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,configmaps,jobs"
+	eventually(t, 2*time.Minute, "nothing of the release left", func() error {
+		left := strings.TrimSpace(cl.kubectl(t, "get", kinds, "-A", "-l", "app.kubernetes.io/instance="+release, "-o", "name"))
+		if left != "" {
+			return fmt.Errorf("still there:\n%s", left)
+		}
+		return nil
+	})
+	crds := cl.kubectl(t, "get", "crds", "-o", "name")
+	if !strings.Contains(crds, "quantjobs.kquant.dev") {
+		t.Errorf("the CRDs went with the release; Helm keeps crds/:\n%s", crds)
+	}
+}

@@ -1,0 +1,252 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kquantscheme "github.com/kquant/kquant/api/scheme"
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/test/testenv"
+)
+
+const (
+	// node, release and systemNamespace are what hack/cluster.sh sets up.
+	node            = "kquant-node"
+	release         = "kquant"
+	systemNamespace = "kquant-system"
+	// simulatedGPUs is the device plugin's and the agents' count (H100:4).
+	simulatedGPUs = 4
+	// containerdSocket is the local cluster's runtime endpoint.
+	containerdSocket = "unix:///run/kquant-cluster/containerd.sock"
+)
+
+// cluster is the running local cluster and the tools that drive it.
+type cluster struct {
+	dir        string // .cluster
+	kubeconfig string
+	kubectlBin string
+	helmBin    string
+	crictlBin  string
+	config     *rest.Config
+	c          client.Client
+}
+
+func connect(t *testing.T) *cluster {
+	t.Helper()
+	root := testenv.RepoRoot()
+	dir := os.Getenv("KQUANT_CLUSTER_DIR")
+	if dir == "" {
+		dir = filepath.Join(root, ".cluster")
+	}
+	cl := &cluster{dir: dir, kubeconfig: filepath.Join(dir, "kubeconfig"), helmBin: filepath.Join(root, "bin", "helm")}
+	if _, err := os.Stat(cl.kubeconfig); err != nil {
+		t.Fatalf("no local cluster (run make cluster cluster-install, or make cluster-e2e): %v", err)
+	}
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.kubectlBin = filepath.Join(assets, "kubectl")
+	nodeAssets, err := script(root, "hack/cluster-assets.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.crictlBin = filepath.Join(nodeAssets, "crictl")
+	if cl.config, err = clientcmd.BuildConfigFromFlags("", cl.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	s, err := kquantscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.c, err = client.New(cl.config, client.Options{Scheme: s}); err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// script runs a repository script and returns its trimmed stdout.
+func script(root, name string) (string, error) {
+	cmd := exec.Command(filepath.Join(root, name))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("running %s: %w", name, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// run runs a command with a deadline and returns its combined output.
+func run(ctx context.Context, stdin []byte, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func (cl *cluster) kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t.Context(), nil, cl.kubectlBin, append([]string{"--kubeconfig", cl.kubeconfig}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// apply applies manifests (files, directories or "-" with stdin) in ns.
+func (cl *cluster) apply(t *testing.T, ns string, stdin []byte, files ...string) {
+	t.Helper()
+	args := []string{"--kubeconfig", cl.kubeconfig, "apply", "-n", ns}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	if _, err := run(t.Context(), stdin, cl.kubectlBin, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helm runs bin/helm against the cluster; the error is returned, since some
+// steps expect helm to fail.
+func (cl *cluster) helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	return run(t.Context(), nil, cl.helmBin, append([]string{"--kubeconfig", cl.kubeconfig}, args...)...)
+}
+
+// chartArgs are the arguments hack/cluster.sh installs the chart with; an
+// upgrade keeps them and adds its own --set.
+func chartArgs(extra ...string) []string {
+	root := testenv.RepoRoot()
+	return append([]string{
+		"upgrade", "--install", release, filepath.Join(root, "charts", "kquant"),
+		"--namespace", systemNamespace, "--reuse-values", "--wait",
+	}, extra...)
+}
+
+func (cl *cluster) crictl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t.Context(), nil, cl.crictlBin, append([]string{"--runtime-endpoint", containerdSocket}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// namespace creates a fresh namespace for one scenario.
+func (cl *cluster) namespace(t *testing.T, name string) string {
+	t.Helper()
+	cl.kubectl(t, "create", "namespace", name)
+	return name
+}
+
+// eventually polls f until it returns nil.
+func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// componentPods lists the chart's pods of one component (manager or agent).
+func (cl *cluster) componentPods(t *testing.T, component string) []corev1.Pod {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := cl.c.List(t.Context(), pods, client.InNamespace(systemNamespace),
+		client.MatchingLabels{"app.kubernetes.io/instance": release, "app.kubernetes.io/component": component}); err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// readyPod waits for exactly one Ready, not terminating pod of component and
+// returns it.
+func (cl *cluster) readyPod(t *testing.T, component string, timeout time.Duration) corev1.Pod {
+	t.Helper()
+	var ready corev1.Pod
+	eventually(t, timeout, "one Ready "+component+" pod", func() error {
+		var found []corev1.Pod
+		for _, p := range cl.componentPods(t, component) {
+			if p.DeletionTimestamp == nil && podReady(&p) {
+				found = append(found, p)
+			}
+		}
+		if len(found) != 1 {
+			return fmt.Errorf("%d Ready %s pods", len(found), component)
+		}
+		ready = found[0]
+		return nil
+	})
+	return ready
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitJob waits until the job in ns reaches phase.
+func (cl *cluster) waitJob(t *testing.T, ns, name string, phase v1alpha1.JobPhase, timeout time.Duration) *v1alpha1.QuantJob {
+	t.Helper()
+	job := &v1alpha1.QuantJob{}
+	eventually(t, timeout, "job "+name+" "+string(phase), func() error {
+		if err := cl.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+			return err
+		}
+		if job.Status.Phase != phase {
+			return fmt.Errorf("phase %q, %d/%d succeeded, %d running, %d pending, %d failed",
+				job.Status.Phase, job.Status.Succeeded, job.Status.Total, job.Status.Running, job.Status.Pending, job.Status.Failed)
+		}
+		return nil
+	})
+	return job
+}
+
+func (cl *cluster) runs(t *testing.T, ns string) []v1alpha1.QuantRun {
+	t.Helper()
+	list := &v1alpha1.QuantRunList{}
+	if err := cl.c.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// jsonPath decodes kubectl's JSON output of one object.
+func decode(t *testing.T, out string, into any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(out), into); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+}
