@@ -118,6 +118,10 @@ docker-build-manager:
 docker-build-agent:
 	$(CONTAINER_TOOL) build -f Dockerfile.agent --build-arg VERSION=$(VERSION) -t $(AGENT_IMG) .
 
+.PHONY: images
+images: ## Build the manager, agent and pause images as OCI archives in bin/images (no Docker, no registry).
+	IMG_REGISTRY=$(IMG_REGISTRY) IMG_TAG=$(IMG_TAG) VERSION=$(VERSION) hack/images.sh
+
 .PHONY: demo
 demo: ## Local control plane, manager and agents; runs a sample job and prints the results.
 	hack/demo.sh up

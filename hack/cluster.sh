@@ -130,6 +130,9 @@ preflight() {
   if pgrep -x kubelet >/dev/null && ! running kubelet; then
     die "a kubelet that is not this cluster's runs here; refusing to share $KUBELET_ROOT with it"
   fi
+  if pgrep -x containerd >/dev/null && ! running containerd; then
+    die "a containerd that is not this cluster's runs here; refusing to share /run/containerd with it"
+  fi
 }
 
 network() {
@@ -221,6 +224,11 @@ control_plane() {
 }
 
 containerd_config() {
+  local RESTRICT_OOM=false
+  if ! (echo -1 >/proc/self/oom_score_adj) 2>/dev/null; then
+    RESTRICT_OOM=true
+    info "this machine cannot lower OOM scores (no CAP_SYS_RESOURCE): containerd clamps them"
+  fi
   mkdir -p "$STATE/containerd/root" "$STATE/containerd/certs.d/_default" "$RUN"
   # Every registry resolves to a closed local port: nothing is pulled from
   # anywhere, and a missing image fails at once with "connection refused".
@@ -246,6 +254,12 @@ state = "$RUN/containerd"
     config_path = "$STATE/containerd/certs.d"
 
 [plugins.'io.containerd.cri.v1.runtime']
+  # The kubelet gives pod sandboxes an OOM score of -998; lowering a score
+  # needs CAP_SYS_RESOURCE, which root lacks on these machines (a VM sandbox).
+  # Clamp every score to containerd's own (0) instead, as rootless setups do.
+  restrict_oom_score_adj = $RESTRICT_OOM
+  # Network namespaces under the state dir, so that cluster-down finds them.
+  netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
@@ -436,6 +450,18 @@ cluster_down() {
     rm -f "$ns"
   done
   ip link del "$BRIDGE" 2>/dev/null || true
+  # kube-proxy --cleanup leaves the kubelet's own chains (KUBE-FIREWALL and
+  # its canaries): drop every rule and chain of Kubernetes' KUBE- prefix.
+  local save
+  for save in iptables-save ip6tables-save; do
+    command -v "$save" >/dev/null || continue
+    if "$save" 2>/dev/null | grep -q 'KUBE-'; then
+      "$save" | grep -v 'KUBE-' | "${save%-save}-restore" || true
+    fi
+  done
+  # The shims' sockets and runc's state live at fixed paths under
+  # /run/containerd; no other containerd runs here (preflight), so they go.
+  pgrep -x containerd >/dev/null || rm -rf /run/containerd
   # The kubelet's pod cgroups (cgroupfs driver), deepest first.
   local d
   for d in /sys/fs/cgroup/*/kubepods; do

@@ -1,0 +1,447 @@
+#!/usr/bin/env bash
+# cluster.sh: a real single-node Kubernetes cluster on this machine, for trying
+# and testing kquant the way users run it (`make cluster`, `make cluster-install`,
+# `make cluster-down`, `make cluster-e2e`).
+#
+#   hack/cluster.sh up        etcd, kube-apiserver, kube-controller-manager,
+#                             kube-scheduler, containerd (runc, bridge CNI),
+#                             kubelet, kube-proxy and the test device plugin
+#                             advertising simulated GPUs; writes
+#                             .cluster/kubeconfig and waits for the node Ready.
+#   hack/cluster.sh install   imports the images (make images) into containerd
+#                             and `helm install`s charts/kquant with
+#                             hack/cluster/values.yaml; waits for pods Ready.
+#   hack/cluster.sh down      stops everything `up` started, unmounts what it
+#                             mounted, removes its network and .cluster/.
+#
+# Every binary is built from Go modules (hack/envtest-assets.sh,
+# hack/cluster-assets.sh); runc and the CNI plugins are Debian's. Nothing is
+# pulled: the images are imported into containerd's k8s.io namespace, and the
+# runtime's registry configuration sends every pull to a closed local port, so a
+# wrong image tag fails here instead of reaching out.
+#
+# The network stays on this machine: the node's address is the gateway of the
+# cluster's own bridge (kquant0, 10.244.0.1/24); pods get addresses on it and a
+# route to the Service range only, no default route, and the kernel does not
+# forward (net.ipv4.ip_forward stays as it is, 0 here).
+#
+# Environment: KQUANT_CLUSTER_GPUS (default H100:4) is what the device plugin
+# and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each wait (seconds).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE=$ROOT/.cluster
+RUN=/run/kquant-cluster
+KUBELET_ROOT=/var/lib/kubelet
+NODE=kquant-node
+BRIDGE=kquant0
+NODE_IP=10.244.0.1
+POD_SUBNET=10.244.0.0/24
+SERVICE_RANGE=10.96.0.0/16
+GPUS=${KQUANT_CLUSTER_GPUS:-H100:4}
+TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
+CONTAINERD_SOCK=$RUN/containerd.sock
+PAUSE_IMAGE=kquant.local/pause:3.10
+IMG_REGISTRY=kquant.local
+IMG_TAG=${KQUANT_CLUSTER_IMG_TAG:-dev}
+RELEASE=kquant
+NAMESPACE=kquant-system
+START=$SECONDS
+
+step() { printf '\033[1m==> [%3ss] %s\033[0m\n' "$((SECONDS - START))" "$*"; }
+info() { printf '    %s\n' "$*"; }
+die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
+
+running() { # name
+  local pidfile=$STATE/pids/$1.pid
+  [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+# start name command... : a background process in its own session, logging to
+# .cluster/logs/<name>.log, its pid in .cluster/pids/<name>.pid.
+start() {
+  local name=$1
+  shift
+  if running "$name"; then
+    info "$name already running (pid $(cat "$STATE/pids/$name.pid"))"
+    return
+  fi
+  setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$STATE/pids/$name.pid"
+  info "$name started (pid $!, log .cluster/logs/$name.log)"
+}
+
+# wait_for what command... : retries the command every second until it
+# succeeds or TIMEOUT passes.
+wait_for() {
+  local what=$1 deadline=$((SECONDS + TIMEOUT))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "timed out after ${TIMEOUT}s waiting for $what (logs in .cluster/logs/)"
+    sleep 1
+  done
+}
+
+kubectl() { "$ASSETS/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
+
+# kubeconfig file user cert key: a kubeconfig for one component's identity.
+kubeconfig() {
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: kquant
+  cluster:
+    server: https://$NODE_IP:6443
+    certificate-authority: $STATE/pki/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $STATE/pki/$2.crt
+    client-key: $STATE/pki/$2.key
+contexts:
+- name: kquant
+  context: {cluster: kquant, user: $2}
+current-context: kquant
+EOF
+}
+
+assets() {
+  ASSETS=$("$ROOT/hack/envtest-assets.sh")
+  NODE_ASSETS=$("$ROOT/hack/cluster-assets.sh")
+}
+
+# host_packages installs what comes from Debian: runc, the CNI plugins,
+# iptables (kube-proxy) and conntrack.
+host_packages() {
+  local missing=()
+  command -v runc >/dev/null || missing+=(runc)
+  [[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
+  command -v iptables >/dev/null || missing+=(iptables)
+  command -v conntrack >/dev/null || missing+=(conntrack)
+  ((${#missing[@]} == 0)) && return
+  step "installing ${missing[*]} from Debian's packages"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+preflight() {
+  [[ $(id -u) == 0 ]] || die "the kubelet and containerd need root"
+  if pgrep -x kubelet >/dev/null && ! running kubelet; then
+    die "a kubelet that is not this cluster's runs here; refusing to share $KUBELET_ROOT with it"
+  fi
+}
+
+network() {
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge
+    ip addr add "$NODE_IP/24" dev "$BRIDGE"
+  fi
+  ip link set "$BRIDGE" up
+  mkdir -p "$STATE/cni/net.d" "$STATE/cni/ipam"
+  # Routes: the Service range only (kube-proxy's rules on the node translate
+  # it); no default route, so a pod cannot even try to reach another host.
+  cat >"$STATE/cni/net.d/10-kquant.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "kquant",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$STATE/cni/ipam",
+        "ranges": [[{"subnet": "$POD_SUBNET", "gateway": "$NODE_IP"}]],
+        "routes": [{"dst": "$SERVICE_RANGE"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+  # Pods resolve nothing: this machine's resolver is off limits to them.
+  echo "nameserver 127.0.0.1" >"$STATE/resolv.conf"
+}
+
+pki() {
+  [[ -f $STATE/pki/kubelet.crt ]] && return
+  step "certificates"
+  (cd "$ROOT" && go run ./hack/democerts -dir "$STATE/pki" -node "$NODE" -node-ip "$NODE_IP")
+  local c
+  for c in admin kubelet controller-manager scheduler kube-proxy; do
+    kubeconfig "$STATE/$c.kubeconfig" "$c"
+  done
+  cp "$STATE/admin.kubeconfig" "$STATE/kubeconfig"
+}
+
+control_plane() {
+  step "etcd and kube-apiserver"
+  mkdir -p "$STATE/etcd"
+  start etcd "$ASSETS/etcd" --data-dir "$STATE/etcd" \
+    --listen-client-urls http://127.0.0.1:2479 --advertise-client-urls http://127.0.0.1:2479 \
+    --listen-peer-urls http://127.0.0.1:2480 --initial-advertise-peer-urls http://127.0.0.1:2480 \
+    --initial-cluster default=http://127.0.0.1:2480 --unsafe-no-fsync --quota-backend-bytes 4294967296
+  local pki=$STATE/pki
+  start kube-apiserver "$ASSETS/kube-apiserver" \
+    --etcd-servers http://127.0.0.1:2479 \
+    --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port 6443 \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --client-ca-file "$pki/ca.crt" \
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$pki/ca.crt" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-cluster-ip-range "$SERVICE_RANGE" \
+    --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction \
+    --allow-privileged=true \
+    --profiling=false
+  wait_for "kube-apiserver" kubectl get --raw /readyz
+
+  step "kube-controller-manager and kube-scheduler"
+  start kube-controller-manager "$NODE_ASSETS/kube-controller-manager" \
+    --kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port 10257 \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+    --use-service-account-credentials \
+    --service-cluster-ip-range "$SERVICE_RANGE" \
+    --leader-elect=false
+  start kube-scheduler "$NODE_ASSETS/kube-scheduler" \
+    --kubeconfig "$STATE/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$STATE/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$STATE/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port 10259 --leader-elect=false
+}
+
+containerd_config() {
+  mkdir -p "$STATE/containerd/root" "$STATE/containerd/certs.d/_default" "$RUN"
+  # Every registry resolves to a closed local port: nothing is pulled from
+  # anywhere, and a missing image fails at once with "connection refused".
+  cat >"$STATE/containerd/certs.d/_default/hosts.toml" <<EOF
+server = "http://127.0.0.1:1"
+
+[host."http://127.0.0.1:1"]
+  capabilities = ["pull", "resolve"]
+EOF
+  cat >"$STATE/containerd/config.toml" <<EOF
+version = 3
+root = "$STATE/containerd/root"
+state = "$RUN/containerd"
+
+[grpc]
+  address = "$CONTAINERD_SOCK"
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = "$STATE/containerd/certs.d"
+
+[plugins.'io.containerd.cri.v1.runtime']
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+      BinaryName = "$(command -v runc)"
+      SystemdCgroup = false
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["/usr/lib/cni"]
+    conf_dir = "$STATE/cni/net.d"
+EOF
+}
+
+node_runtime() {
+  step "containerd"
+  containerd_config
+  # The shim is found through PATH, next to containerd.
+  start containerd env PATH="$NODE_ASSETS:$PATH" "$NODE_ASSETS/containerd" --config "$STATE/containerd/config.toml"
+  wait_for containerd "$NODE_ASSETS/ctr" --address "$CONTAINERD_SOCK" version
+  import_image "$ROOT/bin/images/pause.tar"
+}
+
+# import_image archive: into the k8s.io namespace, where the CRI plugin looks.
+import_image() {
+  "$NODE_ASSETS/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images import --no-unpack=false "$1" >/dev/null
+  info "imported $(basename "$1")"
+}
+
+kubelet_config() {
+  cat >"$STATE/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+# This machine's cgroups are v1 (hybrid); Kubernetes 1.35+ refuses v1 unless
+# told otherwise. cgroupfs, since no systemd manages this machine's cgroups.
+failCgroupV1: false
+cgroupDriver: cgroupfs
+failSwapOn: false
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+address: $NODE_IP
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+tlsCertFile: $STATE/pki/kubelet-serving.crt
+tlsPrivateKeyFile: $STATE/pki/kubelet-serving.key
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $STATE/pki/ca.crt}
+authorization:
+  mode: Webhook
+clusterDomain: cluster.local
+resolvConf: $STATE/resolv.conf
+podCIDR: $POD_SUBNET
+serializeImagePulls: false
+# A shared development machine: evict only when it is really out of room.
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  imagefs.available: 1%
+  nodefs.inodesFree: 1%
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+EOF
+}
+
+node_components() {
+  step "kubelet, kube-proxy and the test device plugin"
+  kubelet_config
+  start kubelet "$NODE_ASSETS/kubelet" --config "$STATE/kubelet.yaml" \
+    --kubeconfig "$STATE/kubelet.kubeconfig" --hostname-override "$NODE" --node-ip "$NODE_IP" \
+    --root-dir "$KUBELET_ROOT"
+  cat >"$STATE/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+clientConnection:
+  kubeconfig: $STATE/kube-proxy.kubeconfig
+hostnameOverride: $NODE
+bindAddress: $NODE_IP
+clusterCIDR: $POD_SUBNET
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["$NODE_IP/32"]
+# Leave the machine's conntrack sysctls alone.
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+  start kube-proxy "$NODE_ASSETS/kube-proxy" --config "$STATE/kube-proxy.yaml"
+  wait_for "node $NODE to register" kubectl get node "$NODE"
+  (cd "$ROOT" && go build -o "$STATE/bin/kquant-test-deviceplugin" ./test/deviceplugin/cmd/kquant-test-deviceplugin)
+  start deviceplugin "$STATE/bin/kquant-test-deviceplugin" --simulate "$GPUS" --node-name "$NODE" \
+    --kubeconfig "$STATE/kubeconfig" --device-plugin-dir "$KUBELET_ROOT/device-plugins/"
+  wait_for "node $NODE Ready" kubectl wait --for=condition=Ready "node/$NODE" --timeout=5s
+  local want=${GPUS##*:}
+  wait_for "$want nvidia.com/gpu allocatable on $NODE" \
+    bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get node $NODE -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}') == $want ]]"
+}
+
+cluster_up() {
+  preflight
+  mkdir -p "$STATE/logs" "$STATE/pids" "$STATE/bin"
+  step "binaries (built once, cached in ~/.cache/kquant)"
+  host_packages
+  assets
+  [[ -f $ROOT/bin/images/pause.tar ]] || make -C "$ROOT" --no-print-directory images IMG_REGISTRY="$IMG_REGISTRY" IMG_TAG="$IMG_TAG" >/dev/null
+  local t0=$SECONDS
+  network
+  pki
+  control_plane
+  node_runtime
+  node_components
+  step "cluster up in $((SECONDS - t0))s: export KUBECONFIG=$STATE/kubeconfig"
+  kubectl get nodes -o wide
+}
+
+cluster_install() {
+  assets
+  [[ -f $STATE/kubeconfig ]] || die "no cluster: run make cluster first"
+  step "images"
+  make -C "$ROOT" --no-print-directory images IMG_REGISTRY="$IMG_REGISTRY" IMG_TAG="$IMG_TAG"
+  local img
+  for img in pause kquant-manager kquant-agent; do import_image "$ROOT/bin/images/$img.tar"; done
+  step "helm install $RELEASE charts/kquant"
+  make -C "$ROOT" --no-print-directory helm >/dev/null
+  local t0=$SECONDS
+  "$ROOT/bin/helm" --kubeconfig "$STATE/kubeconfig" upgrade --install "$RELEASE" "$ROOT/charts/kquant" \
+    --namespace "$NAMESPACE" --create-namespace \
+    -f "$ROOT/hack/cluster/values.yaml" \
+    --set manager.image.repository="$IMG_REGISTRY/kquant-manager",manager.image.tag="$IMG_TAG" \
+    --set agent.image.repository="$IMG_REGISTRY/kquant-agent",agent.image.tag="$IMG_TAG" \
+    --set agent.simulate="$GPUS" \
+    --wait --timeout "${TIMEOUT}s"
+  step "installed, pods Ready in $((SECONDS - t0))s"
+  kubectl -n "$NAMESPACE" get pods -o wide
+}
+
+# stop name: SIGTERM, then SIGKILL after 10 s.
+stop() {
+  local pidfile=$STATE/pids/$1.pid pid i
+  [[ -f $pidfile ]] || return 0
+  pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
+
+# unmount_under dir: every mount at or below dir, deepest first.
+unmount_under() {
+  local m
+  while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done < <(awk -v d="$1" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo | sort -r)
+}
+
+cluster_down() {
+  step "stopping the cluster"
+  stop deviceplugin
+  stop kubelet
+  if [[ -S $CONTAINERD_SOCK ]]; then
+    local crictl
+    crictl=$("$ROOT/hack/cluster-assets.sh" 2>/dev/null)/crictl
+    # Stopping the pod sandboxes tears their networks down through CNI.
+    [[ -x $crictl ]] && timeout 60 "$crictl" --runtime-endpoint "unix://$CONTAINERD_SOCK" rmp -fa >/dev/null 2>&1 || true
+  fi
+  stop containerd
+  # Shims outlive containerd by design; end this cluster's (they name its socket).
+  pkill -KILL -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK" 2>/dev/null || true
+  pkill -KILL -f "$RUN/containerd" 2>/dev/null || true
+  stop kube-proxy
+  if [[ -x ${NODE_ASSETS:-/nonexistent}/kube-proxy ]] || NODE_ASSETS=$("$ROOT/hack/cluster-assets.sh" 2>/dev/null); then
+    "$NODE_ASSETS/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  fi
+  stop kube-scheduler
+  stop kube-controller-manager
+  stop kube-apiserver
+  stop etcd
+  unmount_under "$KUBELET_ROOT"
+  unmount_under "$RUN"
+  unmount_under "$STATE"
+  local ns
+  for ns in /run/netns/cni-*; do
+    [[ -e $ns ]] || continue
+    umount "$ns" 2>/dev/null || true
+    rm -f "$ns"
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  # The kubelet's pod cgroups (cgroupfs driver), deepest first.
+  local d
+  for d in /sys/fs/cgroup/*/kubepods; do
+    [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+  done
+  rm -rf "$KUBELET_ROOT" "$RUN" "$STATE"
+  info "nothing of the cluster runs or stays mounted"
+}
+

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# images.sh: `make images`. Builds the manager, agent and pause images as OCI
+# image-layout archives in bin/images/, without Docker and without a registry:
+#
+#   bin/images/kquant-manager.tar  $IMG_REGISTRY/kquant-manager:$IMG_TAG  linux/amd64 + linux/arm64
+#   bin/images/kquant-agent.tar    $IMG_REGISTRY/kquant-agent:$IMG_TAG    linux/amd64 (+ arm64 with a cross gcc)
+#   bin/images/pause.tar           kquant.local/pause:3.10                 linux/amd64 + linux/arm64
+#
+# `ctr -n k8s.io images import FILE` and `docker load -i FILE` both read them.
+# The image builder (hack/tools/images) takes user, entrypoint, env and the
+# binary's path from the Dockerfiles, so these are the images `make
+# docker-build` makes. The bases are local stand-ins for the Dockerfiles'
+# distroless bases, made from Debian's packages and cached in
+# ~/.cache/kquant/images: "static" (passwd and group with nonroot 65532,
+# nsswitch.conf, /tmp, CA certificates) for the manager and pause, and "glibc"
+# (static plus Debian's libc6: the agent dlopens libcuda and libnvidia-ml,
+# which the NVIDIA container toolkit mounts and which need libc, libm, libdl,
+# libpthread and librt) for the agent.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+IMG_REGISTRY=${IMG_REGISTRY:-ghcr.io/kquant}
+IMG_TAG=${IMG_TAG:-$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)}
+VERSION=${VERSION:-$IMG_TAG}
+PAUSE_REF=kquant.local/pause:3.10
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kquant/images
+OUT=$ROOT/bin/images
+LDFLAGS="-s -w -X github.com/kquant/kquant/cmd/internal/version.Version=${VERSION}"
+
+log() { echo "images: $*" >&2; }
+
+# gobuild goos goarch cgo package output
+gobuild() {
+  GOOS=$1 GOARCH=$2 CGO_ENABLED=$3 go build -trimpath -ldflags "$LDFLAGS" -o "$5" "$4"
+}
+
+# debian_package name: prints the path of the package's .deb, downloaded once
+# into the cache from Debian's archive (apt's configured mirror).
+debian_package() {
+  local deb
+  deb=$(ls "$CACHE"/debs/"$1"_*.deb 2>/dev/null | tail -n 1 || true)
+  if [[ -z $deb ]]; then
+    mkdir -p "$CACHE/debs"
+    (cd "$CACHE/debs" && { apt-get download "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download "$1" >/dev/null; }; })
+    deb=$(ls "$CACHE"/debs/"$1"_*.deb | tail -n 1)
+  fi
+  echo "$deb"
+}
+
+# static_base dir: the files distroless/static has that kquant's binaries use.
+static_base() {
+  local d=$1
+  mkdir -p "$d/etc/ssl/certs" "$d/tmp"
+  chmod 1777 "$d/tmp"
+  cat >"$d/etc/passwd" <<'PASSWD'
+root:x:0:0:root:/root:/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
+nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin
+PASSWD
+  cat >"$d/etc/group" <<'GROUP'
+root:x:0:
+nobody:x:65534:
+nonroot:x:65532:
+GROUP
+  echo "hosts: files dns" >"$d/etc/nsswitch.conf"
+  local ca
+  ca=$(debian_package ca-certificates)
+  # The bundle is what the package's update-ca-certificates writes: every
+  # certificate it ships, concatenated.
+  local x
+  x=$(mktemp -d)
+  dpkg-deb -x "$ca" "$x"
+  find "$x/usr/share/ca-certificates" -name '*.crt' | sort | xargs cat >"$d/etc/ssl/certs/ca-certificates.crt"
+  rm -rf "$x"
+}
+
+# glibc_base dir: static_base plus Debian's libc6 libraries (no docs, no gconv).
+glibc_base() {
+  local d=$1 libc
+  static_base "$d"
+  libc=$(debian_package libc6)
+  dpkg-deb -x "$libc" "$d"
+  rm -rf "$d/usr/share" "$d/usr/lib/x86_64-linux-gnu/gconv" "$d/etc/ld.so.conf.d"
+}
+
+# base kind: the cached base directory, made once per Debian package version.
+base() {
+  local kind=$1 key dir
+  key=$(basename "$(debian_package ca-certificates)" .deb)
+  [[ $kind == glibc ]] && key+="+$(basename "$(debian_package libc6)" .deb)"
+  dir=$CACHE/base-$kind-$key
+  if [[ ! -d $dir ]]; then
+    log "making the $kind base from Debian's packages"
+    rm -rf "$dir.tmp"
+    "${kind}_base" "$dir.tmp"
+    mv "$dir.tmp" "$dir"
+  fi
+  echo "$dir"
+}
+
+mkdir -p "$OUT" "$ROOT/bin/linux_amd64" "$ROOT/bin/linux_arm64"
+log "binaries"
+gobuild linux amd64 0 ./cmd/manager bin/linux_amd64/manager
+gobuild linux arm64 0 ./cmd/manager bin/linux_arm64/manager
+gobuild linux amd64 0 ./hack/pause bin/linux_amd64/pause
+gobuild linux arm64 0 ./hack/pause bin/linux_arm64/pause
+gobuild linux amd64 1 ./cmd/agent bin/linux_amd64/agent
+agent_platforms=(-binary linux/amd64=bin/linux_amd64/agent)
+if command -v aarch64-linux-gnu-gcc >/dev/null; then
+  CC=aarch64-linux-gnu-gcc gobuild linux arm64 1 ./cmd/agent bin/linux_arm64/agent
+  agent_platforms+=(-binary linux/arm64=bin/linux_arm64/agent)
+else
+  log "agent: linux/amd64 only (cgo needs a cross gcc for arm64: Debian's gcc-aarch64-linux-gnu and libc6-arm64-cross)"
+fi
+(cd hack/tools/images && go build -o "$ROOT/bin/kquant-images" .)
+
+log "images"
+STATIC=$(base static)
+GLIBC=$(base glibc)
+bin/kquant-images -dockerfile Dockerfile.manager -base "$STATIC" -ref "$IMG_REGISTRY/kquant-manager:$IMG_TAG" \
+  -binary linux/amd64=bin/linux_amd64/manager -binary linux/arm64=bin/linux_arm64/manager -out "$OUT/kquant-manager.tar"
+bin/kquant-images -dockerfile Dockerfile.agent -base "$GLIBC" -ref "$IMG_REGISTRY/kquant-agent:$IMG_TAG" \
+  "${agent_platforms[@]}" -out "$OUT/kquant-agent.tar"
+bin/kquant-images -dockerfile hack/pause/Dockerfile -base "$STATIC" -ref "$PAUSE_REF" \
+  -binary linux/amd64=bin/linux_amd64/pause -binary linux/arm64=bin/linux_arm64/pause -out "$OUT/pause.tar"

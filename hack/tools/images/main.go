@@ -1,0 +1,60 @@
+// Command images builds one container image, for one or more platforms, as an
+// OCI image-layout archive that both `ctr images import` and `docker load`
+// accept, without Docker and without a registry.
+//
+// The image is a base layer made from a local root filesystem directory (the
+// stand-in for the Dockerfile's distroless base, made from Debian's packages by
+// hack/images.sh) and a layer with the binary. Its user, entrypoint,
+// environment, working directory and the binary's path come from the final
+// stage of the Dockerfile given, so this path and `docker build` produce the
+// same run-time image.
+//
+//	images -dockerfile Dockerfile.manager -base DIR -ref kquant.local/kquant-manager:dev \
+//	  -binary linux/amd64=bin/linux_amd64/manager -binary linux/arm64=bin/linux_arm64/manager \
+//	  -out bin/images/kquant-manager.tar
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// platformBinaries collects repeated -binary os/arch=path flags.
+type platformBinaries []platformBinary
+
+type platformBinary struct {
+	OS, Arch, Path string
+}
+
+func (p *platformBinaries) String() string { return fmt.Sprint(*p) }
+
+func (p *platformBinaries) Set(v string) error {
+	platform, path, ok := strings.Cut(v, "=")
+	goos, arch, ok2 := strings.Cut(platform, "/")
+	if !ok || !ok2 || path == "" {
+		return fmt.Errorf("want os/arch=path, got %q", v)
+	}
+	*p = append(*p, platformBinary{OS: goos, Arch: arch, Path: path})
+	return nil
+}
+
+func main() {
+	var spec buildSpec
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	fs.StringVar(&spec.Dockerfile, "dockerfile", "", "Dockerfile whose final stage gives user, entrypoint, env and binary path")
+	fs.StringVar(&spec.BaseDir, "base", "", "root filesystem directory of the base layer")
+	fs.StringVar(&spec.Ref, "ref", "", "image reference with an explicit tag, e.g. kquant.local/kquant-manager:dev")
+	fs.StringVar(&spec.Out, "out", "", "archive to write")
+	fs.Var(&spec.Binaries, "binary", "os/arch=path of the binary for one platform (repeatable)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	result, err := build(spec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+	fmt.Println(result)
+}
