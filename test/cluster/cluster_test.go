@@ -15,6 +15,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -306,13 +307,21 @@ func agentPodDeletedMidRun(t *testing.T, cl *cluster) {
 	if job.Status.Succeeded != simulatedGPUs || job.Status.Total != simulatedGPUs {
 		t.Errorf("job counts %d/%d succeeded, want %d of %d (one per GPU)", job.Status.Succeeded, job.Status.Total, simulatedGPUs, simulatedGPUs)
 	}
-	retried := false
+	// The interrupted run was either run again from the start by the new
+	// agent (condition Restarted) or failed and retried as a new attempt.
+	var how string
 	for _, r := range cl.runs(t, ns) {
-		if r.Spec.Attempt > 1 || r.Status.Phase == v1alpha1.RunPhaseFailed {
-			retried = true
+		switch {
+		case r.Name == interrupted && meta.IsStatusConditionTrue(r.Status.Conditions, v1alpha1.RunConditionRestarted):
+			how = meta.FindStatusCondition(r.Status.Conditions, v1alpha1.RunConditionRestarted).Message
+		case r.Spec.Attempt > 1:
+			how = fmt.Sprintf("retried as run %s (attempt %d)", r.Name, r.Spec.Attempt)
 		}
 	}
-	t.Logf("job slow: %d/%d succeeded, a run retried: %v\n%s", job.Status.Succeeded, job.Status.Total, retried,
+	if how == "" {
+		t.Errorf("run %s was neither run again nor retried:\n%s", interrupted, cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "yaml"))
+	}
+	t.Logf("job slow: %d/%d succeeded; run %s: %s\n%s", job.Status.Succeeded, job.Status.Total, interrupted, how,
 		cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "wide"))
 }
 

@@ -91,7 +91,8 @@ func script(root, name string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// run runs a command with a deadline and returns its combined output.
+// run runs a command with a deadline and returns its stdout; its stderr
+// goes into the error, or into the log when the command succeeds.
 func run(ctx context.Context, stdin []byte, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -99,11 +100,12 @@ func run(ctx context.Context, stdin []byte, name string, args ...string) (string
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String() + stderr.String(), fmt.Errorf("%s %s: %w\n%s%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return string(out), nil
+	return stdout.String(), nil
 }
 
 func (cl *cluster) kubectl(t *testing.T, args ...string) string {
@@ -243,10 +245,10 @@ func (cl *cluster) runs(t *testing.T, ns string) []v1alpha1.QuantRun {
 	return list.Items
 }
 
-// jsonPath decodes kubectl's JSON output of one object.
+// decode decodes a tool's JSON output.
 func decode(t *testing.T, out string, into any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(out), into); err != nil {
-		t.Fatalf("decoding %q: %v", out, err)
+		t.Fatalf("decoding %.300q: %v", out, err)
 	}
 }
