@@ -256,8 +256,10 @@ func hasCondition(conds []metav1.Condition, typ string) bool {
 	return false
 }
 
-// slowJob is a benchmark that takes seconds per run on the reference backend,
-// long enough to delete a pod while a run is Running.
+// slowJob is a benchmark that takes about 15 s per run on the reference
+// backend: far longer than the one second of grace the agent pod is deleted
+// with, so the run cannot finish in it (an agent that finishes within its grace
+// period marks the run FinishedDuringShutdown instead).
 const slowJob = `apiVersion: kquant.dev/v1alpha1
 kind: QuantJob
 metadata: {name: %s}
@@ -268,7 +270,7 @@ spec:
   workload:
     operation: Quantize
     shapes: [{rows: 2048, cols: 2048}]
-  execution: {graphs: Eager, iterations: 40, warmup: 1}
+  execution: {graphs: Eager, iterations: 300, warmup: 1}
   placement: {policy: %s}
   backoffLimit: 3
 `
