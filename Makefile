@@ -63,6 +63,7 @@ RACE_PKGS = $(shell go list ./... | grep -v '/agent/quant')
 test: verify envtest-assets ## Run all tests against a real kube-apiserver and etcd.
 	go test -count=1 $(PURE_PKGS)
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test $(GO_TEST_FLAGS) $(RACE_PKGS)
+	cd hack/tools/images && go test -count=1 ./...
 
 
 .PHONY: e2e
