@@ -34,6 +34,7 @@ func TestCluster(t *testing.T) {
 	}{
 		{"pods run as the chart says", podsAsTheChartSays},
 		{"the agent writes only its own node's objects with its node-bound token", agentNodeBoundWrites},
+		{"the agent image's glibc loads the binary and dlopen looks for the driver", agentImageDlopen},
 		{"jobs from recipes and samples succeed", jobsSucceed},
 		{"an agent pod deleted mid-run loses nothing", agentPodDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
@@ -169,6 +170,43 @@ func agentNodeBoundWrites(t *testing.T, cl *cluster) {
 	}
 	t.Logf("profile %s: %d simulated GPUs; Lease renewed %s ago; agent token bound to node %s; other nodes' writes denied",
 		node, len(profile.Status.GPUs), time.Since(lease.Spec.RenewTime.Time).Round(time.Second), node)
+}
+
+// agentImageDlopen starts the agent image in a pod of its own, locked down as
+// the chart's, to see what only a pod shows: the dynamic loader and glibc of
+// the image run the cgo binary, and its dlopen of libcuda.so.1 (absent on
+// this node) ends in the agent's "no CUDA driver" fallback, not a crash. A
+// kubeconfig that does not exist stops the agent right after that probe.
+func agentImageDlopen(t *testing.T, cl *cluster) {
+	ns := cl.namespace(t, "e2e-agent-image")
+	const pod = `apiVersion: v1
+kind: Pod
+metadata: {name: dlopen}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: agent
+    image: kquant.local/kquant-agent:dev
+    args: [--node-name=probe, --kubeconfig=/nonexistent, --log-format=text]
+    securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+`
+	cl.apply(t, ns, []byte(pod), "-")
+	eventually(t, 2*time.Minute, "the probe pod to finish", func() error {
+		p := &corev1.Pod{}
+		if err := cl.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "dlopen"}, p); err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+	logs := cl.kubectl(t, "logs", "-n", ns, "dlopen")
+	if !strings.Contains(logs, "no CUDA driver: libcuda.so.1: cannot open shared object file") {
+		t.Errorf("the agent's log in its image does not show the dlopen fallback:\n%s", logs)
+	}
+	t.Logf("agent image in a pod:\n%s", logs)
 }
 
 // agentToken reads the service-account token the kubelet projected into the
