@@ -189,6 +189,8 @@ control_plane() {
     --listen-peer-urls http://127.0.0.1:2480 --initial-advertise-peer-urls http://127.0.0.1:2480 \
     --initial-cluster default=http://127.0.0.1:2480 --unsafe-no-fsync --quota-backend-bytes 4294967296
   local pki=$STATE/pki
+  # The API server reaches the kubelet (logs, exec) at the node's InternalIP:
+  # by hostname it would ask this machine's resolver, off the machine.
   start kube-apiserver "$ASSETS/kube-apiserver" \
     --etcd-servers http://127.0.0.1:2479 \
     --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port 6443 \
@@ -197,6 +199,7 @@ control_plane() {
     --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$pki/ca.crt" \
+    --kubelet-preferred-address-types InternalIP \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-cluster-ip-range "$SERVICE_RANGE" \
