@@ -46,30 +46,9 @@ IMG_REGISTRY=kquant.local
 IMG_TAG=${KQUANT_CLUSTER_IMG_TAG:-dev}
 RELEASE=kquant
 NAMESPACE=kquant-system
-START=$SECONDS
-
-step() { printf '\033[1m==> [%3ss] %s\033[0m\n' "$((SECONDS - START))" "$*"; }
-info() { printf '    %s\n' "$*"; }
-die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
-
-running() { # name
-  local pidfile=$STATE/pids/$1.pid
-  [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null
-}
-
-# start name command... : a background process in its own session, logging to
-# .cluster/logs/<name>.log, its pid in .cluster/pids/<name>.pid.
-start() {
-  local name=$1
-  shift
-  if running "$name"; then
-    info "$name already running (pid $(cat "$STATE/pids/$name.pid"))"
-    return
-  fi
-  setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$STATE/pids/$name.pid"
-  info "$name started (pid $!, log .cluster/logs/$name.log)"
-}
+PROCS_DIR=$STATE
+PROCS_NAME=cluster
+source "$ROOT/hack/lib/procs.sh"
 
 # wait_for what command... : retries the command every second until it
 # succeeds or TIMEOUT passes.
@@ -398,19 +377,6 @@ cluster_install() {
     --wait --timeout "${TIMEOUT}s"
   step "installed, pods Ready in $((SECONDS - t0))s"
   kubectl -n "$NAMESPACE" get pods -o wide
-}
-
-# stop name: SIGTERM, then SIGKILL after 10 s.
-stop() {
-  local pidfile=$STATE/pids/$1.pid pid i
-  [[ -f $pidfile ]] || return 0
-  pid=$(cat "$pidfile")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  fi
-  rm -f "$pidfile"
 }
 
 # unmount_under dir: every mount at or below dir, deepest first.

@@ -24,29 +24,9 @@ DEMO=$ROOT/.demo
 NS=kquant-system
 JOB_FILE=${KQUANT_DEMO_JOB:-$ROOT/config/samples/validation-quantize.yaml}
 TIMEOUT=${KQUANT_DEMO_TIMEOUT:-150}
-START=$SECONDS
-
-step() { printf '\033[1m==> [%3ss] %s\033[0m\n' "$((SECONDS - START))" "$*"; }
-info() { printf '    %s\n' "$*"; }
-die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
-
-running() { # name
-  local pidfile=$DEMO/pids/$1.pid
-  [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null
-}
-
-# start name command... : starts a background process in its own session, logs
-# to .demo/logs/<name>.log, records its pid; reuses it when it still runs.
-start() {
-  local name=$1; shift
-  if running "$name"; then
-    info "$name already running (pid $(cat "$DEMO/pids/$name.pid"))"
-    return
-  fi
-  setsid "$@" >"$DEMO/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$DEMO/pids/$name.pid"
-  info "$name started (pid $!, log .demo/logs/$name.log)"
-}
+PROCS_DIR=$DEMO
+PROCS_NAME=demo
+source "$ROOT/hack/lib/procs.sh"
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -310,7 +290,7 @@ up() {
     IFS=: read -r phase s t r f <<<"$now"
     now="phase=${phase:-<none>}, ${s:-0}/${t:-?} succeeded, ${r:-0} running, ${f:-0} failed"
     if [[ $now != "$last" ]]; then
-      info "$(printf '[%3ss] ' "$((SECONDS - START))")$now"
+      info "$(printf '[%3ss] ' "$((SECONDS - PROCS_START))")$now"
       last=$now
     fi
     case $phase in
@@ -342,17 +322,10 @@ up() {
 
 down() {
   [[ -d $DEMO ]] || { echo "demo: nothing to stop"; return 0; }
-  local f pid name
+  local name
   # Agents and manager first, then the API server, then etcd.
   for name in $(ls "$DEMO/pids" 2>/dev/null | sed 's/\.pid$//' | sort -r | awk '/^(agent|manager)/{print} !/^(agent|manager)/{rest=rest" "$0} END{print rest}'); do
-    f=$DEMO/pids/$name.pid
-    pid=$(cat "$f")
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-      if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-      echo "stopped $name (pid $pid)"
-    fi
+    stop "$name"
   done
   rm -rf "$DEMO"
   echo "removed .demo/"

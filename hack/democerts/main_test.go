@@ -37,26 +37,7 @@ func TestGenerateChains(t *testing.T) {
 		{name: "admin", usage: x509.ExtKeyUsageClientAuth, wantCN: "kquant-demo-admin", wantOrg: "system:masters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pair, err := tls.LoadX509KeyPair(filepath.Join(dir, tc.name+".crt"), filepath.Join(dir, tc.name+".key"))
-			if err != nil {
-				t.Fatalf("loading key pair: %v", err)
-			}
-			cert, err := x509.ParseCertificate(pair.Certificate[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: tc.dnsName, KeyUsages: []x509.ExtKeyUsage{tc.usage}, CurrentTime: now}); err != nil {
-				t.Errorf("verify against ca.crt: %v", err)
-			}
-			if cert.Subject.CommonName != tc.wantCN {
-				t.Errorf("CN = %q, want %q", cert.Subject.CommonName, tc.wantCN)
-			}
-			if tc.wantOrg != "" && (len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != tc.wantOrg) {
-				t.Errorf("O = %v, want [%s]", cert.Subject.Organization, tc.wantOrg)
-			}
-			if tc.wantIPSAN != "" && (len(cert.IPAddresses) == 0 || cert.IPAddresses[0].String() != tc.wantIPSAN) {
-				t.Errorf("IP SANs = %v, want %s first", cert.IPAddresses, tc.wantIPSAN)
-			}
+			checkLeaf(t, dir, roots, now, leafWant{name: tc.name, usage: tc.usage, dnsName: tc.dnsName, cn: tc.wantCN, org: tc.wantOrg, ip: tc.wantIPSAN})
 		})
 	}
 	for _, f := range []string{"sa.key", "sa.pub"} {
@@ -99,26 +80,40 @@ func TestGenerateCluster(t *testing.T) {
 		{name: "apiserver-kubelet-client", usage: x509.ExtKeyUsageClientAuth, wantCN: "kube-apiserver-kubelet-client", wantOrg: "system:masters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pair, err := tls.LoadX509KeyPair(filepath.Join(dir, tc.name+".crt"), filepath.Join(dir, tc.name+".key"))
-			if err != nil {
-				t.Fatalf("loading key pair: %v", err)
-			}
-			cert, err := x509.ParseCertificate(pair.Certificate[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{tc.usage}, CurrentTime: now}); err != nil {
-				t.Errorf("verify against ca.crt: %v", err)
-			}
-			if cert.Subject.CommonName != tc.wantCN {
-				t.Errorf("CN = %q, want %q", cert.Subject.CommonName, tc.wantCN)
-			}
-			if tc.wantOrg != "" && (len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != tc.wantOrg) {
-				t.Errorf("O = %v, want [%s]", cert.Subject.Organization, tc.wantOrg)
-			}
-			if tc.wantIP != "" && !slices.ContainsFunc(cert.IPAddresses, func(ip net.IP) bool { return ip.String() == tc.wantIP }) {
-				t.Errorf("IP SANs = %v, want %s among them", cert.IPAddresses, tc.wantIP)
-			}
+			checkLeaf(t, dir, roots, now, leafWant{name: tc.name, usage: tc.usage, cn: tc.wantCN, org: tc.wantOrg, ip: tc.wantIP})
 		})
+	}
+}
+
+// leafWant is what one certificate must be.
+type leafWant struct {
+	name    string // file stem
+	usage   x509.ExtKeyUsage
+	dnsName string // verified when set
+	cn, org string // org checked when set
+	ip      string // among the IP SANs, when set
+}
+
+func checkLeaf(t *testing.T, dir string, roots *x509.CertPool, now time.Time, want leafWant) {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, want.name+".crt"), filepath.Join(dir, want.name+".key"))
+	if err != nil {
+		t.Fatalf("loading key pair: %v", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: want.dnsName, KeyUsages: []x509.ExtKeyUsage{want.usage}, CurrentTime: now}); err != nil {
+		t.Errorf("verify against ca.crt: %v", err)
+	}
+	if cert.Subject.CommonName != want.cn {
+		t.Errorf("CN = %q, want %q", cert.Subject.CommonName, want.cn)
+	}
+	if want.org != "" && (len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != want.org) {
+		t.Errorf("O = %v, want [%s]", cert.Subject.Organization, want.org)
+	}
+	if want.ip != "" && !slices.ContainsFunc(cert.IPAddresses, func(ip net.IP) bool { return ip.String() == want.ip }) {
+		t.Errorf("IP SANs = %v, want %s among them", cert.IPAddresses, want.ip)
 	}
 }

@@ -1,10 +1,12 @@
 package builders
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 )
@@ -64,6 +66,18 @@ func (w *QuantJobWrapper) AddShape(rows, cols int64) *QuantJobWrapper {
 func (w *QuantJobWrapper) Iterations(iters, warmup int32) *QuantJobWrapper {
 	w.Spec.Execution.Iterations = ptr.To(iters)
 	w.Spec.Execution.Warmup = ptr.To(warmup)
+	return w
+}
+
+// Graphs sets execution.graphs.
+func (w *QuantJobWrapper) Graphs(m kquantv1alpha1.GraphMode) *QuantJobWrapper {
+	w.Spec.Execution.Graphs = m
+	return w
+}
+
+// Policy sets placement.policy.
+func (w *QuantJobWrapper) Policy(p kquantv1alpha1.PlacementPolicy) *QuantJobWrapper {
+	w.Spec.Placement.Policy = p
 	return w
 }
 
@@ -141,3 +155,24 @@ func (w *QuantJobWrapper) MinSNRdB(db string) *QuantJobWrapper {
 
 // Obj returns the job.
 func (w *QuantJobWrapper) Obj() *kquantv1alpha1.QuantJob { return &w.QuantJob }
+
+// YAML is the job as a manifest for kubectl apply.
+func (w *QuantJobWrapper) YAML() string {
+	job := w.QuantJob.DeepCopy()
+	job.TypeMeta = metav1.TypeMeta{APIVersion: kquantv1alpha1.GroupVersion.String(), Kind: "QuantJob"}
+	data, err := yaml.Marshal(job)
+	if err != nil {
+		// A QuantJob always marshals; a failure here is a bug in the types.
+		panic(fmt.Sprintf("marshalling QuantJob %s: %v", job.Name, err))
+	}
+	return string(data)
+}
+
+// MakeSlowBenchmark is an eager 2048x2048 FP8 current-scaling quantize
+// benchmark in which each iteration takes about 50 ms on the reference
+// backend: with enough iterations a run lasts long enough to kill a process
+// while it executes. It uses the catalog recipe fp8-current-scaling.
+func MakeSlowBenchmark(name, ns string, iterations int32) *QuantJobWrapper {
+	return MakeQuantJob(name, ns).Recipe("fp8-current-scaling").Benchmark().Level(kquantv1alpha1.LevelQuick).
+		Shape(2048, 2048).Iterations(iterations, 1).Graphs(kquantv1alpha1.GraphModeEager)
+}

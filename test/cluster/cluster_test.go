@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )
 
@@ -294,25 +295,6 @@ func hasCondition(conds []metav1.Condition, typ string) bool {
 	return false
 }
 
-// slowJob is a benchmark that takes about 15 s per run on the reference
-// backend: far longer than the one second of grace the agent pod is deleted
-// with, so the run cannot finish in it (an agent that finishes within its grace
-// period marks the run FinishedDuringShutdown instead).
-const slowJob = `apiVersion: kquant.dev/v1alpha1
-kind: QuantJob
-metadata: {name: %s}
-spec:
-  recipeRef: {name: fp8-current-scaling}
-  mode: Benchmark
-  level: Quick
-  workload:
-    operation: Quantize
-    shapes: [{rows: 2048, cols: 2048}]
-  execution: {graphs: Eager, iterations: 300, warmup: 1}
-  placement: {policy: %s}
-  backoffLimit: 3
-`
-
 // agentPodDeletedMidRun kills the agent's pod (one second of grace) while a
 // run executes: the DaemonSet brings a new one, the run is retried, and the job
 // ends with every GPU's run succeeded.
@@ -320,7 +302,13 @@ func agentPodDeletedMidRun(t *testing.T, cl *cluster) {
 	ns := cl.namespace(t, "e2e-agent-fault")
 	root := testenv.RepoRoot()
 	cl.apply(t, ns, nil, filepath.Join(root, "recipes", "fp8-current-scaling.yaml"))
-	cl.apply(t, ns, []byte(fmt.Sprintf(slowJob, "slow", "EachGPU")), "-")
+	// About 15 s a run: far longer than the one second of grace the agent pod
+	// is deleted with, so a run cannot finish in it (an agent that finishes
+	// within its grace marks the run FinishedDuringShutdown instead).
+	slow := builders.MakeSlowBenchmark("slow", ns, 300).EachGPU().BackoffLimit(3).Obj()
+	if err := cl.c.Create(t.Context(), slow); err != nil {
+		t.Fatal(err)
+	}
 	var interrupted string
 	eventually(t, 3*time.Minute, "a run Running", func() error {
 		for _, r := range cl.runs(t, ns) {

@@ -22,6 +22,7 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/test/testenv"
+	"github.com/kquant/kquant/test/wait"
 )
 
 const (
@@ -165,17 +166,7 @@ func (cl *cluster) namespace(t *testing.T, name string) string {
 // eventually polls f until it returns nil.
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(time.Second)
-	}
+	wait.For(t, timeout, what, f)
 }
 
 // componentPods lists the chart's pods of one component (manager or agent).
@@ -222,18 +213,7 @@ func podReady(p *corev1.Pod) bool {
 // waitJob waits until the job in ns reaches phase.
 func (cl *cluster) waitJob(t *testing.T, ns, name string, phase v1alpha1.JobPhase, timeout time.Duration) *v1alpha1.QuantJob {
 	t.Helper()
-	job := &v1alpha1.QuantJob{}
-	eventually(t, timeout, "job "+name+" "+string(phase), func() error {
-		if err := cl.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-			return err
-		}
-		if job.Status.Phase != phase {
-			return fmt.Errorf("phase %q, %d/%d succeeded, %d running, %d pending, %d failed",
-				job.Status.Phase, job.Status.Succeeded, job.Status.Total, job.Status.Running, job.Status.Pending, job.Status.Failed)
-		}
-		return nil
-	})
-	return job
+	return wait.JobPhase(t, cl.c, ns, name, phase, timeout)
 }
 
 func (cl *cluster) runs(t *testing.T, ns string) []v1alpha1.QuantRun {

@@ -26,7 +26,9 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
+	"github.com/kquant/kquant/test/wait"
 )
 
 const systemNamespace = "kquant-system"
@@ -168,19 +170,7 @@ func repoFile(elem ...string) string {
 // slowJob is a benchmark that takes seconds per run on the reference
 // backend: long enough to kill something while it runs.
 func slowJob(name, policy string) string {
-	return fmt.Sprintf(`apiVersion: kquant.dev/v1alpha1
-kind: QuantJob
-metadata: {name: %s}
-spec:
-  recipeRef: {name: fp8-current-scaling}
-  mode: Benchmark
-  level: Quick
-  workload:
-    operation: Quantize
-    shapes: [{rows: 2048, cols: 2048}]
-  execution: {graphs: Eager, iterations: 40, warmup: 1}
-  placement: {policy: %s}
-`, name, policy)
+	return builders.MakeSlowBenchmark(name, "", 40).Policy(v1alpha1.PlacementPolicy(policy)).YAML()
 }
 
 func (s *suite) apply(t *testing.T, ns, manifest string) {
@@ -193,17 +183,7 @@ func (s *suite) apply(t *testing.T, ns, manifest string) {
 // eventually polls f until it returns nil.
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	wait.For(t, timeout, what, f)
 }
 
 func (s *suite) runs(t *testing.T, ns string) []v1alpha1.QuantRun {
@@ -236,18 +216,7 @@ func (s *suite) waitRunning(t *testing.T, ns string) v1alpha1.QuantRun {
 // waitJob waits until job reaches phase.
 func (s *suite) waitJob(t *testing.T, ns, name string, phase v1alpha1.JobPhase, timeout time.Duration) *v1alpha1.QuantJob {
 	t.Helper()
-	job := &v1alpha1.QuantJob{}
-	eventually(t, timeout, "job "+name+" "+string(phase), func() error {
-		if err := s.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-			return err
-		}
-		if job.Status.Phase != phase {
-			return fmt.Errorf("phase %q, %d/%d succeeded, %d running, %d pending, %d failed",
-				job.Status.Phase, job.Status.Succeeded, job.Status.Total, job.Status.Running, job.Status.Pending, job.Status.Failed)
-		}
-		return nil
-	})
-	return job
+	return wait.JobPhase(t, s.c, ns, name, phase, timeout)
 }
 
 func isTerminal(p v1alpha1.RunPhase) bool {
