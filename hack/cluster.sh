@@ -292,6 +292,8 @@ authorization:
   mode: Webhook
 clusterDomain: cluster.local
 resolvConf: $STATE/resolv.conf
+# Containers' logs with the rest of the cluster's state, so that down removes them.
+podLogsDir: $STATE/pod-logs
 podCIDR: $POD_SUBNET
 serializeImagePulls: false
 # A shared development machine: evict only when it is really out of room.
@@ -436,7 +438,8 @@ cluster_down() {
   for d in /sys/fs/cgroup/*/kubepods; do
     [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
-  rm -rf "$KUBELET_ROOT" "$RUN" "$STATE"
+  # /var/lib/cni: the CNI library's cache of the pods' network results.
+  rm -rf "$KUBELET_ROOT" "$RUN" "$STATE" /var/lib/cni
   info "nothing of the cluster runs or stays mounted"
 }
 
