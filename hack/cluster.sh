@@ -438,6 +438,13 @@ cluster_down() {
   for d in /sys/fs/cgroup/*/kubepods; do
     [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
+  # The kubelet's links to container logs live at a fixed path; ours point into
+  # .cluster/pod-logs, which goes below.
+  local link
+  for link in /var/log/containers/*.log; do
+    [[ -L $link && $(readlink "$link") == "$STATE/pod-logs/"* ]] && rm -f "$link"
+  done
+  rmdir /var/log/containers 2>/dev/null || true
   # /var/lib/cni: the CNI library's cache of the pods' network results.
   rm -rf "$KUBELET_ROOT" "$RUN" "$STATE" /var/lib/cni
   info "nothing of the cluster runs or stays mounted"

@@ -26,6 +26,10 @@ VERSION=${VERSION:-$IMG_TAG}
 PAUSE_REF=kquant.local/pause:3.10
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kquant/images
 OUT=$ROOT/bin/images
+BASE_RECIPE=r2
+# What the distroless bases set in their image configuration; a docker build
+# inherits it, so these images carry it too.
+DISTROLESS_CONFIG=(-base-env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt -base-workdir /home/nonroot)
 LDFLAGS="-s -w -X github.com/kquant/kquant/cmd/internal/version.Version=${VERSION}"
 
 log() { echo "images: $*" >&2; }
@@ -51,8 +55,10 @@ debian_package() {
 # static_base dir: the files distroless/static has that kquant's binaries use.
 static_base() {
   local d=$1
-  mkdir -p "$d/etc/ssl/certs" "$d/tmp"
+  mkdir -p "$d/etc/ssl/certs" "$d/tmp" "$d/home/nonroot"
   chmod 1777 "$d/tmp"
+  chown 65532:65532 "$d/home/nonroot"
+  chmod 0700 "$d/home/nonroot"
   cat >"$d/etc/passwd" <<'PASSWD'
 root:x:0:0:root:/root:/sbin/nologin
 nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
@@ -87,7 +93,8 @@ glibc_base() {
 # base kind: the cached base directory, made once per Debian package version.
 base() {
   local kind=$1 key dir
-  key=$(basename "$(debian_package ca-certificates)" .deb)
+  # BASE_RECIPE changes whenever what static_base or glibc_base makes changes.
+  key=$BASE_RECIPE+$(basename "$(debian_package ca-certificates)" .deb)
   [[ $kind == glibc ]] && key+="+$(basename "$(debian_package libc6)" .deb)"
   dir=$CACHE/base-$kind-$key
   if [[ ! -d $dir ]]; then
@@ -118,9 +125,9 @@ fi
 log "images"
 STATIC=$(base static)
 GLIBC=$(base glibc)
-bin/kquant-images -dockerfile Dockerfile.manager -base "$STATIC" -ref "$IMG_REGISTRY/kquant-manager:$IMG_TAG" \
+bin/kquant-images "${DISTROLESS_CONFIG[@]}" -dockerfile Dockerfile.manager -base "$STATIC" -ref "$IMG_REGISTRY/kquant-manager:$IMG_TAG" \
   -binary linux/amd64=bin/linux_amd64/manager -binary linux/arm64=bin/linux_arm64/manager -out "$OUT/kquant-manager.tar"
-bin/kquant-images -dockerfile Dockerfile.agent -base "$GLIBC" -ref "$IMG_REGISTRY/kquant-agent:$IMG_TAG" \
+bin/kquant-images "${DISTROLESS_CONFIG[@]}" -dockerfile Dockerfile.agent -base "$GLIBC" -ref "$IMG_REGISTRY/kquant-agent:$IMG_TAG" \
   "${agent_platforms[@]}" -out "$OUT/kquant-agent.tar"
-bin/kquant-images -dockerfile hack/pause/Dockerfile -base "$STATIC" -ref "$PAUSE_REF" \
+bin/kquant-images "${DISTROLESS_CONFIG[@]}" -dockerfile hack/pause/Dockerfile -base "$STATIC" -ref "$PAUSE_REF" \
   -binary linux/amd64=bin/linux_amd64/pause -binary linux/arm64=bin/linux_arm64/pause -out "$OUT/pause.tar"

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,9 +40,14 @@ var epoch = time.Unix(0, 0).UTC()
 type buildSpec struct {
 	Dockerfile string
 	BaseDir    string
-	Ref        string
-	Out        string
-	Binaries   platformBinaries
+	// BaseEnv and BaseWorkDir are the configuration the Dockerfile's base
+	// image brings (distroless: SSL_CERT_FILE and /home/nonroot), which the
+	// Dockerfile's own ENV and WORKDIR extend or override, as in a docker build.
+	BaseEnv     []string
+	BaseWorkDir string
+	Ref         string
+	Out         string
+	Binaries    platformBinaries
 }
 
 func (s buildSpec) validate() (name.Tag, error) {
@@ -85,7 +91,7 @@ func build(s buildSpec) (string, error) {
 	}
 	images := make([]platformImage, 0, len(s.Binaries))
 	for _, b := range s.Binaries {
-		img, err := platformImageFor(st, base, b)
+		img, err := platformImageFor(st, base, s.BaseEnv, s.BaseWorkDir, b)
 		if err != nil {
 			return "", fmt.Errorf("%s/%s image: %w", b.OS, b.Arch, err)
 		}
@@ -111,7 +117,7 @@ type platformImage struct {
 	image    v1.Image
 }
 
-func platformImageFor(st *stage, base v1.Layer, b platformBinary) (platformImage, error) {
+func platformImageFor(st *stage, base v1.Layer, baseEnv []string, baseWorkDir string, b platformBinary) (platformImage, error) {
 	bin, err := fileLayer(b.Path, st.Binary)
 	if err != nil {
 		return platformImage{}, err
@@ -129,14 +135,32 @@ func platformImageFor(st *stage, base v1.Layer, b platformBinary) (platformImage
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config.Entrypoint = st.Entrypoint
 	cf.Config.User = st.User
-	cf.Config.WorkingDir = st.WorkingDir
-	// As the Docker builder does: PATH first, then the Dockerfile's ENV.
-	cf.Config.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, st.Env...)
+	cf.Config.WorkingDir = baseWorkDir
+	if st.WorkingDir != "" {
+		cf.Config.WorkingDir = st.WorkingDir
+	}
+	cf.Config.Env = mergeEnv(append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, baseEnv...), st.Env)
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
 		return platformImage{}, err
 	}
 	return platformImage{platform: v1.Platform{OS: b.OS, Architecture: b.Arch}, image: img}, nil
+}
+
+// mergeEnv applies ENV assignments over a base environment: a key already
+// set keeps its place and takes the new value, a new key is appended.
+func mergeEnv(base, over []string) []string {
+	env := slices.Clone(base)
+	for _, kv := range over {
+		key, _, _ := strings.Cut(kv, "=")
+		i := slices.IndexFunc(env, func(e string) bool { k, _, _ := strings.Cut(e, "="); return k == key })
+		if i >= 0 {
+			env[i] = kv
+		} else {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // dirLayer is a layer holding dir's tree as the image's root: sorted, owned
@@ -205,7 +229,9 @@ func addPath(tw *tar.Writer, src, name string) error {
 	if fi.IsDir() {
 		hdr.Name += "/"
 	}
-	hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
+	// Owners are kept (the bases are made as root, with /home/nonroot owned
+	// by nonroot as in distroless); names are dropped, only numbers count.
+	hdr.Uname, hdr.Gname = "", ""
 	hdr.ModTime, hdr.AccessTime, hdr.ChangeTime = epoch, time.Time{}, time.Time{}
 	hdr.Format = tar.FormatPAX
 	hdr.PAXRecords = nil
@@ -361,6 +387,10 @@ func tarDir(dir, out string) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; an image archive is for everyone to read.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), out)

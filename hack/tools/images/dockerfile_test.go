@@ -70,3 +70,10 @@ func TestParseEnvForms(t *testing.T) {
 		t.Errorf("env %q, want %q", st.Env, want)
 	}
 }
+
+func TestMergeEnv(t *testing.T) {
+	got := mergeEnv([]string{"PATH=/bin", "SSL_CERT_FILE=/a"}, []string{"SSL_CERT_FILE=/b", "A=1"})
+	if want := []string{"PATH=/bin", "SSL_CERT_FILE=/b", "A=1"}; !slices.Equal(got, want) {
+		t.Errorf("mergeEnv = %q, want %q", got, want)
+	}
+}

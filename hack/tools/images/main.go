@@ -45,6 +45,8 @@ func main() {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	fs.StringVar(&spec.Dockerfile, "dockerfile", "", "Dockerfile whose final stage gives user, entrypoint, env and binary path")
 	fs.StringVar(&spec.BaseDir, "base", "", "root filesystem directory of the base layer")
+	fs.Var(&envList{&spec.BaseEnv}, "base-env", "KEY=VALUE the base image sets (repeatable), before the Dockerfile's ENV")
+	fs.StringVar(&spec.BaseWorkDir, "base-workdir", "", "working directory the base image sets, unless the Dockerfile sets WORKDIR")
 	fs.StringVar(&spec.Ref, "ref", "", "image reference with an explicit tag, e.g. kquant.local/kquant-manager:dev")
 	fs.StringVar(&spec.Out, "out", "", "archive to write")
 	fs.Var(&spec.Binaries, "binary", "os/arch=path of the binary for one platform (repeatable)")
@@ -57,4 +59,22 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(result)
+}
+
+// envList collects repeated KEY=VALUE flags.
+type envList struct{ env *[]string }
+
+func (e *envList) String() string {
+	if e.env == nil {
+		return ""
+	}
+	return strings.Join(*e.env, ",")
+}
+
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e.env = append(*e.env, v)
+	return nil
 }
