@@ -3,7 +3,7 @@ package kernels
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // DType is the element type of a kernel's input tensor.

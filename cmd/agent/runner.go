@@ -8,14 +8,14 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kquant/kquant/agent/baseline"
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/gpu"
-	"github.com/kquant/kquant/agent/quant/reference"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/gpu"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 // Results choices of --results.

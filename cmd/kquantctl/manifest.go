@@ -13,8 +13,8 @@ import (
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kquant/kquant/agent/bench"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
 )
 
 // document is one YAML document of a manifest file.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // SameBytes reports whether two quantized results are identical in every

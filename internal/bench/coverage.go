@@ -3,8 +3,8 @@ package bench
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Coverage is implemented by a backend that may run only some recipes: the

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/reference"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 // partialBackend is a reference backend that claims to cover only MXFP8, as

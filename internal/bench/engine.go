@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
-	"github.com/kquant/kquant/agent/quant/linear"
-	"github.com/kquant/kquant/agent/quant/reference"
-	"github.com/kquant/kquant/agent/quant/workload"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant/linear"
+	"github.com/kquant/kquant/internal/quant/reference"
+	"github.com/kquant/kquant/internal/quant/workload"
 )
 
 // DefaultMaxElements bounds the elements of one tensor (and of a

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant/reference"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 func TestRunEverySchemeAndOperation(t *testing.T) {

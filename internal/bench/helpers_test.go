@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/reference"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 func ptr[T any](v T) *T { return &v }

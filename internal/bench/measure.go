@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Step is one step of a run's operation on one shape, as the engine times

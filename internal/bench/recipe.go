@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/workload"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/workload"
 )
 
 // RecipeFromAPI converts an API recipe spec to the quantizers' recipe. It is

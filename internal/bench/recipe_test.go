@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 func TestRecipeFromAPIDefaultsAreTEs(t *testing.T) {

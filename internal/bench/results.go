@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/kquant/kquant/agent/quant/accuracy"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant/accuracy"
 )
 
 // The API holds measured numbers as decimal strings with units in the field

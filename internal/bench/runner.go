@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Runner runs QuantRuns for the node agent: it is the agent executor's

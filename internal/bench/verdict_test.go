@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kquant/kquant/agent/quant/accuracy"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/quant/accuracy"
 )
 
 func TestJudge(t *testing.T) {

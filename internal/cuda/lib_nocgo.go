@@ -15,7 +15,7 @@ const maxArgs = 32
 type lib struct{}
 
 func loadLib() (*lib, error) {
-	return nil, fmt.Errorf("%w: agent/cuda was built without cgo", errNoDriver)
+	return nil, fmt.Errorf("%w: internal/cuda was built without cgo", errNoDriver)
 }
 
 const errNoCgo result = 3 // CUDA_ERROR_NOT_INITIALIZED

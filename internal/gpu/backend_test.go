@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -1,7 +1,7 @@
-// Package gpu is the CUDA backend of agent/quant: a quant.Backend that
+// Package gpu is the CUDA backend of internal/quant: a quant.Backend that
 // runs the recipes on a GPU with the kernels of package kernels, through
-// the driver binding of agent/cuda, and returns the same bytes as the
-// reference backend (agent/quant/reference).
+// the driver binding of internal/cuda, and returns the same bytes as the
+// reference backend (internal/quant/reference).
 //
 // # Steps
 //

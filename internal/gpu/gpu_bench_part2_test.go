@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/linear"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/linear"
 	"github.com/kquant/kquant/kernels"
 )
 

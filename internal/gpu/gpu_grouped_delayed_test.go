@@ -10,8 +10,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -9,9 +9,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
-	"github.com/kquant/kquant/agent/quant/linear"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant/linear"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/reference"
 	"github.com/kquant/kquant/kernels"
 )
 
@@ -24,7 +24,7 @@ import (
 // must be byte-identical (bench.SameBytes, the contract between the two).
 // Build with
 //
-//	CGO_ENABLED=1 go test -c -tags gpu -o .gpubin/gpu.test ./agent/quant/gpu
+//	CGO_ENABLED=1 go test -c -tags gpu -o .gpubin/gpu.test ./internal/gpu
 //
 // and run the binary on a GPU machine. KQUANT_BIG=0 skips the largest
 // shapes; KQUANT_PTX_DIR may point at freshly generated PTX.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
-	"github.com/kquant/kquant/agent/quant/linear"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant/linear"
 )
 
 // QuantizedLinear is package linear's operation with the device doing the

@@ -7,14 +7,14 @@ import (
 	"sync"
 
 	"github.com/kquant/kquant/agent/baseline"
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Runtime is the CUDA side of a node agent: the driver and one Backend per
 // device, opened on first use and shared by every run on that device (one
-// owner thread per GPU, as agent/cuda requires).
+// owner thread per GPU, as internal/cuda requires).
 //
 // Devices are addressed by CUDA ordinal, which the agent takes to be the
 // NVML index: run the agent with CUDA_DEVICE_ORDER=PCI_BUS_ID so that both

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
 	"github.com/kquant/kquant/kernels"
 )
 

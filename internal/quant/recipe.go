@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/hadamard"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/hadamard"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // Scheme is a recipe family; the names are TransformerEngine's and the API's.

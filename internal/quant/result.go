@@ -1,6 +1,6 @@
 package quant
 
-import "github.com/kquant/kquant/agent/quant/element"
+import "github.com/kquant/kquant/internal/quant/element"
 
 // Usage selects which operands a quantize produces or a dequantize reads.
 type Usage uint8

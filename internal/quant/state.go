@@ -3,7 +3,7 @@ package quant
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // State is the delayed-scaling state of one tensor: the scale the next

@@ -3,7 +3,7 @@ package quant
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/internal/quant/element"
 )
 
 // Tensor is a row-major float32 matrix [Rows, Cols]: Rows is the product of

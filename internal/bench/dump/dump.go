@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/bench/npy"
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/bench/npy"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Writer writes each observed shape under Dir. It is used by one run at a

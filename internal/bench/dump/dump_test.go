@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/bench/npy"
-	"github.com/kquant/kquant/agent/quant/reference"
-	"github.com/kquant/kquant/agent/quant/workload"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/bench/npy"
+	"github.com/kquant/kquant/internal/quant/reference"
+	"github.com/kquant/kquant/internal/quant/workload"
 )
 
 func spec(scheme v1alpha1.Scheme, op v1alpha1.Operation, shapes ...v1alpha1.Shape) bench.Spec {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Metrics are the accuracy figures of one operand against its input.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 func tensor(rows, cols int, v ...float32) quant.Tensor {

@@ -3,8 +3,8 @@ package accuracy
 import (
 	"math"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
 )
 
 // clipRatio is (max + half the step below max) / max of an element type:

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
 )
 
 // Request is a QuantizedLinear to run.

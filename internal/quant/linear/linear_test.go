@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
-	"github.com/kquant/kquant/agent/quant/reference"
-	"github.com/kquant/kquant/agent/quant/workload"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant/reference"
+	"github.com/kquant/kquant/internal/quant/workload"
 )
 
 func TestGEMMSmall(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Backend is the reference backend. The zero value is ready to use.

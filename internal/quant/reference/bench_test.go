@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/workload"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/workload"
 )
 
 // Benchmarks quantize one 4096x4096 normal tensor per iteration and report
 // Melem/s (input elements per second). Run single-core figures with
-// go test -run XXX -bench . -cpu 1 ./agent/quant/reference.
+// go test -run XXX -bench . -cpu 1 ./internal/quant/reference.
 
 const benchN = 4096
 

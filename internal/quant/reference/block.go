@@ -3,9 +3,9 @@ package reference
 import (
 	"context"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // quantizeBlock implements Float8BlockScaling: float32 scales per 1x128

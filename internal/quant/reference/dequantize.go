@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // Dequantize implements quant.Backend: every element is decoded as

@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // fuzzTensor builds a small tensor from fuzz bytes, four bytes per float32

@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // randomTensor draws a tensor whose magnitudes span many binades, so that

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/scaling"
-	"github.com/kquant/kquant/agent/quant/swizzle"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/scaling"
+	"github.com/kquant/kquant/internal/quant/swizzle"
 )
 
 // quantizeMXFP8 implements MXFP8BlockScaling: E8M0 exponents per 1x32 block

@@ -3,11 +3,11 @@ package reference
 import (
 	"context"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/hadamard"
-	"github.com/kquant/kquant/agent/quant/philox"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/hadamard"
+	"github.com/kquant/kquant/internal/quant/philox"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // quantizeNVFP4 implements NVFP4BlockScaling. Each operand is an NVFP4

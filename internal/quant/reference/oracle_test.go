@@ -4,10 +4,10 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/philox"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/philox"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // This file is a slow, element-by-element restatement of the recipes: for

@@ -3,9 +3,9 @@ package reference
 import (
 	"context"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/scaling"
 )
 
 // quantizePerTensor implements DelayedScaling and Float8CurrentScaling: one

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/swizzle"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/swizzle"
 )
 
 // nanEqual compares float32 scale_inv values treating NaNs as equal.

@@ -3,7 +3,7 @@ package reference
 import (
 	"math"
 
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // columnAmax sets out[k] to max |x[m, k]| over rows [m0, m1), NaN ignored,

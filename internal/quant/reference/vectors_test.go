@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 func row(v ...float32) quant.Tensor { return quant.Tensor{Rows: 1, Cols: len(v), Data: v} }

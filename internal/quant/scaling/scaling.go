@@ -3,7 +3,7 @@ package scaling
 import (
 	"math"
 
-	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/internal/quant/element"
 )
 
 const maxFloat32 = float32(math.MaxFloat32)

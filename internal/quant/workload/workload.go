@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/philox"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/philox"
 )
 
 // Distribution is what the input is drawn from (the API's names).

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/internal/quant/element"
 )
 
 func TestLnMatchesMathLog(t *testing.T) {
