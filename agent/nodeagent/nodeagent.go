@@ -55,8 +55,8 @@ type Options struct {
 	Discoverer nvml.Discoverer
 	// Prober measures baselines; nil is baseline.Null (reference backend).
 	Prober baseline.Prober
-	// Runner executes runs; nil is a SyntheticRunner, until the measurement
-	// harness exists.
+	// Runner executes runs; nil is simulate.Runner (synthetic results;
+	// cmd/agent passes the measurement harness).
 	Runner executor.Runner
 	// Registerer receives the agent's metrics; nil registers nowhere.
 	Registerer             prometheus.Registerer
@@ -189,7 +189,7 @@ func defaults(opts *Options) error {
 		opts.ShutdownGrace = DefaultShutdownGrace
 	}
 	if opts.Runner == nil {
-		opts.Runner = executor.SyntheticRunner{Clock: opts.Clock}
+		opts.Runner = simulate.Runner{Clock: opts.Clock}
 	}
 	if opts.Backend == "" {
 		opts.Backend = BackendAuto

@@ -98,12 +98,12 @@
 // host time per eager step and per graph replay, kernels per step, and
 // whether the graph replay gives the eager bytes. Backend.Baselines
 // measures the node baselines (single launch and single-node graph launch
-// latency, copy bandwidth) that Prober publishes through agent/baseline.
+// latency, copy bandwidth), which cmd/agent publishes through its
+// baseline.Prober: this package knows nothing of the agent.
 //
 // # Selection
 //
 // New opens device 0 (kquantctl); Runtime opens one Backend per device for
-// the node agent (Runtime.BackendFor is bench.Runner's BackendFor, and
-// Runtime.Prober its baseline.Prober). Without a CUDA driver both return an
-// error for which cuda.IsNoDriver is true.
+// the node agent (Runtime.BackendFor is bench.Runner's BackendFor). Without
+// a CUDA driver both return an error for which cuda.IsNoDriver is true.
 package gpu

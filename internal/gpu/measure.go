@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/cuda"
@@ -400,14 +399,27 @@ func medianOf(v []float64) float64 {
 	return s[len(s)/2]
 }
 
+// Baselines are a device's reference costs, which a node publishes so that
+// its runs' numbers can be read against them.
+type Baselines struct {
+	// Launch is the host time of one launch of a one-thread kernel (median).
+	Launch time.Duration
+	// GraphLaunch is the host time of one launch of a single-node graph of
+	// that kernel (median).
+	GraphLaunch time.Duration
+	// CopyBandwidthGBps is the device-to-device copy bandwidth in GB/s
+	// (10^9 bytes per second, median of several runs).
+	CopyBandwidthGBps float64
+}
+
 // Baselines measures the device's reference costs: the host time of one
 // launch of a one-thread kernel, of one launch of a single-node graph of
 // it (medians over batches), and the copy bandwidth.
-func (b *Backend) Baselines(ctx context.Context) (*baseline.Measurement, error) {
+func (b *Backend) Baselines(ctx context.Context) (*Baselines, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &baseline.Measurement{}
+	out := &Baselines{}
 	err := b.dev.Do(func(c *cuda.Ctx) error {
 		st := b.stream
 		in, err := c.Alloc(4)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
@@ -27,7 +26,7 @@ type Runtime struct {
 
 // OpenRuntime loads the CUDA driver. Without one the error says "no CUDA
 // driver" (cuda.IsNoDriver reports true) and the agent falls back to the
-// reference backend and baseline.Null.
+// reference backend.
 func OpenRuntime() (*Runtime, error) {
 	drv, err := cuda.Open()
 	if err != nil {
@@ -73,20 +72,4 @@ func (r *Runtime) Close() error {
 	}
 	r.backends = map[int]*Backend{}
 	return errors.Join(errs...)
-}
-
-// Prober returns the baseline.Prober of the node: backend cuda, baselines
-// measured on the device of the GPU index asked for.
-func (r *Runtime) Prober() baseline.Prober { return prober{r} }
-
-type prober struct{ r *Runtime }
-
-func (prober) Backend() v1alpha1.Backend { return v1alpha1.BackendCUDA }
-
-func (p prober) Measure(ctx context.Context, gpuIndex int) (*baseline.Measurement, error) {
-	b, err := p.r.Backend(gpuIndex)
-	if err != nil {
-		return nil, err
-	}
-	return b.Baselines(ctx)
 }

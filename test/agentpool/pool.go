@@ -39,7 +39,7 @@ type Options struct {
 	// Nodes are the simulated nodes' names; every node has the GPUs of Spec.
 	Nodes []string
 	Spec  simulate.Spec
-	// Runner executes runs; nil is executor.SyntheticRunner (what the agent's
+	// Runner executes runs; nil is simulate.Runner (what the agent's
 	// --results synthetic selects).
 	Runner executor.Runner
 	// Workers is how many runs are claimed at once across the pool.
@@ -63,7 +63,7 @@ type Pool struct {
 // New returns a Pool; Run starts it.
 func New(opts Options) *Pool {
 	if opts.Runner == nil {
-		opts.Runner = executor.SyntheticRunner{}
+		opts.Runner = simulate.Runner{}
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 16

@@ -1,4 +1,4 @@
-package executor
+package simulate
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func runOf(scheme v1alpha1.Scheme, shapes ...v1alpha1.Shape) *v1alpha1.QuantRun 
 	}}
 }
 
-func TestSyntheticResults(t *testing.T) {
+func TestResults(t *testing.T) {
 	h100 := gpuOf("NVIDIA H100 80GB HBM3", capability.V(9, 0))
 	b200 := gpuOf("NVIDIA B200", capability.V(10, 0))
 	volta := gpuOf("Tesla V100", capability.V(7, 0))
@@ -48,25 +48,25 @@ func TestSyntheticResults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := SyntheticResults(tc.run, tc.gpu)
+			got := Results(tc.run, tc.gpu)
 			if got.Verdict != tc.wantVerdict || got.Reason != tc.wantReason {
 				t.Errorf("verdict %s %s, want %s %s", got.Verdict, got.Reason, tc.wantVerdict, tc.wantReason)
 			}
 			if got.Capability.Native != tc.wantNative || got.Capability.Emulated != tc.wantEmul {
 				t.Errorf("capability %+v", got.Capability)
 			}
-			if diff := cmp.Diff(got, SyntheticResults(tc.run, tc.gpu)); diff != "" {
+			if diff := cmp.Diff(got, Results(tc.run, tc.gpu)); diff != "" {
 				t.Errorf("not deterministic:\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestSyntheticResultsHeadlineIsLargestShapeAndWorstAccuracy(t *testing.T) {
+func TestResultsHeadlineIsLargestShapeAndWorstAccuracy(t *testing.T) {
 	run := runOf(v1alpha1.SchemeNVFP4BlockScaling,
 		v1alpha1.Shape{Rows: 8192, Cols: 8192}, v1alpha1.Shape{Rows: 128, Cols: 256})
 	run.Spec.Tolerances.MinSNRdB = "25"
-	got := SyntheticResults(run, gpuOf("NVIDIA B200", capability.V(10, 0)))
+	got := Results(run, gpuOf("NVIDIA B200", capability.V(10, 0)))
 	if len(got.Shapes) != 2 {
 		t.Fatalf("%d shapes, want 2", len(got.Shapes))
 	}
@@ -86,10 +86,10 @@ func TestSyntheticResultsHeadlineIsLargestShapeAndWorstAccuracy(t *testing.T) {
 	}
 }
 
-func TestSyntheticRunnerHonoursCancellation(t *testing.T) {
+func TestRunnerHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := SyntheticRunner{Delay: time.Hour}.Run(ctx, runOf(v1alpha1.SchemeDelayedScaling, v1alpha1.Shape{Rows: 1, Cols: 1}), v1alpha1.GPU{})
+	_, err := Runner{Delay: time.Hour}.Run(ctx, runOf(v1alpha1.SchemeDelayedScaling, v1alpha1.Shape{Rows: 1, Cols: 1}), v1alpha1.GPU{})
 	if err == nil {
 		t.Fatal("a cancelled run returned results")
 	}

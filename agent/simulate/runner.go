@@ -1,4 +1,4 @@
-package executor
+package simulate
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kquant/kquant/agent/baseline"
-	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
 )
 
@@ -25,19 +24,18 @@ const (
 	ReasonBitExactNotCompared = "BitExactNotCompared"
 )
 
-// SyntheticRunner makes up plausible results, the same for the same run on
+// Runner makes up plausible results, the same for the same run on
 // the same GPU model: numbers follow from the product's copy bandwidth, the
 // scheme, the shapes and the input distribution, with a small deterministic
 // spread per GPU. It measures nothing; it stands in for the real runner in
 // tests and in simulations of large fleets.
-type SyntheticRunner struct {
+type Runner struct {
 	// Delay is how long each run pretends to take.
 	Delay time.Duration
 	// Clock times the delay; nil is the real clock.
 	Clock clock.Clock
 }
 
-var _ Runner = SyntheticRunner{}
 
 // schemeModel is how a scheme behaves in the synthetic model.
 type schemeModel struct {
@@ -73,7 +71,7 @@ func inputBytes(d v1alpha1.DType) float64 {
 }
 
 // Run returns synthetic results after Delay.
-func (r SyntheticRunner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+func (r Runner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
 	if r.Delay > 0 {
 		clk := r.Clock
 		if clk == nil {
@@ -85,11 +83,11 @@ func (r SyntheticRunner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1
 		case <-clk.After(r.Delay):
 		}
 	}
-	return SyntheticResults(run, gpu), nil
+	return Results(run, gpu), nil
 }
 
-// SyntheticResults computes the results SyntheticRunner returns.
-func SyntheticResults(run *v1alpha1.QuantRun, gpu v1alpha1.GPU) *v1alpha1.RunResults {
+// Results computes the results Runner returns.
+func Results(run *v1alpha1.QuantRun, gpu v1alpha1.GPU) *v1alpha1.RunResults {
 	recipe := run.Spec.Recipe.Spec
 	support := supportOf(gpu, recipe.Scheme)
 	res := &v1alpha1.RunResults{
@@ -196,7 +194,7 @@ func supportOf(gpu v1alpha1.GPU, s v1alpha1.Scheme) v1alpha1.RecipeSupport {
 // copyBandwidth is the product's if simulate knows it, else a figure for
 // the architecture.
 func copyBandwidth(gpu v1alpha1.GPU) float64 {
-	if p, ok := simulate.LookupName(gpu.Product); ok {
+	if p, ok := LookupName(gpu.Product); ok {
 		return p.CopyBandwidthGBps
 	}
 	switch gpu.Architecture {
