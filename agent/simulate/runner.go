@@ -36,7 +36,6 @@ type Runner struct {
 	Clock clock.Clock
 }
 
-
 // schemeModel is how a scheme behaves in the synthetic model.
 type schemeModel struct {
 	outBytesPerElement float64
