@@ -19,9 +19,9 @@
 //     accuracy); for GroupedQuantize over the whole tensor, for
 //     QuantizedLinear the layer output's SNR and error, with the operands'
 //     saturated and flushed counts. A backend that is not the reference is
-//     compared byte for byte with the reference backend (SameBytes).
+//     compared byte for byte with the reference backend (quant.SameBytes).
 //  3. Observer: the tensors go to Engine.Observer (kquantctl's dumps).
-//  4. Timing: a backend implementing Measurer (the CUDA backend: events,
+//  4. Timing: a backend implementing measure.Measurer (the CUDA backend: events,
 //     eager and graph host time, kernels per step, bytes moved and the copy
 //     bandwidth of the same process) measures the step itself, in both
 //     modes. Any other backend is timed by the engine on the CPU in

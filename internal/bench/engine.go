@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/accuracy"
 	"github.com/kquant/kquant/internal/quant/linear"
@@ -116,7 +117,7 @@ type Report struct {
 // Run validates the spec, checks every shape against the limits, then runs
 // the shapes in order: generate the input, quantize it (the accuracy step),
 // compare with the input and with the reference backend, hand the tensors
-// to the Observer, and time the step (Measurer, or the CPU in Benchmark
+// to the Observer, and time the step (measure.Measurer, or the CPU in Benchmark
 // mode). The context is checked between steps.
 func (e *Engine) Run(ctx context.Context, spec Spec) (*Report, error) {
 	if e.Backend == nil {
@@ -262,7 +263,7 @@ func (r *shapeRunner) run(ctx context.Context, i int) (shapeOutcome, error) {
 	p := Progress{Shape: i, Shapes: len(r.spec.Workload.Shapes), Rows: s.Rows, Cols: s.Cols}
 	stage := func(st Stage) { p.Stage = st; r.e.progress(p) }
 	var (
-		step Step
+		step measure.Step
 		arts *ShapeArtifacts
 		err  error
 	)
@@ -283,12 +284,12 @@ func (r *shapeRunner) run(ctx context.Context, i int) (shapeOutcome, error) {
 		}
 	}
 	arts = nil // the tensors may be large; let them go before timing
-	opts := MeasureOptions{
+	opts := measure.Options{
 		Mode: r.spec.Mode, Graphs: r.spec.Execution.Graphs,
 		Warmup: int(deref(r.spec.Execution.Warmup, 20)), Iterations: int(deref(r.spec.Execution.Iterations, 200)),
 		Progress: func(done, total int) { p.Stage, p.Step, p.Steps = StageTiming, done, total; r.e.progress(p) },
 	}
-	if m, ok := r.e.Backend.(Measurer); ok {
+	if m, ok := r.e.Backend.(measure.Measurer); ok {
 		stage(StageTiming)
 		if out.timing, err = m.Measure(ctx, step, opts); err != nil {
 			return out, fmt.Errorf("measuring: %w", err)
@@ -354,7 +355,7 @@ func (r *shapeRunner) quantizeChecked(ctx context.Context, req quant.Request, x 
 	if err != nil {
 		return nil, nil, fmt.Errorf("reference: %w", err)
 	}
-	same := SameBytes(res, ref)
+	same := quant.SameBytes(res, ref)
 	return res, &same, nil
 }
 
@@ -369,36 +370,36 @@ func (r *shapeRunner) generate(stream uint32, rows, cols int64) (quant.Tensor, e
 	return workload.Generate(inputSpec(r.spec.Workload, stream), int(rows), int(cols))
 }
 
-func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), out *shapeOutcome) (Step, *ShapeArtifacts, error) {
+func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), out *shapeOutcome) (measure.Step, *ShapeArtifacts, error) {
 	s := r.spec.Workload.Shapes[i]
 	stage(StageInput)
 	x, err := r.generate(uint32(i), s.Rows, s.Cols)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	stage(StageQuantize)
 	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
 	st, err := r.calibrated(ctx, r.e.Backend, req, x)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	res, bitExact, err := r.quantizeChecked(ctx, req, x, st)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	stage(StageCompare)
 	deq, err := r.e.Backend.Dequantize(ctx, res, quant.UsageRowwise)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	if out.metrics, err = accuracy.Compare(x, deq); err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	out.metrics.Saturated = accuracy.Clamped(x, res, deq)
 	out.measured, out.bitExact = true, bitExact
 	arts := r.artifacts(i)
 	arts.Tensors = []TensorArtifacts{{Input: x, Result: res, Dequantized: deq}}
-	step := Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
+	step := measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
 	if st != nil {
 		step.States = []*quant.State{st}
 	}
@@ -444,22 +445,22 @@ func alignmentViolation(splits []int, s quant.Scheme) string {
 	return ""
 }
 
-func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out *shapeOutcome) (Step, *ShapeArtifacts, error) {
+func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out *shapeOutcome) (measure.Step, *ShapeArtifacts, error) {
 	s := r.spec.Workload.Shapes[i]
 	splits, err := Splits(r.spec.Workload.Groups, s.Rows, r.recipe.Scheme)
 	if err != nil {
-		return Step{}, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+		return measure.Step{}, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
 	}
 	// Checked here, before any backend sees the splits, so that every
 	// backend reports a misaligned group the same way: as a Fail verdict
 	// naming the group, not as an error.
 	if out.alignment = alignmentViolation(splits, r.recipe.Scheme); out.alignment != "" {
-		return Step{}, nil, nil
+		return measure.Step{}, nil, nil
 	}
 	stage(StageInput)
 	x, err := r.generate(uint32(i), s.Rows, s.Cols)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	stage(StageQuantize)
 	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
@@ -470,26 +471,26 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 			states[g] = quant.NewState(r.recipe)
 		}
 		if _, err := r.e.Backend.QuantizeGrouped(ctx, req, x, splits, states); err != nil {
-			return Step{}, nil, fmt.Errorf("calibrating: %w", err)
+			return measure.Step{}, nil, fmt.Errorf("calibrating: %w", err)
 		}
 		for g, st := range states {
 			if err := st.Update(r.recipe, req.Role); err != nil {
-				return Step{}, nil, fmt.Errorf("calibrating group %d: %w", g, err)
+				return measure.Step{}, nil, fmt.Errorf("calibrating group %d: %w", g, err)
 			}
 		}
 	}
 	results, err := r.e.Backend.QuantizeGrouped(ctx, req, x, splits, cloneStates(states))
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	if !r.e.isReference() {
 		ref, err := r.e.reference().QuantizeGrouped(ctx, req, x, splits, cloneStates(states))
 		if err != nil {
-			return Step{}, nil, fmt.Errorf("reference: %w", err)
+			return measure.Step{}, nil, fmt.Errorf("reference: %w", err)
 		}
 		same := len(ref) == len(results)
 		for g := range ref {
-			same = same && SameBytes(results[g], ref[g])
+			same = same && quant.SameBytes(results[g], ref[g])
 		}
 		out.bitExact = &same
 	}
@@ -502,7 +503,7 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		xg := x.RowSlice(off, off+n)
 		deq, err := r.e.Backend.Dequantize(ctx, results[g], quant.UsageRowwise)
 		if err != nil {
-			return Step{}, nil, fmt.Errorf("group %d: %w", g, err)
+			return measure.Step{}, nil, fmt.Errorf("group %d: %w", g, err)
 		}
 		clamped += accuracy.Clamped(xg, results[g], deq)
 		copy(full.Data[off*x.Cols:], deq.Data)
@@ -513,11 +514,11 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	}
 	// SNR over the whole tensor, not an average of the groups' dB.
 	if out.metrics, err = accuracy.Compare(x, full); err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	out.metrics.Saturated = clamped
 	out.measured = true
-	return Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits, States: states}, arts, nil
+	return measure.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits, States: states}, arts, nil
 }
 
 func cloneStates(s []*quant.State) []*quant.State {
@@ -531,24 +532,24 @@ func cloneStates(s []*quant.State) []*quant.State {
 	return out
 }
 
-func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out *shapeOutcome) (Step, *ShapeArtifacts, error) {
+func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out *shapeOutcome) (measure.Step, *ShapeArtifacts, error) {
 	s := r.spec.Workload.Shapes[i]
 	n := outFeatures(s)
 	stage(StageInput)
 	// Two streams per shape, so that input and weight are independent.
 	x, err := r.generate(uint32(2*i), s.Rows, s.Cols)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	w, err := r.generate(uint32(2*i+1), n, s.Cols)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	stage(StageQuantize)
 	seed := uint64(r.spec.Workload.Seed)
 	res, err := linear.Run(ctx, r.e.Backend, linear.Request{Recipe: r.recipe, X: x, W: w, Seed: seed})
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	stage(StageCompare)
 	// linear.Run calibrates delayed scaling on each operand; doing the same
@@ -559,7 +560,7 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 		req.Role = []quant.TensorRole{quant.Input, quant.Weight}[k]
 		st, err := r.calibrated(ctx, r.e.Backend, req, t)
 		if err != nil {
-			return Step{}, nil, err
+			return measure.Step{}, nil, err
 		}
 		if st != nil {
 			states = append(states, st)
@@ -570,19 +571,19 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 		req.State = cloneState(st)
 		ref, err := r.e.reference().Quantize(ctx, req, t)
 		if err != nil {
-			return Step{}, nil, fmt.Errorf("reference: %w", err)
+			return measure.Step{}, nil, fmt.Errorf("reference: %w", err)
 		}
 		req.State = nil
-		same := SameBytes([]*quant.Result{res.X, res.W}[k], ref) && (out.bitExact == nil || *out.bitExact)
+		same := quant.SameBytes([]*quant.Result{res.X, res.W}[k], ref) && (out.bitExact == nil || *out.bitExact)
 		out.bitExact = &same
 	}
 	xd, err := r.e.Backend.Dequantize(ctx, res.X, quant.UsageRowwise)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	wd, err := r.e.Backend.Dequantize(ctx, res.W, quant.UsageRowwise)
 	if err != nil {
-		return Step{}, nil, err
+		return measure.Step{}, nil, err
 	}
 	// The output's SNR and error; the operands' clamped and flushed counts,
 	// since the output is not quantized itself.
@@ -597,5 +598,5 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 	}
 	arts.Y, arts.Exact = &res.Y, &res.Exact
 	req.Role = quant.Input
-	return Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: states}, arts, nil
+	return measure.Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: states}, arts, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant/reference"
 )
 
@@ -104,10 +105,10 @@ func TestBenchmarkModeTimesTheCPU(t *testing.T) {
 }
 
 func TestMeasurerFillsGPUFields(t *testing.T) {
-	fb := &fakeBackend{measure: &Measurement{
+	fb := &fakeBackend{measure: &measure.Measurement{
 		HostEagerMicros: 12.5, HostGraphMicros: 3.25, KernelsPerStep: 4,
 		GPUMicros: 100, BytesMoved: 300_000_000, CopyBandwidthGBps: 4000,
-		Graph: &GraphOutcome{Capturable: true, ReplayMatchesEager: true},
+		Graph: &measure.GraphOutcome{Capturable: true, ReplayMatchesEager: true},
 	}}
 	mb := measuringBackend{fb}
 	spec := testSpec(v1alpha1.SchemeMXFP8BlockScaling, v1alpha1.OperationQuantize, shape(64, 64), shape(256, 128))

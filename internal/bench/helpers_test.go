@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/reference"
 )
@@ -37,9 +38,9 @@ func shape(rows, cols int64) v1alpha1.Shape { return v1alpha1.Shape{Rows: rows, 
 type fakeBackend struct {
 	reference.Backend
 	corrupt bool
-	measure *Measurement
+	measure *measure.Measurement
 	// measured records the steps Measure was given.
-	measured []Step
+	measured []measure.Step
 }
 
 func (f *fakeBackend) Name() string { return "fake" }
@@ -55,7 +56,7 @@ func (f *fakeBackend) Quantize(ctx context.Context, req quant.Request, x quant.T
 // measuringBackend adds Measure to fakeBackend.
 type measuringBackend struct{ *fakeBackend }
 
-func (m measuringBackend) Measure(_ context.Context, s Step, _ MeasureOptions) (Measurement, error) {
+func (m measuringBackend) Measure(_ context.Context, s measure.Step, _ measure.Options) (measure.Measurement, error) {
 	m.measured = append(m.measured, s)
 	return *m.measure, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant/accuracy"
 )
 
@@ -39,7 +40,7 @@ type shapeOutcome struct {
 	alignment string
 	metrics   accuracy.Metrics
 	bitExact  *bool
-	timing    Measurement
+	timing    measure.Measurement
 }
 
 func (o *shapeOutcome) result() v1alpha1.ShapeResult {
@@ -62,7 +63,7 @@ func accuracyResult(m accuracy.Metrics, bitExact *bool) *v1alpha1.Accuracy {
 	}
 }
 
-func overheadResult(m Measurement) *v1alpha1.Overhead {
+func overheadResult(m measure.Measurement) *v1alpha1.Overhead {
 	o := v1alpha1.Overhead{KernelsPerStep: int32(m.KernelsPerStep)}
 	if m.HostEagerMicros > 0 {
 		o.HostEagerMicros = formatMicros(m.HostEagerMicros)
@@ -82,7 +83,7 @@ func overheadResult(m Measurement) *v1alpha1.Overhead {
 // performanceResult derives bandwidth here rather than in each backend, so
 // that every backend's GB/s means the same: BytesMoved / GPUMicros, in
 // decimal gigabytes (10^9), compared with the copy bandwidth of the same run.
-func performanceResult(m Measurement) *v1alpha1.Performance {
+func performanceResult(m measure.Measurement) *v1alpha1.Performance {
 	if m.GPUMicros <= 0 {
 		return nil
 	}
@@ -141,15 +142,15 @@ func worst(outs []shapeOutcome) (m accuracy.Metrics, bitExact *bool, ok bool) {
 
 // graphOutcome folds the shapes' graph outcomes: capturable and matching
 // only if every attempted shape is; nil when none was attempted.
-func graphOutcome(outs []shapeOutcome) *GraphOutcome {
-	var g *GraphOutcome
+func graphOutcome(outs []shapeOutcome) *measure.GraphOutcome {
+	var g *measure.GraphOutcome
 	for i := range outs {
 		s := outs[i].timing.Graph
 		if s == nil {
 			continue
 		}
 		if g == nil {
-			g = &GraphOutcome{Capturable: true, ReplayMatchesEager: true}
+			g = &measure.GraphOutcome{Capturable: true, ReplayMatchesEager: true}
 		}
 		g.Capturable = g.Capturable && s.Capturable
 		g.ReplayMatchesEager = g.ReplayMatchesEager && s.ReplayMatchesEager

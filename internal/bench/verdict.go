@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
 )
 
 // Verdict reasons: stable CamelCase codes in RunResults.reason. Users and
@@ -47,7 +48,7 @@ type Checks struct {
 	RequireBitExact bool
 	BitExact        *bool
 	// Graph is the capture and replay outcome; nil when not attempted.
-	Graph *GraphOutcome
+	Graph *measure.GraphOutcome
 	// Saturated counts clamped elements.
 	Saturated int64
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant/accuracy"
 )
 
@@ -30,8 +31,8 @@ func TestJudge(t *testing.T) {
 		{"bit exact not required", Checks{BitExact: no, SNRdB: 30, MinSNRdB: 25}, v1alpha1.VerdictWarn, ReasonNotBitExact},
 		{"required and exact", Checks{RequireBitExact: true, BitExact: yes, SNRdB: 30, MinSNRdB: nan}, v1alpha1.VerdictPass, ReasonPass},
 		{"required, reference backend", Checks{RequireBitExact: true, SNRdB: 30, MinSNRdB: nan}, v1alpha1.VerdictPass, ReasonPass},
-		{"replay mismatch", Checks{Graph: &GraphOutcome{Capturable: true}, SNRdB: 30, MinSNRdB: nan}, v1alpha1.VerdictFail, ReasonReplayMismatch},
-		{"not capturable", Checks{Graph: &GraphOutcome{}, SNRdB: 30, MinSNRdB: nan}, v1alpha1.VerdictWarn, ReasonNotCapturable},
+		{"replay mismatch", Checks{Graph: &measure.GraphOutcome{Capturable: true}, SNRdB: 30, MinSNRdB: nan}, v1alpha1.VerdictFail, ReasonReplayMismatch},
+		{"not capturable", Checks{Graph: &measure.GraphOutcome{}, SNRdB: 30, MinSNRdB: nan}, v1alpha1.VerdictWarn, ReasonNotCapturable},
 		{"saturated", Checks{Saturated: 3, SNRdB: 30, MinSNRdB: 25}, v1alpha1.VerdictWarn, ReasonSaturated},
 		{"saturated and failing", Checks{Saturated: 3, SNRdB: 3, MinSNRdB: 25}, v1alpha1.VerdictFail, ReasonSNRBelowTolerance},
 	}

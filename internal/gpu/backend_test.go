@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/element"
 	"github.com/kquant/kquant/kernels"
@@ -122,15 +122,15 @@ func TestStepConfigs(t *testing.T) {
 	req := quant.Request{Recipe: recipe, Role: quant.Input, State: st[0]}
 	cases := []struct {
 		name      string
-		step      bench.Step
+		step      measure.Step
 		wantRows  []int
 		wantRoles []quant.TensorRole
 	}{
-		{name: "quantize", step: bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x, States: st[:1]},
+		{name: "quantize", step: measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x, States: st[:1]},
 			wantRows: []int{64}, wantRoles: []quant.TensorRole{quant.Input}},
-		{name: "grouped skips empty groups", step: bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: []int{16, 0, 48}, States: st},
+		{name: "grouped skips empty groups", step: measure.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: []int{16, 0, 48}, States: st},
 			wantRows: []int{16, 48}, wantRoles: []quant.TensorRole{quant.Input, quant.Input}},
-		{name: "linear", step: bench.Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: st[:2]},
+		{name: "linear", step: measure.Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: st[:2]},
 			wantRows: []int{64, 16}, wantRoles: []quant.TensorRole{quant.Input, quant.Weight}},
 	}
 	for _, tc := range cases {
@@ -169,7 +169,7 @@ func TestConfigKeyIgnoresStateAndSeed(t *testing.T) {
 	}
 }
 
-// TestCoversEveryRecipe checks bench.Coverage: every scheme and role runs
+// TestCoversEveryRecipe checks measure.Coverage: every scheme and role runs
 // on the kernels, with the 2D weight options (MXFP8 32x32 tiles, NVFP4
 // 16x16) and OCP rounding too, so the harness never falls back to the
 // reference for a recipe quant.Recipe can express.

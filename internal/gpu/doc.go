@@ -93,7 +93,7 @@
 //
 // # Measurements
 //
-// Backend implements bench.Measurer: GPU time per step with CUDA events,
+// Backend implements measure.Measurer: GPU time per step with CUDA events,
 // bytes moved, the device-to-device copy bandwidth of the same process,
 // host time per eager step and per graph replay, kernels per step, and
 // whether the graph replay gives the eager bytes. Backend.Baselines

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/kernels"
 )
@@ -46,7 +46,7 @@ func benchGrouped(t *testing.T, seed uint64, cases []groupedBenchCase) {
 	}
 	launch := bl.Launch.Seconds() * 1e6
 	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy %.0f GB/s\n", launch, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps)
-	opts := bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
+	opts := measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
 	const rows, cols, groups = 16384, 8192, 64
 	x := makeInput(shape{rows, cols}, kernels.BF16, false, seed)
 	splits := make([]int, groups)
@@ -55,7 +55,7 @@ func benchGrouped(t *testing.T, seed uint64, cases []groupedBenchCase) {
 	}
 	fmt.Printf("%-12s %-34s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
 	for _, tc := range cases {
-		st := bench.Step{Operation: v1alpha1.OperationQuantize, Request: tc.req, X: x, States: cloneAll(tc.states)}
+		st := measure.Step{Operation: v1alpha1.OperationQuantize, Request: tc.req, X: x, States: cloneAll(tc.states)}
 		if tc.grouped {
 			st.Operation, st.Splits = v1alpha1.OperationGroupedQuantize, splits
 		}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/linear"
 	"github.com/kquant/kquant/kernels"
@@ -35,7 +35,7 @@ func TestBenchmarkPart2(t *testing.T) {
 	launch := bl.Launch.Seconds() * 1e6
 	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy %.0f GB/s\n", launch, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps)
 	hostCosts(t)
-	opts := bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
+	opts := measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
 	fmt.Printf("%-12s %-26s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
 	type rc struct {
 		name string
@@ -55,7 +55,7 @@ func TestBenchmarkPart2(t *testing.T) {
 		x := makeInput(sh, kernels.BF16, false, 42)
 		for _, tc := range cases {
 			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: quant.UsageBoth, Seed: 9}
-			m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
+			m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, tc.name, err)
 			}
@@ -84,7 +84,7 @@ func TestBenchmarkPart2(t *testing.T) {
 	} {
 		gb.perGroupFP8 = !tc.grouped
 		req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: 9}
-		m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits}, opts)
+		m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits}, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -107,7 +107,7 @@ func mustPlan(t *testing.T, r quant.Recipe, role quant.TensorRole) quant.Plan {
 	return p
 }
 
-func printRow(sh, name string, m bench.Measurement, launch float64) {
+func printRow(sh, name string, m measure.Measurement, launch float64) {
 	bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
 	ratio := m.HostEagerMicros / (float64(m.KernelsPerStep) * launch)
 	fmt.Printf("%-12s %-26s %4d %9.1f %7.3f %6.0f %6.1f%% %9.2f %9.2f %8.2f %v/%v\n", sh, name, m.KernelsPerStep, m.GPUMicros,

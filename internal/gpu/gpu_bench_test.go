@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/kernels"
 )
@@ -36,7 +36,7 @@ func TestBenchmarkTable(t *testing.T) {
 		for _, s := range []quant.Scheme{quant.Float8CurrentScaling, quant.DelayedScaling, quant.MXFP8BlockScaling} {
 			r := quant.DefaultRecipe(s)
 			req := quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageBoth}
-			step := bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
+			step := measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
 			if s == quant.DelayedScaling {
 				st := quant.NewState(r)
 				req.State = st
@@ -48,7 +48,7 @@ func TestBenchmarkTable(t *testing.T) {
 				}
 				step.States = []*quant.State{st}
 			}
-			m, err := gb.Measure(ctx, step, bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30})
+			m, err := gb.Measure(ctx, step, measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30})
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, s, err)
 			}
@@ -94,8 +94,8 @@ func TestBenchmarkMXFP8(t *testing.T) {
 		for _, v := range vs {
 			gb.twoKernelMXFP8 = !v.fuse
 			req := quant.Request{Recipe: r, Role: quant.Input, Usage: v.usage}
-			m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x},
-				bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
+			m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x},
+				measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, v.name, err)
 			}

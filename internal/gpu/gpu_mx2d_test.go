@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/kernels"
 )
@@ -163,7 +163,7 @@ func TestBenchmarkMXFP82D(t *testing.T) {
 	}
 	launch := bl.Launch.Seconds() * 1e6
 	fmt.Printf("baselines: launch %.2f us, copy %.0f GB/s\n", launch, bl.CopyBandwidthGBps)
-	opts := bench.MeasureOptions{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
+	opts := measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30}
 	fmt.Printf("%-12s %-26s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
 	for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
 		x := makeInput(sh, kernels.BF16, false, 42)
@@ -176,7 +176,7 @@ func TestBenchmarkMXFP82D(t *testing.T) {
 			{"mxfp8 weight 1x32/32x1", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Weight},
 		} {
 			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: quant.UsageBoth}
-			m, err := gb.Measure(ctx, bench.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
+			m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, tc.name, err)
 			}

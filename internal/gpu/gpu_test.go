@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/element"
 	"github.com/kquant/kquant/internal/quant/reference"
@@ -21,7 +20,7 @@ import (
 )
 
 // GPU tests of the CUDA backend against the reference backend: every result
-// must be byte-identical (bench.SameBytes, the contract between the two).
+// must be byte-identical (quant.SameBytes, the contract between the two).
 // Build with
 //
 //	CGO_ENABLED=1 go test -c -tags gpu -o .gpubin/gpu.test ./internal/gpu
@@ -124,7 +123,7 @@ func makeInput(sh shape, dt kernels.DType, specials bool, seed uint64) quant.Ten
 
 // diff describes how two results differ (empty when SameBytes).
 func diff(got, want *quant.Result) string {
-	if bench.SameBytes(got, want) {
+	if quant.SameBytes(got, want) {
 		return ""
 	}
 	if got == nil || want == nil {

@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/kernels"
 )
 
 var (
-	_ bench.Measurer = (*Backend)(nil)
-	_ bench.Coverage = (*Backend)(nil)
+	_ measure.Measurer = (*Backend)(nil)
+	_ measure.Coverage = (*Backend)(nil)
 )
 
 // Sizes and repeats of the measurements.
@@ -38,7 +38,7 @@ const (
 // stepConfigs turns the engine's step into the tensors of a device step that
 // ends with the delayed-scaling update (a whole training step), with their
 // inputs and states.
-func stepConfigs(step bench.Step) ([]Config, []quant.Tensor, []*quant.State, error) {
+func stepConfigs(step measure.Step) ([]Config, []quant.Tensor, []*quant.State, error) {
 	var (
 		cfgs   []Config
 		inputs []quant.Tensor
@@ -80,21 +80,21 @@ func stepConfigs(step bench.Step) ([]Config, []quant.Tensor, []*quant.State, err
 	return cfgs, inputs, states, nil
 }
 
-// Measure implements bench.Measurer. In both modes it checks that a graph
+// Measure implements measure.Measurer. In both modes it checks that a graph
 // replay gives the eager step's bytes (unless graphs are off); in Benchmark
 // mode it also times the step: GPU time with events around each step (the
 // median), host time per eager step and per graph replay (enqueue only,
 // median of batches), kernels and bytes per step, and the copy bandwidth of
 // the same process.
-func (b *Backend) Measure(ctx context.Context, step bench.Step, opts bench.MeasureOptions) (bench.Measurement, error) {
+func (b *Backend) Measure(ctx context.Context, step measure.Step, opts measure.Options) (measure.Measurement, error) {
 	s, reset, err := b.measuredStep(ctx, step)
 	if err != nil {
-		return bench.Measurement{}, fmt.Errorf("cuda measure: %w", err)
+		return measure.Measurement{}, fmt.Errorf("cuda measure: %w", err)
 	}
 	defer s.Close()
 	eager := opts.Graphs != v1alpha1.GraphModeGraph
 	graphs := opts.Graphs != v1alpha1.GraphModeEager
-	m := bench.Measurement{KernelsPerStep: s.Kernels()}
+	m := measure.Measurement{KernelsPerStep: s.Kernels()}
 	err = b.dev.Do(func(c *cuda.Ctx) error {
 		if err := reset(c); err != nil {
 			return err
@@ -122,7 +122,7 @@ func (b *Backend) Measure(ctx context.Context, step bench.Step, opts bench.Measu
 		return s.time(ctx, c, opts, eager, graphs, &m)
 	})
 	if err != nil {
-		return bench.Measurement{}, fmt.Errorf("cuda measure: %w", err)
+		return measure.Measurement{}, fmt.Errorf("cuda measure: %w", err)
 	}
 	return m, nil
 }
@@ -131,7 +131,7 @@ func (b *Backend) Measure(ctx context.Context, step bench.Step, opts bench.Measu
 // copied in, and the function that puts its delayed-scaling states back. A
 // grouped quantize is one grouped step (NewGroupedStep), so that its
 // launches and graph are what a training framework's would be.
-func (b *Backend) measuredStep(ctx context.Context, step bench.Step) (*Step, func(*cuda.Ctx) error, error) {
+func (b *Backend) measuredStep(ctx context.Context, step measure.Step) (*Step, func(*cuda.Ctx) error, error) {
 	if step.Operation == v1alpha1.OperationGroupedQuantize {
 		req := step.Request
 		req.State = nil
@@ -201,7 +201,7 @@ func (b *Backend) measuredStep(ctx context.Context, step bench.Step) (*Step, fun
 // replayCheck runs the step eagerly from the initial state, then resets the
 // state, captures the step and replays it once, and compares every output
 // and state byte. A capture that fails is reported, not returned.
-func (s *Step) replayCheck(c *cuda.Ctx, reset func(*cuda.Ctx) error) (*bench.GraphOutcome, error) {
+func (s *Step) replayCheck(c *cuda.Ctx, reset func(*cuda.Ctx) error) (*measure.GraphOutcome, error) {
 	if err := s.enqueue(c); err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Step) replayCheck(c *cuda.Ctx, reset func(*cuda.Ctx) error) (*bench.Gra
 		return nil, err
 	}
 	if err := s.capture(c); err != nil {
-		return &bench.GraphOutcome{}, nil
+		return &measure.GraphOutcome{}, nil
 	}
 	if err := c.LaunchGraph(s.graph, s.b.stream); err != nil {
 		return nil, err
@@ -228,11 +228,11 @@ func (s *Step) replayCheck(c *cuda.Ctx, reset func(*cuda.Ctx) error) (*bench.Gra
 	if err != nil {
 		return nil, err
 	}
-	return &bench.GraphOutcome{Capturable: true, ReplayMatchesEager: bytes.Equal(got, want)}, nil
+	return &measure.GraphOutcome{Capturable: true, ReplayMatchesEager: bytes.Equal(got, want)}, nil
 }
 
 // time fills the timing fields of m. It runs on the device thread.
-func (s *Step) time(ctx context.Context, c *cuda.Ctx, opts bench.MeasureOptions, eager, graphs bool, m *bench.Measurement) error {
+func (s *Step) time(ctx context.Context, c *cuda.Ctx, opts measure.Options, eager, graphs bool, m *measure.Measurement) error {
 	st := s.b.stream
 	run := s.enqueue
 	if !eager {

@@ -103,7 +103,7 @@ func encodeInput(dst []byte, x []float32, dt kernels.DType) {
 
 // Covers reports whether the kernels run recipe for role; the error wraps
 // ErrNotImplemented and names what is missing. It makes the backend a
-// bench.Coverage, so that the measurement harness runs what it does not cover
+// measure.Coverage, so that the measurement harness runs what it does not cover
 // on the reference backend instead of failing the run.
 func (b *Backend) Covers(recipe quant.Recipe, role quant.TensorRole) error {
 	p, err := recipe.Plan(role)

@@ -1,11 +1,9 @@
-package bench
+package quant
 
 import (
 	"bytes"
 	"math"
 	"slices"
-
-	"github.com/kquant/kquant/internal/quant"
 )
 
 // SameBytes reports whether two quantized results are identical in every
@@ -13,7 +11,7 @@ import (
 // by bits, so NaN equals the same NaN), swizzled scales, tensor scales and
 // amax, and the operands' shapes. It is the contract between the CUDA and
 // the reference backend.
-func SameBytes(a, b *quant.Result) bool {
+func SameBytes(a, b *Result) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -22,7 +20,7 @@ func SameBytes(a, b *quant.Result) bool {
 		sameOperand(a.Rowwise, b.Rowwise) && sameOperand(a.Columnwise, b.Columnwise)
 }
 
-func sameOperand(a, b *quant.Operand) bool {
+func sameOperand(a, b *Operand) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
