@@ -21,12 +21,12 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/profile"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 	"github.com/kquant/kquant/test/testenv"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // applicationXIDs are XIDs caused by user programs, not by the GPU (the

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 func gpuOf(product string, cc capability.Version) v1alpha1.GPU {
