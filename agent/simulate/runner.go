@@ -12,16 +12,7 @@ import (
 
 	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/api/v1alpha1"
-)
-
-// Verdict reasons of synthetic runs (stable CamelCase codes).
-const (
-	ReasonAllChecksPassed   = "AllChecksPassed"
-	ReasonSNRBelowTolerance = "SNRBelowTolerance"
-	ReasonRecipeUnsupported = "RecipeUnsupported"
-	// ReasonBitExactNotCompared: the job asks for bit-exactness against the
-	// reference, which a reference-backend run cannot be compared with.
-	ReasonBitExactNotCompared = "BitExactNotCompared"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // Runner makes up plausible results, the same for the same run on
@@ -88,17 +79,10 @@ func (r Runner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.GP
 // Results computes the results Runner returns.
 func Results(run *v1alpha1.QuantRun, gpu v1alpha1.GPU) *v1alpha1.RunResults {
 	recipe := run.Spec.Recipe.Spec
-	support := supportOf(gpu, recipe.Scheme)
-	res := &v1alpha1.RunResults{
-		Backend: string(v1alpha1.BackendReference),
-		Capability: &v1alpha1.Capability{
-			Native:   support.Support == v1alpha1.SupportNative,
-			Emulated: support.Support == v1alpha1.SupportEmulated,
-			Reason:   support.Reason,
-		},
-	}
+	support, _ := capability.Reported(&gpu, recipe.Scheme)
+	res := &v1alpha1.RunResults{Backend: string(v1alpha1.BackendReference), Capability: capability.Result(support)}
 	if support.Support == v1alpha1.SupportUnsupported {
-		res.Verdict, res.Reason = v1alpha1.VerdictSkip, ReasonRecipeUnsupported
+		res.Verdict, res.Reason = v1alpha1.VerdictSkip, v1alpha1.VerdictReasonRecipeUnsupported
 		return res
 	}
 
@@ -172,22 +156,13 @@ func Results(run *v1alpha1.QuantRun, gpu v1alpha1.GPU) *v1alpha1.RunResults {
 func verdict(t v1alpha1.Tolerances, snr float64) (v1alpha1.Verdict, string) {
 	if t.MinSNRdB != "" {
 		if minSNR, err := strconv.ParseFloat(t.MinSNRdB, 64); err == nil && snr < minSNR {
-			return v1alpha1.VerdictFail, ReasonSNRBelowTolerance
+			return v1alpha1.VerdictFail, v1alpha1.VerdictReasonSNRBelowTolerance
 		}
 	}
 	if t.RequireBitExact {
-		return v1alpha1.VerdictWarn, ReasonBitExactNotCompared
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonBitExactNotCompared
 	}
-	return v1alpha1.VerdictPass, ReasonAllChecksPassed
-}
-
-func supportOf(gpu v1alpha1.GPU, s v1alpha1.Scheme) v1alpha1.RecipeSupport {
-	for _, rs := range gpu.Recipes {
-		if rs.Scheme == s {
-			return rs
-		}
-	}
-	return v1alpha1.RecipeSupport{Scheme: s, Support: v1alpha1.SupportUnsupported, Reason: "the GPU's profile does not list the scheme"}
+	return v1alpha1.VerdictPass, v1alpha1.VerdictReasonPass
 }
 
 // copyBandwidth is the product's if simulate knows it, else a figure for

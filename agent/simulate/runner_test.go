@@ -40,11 +40,11 @@ func TestResults(t *testing.T) {
 		wantEmul    bool
 	}{
 		{name: "MXFP8 on Hopper is emulated and passes", run: runOf(v1alpha1.SchemeMXFP8BlockScaling, v1alpha1.Shape{Rows: 4096, Cols: 4096}),
-			gpu: h100, wantVerdict: v1alpha1.VerdictPass, wantReason: ReasonAllChecksPassed, wantEmul: true},
+			gpu: h100, wantVerdict: v1alpha1.VerdictPass, wantReason: v1alpha1.VerdictReasonPass, wantEmul: true},
 		{name: "MXFP8 on B200 is native", run: runOf(v1alpha1.SchemeMXFP8BlockScaling, v1alpha1.Shape{Rows: 4096, Cols: 4096}),
-			gpu: b200, wantVerdict: v1alpha1.VerdictPass, wantReason: ReasonAllChecksPassed, wantNative: true},
+			gpu: b200, wantVerdict: v1alpha1.VerdictPass, wantReason: v1alpha1.VerdictReasonPass, wantNative: true},
 		{name: "anything on Volta is skipped", run: runOf(v1alpha1.SchemeDelayedScaling, v1alpha1.Shape{Rows: 128, Cols: 128}),
-			gpu: volta, wantVerdict: v1alpha1.VerdictSkip, wantReason: ReasonRecipeUnsupported},
+			gpu: volta, wantVerdict: v1alpha1.VerdictSkip, wantReason: v1alpha1.VerdictReasonRecipeUnsupported},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestResultsHeadlineIsLargestShapeAndWorstAccuracy(t *testing.T) {
 	if got.Performance != got.Shapes[0].Performance {
 		t.Errorf("headline performance is not the largest shape's")
 	}
-	if got.Verdict != v1alpha1.VerdictFail || got.Reason != ReasonSNRBelowTolerance {
+	if got.Verdict != v1alpha1.VerdictFail || got.Reason != v1alpha1.VerdictReasonSNRBelowTolerance {
 		t.Errorf("NVFP4 at 25 dB: verdict %s %s, want Fail SNRBelowTolerance", got.Verdict, got.Reason)
 	}
 	if got.Graph == nil || !got.Graph.ReplayMatchesEager || got.Overhead.HostGraphMicros == "" {

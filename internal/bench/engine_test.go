@@ -153,7 +153,7 @@ func TestNotBitExact(t *testing.T) {
 		if require {
 			want = v1alpha1.VerdictFail
 		}
-		if got := rep.Results; got.Verdict != want || got.Reason != ReasonNotBitExact || *got.Accuracy.BitExactVsReference {
+		if got := rep.Results; got.Verdict != want || got.Reason != v1alpha1.VerdictReasonNotBitExact || *got.Accuracy.BitExactVsReference {
 			t.Errorf("requireBitExact %v: verdict %s %s, bitExact %v", require, got.Verdict, got.Reason, *got.Accuracy.BitExactVsReference)
 		}
 	}
@@ -167,7 +167,7 @@ func TestGroupedAlignmentViolationNamesTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := rep.Results
-	if res.Verdict != v1alpha1.VerdictFail || res.Reason != ReasonAlignmentViolation {
+	if res.Verdict != v1alpha1.VerdictFail || res.Reason != v1alpha1.VerdictReasonAlignmentViolation {
 		t.Fatalf("verdict %s %s", res.Verdict, res.Reason)
 	}
 	if !strings.Contains(rep.Message, "group 1 has 40 rows") {
@@ -224,7 +224,7 @@ func TestSNRBelowTolerance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Results.Verdict != v1alpha1.VerdictFail || rep.Results.Reason != ReasonSNRBelowTolerance {
+	if rep.Results.Verdict != v1alpha1.VerdictFail || rep.Results.Reason != v1alpha1.VerdictReasonSNRBelowTolerance {
 		t.Errorf("verdict %s %s", rep.Results.Verdict, rep.Results.Reason)
 	}
 	if !strings.Contains(rep.Message, "below the tolerance of 60.00 dB") {
@@ -343,7 +343,7 @@ func TestSaturatedCountsClampedElementsOnly(t *testing.T) {
 				if got != tc.wantSaturated {
 					t.Errorf("%s: saturated = %d, verdict %s", op, rep.Results.Accuracy.Saturated, rep.Results.Verdict)
 				}
-				if got && (rep.Results.Verdict != v1alpha1.VerdictWarn || rep.Results.Reason != ReasonSaturated) {
+				if got && (rep.Results.Verdict != v1alpha1.VerdictWarn || rep.Results.Reason != v1alpha1.VerdictReasonSaturated) {
 					t.Errorf("%s: verdict %s %s, want Warn Saturated", op, rep.Results.Verdict, rep.Results.Reason)
 				}
 			}

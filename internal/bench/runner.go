@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 	"github.com/kquant/kquant/internal/quant"
 )
 
@@ -37,14 +38,17 @@ func (r *Runner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.G
 		return nil, fmt.Errorf("bench runner: no BackendFor")
 	}
 	scheme := run.Spec.Recipe.Spec.Scheme
-	capability := capabilityFor(gpu, scheme)
-	if capability != nil && !capability.Native && !capability.Emulated {
-		reason := capability.Reason
+	var support *v1alpha1.Capability
+	if rs, ok := capability.Reported(&gpu, scheme); ok {
+		support = capability.Result(rs)
+	}
+	if support != nil && !support.Native && !support.Emulated {
+		reason := support.Reason
 		if reason == "" {
 			reason = fmt.Sprintf("GPU %s does not support %s", gpu.UUID, scheme)
 		}
 		v, code, _ := Judge(Checks{Unsupported: reason})
-		return &v1alpha1.RunResults{Capability: capability, Verdict: v, Reason: code}, nil
+		return &v1alpha1.RunResults{Capability: support, Verdict: v, Reason: code}, nil
 	}
 	b, err := r.BackendFor(ctx, gpu)
 	if err != nil {
@@ -58,25 +62,6 @@ func (r *Runner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.G
 	if err != nil {
 		return nil, fmt.Errorf("running %s/%s: %w", run.Namespace, run.Name, err)
 	}
-	rep.Results.Capability = capability
+	rep.Results.Capability = support
 	return &rep.Results, nil
-}
-
-// capabilityFor reads the GPU's support of a scheme from its profile; nil
-// when the profile does not list the scheme.
-func capabilityFor(gpu v1alpha1.GPU, s v1alpha1.Scheme) *v1alpha1.Capability {
-	for _, rs := range gpu.Recipes {
-		if rs.Scheme != s {
-			continue
-		}
-		c := &v1alpha1.Capability{Reason: rs.Reason}
-		switch rs.Support {
-		case v1alpha1.SupportNative:
-			c.Native = true
-		case v1alpha1.SupportEmulated:
-			c.Emulated = true
-		}
-		return c
-	}
-	return nil
 }

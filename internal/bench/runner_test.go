@@ -57,7 +57,7 @@ func TestRunnerSkipsUnsupportedRecipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != v1alpha1.VerdictSkip || res.Reason != ReasonRecipeUnsupported || res.Accuracy != nil {
+	if res.Verdict != v1alpha1.VerdictSkip || res.Reason != v1alpha1.VerdictReasonRecipeUnsupported || res.Accuracy != nil {
 		t.Errorf("results %+v", res)
 	}
 }

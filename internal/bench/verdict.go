@@ -8,30 +8,6 @@ import (
 	"github.com/kquant/kquant/internal/measure"
 )
 
-// Verdict reasons: stable CamelCase codes in RunResults.reason. Users and
-// the job controller match on them; never rename one.
-const (
-	// ReasonPass: every check passed.
-	ReasonPass = "Pass"
-	// ReasonRecipeUnsupported (Skip): the GPU can neither run nor emulate the recipe.
-	ReasonRecipeUnsupported = "RecipeUnsupported"
-	// ReasonAlignmentViolation (Fail): a group of a grouped quantize has a row
-	// count that is not a multiple of the recipe's alignment.
-	ReasonAlignmentViolation = "AlignmentViolation"
-	// ReasonNotBitExact (Fail with requireBitExact, else Warn): the backend's
-	// bytes differ from the reference backend's.
-	ReasonNotBitExact = "NotBitExact"
-	// ReasonReplayMismatch (Fail): a CUDA-graph replay gave other bytes than
-	// the eager step.
-	ReasonReplayMismatch = "ReplayMismatch"
-	// ReasonNotCapturable (Warn): the step could not be captured into a CUDA graph.
-	ReasonNotCapturable = "NotCapturable"
-	// ReasonSNRBelowTolerance (Fail): the worst SNR is below minSNRdB.
-	ReasonSNRBelowTolerance = "SNRBelowTolerance"
-	// ReasonSaturated (Warn): elements were clamped to the format's largest value.
-	ReasonSaturated = "Saturated"
-)
-
 // Checks are the facts a verdict is judged from.
 type Checks struct {
 	// Unsupported is TransformerEngine's wording of why the GPU cannot run
@@ -59,23 +35,23 @@ type Checks struct {
 func Judge(c Checks) (v1alpha1.Verdict, string, string) {
 	switch {
 	case c.Unsupported != "":
-		return v1alpha1.VerdictSkip, ReasonRecipeUnsupported, c.Unsupported
+		return v1alpha1.VerdictSkip, v1alpha1.VerdictReasonRecipeUnsupported, c.Unsupported
 	case c.Alignment != "":
-		return v1alpha1.VerdictFail, ReasonAlignmentViolation, c.Alignment
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonAlignmentViolation, c.Alignment
 	case c.RequireBitExact && c.BitExact != nil && !*c.BitExact:
-		return v1alpha1.VerdictFail, ReasonNotBitExact, "the backend's bytes differ from the reference backend's and the job requires bit-exact results"
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonNotBitExact, "the backend's bytes differ from the reference backend's and the job requires bit-exact results"
 	case c.Graph != nil && c.Graph.Capturable && !c.Graph.ReplayMatchesEager:
-		return v1alpha1.VerdictFail, ReasonReplayMismatch, "a CUDA-graph replay produced other bytes than the eager step"
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonReplayMismatch, "a CUDA-graph replay produced other bytes than the eager step"
 	case !math.IsNaN(c.MinSNRdB) && !(c.SNRdB >= c.MinSNRdB):
 		// !(>=) so that a NaN SNR fails too: no measurement cannot pass a tolerance.
-		return v1alpha1.VerdictFail, ReasonSNRBelowTolerance,
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonSNRBelowTolerance,
 			fmt.Sprintf("worst SNR %s dB is below the tolerance of %s dB", formatSNR(c.SNRdB), formatSNR(c.MinSNRdB))
 	case c.BitExact != nil && !*c.BitExact:
-		return v1alpha1.VerdictWarn, ReasonNotBitExact, "the backend's bytes differ from the reference backend's"
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonNotBitExact, "the backend's bytes differ from the reference backend's"
 	case c.Graph != nil && !c.Graph.Capturable:
-		return v1alpha1.VerdictWarn, ReasonNotCapturable, "the step could not be captured into a CUDA graph"
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonNotCapturable, "the step could not be captured into a CUDA graph"
 	case c.Saturated > 0:
-		return v1alpha1.VerdictWarn, ReasonSaturated, fmt.Sprintf("%d elements saturated to the format's largest value", c.Saturated)
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonSaturated, fmt.Sprintf("%d elements saturated to the format's largest value", c.Saturated)
 	}
-	return v1alpha1.VerdictPass, ReasonPass, "every check passed"
+	return v1alpha1.VerdictPass, v1alpha1.VerdictReasonPass, "every check passed"
 }

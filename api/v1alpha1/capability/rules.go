@@ -145,3 +145,52 @@ func Best(perGPU [][]v1alpha1.RecipeSupport) []v1alpha1.RecipeSupport {
 	}
 	return out
 }
+
+// knownCCs are the compute capabilities of NVIDIA GPUs from Volta on, in
+// order: MinNative searches them, so that the floors it reports follow from
+// the rules above instead of being written a second time.
+var knownCCs = []Version{
+	V(7, 0), V(7, 2), V(7, 5), V(8, 0), V(8, 6), V(8, 7), V(8, 9), V(9, 0),
+	V(10, 0), V(10, 1), V(10, 3), V(11, 0), V(12, 0), V(12, 1),
+}
+
+// MinNative returns the lowest compute capability on which scheme s runs
+// natively with a recent enough CUDA; false for an unknown scheme. It only
+// words messages ("compute capability 9.0 < 10.0"): whether a GPU is native
+// is always ForScheme's answer for that GPU.
+func MinNative(s v1alpha1.Scheme) (Version, bool) {
+	newest := V(99, 9)
+	for _, cc := range knownCCs {
+		if native, _ := nativeSupport(s, cc, newest); native {
+			return cc, true
+		}
+	}
+	return Version{}, false
+}
+
+// ReasonNotReported is the reason of a scheme that a GPU's profile does not
+// list: an agent always lists every scheme it knows, so the scheme is newer
+// than the agent.
+const ReasonNotReported = "not reported by the node's agent"
+
+// Reported returns how gpu supports scheme s as its agent reported it in
+// the GPUNodeProfile, which is the only answer the manager and the run
+// executor use. A scheme the profile does not list is Unsupported with
+// ReasonNotReported, and ok is false.
+func Reported(gpu *v1alpha1.GPU, s v1alpha1.Scheme) (rs v1alpha1.RecipeSupport, ok bool) {
+	for i := range gpu.Recipes {
+		if gpu.Recipes[i].Scheme == s {
+			return gpu.Recipes[i], true
+		}
+	}
+	return v1alpha1.RecipeSupport{Scheme: s, Support: v1alpha1.SupportUnsupported, Reason: ReasonNotReported}, false
+}
+
+// Result is the capability block of a run's results for a reported support.
+func Result(rs v1alpha1.RecipeSupport) *v1alpha1.Capability {
+	return &v1alpha1.Capability{
+		Native:   rs.Support == v1alpha1.SupportNative,
+		Emulated: rs.Support == v1alpha1.SupportEmulated,
+		Reason:   rs.Reason,
+	}
+}

@@ -237,3 +237,35 @@ func TestBestPrefersNativeOverEmulated(t *testing.T) {
 		t.Errorf("Best(nil) = %v, want empty", got)
 	}
 }
+
+func TestMinNativeIsTheFloorOfForScheme(t *testing.T) {
+	want := map[v1alpha1.Scheme]Version{
+		v1alpha1.SchemeDelayedScaling:       V(8, 9),
+		v1alpha1.SchemeFloat8CurrentScaling: V(8, 9),
+		v1alpha1.SchemeFloat8BlockScaling:   V(9, 0),
+		v1alpha1.SchemeMXFP8BlockScaling:    V(10, 0),
+		v1alpha1.SchemeNVFP4BlockScaling:    V(10, 0),
+	}
+	for _, s := range v1alpha1.Schemes {
+		got, ok := MinNative(s)
+		if !ok || got != want[s] {
+			t.Errorf("MinNative(%s) = %s, %v; want %s", s, got, ok, want[s])
+		}
+	}
+	if _, ok := MinNative("Unknown"); ok {
+		t.Error("MinNative(Unknown) found a floor")
+	}
+}
+
+func TestReported(t *testing.T) {
+	gpu := &v1alpha1.GPU{Recipes: []v1alpha1.RecipeSupport{{Scheme: v1alpha1.SchemeMXFP8BlockScaling, Support: v1alpha1.SupportEmulated, Reason: "r"}}}
+	if rs, ok := Reported(gpu, v1alpha1.SchemeMXFP8BlockScaling); !ok || rs.Support != v1alpha1.SupportEmulated || rs.Reason != "r" {
+		t.Errorf("listed scheme: got %+v, %v", rs, ok)
+	}
+	if rs, ok := Reported(gpu, v1alpha1.SchemeNVFP4BlockScaling); ok || rs.Support != v1alpha1.SupportUnsupported || rs.Reason != ReasonNotReported {
+		t.Errorf("unlisted scheme: got %+v, %v", rs, ok)
+	}
+	if c := Result(v1alpha1.RecipeSupport{Support: v1alpha1.SupportNative}); !c.Native || c.Emulated {
+		t.Errorf("Result(native) = %+v", c)
+	}
+}
