@@ -284,9 +284,10 @@ func (r *shapeRunner) run(ctx context.Context, i int) (shapeOutcome, error) {
 		}
 	}
 	arts = nil // the tensors may be large; let them go before timing
+	exec := v1alpha1.ExecutionForLevel(v1alpha1.LevelStandard, r.spec.Execution)
 	opts := measure.Options{
 		Mode: r.spec.Mode, Graphs: r.spec.Execution.Graphs,
-		Warmup: int(deref(r.spec.Execution.Warmup, 20)), Iterations: int(deref(r.spec.Execution.Iterations, 200)),
+		Warmup: int(*exec.Warmup), Iterations: int(*exec.Iterations),
 		Progress: func(done, total int) { p.Stage, p.Step, p.Steps = StageTiming, done, total; r.e.progress(p) },
 	}
 	if m, ok := r.e.Backend.(measure.Measurer); ok {
@@ -305,13 +306,6 @@ func (r *shapeRunner) run(ctx context.Context, i int) (shapeOutcome, error) {
 		}
 	}
 	return out, nil
-}
-
-func deref(p *int32, def int32) int32 {
-	if p != nil {
-		return *p
-	}
-	return def
 }
 
 func (r *shapeRunner) request(role quant.TensorRole, usage quant.Usage) quant.Request {

@@ -22,7 +22,7 @@ func testSpec(scheme v1alpha1.Scheme, op v1alpha1.Operation, shapes ...v1alpha1.
 			Operation: op, Shapes: shapes, Seed: 1,
 			InputDType: v1alpha1.DTypeBF16, Distribution: v1alpha1.DistributionNormal,
 		},
-		Execution: ExecutionForLevel(v1alpha1.LevelQuick, v1alpha1.Execution{Iterations: ptr[int32](2), Warmup: ptr[int32](1)}),
+		Execution: v1alpha1.ExecutionForLevel(v1alpha1.LevelQuick, v1alpha1.Execution{Iterations: ptr[int32](2), Warmup: ptr[int32](1)}),
 	}
 	if op == v1alpha1.OperationGroupedQuantize {
 		s.Workload.Groups = &v1alpha1.Groups{Count: 4, Splits: v1alpha1.SplitUniform}

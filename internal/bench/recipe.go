@@ -2,10 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/validation"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/workload"
 )
@@ -34,7 +33,7 @@ func RecipeFromAPI(spec v1alpha1.QuantRecipeSpec) (quant.Recipe, error) {
 		}
 	case e.CurrentScaling != nil:
 		o := e.CurrentScaling
-		eps, err := parseEpsilon(o.AmaxEpsilon)
+		eps, err := validation.AmaxEpsilon(o.AmaxEpsilon)
 		if err != nil {
 			return quant.Recipe{}, err
 		}
@@ -55,16 +54,6 @@ func RecipeFromAPI(spec v1alpha1.QuantRecipeSpec) (quant.Recipe, error) {
 		return quant.Recipe{}, err
 	}
 	return r, nil
-}
-
-// parseEpsilon reads the API's decimal amaxEpsilon as float32 (rounded to
-// nearest, as the scale arithmetic is float32).
-func parseEpsilon(s string) (float32, error) {
-	v, err := strconv.ParseFloat(s, 32)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, fmt.Errorf("currentScaling.amaxEpsilon %q is not a finite nonnegative decimal", s)
-	}
-	return float32(v), nil
 }
 
 // roleFromAPI maps the API's tensor role, empty meaning the default Input.

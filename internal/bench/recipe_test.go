@@ -77,23 +77,3 @@ func TestRecipeFromAPIRefusesWhatQuantRefuses(t *testing.T) {
 		}
 	}
 }
-
-func TestExecutionForLevel(t *testing.T) {
-	cases := []struct {
-		level          v1alpha1.Level
-		in             v1alpha1.Execution
-		wantIterations int32
-		wantWarmup     int32
-	}{
-		{v1alpha1.LevelQuick, v1alpha1.Execution{}, 20, 3},
-		{"", v1alpha1.Execution{}, 200, 20},
-		{v1alpha1.LevelExtended, v1alpha1.Execution{}, 2000, 100},
-		{v1alpha1.LevelQuick, v1alpha1.Execution{Iterations: ptr[int32](7), Warmup: ptr[int32](0)}, 7, 0},
-	}
-	for _, tc := range cases {
-		got := ExecutionForLevel(tc.level, tc.in)
-		if *got.Iterations != tc.wantIterations || *got.Warmup != tc.wantWarmup || got.Graphs != v1alpha1.GraphModeBoth {
-			t.Errorf("%q %+v: iterations %d warmup %d graphs %s", tc.level, tc.in, *got.Iterations, *got.Warmup, got.Graphs)
-		}
-	}
-}

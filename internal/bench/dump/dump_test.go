@@ -19,7 +19,7 @@ func spec(scheme v1alpha1.Scheme, op v1alpha1.Operation, shapes ...v1alpha1.Shap
 	s := bench.Spec{
 		RecipeName: "r", Recipe: v1alpha1.QuantRecipeSpec{Scheme: scheme}, Mode: v1alpha1.JobModeValidation,
 		Workload:  v1alpha1.Workload{Operation: op, Shapes: shapes, Seed: 5, InputDType: v1alpha1.DTypeBF16},
-		Execution: bench.ExecutionForLevel(v1alpha1.LevelQuick, v1alpha1.Execution{}),
+		Execution: v1alpha1.ExecutionForLevel(v1alpha1.LevelQuick, v1alpha1.Execution{}),
 	}
 	if op == v1alpha1.OperationGroupedQuantize {
 		s.Workload.Groups = &v1alpha1.Groups{Count: 3, Splits: v1alpha1.SplitUniform}
