@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant/element"
 )
 
 // DType is the element type of a kernel's input tensor.
@@ -48,12 +49,14 @@ const (
 	E5M2 Format = 1
 )
 
-// MaxFinite is 448 (E4M3) or 57344 (E5M2).
+// MaxFinite is the format's largest finite magnitude, 448 (E4M3) or 57344
+// (E5M2): the reference's element.Type.MaxFinite, so that the kernels
+// saturate and scale to the very value the reference does.
 func (f Format) MaxFinite() float32 {
 	if f == E5M2 {
-		return 57344
+		return element.E5M2.MaxFinite()
 	}
-	return 448
+	return element.E4M3.MaxFinite()
 }
 
 // Per-tensor state: StateBytes of device memory that must be zeroed once
