@@ -32,5 +32,6 @@
 // interface; simulate.Runner produces plausible deterministic results for
 // tests and large simulations.
 //
-// Verbosity: V(0) transitions and failures, V(1) runs ignored or waiting.
+// Verbosity (internal/logging's ladder): Info transitions and failures,
+// Debug runs ignored or waiting.
 package executor

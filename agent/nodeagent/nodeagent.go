@@ -26,6 +26,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // Backend choices of --backend.
@@ -82,7 +83,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err := defaults(&opts); err != nil {
 		return err
 	}
-	log := logr.FromContextOrDiscard(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
+	log := logging.FromContext(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
 	ctx = logr.NewContext(ctx, log)
 
 	scheme, err := kquantscheme.New()
@@ -234,7 +235,7 @@ func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
-		Logger: logr.FromContextOrDiscard(ctx),
+		Logger: logging.FromContext(ctx),
 		Cache: cache.Options{
 			// The agent's only watch: runs labelled with this node.
 			ByObject: map[client.Object]cache.ByObject{

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/go-logr/logr"
-
 	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
@@ -15,6 +13,7 @@ import (
 	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/gpu"
+	"github.com/kquant/kquant/internal/logging"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/reference"
 )
@@ -73,7 +72,7 @@ func newExecution(ctx context.Context, results, backend string, simulated bool) 
 	case err == nil:
 		return &execution{runner: &bench.Runner{BackendFor: rt.BackendFor}, prober: cudaProber{rt}, close: rt.Close}, nil
 	case backend == nodeagent.BackendAuto && cuda.IsNoDriver(err):
-		logr.FromContextOrDiscard(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
+		logging.FromContext(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
 		return onReference, nil
 	default:
 		return nil, fmt.Errorf("--backend %s: %w", backend, err)

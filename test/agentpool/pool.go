@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -28,6 +27,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // Options configure a Pool.
@@ -84,7 +84,7 @@ func (p *Pool) Run(ctx context.Context, ready func()) error {
 	if len(p.opts.Nodes) == 0 {
 		return ErrNoNodes
 	}
-	log := logr.FromContextOrDiscard(ctx)
+	log := logging.FromContext(ctx)
 	scheme, err := kquantscheme.New()
 	if err != nil {
 		return err

@@ -113,6 +113,7 @@ func both(a, b func(from, imp string) string) func(from, imp string) string {
 //	api/...                              the API and the rules beside it
 var rules = []rule{
 	{name: "api imports only api", from: under("api"), forbidden: onlyKquant("api"), tests: true},
+	{name: "internal/logging is a leaf any layer may use", from: under("internal/logging"), forbidden: both(onlyKquant(), noKubernetes), tests: true},
 	{name: "internal/cuda is a leaf", from: under("internal/cuda"), forbidden: onlyKquant(), tests: true},
 	// kernels may also import internal/quant/element, a leaf of numbers (the
 	// formats' largest values), so that a format's constants are written once.
