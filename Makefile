@@ -28,8 +28,8 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 ##@ Generated code
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
-	$(CONTROLLER_GEN) object paths=./api/...
+generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and typed apply configurations.
+	$(CONTROLLER_GEN) object applyconfiguration paths=./api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from kubebuilder markers.

@@ -8,11 +8,12 @@ import (
 
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // FieldManager is the agent's field manager for every server-side apply.
-const FieldManager = "kquant-agent"
+const FieldManager = apply.ManagerAgent
 
 // Ready condition reasons.
 const (
