@@ -3,7 +3,7 @@
 // rowwise and the columnwise operand, in one pass over the input.
 //
 // The contract (docs/quantization-formats.md, MXFP8 row: "optional 32x32 2D
-// blocks for weights") and the pure-Go reference (internal/quant/reference,
+// blocks for weights") and the pure-Go reference (agent/quant/reference,
 // quantizeMXFP82D) fix the bytes: the tile's amax (NaN ignored), its E8M0
 // exponent with TE's or OCP's rounding, the codes convert(x * 2^(127-e)) in
 // the input's [rows, cols] layout for both operands (MXFP8's columnwise data

@@ -3,7 +3,7 @@
 // tile for 2D weights) and a float32 tensor scale S computed on the device
 // from a device amax; the random Hadamard transform (RHT) of the columnwise
 // operand; stochastic rounding (SR) with the Philox 4x32-10 stream that
-// internal/quant/philox documents; the GEMM scale swizzle, standalone and as an
+// agent/quant/philox documents; the GEMM scale swizzle, standalone and as an
 // option of the 1D quantize kernels; and the NVFP4 dequantize.
 //
 // Hopper has no E2M1 conversion instruction, so the conversion is written
@@ -213,7 +213,7 @@ KQ_DEV u32 kq_e2m1_sr(float x, u32 r) {
 	return sign | lo;
 }
 
-// Philox 4x32-10 (internal/quant/philox): counter (c0..c3), key from the seed.
+// Philox 4x32-10 (agent/quant/philox): counter (c0..c3), key from the seed.
 KQ_DEV uint4 kq_philox(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
 #pragma unroll
 	for (int r = 0; r < 10; r++) {
@@ -254,7 +254,7 @@ KQ_DEV void kq_sr_bytes(u64 n0, u32 operand, u32 group, u64 seed, u32 r[16]) {
 // RHT of 16 values in place: y_i = (sum over j in order of +-x_j) * 0.25,
 // the sign of term j in row i being parity(popcount(i & j)) xor sign bit j
 // of the recipe's mask: H16 . diag(signs) / 4, evaluated as
-// internal/quant/hadamard does (sums start at +0, one rounding per addition).
+// agent/quant/hadamard does (sums start at +0, one rounding per addition).
 KQ_DEV void kq_rht16(float v[16], u32 signs) {
 	float y[16];
 #pragma unroll

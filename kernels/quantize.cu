@@ -5,7 +5,7 @@
 //
 // The numbers these kernels produce are fixed by
 // docs/quantization-formats.md and must equal the pure-Go reference
-// (internal/quant) bit for bit. Hence the build flags in hack/gen-kernels.sh
+// (agent/quant) bit for bit. Hence the build flags in hack/gen-kernels.sh
 // keep IEEE float32 semantics (no fast math, no flush to zero, correctly
 // rounded division, no FMA contraction), and every arithmetic step that the
 // contract names is written with an explicitly rounded intrinsic.
@@ -1223,7 +1223,7 @@ extern "C" __global__ void kq_cvt_check(u64 start, u64 count, u64 *res, int fmt)
 // vector never makes a kernel index out of bounds. Grids are sized on the
 // host for the largest case; each warp or block finds the group of its rows
 // by binary search over the offsets. The results are the per-group results
-// of the reference (internal/quant/reference, QuantizeGrouped) concatenated.
+// of the reference (agent/quant/reference, QuantizeGrouped) concatenated.
 
 // kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
 // below off[ngroups], the (nonempty) group holding row m. off is
