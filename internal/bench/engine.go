@@ -369,35 +369,31 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 	stage(StageInput)
 	x, err := r.generate(uint32(i), s.Rows, s.Cols)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	stage(StageQuantize)
 	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
 	st, err := r.calibrated(ctx, r.e.Backend, req, x)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	res, bitExact, err := r.quantizeChecked(ctx, req, x, st)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	stage(StageCompare)
 	deq, err := r.e.Backend.Dequantize(ctx, res, quant.UsageRowwise)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	if out.metrics, err = accuracy.Compare(x, deq); err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	out.metrics.Saturated = accuracy.Clamped(x, res, deq)
 	out.measured, out.bitExact = true, bitExact
 	arts := r.artifacts(i)
 	arts.Tensors = []TensorArtifacts{{Input: x, Result: res, Dequantized: deq}}
-	step := measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
-	if st != nil {
-		step.States = []*quant.State{st}
-	}
-	return step, arts, nil
+	return measure.Quantize{Request: req, X: x, State: st}, arts, nil
 }
 
 func (r *shapeRunner) artifacts(i int) *ShapeArtifacts {
@@ -443,18 +439,18 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	s := r.spec.Workload.Shapes[i]
 	splits, err := Splits(r.spec.Workload.Groups, s.Rows, r.recipe.Scheme)
 	if err != nil {
-		return measure.Step{}, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
 	}
 	// Checked here, before any backend sees the splits, so that every
 	// backend reports a misaligned group the same way: as a Fail verdict
 	// naming the group, not as an error.
 	if out.alignment = alignmentViolation(splits, r.recipe.Scheme); out.alignment != "" {
-		return measure.Step{}, nil, nil
+		return nil, nil, nil
 	}
 	stage(StageInput)
 	x, err := r.generate(uint32(i), s.Rows, s.Cols)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	stage(StageQuantize)
 	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
@@ -465,22 +461,22 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 			states[g] = quant.NewState(r.recipe)
 		}
 		if _, err := r.e.Backend.QuantizeGrouped(ctx, req, x, splits, states); err != nil {
-			return measure.Step{}, nil, fmt.Errorf("calibrating: %w", err)
+			return nil, nil, fmt.Errorf("calibrating: %w", err)
 		}
 		for g, st := range states {
 			if err := st.Update(r.recipe, req.Role); err != nil {
-				return measure.Step{}, nil, fmt.Errorf("calibrating group %d: %w", g, err)
+				return nil, nil, fmt.Errorf("calibrating group %d: %w", g, err)
 			}
 		}
 	}
 	results, err := r.e.Backend.QuantizeGrouped(ctx, req, x, splits, cloneStates(states))
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	if !r.e.isReference() {
 		ref, err := r.e.reference().QuantizeGrouped(ctx, req, x, splits, cloneStates(states))
 		if err != nil {
-			return measure.Step{}, nil, fmt.Errorf("reference: %w", err)
+			return nil, nil, fmt.Errorf("reference: %w", err)
 		}
 		same := len(ref) == len(results)
 		for g := range ref {
@@ -497,7 +493,7 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		xg := x.RowSlice(off, off+n)
 		deq, err := r.e.Backend.Dequantize(ctx, results[g], quant.UsageRowwise)
 		if err != nil {
-			return measure.Step{}, nil, fmt.Errorf("group %d: %w", g, err)
+			return nil, nil, fmt.Errorf("group %d: %w", g, err)
 		}
 		clamped += accuracy.Clamped(xg, results[g], deq)
 		copy(full.Data[off*x.Cols:], deq.Data)
@@ -508,11 +504,11 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	}
 	// SNR over the whole tensor, not an average of the groups' dB.
 	if out.metrics, err = accuracy.Compare(x, full); err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	out.metrics.Saturated = clamped
 	out.measured = true
-	return measure.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits, States: states}, arts, nil
+	return measure.GroupedQuantize{Request: req, X: x, Splits: splits, States: states}, arts, nil
 }
 
 func cloneStates(s []*quant.State) []*quant.State {
@@ -533,17 +529,17 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 	// Two streams per shape, so that input and weight are independent.
 	x, err := r.generate(uint32(2*i), s.Rows, s.Cols)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	w, err := r.generate(uint32(2*i+1), n, s.Cols)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	stage(StageQuantize)
 	seed := uint64(r.spec.Workload.Seed)
 	res, err := linear.Run(ctx, r.e.Backend, linear.Request{Recipe: r.recipe, X: x, W: w, Seed: seed})
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	stage(StageCompare)
 	// linear.Run calibrates delayed scaling on each operand; doing the same
@@ -554,7 +550,7 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 		req.Role = []quant.TensorRole{quant.Input, quant.Weight}[k]
 		st, err := r.calibrated(ctx, r.e.Backend, req, t)
 		if err != nil {
-			return measure.Step{}, nil, err
+			return nil, nil, err
 		}
 		if st != nil {
 			states = append(states, st)
@@ -565,7 +561,7 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 		req.State = cloneState(st)
 		ref, err := r.e.reference().Quantize(ctx, req, t)
 		if err != nil {
-			return measure.Step{}, nil, fmt.Errorf("reference: %w", err)
+			return nil, nil, fmt.Errorf("reference: %w", err)
 		}
 		req.State = nil
 		same := quant.SameBytes([]*quant.Result{res.X, res.W}[k], ref) && (out.bitExact == nil || *out.bitExact)
@@ -573,11 +569,11 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 	}
 	xd, err := r.e.Backend.Dequantize(ctx, res.X, quant.UsageRowwise)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	wd, err := r.e.Backend.Dequantize(ctx, res.W, quant.UsageRowwise)
 	if err != nil {
-		return measure.Step{}, nil, err
+		return nil, nil, err
 	}
 	// The output's SNR and error; the operands' clamped and flushed counts,
 	// since the output is not quantized itself.
@@ -592,5 +588,5 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 	}
 	arts.Y, arts.Exact = &res.Y, &res.Exact
 	req.Role = quant.Input
-	return measure.Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: states}, arts, nil
+	return measure.QuantizedLinear{Request: req, X: x, W: w, States: states}, arts, nil
 }

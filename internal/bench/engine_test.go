@@ -136,7 +136,7 @@ func TestMeasurerFillsGPUFields(t *testing.T) {
 	if res.Verdict != v1alpha1.VerdictPass {
 		t.Errorf("verdict %s %s", res.Verdict, res.Reason)
 	}
-	if len(fb.measured) != 2 || fb.measured[1].X.Rows != 256 {
+	if len(fb.measured) != 2 || fb.measured[1].Tensors()[0].X.Rows != 256 {
 		t.Errorf("Measure got %d steps", len(fb.measured))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/measure"
 	"github.com/kquant/kquant/internal/quant"
@@ -126,11 +125,11 @@ func TestStepConfigs(t *testing.T) {
 		wantRows  []int
 		wantRoles []quant.TensorRole
 	}{
-		{name: "quantize", step: measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x, States: st[:1]},
+		{name: "quantize", step: measure.Quantize{Request: req, X: x, State: st[0]},
 			wantRows: []int{64}, wantRoles: []quant.TensorRole{quant.Input}},
-		{name: "grouped skips empty groups", step: measure.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: []int{16, 0, 48}, States: st},
+		{name: "grouped skips empty groups", step: measure.GroupedQuantize{Request: req, X: x, Splits: []int{16, 0, 48}, States: st},
 			wantRows: []int{16, 48}, wantRoles: []quant.TensorRole{quant.Input, quant.Input}},
-		{name: "linear", step: measure.Step{Operation: v1alpha1.OperationQuantizedLinear, Request: req, X: x, W: w, States: st[:2]},
+		{name: "linear", step: measure.QuantizedLinear{Request: req, X: x, W: w, States: st[:2]},
 			wantRows: []int{64, 16}, wantRoles: []quant.TensorRole{quant.Input, quant.Weight}},
 	}
 	for _, tc := range cases {

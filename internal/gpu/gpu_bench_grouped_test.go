@@ -55,9 +55,10 @@ func benchGrouped(t *testing.T, seed uint64, cases []groupedBenchCase) {
 	}
 	fmt.Printf("%-12s %-34s %4s %9s %7s %6s %7s %9s %9s %8s %s\n", "shape", "step", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "eager/kL", "replay")
 	for _, tc := range cases {
-		st := measure.Step{Operation: v1alpha1.OperationQuantize, Request: tc.req, X: x, States: cloneAll(tc.states)}
+		states := cloneAll(tc.states)
+		var st measure.Step = measure.Quantize{Request: tc.req, X: x, State: at(states, 0)}
 		if tc.grouped {
-			st.Operation, st.Splits = v1alpha1.OperationGroupedQuantize, splits
+			st = measure.GroupedQuantize{Request: tc.req, X: x, Splits: splits, States: states}
 		}
 		if tc.perGroup != nil {
 			*tc.perGroup = true
@@ -150,4 +151,11 @@ func TestBenchmarkGroupedMXFP82D(t *testing.T) {
 			path: "MXFP8 32x32 before: one MXFP82D launch per group (perGroupFP8)"},
 		{name: "ungrouped 2D", req: req},
 	})
+}
+
+func at(states []*quant.State, k int) *quant.State {
+	if k < len(states) {
+		return states[k]
+	}
+	return nil
 }

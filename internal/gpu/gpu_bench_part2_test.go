@@ -55,7 +55,7 @@ func TestBenchmarkPart2(t *testing.T) {
 		x := makeInput(sh, kernels.BF16, false, 42)
 		for _, tc := range cases {
 			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: quant.UsageBoth, Seed: 9}
-			m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
+			m, err := gb.Measure(ctx, measure.Quantize{Request: req, X: x}, opts)
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, tc.name, err)
 			}
@@ -84,7 +84,7 @@ func TestBenchmarkPart2(t *testing.T) {
 	} {
 		gb.perGroupFP8 = !tc.grouped
 		req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: 9}
-		m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationGroupedQuantize, Request: req, X: x, Splits: splits}, opts)
+		m, err := gb.Measure(ctx, measure.GroupedQuantize{Request: req, X: x, Splits: splits}, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

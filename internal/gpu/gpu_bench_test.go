@@ -36,7 +36,7 @@ func TestBenchmarkTable(t *testing.T) {
 		for _, s := range []quant.Scheme{quant.Float8CurrentScaling, quant.DelayedScaling, quant.MXFP8BlockScaling} {
 			r := quant.DefaultRecipe(s)
 			req := quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageBoth}
-			step := measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}
+			step := measure.Quantize{Request: req, X: x}
 			if s == quant.DelayedScaling {
 				st := quant.NewState(r)
 				req.State = st
@@ -46,7 +46,7 @@ func TestBenchmarkTable(t *testing.T) {
 				if err := st.Update(r, quant.Input); err != nil {
 					t.Fatal(err)
 				}
-				step.States = []*quant.State{st}
+				step.State = st
 			}
 			m, err := gb.Measure(ctx, step, measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30})
 			if err != nil {
@@ -94,7 +94,7 @@ func TestBenchmarkMXFP8(t *testing.T) {
 		for _, v := range vs {
 			gb.twoKernelMXFP8 = !v.fuse
 			req := quant.Request{Recipe: r, Role: quant.Input, Usage: v.usage}
-			m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x},
+			m, err := gb.Measure(ctx, measure.Quantize{Request: req, X: x},
 				measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, v.name, err)

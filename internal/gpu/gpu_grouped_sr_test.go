@@ -135,7 +135,7 @@ func TestBenchmarkMXFP8DirectSwizzle(t *testing.T) {
 	sh := shape{16384, 16384}
 	x := makeInput(sh, kernels.BF16, false, 42)
 	req := quant.Request{Recipe: quant.DefaultRecipe(quant.MXFP8BlockScaling), Role: quant.Input, Usage: quant.UsageBoth}
-	m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x},
+	m, err := gb.Measure(ctx, measure.Quantize{Request: req, X: x},
 		measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
 	if err != nil {
 		t.Fatal(err)

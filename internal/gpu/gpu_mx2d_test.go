@@ -176,7 +176,7 @@ func TestBenchmarkMXFP82D(t *testing.T) {
 			{"mxfp8 weight 1x32/32x1", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Weight},
 		} {
 			req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: quant.UsageBoth}
-			m, err := gb.Measure(ctx, measure.Step{Operation: v1alpha1.OperationQuantize, Request: req, X: x}, opts)
+			m, err := gb.Measure(ctx, measure.Quantize{Request: req, X: x}, opts)
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, tc.name, err)
 			}

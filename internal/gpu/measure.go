@@ -44,35 +44,10 @@ func stepConfigs(step measure.Step) ([]Config, []quant.Tensor, []*quant.State, e
 		inputs []quant.Tensor
 		states []*quant.State
 	)
-	add := func(req quant.Request, x quant.Tensor, st *quant.State) {
-		req.State = nil
-		cfgs = append(cfgs, Config{Request: req, Rows: x.Rows, Cols: x.Cols, Input: InputType(x.Data), EndStep: true})
-		inputs = append(inputs, x)
-		states = append(states, st)
-	}
-	state := func(k int) *quant.State {
-		if k < len(step.States) {
-			return step.States[k]
-		}
-		return nil
-	}
-	switch step.Operation {
-	case v1alpha1.OperationGroupedQuantize:
-		off := 0
-		for g, n := range step.Splits {
-			if n > 0 {
-				add(step.Request, step.X.RowSlice(off, off+n), state(g))
-			}
-			off += n
-		}
-	case v1alpha1.OperationQuantizedLinear:
-		for k, t := range []quant.Tensor{step.X, step.W} {
-			req := step.Request
-			req.Role = []quant.TensorRole{quant.Input, quant.Weight}[k]
-			add(req, t, state(k))
-		}
-	default:
-		add(step.Request, step.X, state(0))
+	for _, t := range step.Tensors() {
+		cfgs = append(cfgs, Config{Request: t.Request, Rows: t.X.Rows, Cols: t.X.Cols, Input: InputType(t.X.Data), EndStep: true})
+		inputs = append(inputs, t.X)
+		states = append(states, t.State)
 	}
 	if len(cfgs) == 0 {
 		return nil, nil, nil, fmt.Errorf("step has no tensors")
@@ -132,7 +107,7 @@ func (b *Backend) Measure(ctx context.Context, step measure.Step, opts measure.O
 // grouped quantize is one grouped step (NewGroupedStep), so that its
 // launches and graph are what a training framework's would be.
 func (b *Backend) measuredStep(ctx context.Context, step measure.Step) (*Step, func(*cuda.Ctx) error, error) {
-	if step.Operation == v1alpha1.OperationGroupedQuantize {
+	if step, ok := step.(measure.GroupedQuantize); ok {
 		req := step.Request
 		req.State = nil
 		cfg := GroupedConfig{Request: req, Rows: step.X.Rows, Cols: step.X.Cols, Input: InputType(step.X.Data), Splits: step.Splits, EndStep: true}
@@ -182,7 +157,7 @@ func (b *Backend) measuredStep(ctx context.Context, step measure.Step) (*Step, f
 			s.Close()
 			return nil, nil, fmt.Errorf("tensor %d: %w", i, err)
 		}
-		s.parts[i].seed = step.Request.Seed
+		s.parts[i].seed = cfgs[i].Request.Seed
 	}
 	reset := func(c *cuda.Ctx) error {
 		for i, st := range states {
