@@ -29,24 +29,6 @@ type Backend struct {
 	set    *kernels.Set
 	stream cuda.Stream
 	cache  stepCache
-	// twoKernelMXFP8 keeps MXFP8 steps that want both operands off the fused
-	// kernel (kernels.MXFP8BothFits), so that tests can measure and check the
-	// two-kernel path, which stays the fallback.
-	twoKernelMXFP8 bool
-	// perGroupFP8 runs grouped current-scaling and MXFP8 steps as one
-	// launch sequence per group instead of with the grouped kernels
-	// (kernels.GroupedCurrent, GroupedMXFP8, GroupedMXFP82D: 3 launches whatever the group
-	// count), so that tests and benchmarks can compare the two paths.
-	perGroupFP8 bool
-	// perGroupNVFP4 runs grouped NVFP4 steps as before the grouped
-	// columnwise and 2D kernels: the 1D rowwise operand on the grouped
-	// kernels, the columnwise operand and 16x16 weights one launch sequence
-	// per group, so that benchmarks can compare the two paths.
-	perGroupNVFP4 bool
-	// perGroupBlock2D runs grouped block FP8 128x128 (weights) steps as
-	// before kernels.GroupedBlock2D, one launch per group, so that tests
-	// and benchmarks can compare the two paths.
-	perGroupBlock2D bool
 }
 
 var _ quant.Backend = (*Backend)(nil)

@@ -200,68 +200,26 @@ func TestCoversEveryRecipe(t *testing.T) {
 	}
 }
 
-func TestGroupedPath(t *testing.T) {
-	cases := []struct {
-		scheme quant.Scheme
-		role   quant.TensorRole
-		usage  quant.Usage
-		kernel bool
-		want   string
-	}{
-		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.NVFP4BlockScaling, quant.Input, quant.UsageBoth, true, "grouped kernels, split sizes in device memory"},
-		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageBoth, true, "grouped kernels, split sizes in device memory"},
-		{quant.NVFP4BlockScaling, quant.Gradient, quant.UsageColumnwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.NVFP4BlockScaling, quant.Weight, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.NVFP4BlockScaling, quant.Weight, 0, true, "grouped kernels, split sizes in device memory"},
-		{quant.Float8BlockScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.Float8BlockScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},
-		{quant.Float8BlockScaling, quant.Weight, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.Float8BlockScaling, quant.Weight, 0, true, "grouped kernels, split sizes in device memory"},
-		{quant.Float8CurrentScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.MXFP8BlockScaling, quant.Input, 0, true, "grouped kernels, split sizes in device memory"},
-		{quant.DelayedScaling, quant.Input, quant.UsageRowwise, true, "grouped kernels, split sizes in device memory"},
-		{quant.DelayedScaling, quant.Gradient, 0, true, "grouped kernels, split sizes in device memory"},
+// TestEveryPlanHasAGroupedKernel: every scheme, role and 2D variant runs
+// both operands of a grouped step on grouped kernels with device split
+// sizes; no plan runs one group at a time.
+func TestEveryPlanHasAGroupedKernel(t *testing.T) {
+	var recipes []quant.Recipe
+	for _, s := range []quant.Scheme{quant.DelayedScaling, quant.Float8CurrentScaling, quant.Float8BlockScaling, quant.MXFP8BlockScaling, quant.NVFP4BlockScaling} {
+		recipes = append(recipes, quant.DefaultRecipe(s))
 	}
-	for _, tc := range cases {
-		r := quant.DefaultRecipe(tc.scheme)
-		p, err := r.Plan(tc.role)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := GroupedKernel(r, tc.role); got != tc.kernel {
-			t.Errorf("%s %s: GroupedKernel %v, want %v", tc.scheme, tc.role, got, tc.kernel)
-		}
-		got := GroupedPath(p, tc.usage)
-		if !strings.Contains(got, tc.want) {
-			t.Errorf("%s %s usage %d: %q, want it to contain %q", tc.scheme, tc.role, tc.usage, got, tc.want)
-		}
-		// Every operand runs on the device: no path falls back to the
-		// reference backend.
-		if strings.Contains(got, "reference") {
-			t.Errorf("%s %s usage %d: %q names a reference fallback", tc.scheme, tc.role, tc.usage, got)
-		}
-	}
-}
-
-// TestGroupedPathMXFP82D: MXFP8's 32x32 weight tiles take the grouped
-// kernel (kernels.GroupedMXFP82D) for every usage.
-func TestGroupedPathMXFP82D(t *testing.T) {
-	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
-	r.MXFP8.TwoDimensionalWeights = true
-	p, err := r.Plan(quant.Weight)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.BlockRows != 32 {
-		t.Fatalf("2D weight plan with BlockRows %d", p.BlockRows)
-	}
-	if !GroupedKernel(r, quant.Weight) {
-		t.Errorf("GroupedKernel false for 2D weights")
-	}
-	for _, u := range []quant.Usage{quant.UsageRowwise, quant.UsageColumnwise, quant.UsageBoth} {
-		if got := GroupedPath(p, u); !strings.Contains(got, "grouped kernels, split sizes in device memory") {
-			t.Errorf("usage %d: %q", u, got)
+	mx2d := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	mx2d.MXFP8.TwoDimensionalWeights = true
+	recipes = append(recipes, mx2d)
+	for _, r := range recipes {
+		for _, role := range []quant.TensorRole{quant.Input, quant.Weight, quant.Gradient} {
+			p, err := r.Plan(role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k, covered := groupedKernelFor(p); k == groupedNone || covered != quant.UsageBoth {
+				t.Errorf("%s %s (block rows %d): grouped kernel %d covering usage %d, want both operands", r.Scheme, role, p.BlockRows, k, covered)
+			}
 		}
 	}
 }

@@ -71,11 +71,8 @@
 // weights: 3, plus a memset per padded scale layout), on every shape (tiled
 // fast paths where the columns are a multiple of 64, general paths
 // otherwise; see grouped_nvfp4.go). Every recipe and role has a grouped
-// kernel; the one-launch-sequence-per-group path (bound to the split sizes
-// the step was built with; GroupedPath says which applies) remains for the
-// backend's comparison switches in tests and benchmarks.
-// group inside the same step, bound to the split sizes the step was built
-// with (GroupedPath says which applies).
+// kernel, so a grouped step never runs one group at a time; the benchmarks
+// that compare with that older path build it in their test files.
 //
 // # QuantizedLinear
 //

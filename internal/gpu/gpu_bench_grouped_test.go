@@ -16,16 +16,16 @@ import (
 
 // groupedBenchCase is one row of a grouped-step benchmark: req measured
 // through Measure on the benchmark's tensor, split into its 64 groups or
-// (ungrouped) whole, with states (cloned per row) and, while it is
-// measured, the backend comparison switch perGroup set.
+// (ungrouped) whole, with states (cloned per row), and with perGroup one
+// launch sequence per group (the path before the grouped kernels).
 type groupedBenchCase struct {
 	name     string
 	req      quant.Request
 	grouped  bool
 	states   []*quant.State
-	perGroup *bool
-	// path, for a grouped row, is printed under it: GroupedPath's sentence
-	// when empty, else this (the per-group path's description).
+	perGroup bool
+	// path, for a grouped row, is printed under it: the grouped kernels'
+	// sentence when empty, else this (the per-group path's description).
 	path string
 }
 
@@ -58,15 +58,13 @@ func benchGrouped(t *testing.T, seed uint64, cases []groupedBenchCase) {
 		states := cloneAll(tc.states)
 		var st measure.Step = measure.Quantize{Request: tc.req, X: x, State: at(states, 0)}
 		if tc.grouped {
-			st = measure.GroupedQuantize{Request: tc.req, X: x, Splits: splits, States: states}
-		}
-		if tc.perGroup != nil {
-			*tc.perGroup = true
+			g := measure.GroupedQuantize{Request: tc.req, X: x, Splits: splits, States: states}
+			st = g
+			if tc.perGroup {
+				st = perGroup{g}
+			}
 		}
 		m, err := gb.Measure(ctx, st, opts)
-		if tc.perGroup != nil {
-			*tc.perGroup = false
-		}
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -74,7 +72,7 @@ func benchGrouped(t *testing.T, seed uint64, cases []groupedBenchCase) {
 		if tc.grouped {
 			path := tc.path
 			if path == "" {
-				path = GroupedPath(mustPlan(t, tc.req.Recipe, tc.req.Role), tc.req.Usage)
+				path = string(tc.req.Recipe.Scheme) + ": grouped kernels, split sizes in device memory, launches independent of the group count"
 			}
 			fmt.Printf("    %s; split-size payload %.2f us\n", path, m.PointerLoadMicros)
 		}
@@ -82,42 +80,42 @@ func benchGrouped(t *testing.T, seed uint64, cases []groupedBenchCase) {
 }
 
 // TestBenchmarkGroupedBlock2D: the 64-group block FP8 128x128 weight step
-// with both operands on kernels.GroupedBlock2D, as before it
-// (perGroupBlock2D: one launch per group) and ungrouped.
+// with both operands on kernels.GroupedBlock2D, as before it (perGroup:
+// one launch per group) and ungrouped.
 func TestBenchmarkGroupedBlock2D(t *testing.T) {
 	req := quant.Request{Recipe: quant.DefaultRecipe(quant.Float8BlockScaling), Role: quant.Weight, Usage: quant.UsageBoth, Seed: 9}
 	benchGrouped(t, 45, []groupedBenchCase{
 		{name: "block 128x128 ungrouped", req: req},
 		{name: "grouped block 128x128", req: req, grouped: true},
-		{name: "grouped 128x128 (fallbk)", req: req, grouped: true, perGroup: &gb.perGroupBlock2D,
-			path: "block 128x128 before: one launch per group (perGroupBlock2D)"},
+		{name: "grouped 128x128 (fallbk)", req: req, grouped: true, perGroup: true,
+			path: "block 128x128 before: one launch per group (perGroup)"},
 	})
 }
 
 // TestBenchmarkGroupedNVFP4: the 64-group NVFP4 step with both operands,
 // the gradient role (columnwise RHT, stochastic rounding) and 16x16
 // weights, on the grouped kernels (kernels.GroupedNVFP4,
-// GroupedNVFP4TwoD), as before them (perGroupNVFP4: the rowwise operand
-// grouped, the columnwise operand and 2D weights one group at a time) and
-// ungrouped.
+// GroupedNVFP4TwoD), one launch sequence per group (perGroup; before the
+// grouped columnwise and 2D kernels only those ran per group, the 1D
+// rowwise operand was already grouped) and ungrouped.
 func TestBenchmarkGroupedNVFP4(t *testing.T) {
-	const before = "NVFP4 before: 1D rowwise grouped, columnwise and 2D one launch sequence per group (perGroupNVFP4)"
+	const before = "NVFP4 per group: one launch sequence per group, both operands (perGroup)"
 	nv := quant.DefaultRecipe(quant.NVFP4BlockScaling)
 	grad := quant.Request{Recipe: nv, Role: quant.Gradient, Usage: quant.UsageBoth, Seed: 9}
 	weight := quant.Request{Recipe: nv, Role: quant.Weight, Usage: quant.UsageBoth, Seed: 9}
 	benchGrouped(t, 44, []groupedBenchCase{
 		{name: "nvfp4 grad ungrouped", req: grad},
 		{name: "grouped nvfp4 grad", req: grad, grouped: true},
-		{name: "grouped nvfp4 grad (fallbk)", req: grad, grouped: true, perGroup: &gb.perGroupNVFP4, path: before},
+		{name: "grouped nvfp4 grad (fallbk)", req: grad, grouped: true, perGroup: true, path: before},
 		{name: "nvfp4 weight 2D ungrouped", req: weight},
 		{name: "grouped nvfp4 2D", req: weight, grouped: true},
-		{name: "grouped nvfp4 2D (fallbk)", req: weight, grouped: true, perGroup: &gb.perGroupNVFP4, path: before},
+		{name: "grouped nvfp4 2D (fallbk)", req: weight, grouped: true, perGroup: true, path: before},
 	})
 }
 
 // TestBenchmarkGroupedDelayed: the 64-group delayed-scaling step (amax
 // history 1024, the step ending with every group's update, as Measure
-// builds it) on kernels.GroupedDelayed, as before it (perGroupFP8: two
+// builds it) on kernels.GroupedDelayed, as before it (perGroup: two
 // launches per group) and ungrouped, rowwise and with both operands.
 func TestBenchmarkGroupedDelayed(t *testing.T) {
 	r := quant.DefaultRecipe(quant.DelayedScaling)
@@ -133,7 +131,7 @@ func TestBenchmarkGroupedDelayed(t *testing.T) {
 		cases = append(cases,
 			groupedBenchCase{name: "grouped delayed " + u.name + " (kernel)", req: req, grouped: true, states: states},
 			groupedBenchCase{name: "grouped delayed " + u.name + " (fallbk)", req: req, grouped: true, states: states,
-				perGroup: &gb.perGroupFP8, path: "delayed scaling before: one launch sequence per group (perGroupFP8)"},
+				perGroup: true, path: "delayed scaling before: one launch sequence per group (perGroup)"},
 			groupedBenchCase{name: "ungrouped delayed " + u.name, req: req, states: []*quant.State{one}})
 	}
 	benchGrouped(t, 44, cases)
@@ -141,14 +139,13 @@ func TestBenchmarkGroupedDelayed(t *testing.T) {
 
 // TestBenchmarkGroupedMXFP82D: the 64-group MXFP8 32x32 weight step (both
 // operands, swizzled scales, group amaxes) on kernels.GroupedMXFP82D, the
-// per-group path (perGroupFP8: one MXFP82D launch per group) and
-// ungrouped.
+// per-group path (perGroup: one MXFP82D launch per group) and ungrouped.
 func TestBenchmarkGroupedMXFP82D(t *testing.T) {
 	req := quant.Request{Recipe: mxfp82D(quant.ScaleRoundingTE), Role: quant.Weight, Usage: quant.UsageBoth}
 	benchGrouped(t, 43, []groupedBenchCase{
 		{name: "grouped 2D (kernel)", req: req, grouped: true},
-		{name: "grouped 2D (per group)", req: req, grouped: true, perGroup: &gb.perGroupFP8,
-			path: "MXFP8 32x32 before: one MXFP82D launch per group (perGroupFP8)"},
+		{name: "grouped 2D (per group)", req: req, grouped: true, perGroup: true,
+			path: "MXFP8 32x32 before: one MXFP82D launch per group (perGroup)"},
 		{name: "ungrouped 2D", req: req},
 	})
 }

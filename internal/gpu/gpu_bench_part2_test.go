@@ -71,29 +71,30 @@ func TestBenchmarkPart2(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		rc
-		usage   quant.Usage
-		grouped bool // current/MXFP8 with the grouped kernels, else the perGroupFP8 fallback
+		usage    quant.Usage
+		perGroup bool // one launch sequence per group (perGroup), as before the grouped kernels
 	}{
 		{rc{"grouped nvfp4 grad row", quant.DefaultRecipe(quant.NVFP4BlockScaling), quant.Gradient}, quant.UsageRowwise, false},
 		{rc{"grouped block row", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input}, quant.UsageRowwise, false},
 		{rc{"grouped block row+col", quant.DefaultRecipe(quant.Float8BlockScaling), quant.Input}, quant.UsageBoth, false},
-		{rc{"grouped mxfp8 row (fallbk)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input}, quant.UsageRowwise, false},
-		{rc{"grouped current row (fallbk)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input}, quant.UsageRowwise, false},
-		{rc{"grouped mxfp8 row+col (kernel)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input}, quant.UsageBoth, true},
-		{rc{"grouped current row+col (kernel)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input}, quant.UsageBoth, true},
+		{rc{"grouped mxfp8 row (fallbk)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input}, quant.UsageRowwise, true},
+		{rc{"grouped current row (fallbk)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input}, quant.UsageRowwise, true},
+		{rc{"grouped mxfp8 row+col (kernel)", quant.DefaultRecipe(quant.MXFP8BlockScaling), quant.Input}, quant.UsageBoth, false},
+		{rc{"grouped current row+col (kernel)", quant.DefaultRecipe(quant.Float8CurrentScaling), quant.Input}, quant.UsageBoth, false},
 	} {
-		gb.perGroupFP8 = !tc.grouped
 		req := quant.Request{Recipe: tc.r, Role: tc.role, Usage: tc.usage, Seed: 9}
-		m, err := gb.Measure(ctx, measure.GroupedQuantize{Request: req, X: x, Splits: splits}, opts)
+		g := measure.GroupedQuantize{Request: req, X: x, Splits: splits}
+		var step measure.Step = g
+		path := string(tc.r.Scheme) + ": grouped kernels, split sizes in device memory, launches independent of the group count"
+		if tc.perGroup {
+			step = perGroup{g}
+			path = string(tc.r.Scheme) + ": one launch sequence per group (perGroup, as before the grouped kernels)"
+		}
+		m, err := gb.Measure(ctx, step, opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		gb.perGroupFP8 = false
 		printRow("16384x4096", tc.name, m, launch)
-		path := GroupedPath(mustPlan(t, tc.r, tc.role), tc.usage)
-		if !tc.grouped && (tc.r.Scheme == quant.Float8CurrentScaling || tc.r.Scheme == quant.MXFP8BlockScaling) {
-			path = string(tc.r.Scheme) + ": one launch sequence per group (the perGroupFP8 fallback)"
-		}
 		fmt.Printf("    %s; split-size payload (64 int32 through kernel parameters) %.2f us\n", path, m.PointerLoadMicros)
 	}
 	linearBench(t)

@@ -72,7 +72,6 @@ func TestBenchmarkMXFP8(t *testing.T) {
 	if os.Getenv("KQUANT_BENCH") != "1" {
 		t.Skip("set KQUANT_BENCH=1 to measure")
 	}
-	defer func() { gb.twoKernelMXFP8 = false }()
 	ctx := context.Background()
 	fmt.Printf("%-12s %-10s %4s %9s %8s %8s %7s %10s %9s %9s %6s %s\n", "shape", "mxfp8", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "min-ofcopy", "eager-us", "graph-us", "copyGB", "replay")
 	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
@@ -92,9 +91,14 @@ func TestBenchmarkMXFP8(t *testing.T) {
 			vs = append(vs, variant{"rowwise", quant.UsageRowwise, true})
 		}
 		for _, v := range vs {
-			gb.twoKernelMXFP8 = !v.fuse
 			req := quant.Request{Recipe: r, Role: quant.Input, Usage: v.usage}
-			m, err := gb.Measure(ctx, measure.Quantize{Request: req, X: x},
+			var step measure.Step = measure.Quantize{Request: req, X: x}
+			if !v.fuse {
+				// The two one-operand kernels (operandsApart), as before
+				// the fused kernel.
+				step = operandsApart{measure.Quantize{Request: req, X: x}}
+			}
+			m, err := gb.Measure(ctx, step,
 				measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
 			if err != nil {
 				t.Fatalf("%v %s: %v", sh, v.name, err)

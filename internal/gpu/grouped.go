@@ -23,11 +23,9 @@ type GroupedConfig struct {
 	Rows    int
 	Cols    int
 	Input   kernels.DType
-	// Splits are the group row counts the step is built with. Where a
-	// grouped kernel covers every operand (GroupedKernel), the step reads
-	// the split sizes from device memory (SetSplits) and one captured
-	// graph replays any split vector of the same group count; otherwise the
-	// per-group launches are bound to these sizes.
+	// Splits are the group row counts the step is built with. The step
+	// reads the split sizes from device memory (SetSplits), so that one
+	// captured graph replays any split vector of the same group count.
 	Splits []int
 	// EndStep appends each group's delayed-scaling update (see Config).
 	EndStep bool
@@ -63,34 +61,11 @@ const (
 	groupedDelayed
 )
 
-// groupedKernelFor is the package-level choice, except that the
-// perGroupFP8 switch sends current scaling, delayed scaling and MXFP8, and
-// perGroupBlock2D block FP8's 128x128 tiles, to the per-group fallback
-// (for the tests and benchmarks that compare the two paths).
-func (b *Backend) groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
-	k, u := groupedKernelFor(p)
-	if b.perGroupFP8 && (k == groupedCurrent || k == groupedMXFP8 || k == groupedMXFP82D || k == groupedDelayed) {
-		return groupedNone, 0
-	}
-	if b.perGroupBlock2D && k == groupedBlock2D {
-		return groupedNone, 0
-	}
-	if b.perGroupNVFP4 {
-		switch k {
-		case groupedNVFP4:
-			return k, u & quant.UsageRowwise
-		case groupedNVFP4TwoD:
-			return groupedNone, 0
-		}
-	}
-	return k, u
-}
-
 // groupedKernelFor picks the grouped kernels of plan and the operands they
 // cover. The kernels package has grouped launchers for block scaling (1x128
 // and 128x128 weight tiles), current scaling, delayed scaling, MXFP8 (1D
 // and 32x32 weights) and NVFP4 (1D and 16x16 weights), both operands; a
-// plan without one would run one group after the other in the same step.
+// plan without one has no grouped step (ErrNotImplemented).
 func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 	switch {
 	case p.Scheme == quant.NVFP4BlockScaling && p.BlockRows == 1:
@@ -111,23 +86,6 @@ func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 		return groupedMXFP82D, quant.UsageBoth
 	}
 	return groupedNone, 0
-}
-
-// GroupedPath says how a grouped step runs a plan with a usage: which
-// operands take a grouped kernel with device split sizes (a fixed number of
-// launches whatever the group count) and which run one group at a time.
-func GroupedPath(p quant.Plan, u quant.Usage) string {
-	if u == 0 {
-		u = quant.UsageBoth
-	}
-	_, covered := groupedKernelFor(p)
-	switch {
-	case covered&u == 0:
-		return fmt.Sprintf("%s: no grouped kernel yet; one launch sequence per group, bound to the host split sizes", p.Scheme)
-	case u&^covered == 0:
-		return fmt.Sprintf("%s: grouped kernels, split sizes in device memory, launches independent of the group count", p.Scheme)
-	}
-	return fmt.Sprintf("%s: rowwise by the grouped kernel (split sizes in device memory); columnwise has no grouped kernel yet and runs one group at a time, bound to the host split sizes", p.Scheme)
 }
 
 // grouped is the grouped-kernel state of a Step.
@@ -156,23 +114,8 @@ type grouped struct {
 	// (block scaling has no amax of its own).
 	amScratch cuda.Buffer
 	outs      []cuda.Buffer
-	// host is the split vector last set; bound is true when per-group
-	// launches fix the split sizes to cfg.Splits.
-	host  []int32
-	bound bool
-	// partOf maps a group to its per-group part in Step.parts, or -1.
-	partOf []int
-}
-
-// GroupedKernel reports whether the rowwise operand of recipe for role
-// runs as a grouped kernel with device split sizes.
-func GroupedKernel(recipe quant.Recipe, role quant.TensorRole) bool {
-	p, err := recipe.Plan(role)
-	if err != nil {
-		return false
-	}
-	_, covered := groupedKernelFor(p)
-	return covered&quant.UsageRowwise != 0
+	// host is the split vector last set.
+	host []int32
 }
 
 // NewGroupedStep allocates a grouped step. Close it when done.
@@ -210,7 +153,10 @@ func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) 
 }
 
 func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error {
-	kernel, covered := s.b.groupedKernelFor(plan)
+	kernel, covered := groupedKernelFor(plan)
+	if kernel == groupedNone {
+		return fmt.Errorf("scheme %s: no grouped kernel: %w", plan.Scheme, ErrNotImplemented)
+	}
 	g := &grouped{cfg: cfg, plan: plan, kernel: kernel, groups: len(cfg.Splits), seed: cfg.Request.Seed}
 	s.grp = g
 	rows, cols, ds := cfg.Rows, cfg.Cols, cfg.Input.Size()
@@ -222,9 +168,7 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 	for i, n := range cfg.Splits {
 		g.host[i] = int32(n)
 	}
-	usage := cfg.Request.EffectiveUsage()
-	covered &= usage
-	fallback := usage &^ covered
+	covered &= cfg.Request.EffectiveUsage()
 	n := int64(rows) * int64(cols)
 	if covered != 0 {
 		out := func(size int) (cuda.Buffer, error) {
@@ -323,31 +267,6 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 				s.bytes += n + 4*int64(ceilDiv(rows, 128)*roundUp(cols, 4))
 			}
 		}
-	}
-	g.partOf = make([]int, g.groups)
-	for i := range g.partOf {
-		g.partOf[i] = -1
-	}
-	if fallback == 0 {
-		return nil
-	}
-	// The per-group launches of what no grouped kernel covers, each on
-	// its group's rows of the shared input.
-	g.bound = true
-	req := cfg.Request
-	req.Usage = fallback
-	off := 0
-	for i, rowsG := range cfg.Splits {
-		if rowsG > 0 {
-			pc := Config{Request: req, Rows: rowsG, Cols: cols, Input: cfg.Input, EndStep: cfg.EndStep}
-			x := g.x.Slice(off*cols*ds, rowsG*cols*ds)
-			g.partOf[i] = len(s.parts)
-			if err := s.addPart(c, pc, x, i); err != nil {
-				return fmt.Errorf("group %d: %w", i, err)
-			}
-			s.parts[len(s.parts)-1].seed = g.seed
-		}
-		off += rowsG
 	}
 	return nil
 }
@@ -485,8 +404,7 @@ func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 // buffer; the next run, eager or a replay of the captured graph, uses it.
 // It checks only the group count: a group that breaks the scheme's
 // alignment is found by the step on the device and reported by
-// GroupError. A step with per-group launches (see GroupedPath) is bound to
-// the split sizes it was built with and refuses others.
+// GroupError.
 func (s *Step) SetSplits(ctx context.Context, splits []int32) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -498,18 +416,8 @@ func (s *Step) SetSplits(ctx context.Context, splits []int32) error {
 	if len(splits) != g.groups {
 		return fmt.Errorf("%d split sizes for a step of %d groups", len(splits), g.groups)
 	}
-	if g.bound {
-		for i, n := range splits {
-			if int(n) != g.cfg.Splits[i] {
-				return fmt.Errorf("this grouped step runs %s per group and is bound to its split sizes (group %d: %d rows, not %d)", g.plan.Scheme, i, g.cfg.Splits[i], n)
-			}
-		}
-	}
 	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error {
 		copy(g.host, splits)
-		if g.splits.Ptr() == 0 {
-			return nil
-		}
 		return cuda.Upload(c, g.splits, splits)
 	})
 }
@@ -533,19 +441,6 @@ func (g *grouped) err(c *cuda.Ctx) error {
 		return nil
 	}
 	return kernels.GroupError(c, g.ws.Flag, g.host, g.plan.Scheme.GroupAlignment())
-}
-
-// groupPart returns the per-group part of group i (nil when the group is
-// empty or runs only in the grouped kernel).
-func (s *Step) groupPart(i int) (*part, error) {
-	g := s.grp
-	if i < 0 || i >= g.groups {
-		return nil, fmt.Errorf("grouped step has %d groups, no group %d", g.groups, i)
-	}
-	if k := g.partOf[i]; k >= 0 {
-		return s.parts[k], nil
-	}
-	return nil, nil
 }
 
 // GroupResults reads every group's result of the last run, for the split
@@ -629,9 +524,6 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 		if n == 0 {
 			// Nothing was launched for an empty group: its result (no
 			// codes, amax 0) is the reference's.
-			if g.plan.Scheme == quant.DelayedScaling {
-				return nil, fmt.Errorf("group %d is empty: read delayed-scaling groups through Backend.QuantizeGrouped", i)
-			}
 			r, err := reference.New().Quantize(ctx, req, quant.NewTensor(0, cols))
 			if err != nil {
 				return nil, fmt.Errorf("group %d: %w", i, err)
@@ -640,15 +532,6 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 			continue
 		}
 		res := &quant.Result{Plan: g.plan, Role: req.Role, Rows: n, Cols: cols}
-		if p, err := s.groupPart(i); err != nil {
-			return nil, err
-		} else if p != nil {
-			pr, err := p.result(c, s.b.set, s.b.stream)
-			if err != nil {
-				return nil, fmt.Errorf("group %d: %w", i, err)
-			}
-			res = pr
-		}
 		switch {
 		case g.kernel == groupedNVFP4 || g.kernel == groupedNVFP4TwoD:
 			if err := s.nvfp4GroupResult(c, res, i, off, n, data, scales, swz, amax, colData, colScales, colSwz); err != nil {
@@ -758,13 +641,11 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 }
 
 // QuantizeGrouped implements quant.Backend with one grouped step: the
-// split sizes go to device memory, grouped kernels quantize every group in
-// a fixed number of launches where the kernels have them (NVFP4 1D and 2D,
-// current and delayed scaling, MXFP8 1D and 2D, block scaling 1x128 and
-// 128x128), and what
-// has no grouped kernel runs one group at a time in the same step
-// (GroupedPath). Delayed scaling uploads every group's state and reads
-// back the amax it recorded (history entry 0). The device's alignment flag
+// split sizes go to device memory and grouped kernels quantize every group
+// in a fixed number of launches (NVFP4 1D and 2D, current and delayed
+// scaling, MXFP8 1D and 2D, block scaling 1x128 and 128x128). Delayed
+// scaling uploads every group's state and reads back the amax it recorded
+// (history entry 0). The device's alignment flag
 // is read after the step.
 //
 // NVFP4's stochastic rounding draws group g's Philox stream (counter word
@@ -801,57 +682,8 @@ func (b *Backend) QuantizeGrouped(ctx context.Context, req quant.Request, x quan
 			out, err = b.quantizeGroupedDelayed(ctx, c, s, req, states)
 			return err
 		}
-		delayed := plan.Scheme == quant.DelayedScaling
-		if delayed {
-			for i, st := range states {
-				p, err := s.groupPart(i)
-				if err != nil {
-					return err
-				}
-				if p == nil {
-					continue
-				}
-				if err := st.Check(req.Recipe); err != nil {
-					return fmt.Errorf("group %d: %w", i, err)
-				}
-				if err := p.setState(c, st); err != nil {
-					return fmt.Errorf("group %d: %w", i, err)
-				}
-			}
-		}
 		if err := s.enqueue(c); err != nil {
 			return err
-		}
-		if delayed {
-			// Empty groups launch nothing; their results come from the
-			// reference, the others from the step.
-			out = make([]*quant.Result, len(splits))
-			off := 0
-			for i, n := range splits {
-				p, _ := s.groupPart(i)
-				if p == nil {
-					r := req
-					r.State = states[i]
-					if out[i], err = reference.New().Quantize(ctx, r, x.RowSlice(off, off+n)); err != nil {
-						return fmt.Errorf("group %d: %w", i, err)
-					}
-					off += n
-					continue
-				}
-				if err := c.StreamSynchronize(b.stream); err != nil {
-					return err
-				}
-				if out[i], err = p.result(c, b.set, b.stream); err != nil {
-					return fmt.Errorf("group %d: %w", i, err)
-				}
-				h0 := make([]float32, 1)
-				if err := cuda.Download(c, h0, p.hist); err != nil {
-					return fmt.Errorf("group %d: reading the amax history: %w", i, err)
-				}
-				states[i].AmaxHistory[0] = h0[0]
-				off += n
-			}
-			return nil
 		}
 		out, err = s.groupResults(ctx, c)
 		return err

@@ -123,24 +123,9 @@ func (b *Backend) measuredStep(ctx context.Context, step measure.Step) (*Step, f
 			if s.grp.plan.Scheme != quant.DelayedScaling {
 				return nil
 			}
-			if s.grp.delayedKernel() {
-				// Every group's state at once (the initial state where
-				// none is given).
-				return s.grp.setStates(c, step.States)
-			}
-			for g, st := range step.States {
-				p, err := s.groupPart(g)
-				if err != nil {
-					return err
-				}
-				if p == nil || st == nil {
-					continue
-				}
-				if err := p.setState(c, st); err != nil {
-					return fmt.Errorf("group %d: %w", g, err)
-				}
-			}
-			return nil
+			// Every group's state at once (the initial state where none
+			// is given).
+			return s.grp.setStates(c, step.States)
 		}
 		return s, reset, nil
 	}

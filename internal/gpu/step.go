@@ -43,9 +43,8 @@ func (c Config) key() string {
 // not for concurrent use.
 type Step struct {
 	b *Backend
-	// grp is the grouped (MoE) state of a step built by NewGroupedStep: its
-	// launches run before the parts', which are then the per-group
-	// fallbacks of what no grouped kernel covers.
+	// grp is the grouped (MoE) state of a step built by NewGroupedStep,
+	// which has no parts.
 	grp     *grouped
 	parts   []*part
 	kernels int
@@ -66,9 +65,6 @@ type part struct {
 	f     kernels.Format // the FP8 format (not used by NVFP4)
 	usage quant.Usage
 	n     int
-	// group is the group index of a grouped step's per-group part (it
-	// picks NVFP4's stochastic-rounding stream), else 0.
-	group int
 	// seed seeds NVFP4's stochastic rounding (Request.Seed); a captured
 	// graph keeps the seed it was captured with.
 	seed uint64
@@ -131,7 +127,7 @@ func (b *Backend) newStep(c *cuda.Ctx, cfgs []Config) (*Step, error) {
 	}
 	s := &Step{b: b}
 	for i, cfg := range cfgs {
-		if err := s.addPart(c, cfg, cuda.Buffer{}, 0); err != nil {
+		if err := s.addPart(c, cfg); err != nil {
 			_ = s.free(c)
 			return nil, fmt.Errorf("cuda step, tensor %d [%d, %d]: %w", i, cfg.Rows, cfg.Cols, err)
 		}
@@ -159,10 +155,8 @@ func (s *Step) out(c *cuda.Ctx, p *part, n int) (cuda.Buffer, error) {
 }
 
 // addPart allocates one tensor's buffers and appends it to s.parts (also
-// on failure, so that free releases what was allocated). x, when not the
-// zero Buffer, is the part's input (a slice of a grouped step's input);
-// group is its group index.
-func (s *Step) addPart(c *cuda.Ctx, cfg Config, x cuda.Buffer, group int) error {
+// on failure, so that free releases what was allocated).
+func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	plan, err := cfg.Request.Recipe.Plan(cfg.Request.Role)
 	if err != nil {
 		return err
@@ -173,15 +167,13 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config, x cuda.Buffer, group int) error 
 	if cfg.Rows <= 0 || cfg.Cols <= 0 {
 		return fmt.Errorf("empty tensor")
 	}
-	p := &part{cfg: cfg, plan: plan, usage: cfg.Request.EffectiveUsage(), n: cfg.Rows * cfg.Cols, group: group, x: x}
+	p := &part{cfg: cfg, plan: plan, usage: cfg.Request.EffectiveUsage(), n: cfg.Rows * cfg.Cols}
 	if plan.Element != element.E2M1 {
 		p.f, _ = format(plan.Element)
 	}
 	s.parts = append(s.parts, p)
-	if p.x.Ptr() == 0 {
-		if p.x, err = s.alloc(c, p.n*cfg.Input.Size()); err != nil {
-			return err
-		}
+	if p.x, err = s.alloc(c, p.n*cfg.Input.Size()); err != nil {
+		return err
 	}
 	if p.st, err = s.out(c, p, kernels.StateBytes); err != nil {
 		return err
@@ -294,7 +286,7 @@ func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
 		s.bytes -= (ops - 1) * n * ds
 		return nil
 	}
-	if row && col && !s.b.twoKernelMXFP8 && kernels.MXFP8BothFits(p.cfg.Input, rows, cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
+	if row && col && kernels.MXFP8BothFits(p.cfg.Input, rows, cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
 		// One kernel reading the input once: one launch and one input read
 		// fewer than counted above.
 		p.mxBoth = true
@@ -494,18 +486,6 @@ func (s *Step) Kernels() int { return s.kernels }
 // least: each kernel's input read once and its outputs written once.
 func (s *Step) BytesMoved() int64 { return s.bytes }
 
-// statePart is tensor i's part, or in a grouped step group i's.
-func (s *Step) statePart(i int) (*part, error) {
-	if s.grp == nil || s.closed {
-		return s.part(i)
-	}
-	p, err := s.groupPart(i)
-	if err == nil && p == nil {
-		err = fmt.Errorf("group %d has no launches of its own (empty, or covered by the grouped kernel)", i)
-	}
-	return p, err
-}
-
 // usable reports whether the step can run (it is not closed).
 func (s *Step) usable() error {
 	if s.closed {
@@ -595,13 +575,13 @@ func (s *Step) SetState(ctx context.Context, i int, st *quant.State) error {
 	if s.grp != nil && s.grp.plan.Scheme != quant.DelayedScaling {
 		return nil
 	}
-	if !s.closed && s.grp.delayedKernel() {
+	if !s.closed && s.grp != nil {
 		if err := st.Check(s.grp.cfg.Request.Recipe); err != nil {
 			return err
 		}
 		return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return s.grp.setState(c, i, st) })
 	}
-	p, err := s.statePart(i)
+	p, err := s.part(i)
 	if err != nil {
 		return err
 	}
@@ -626,7 +606,10 @@ func (p *part) setState(c *cuda.Ctx, st *quant.State) error {
 
 // State copies tensor i's delayed-scaling state back into st.
 func (s *Step) State(ctx context.Context, i int, st *quant.State) error {
-	if !s.closed && s.grp.delayedKernel() {
+	if !s.closed && s.grp != nil {
+		if s.grp.plan.Scheme != quant.DelayedScaling {
+			return fmt.Errorf("scheme %s keeps no state", s.grp.plan.Scheme)
+		}
 		if err := st.Check(s.grp.cfg.Request.Recipe); err != nil {
 			return err
 		}
@@ -639,7 +622,7 @@ func (s *Step) State(ctx context.Context, i int, st *quant.State) error {
 			return s.grp.states(c, all)
 		})
 	}
-	p, err := s.statePart(i)
+	p, err := s.part(i)
 	if err != nil {
 		return err
 	}
@@ -773,7 +756,7 @@ func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
 // nvfp4Opts are the kernel options of p's operands: the plan's RHT (which
 // the rowwise kernel ignores) and stochastic rounding with p's seed.
 func (p *part) nvfp4Opts() kernels.NVFP4Opts {
-	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed, Group: uint32(p.group)}
+	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed}
 }
 
 func (p *part) enqueueNVFP4(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
