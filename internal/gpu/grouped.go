@@ -9,7 +9,6 @@ import (
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/reference"
-	"github.com/kquant/kquant/internal/quant/scaling"
 	"github.com/kquant/kquant/kernels"
 )
 
@@ -90,8 +89,10 @@ func groupedKernelFor(p quant.Plan) (groupedKernel, quant.Usage) {
 
 // grouped is the grouped-kernel state of a Step.
 type grouped struct {
-	cfg    GroupedConfig
-	plan   quant.Plan
+	cfg  GroupedConfig
+	plan quant.Plan
+	// fam allocates, launches and reads the step's scheme.
+	fam    family
 	kernel groupedKernel
 	groups int
 	seed   uint64
@@ -157,10 +158,13 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 	if kernel == groupedNone {
 		return fmt.Errorf("scheme %s: no grouped kernel: %w", plan.Scheme, ErrNotImplemented)
 	}
-	g := &grouped{cfg: cfg, plan: plan, kernel: kernel, groups: len(cfg.Splits), seed: cfg.Request.Seed}
+	fam, err := familyOf(plan.Scheme)
+	if err != nil {
+		return err
+	}
+	g := &grouped{cfg: cfg, plan: plan, fam: fam, kernel: kernel, groups: len(cfg.Splits), seed: cfg.Request.Seed}
 	s.grp = g
 	rows, cols, ds := cfg.Rows, cfg.Cols, cfg.Input.Size()
-	var err error
 	if g.x, err = s.alloc(c, rows*cols*ds); err != nil {
 		return err
 	}
@@ -169,7 +173,6 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 		g.host[i] = int32(n)
 	}
 	covered &= cfg.Request.EffectiveUsage()
-	n := int64(rows) * int64(cols)
 	if covered != 0 {
 		out := func(size int) (cuda.Buffer, error) {
 			buf, err := s.alloc(c, size)
@@ -201,71 +204,8 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 		// The offsets kernel reads the split sizes and writes the offsets.
 		s.kernels++
 		s.bytes += 4*int64(g.groups) + 4*int64(g.groups+1)
-		switch g.kernel {
-		case groupedNVFP4, groupedNVFP4TwoD:
-			if err := s.addGroupedNVFP4(g, covered, out); err != nil {
-				return err
-			}
-		case groupedCurrent:
-			if err := s.addGroupedCurrent(c, g, covered, out); err != nil {
-				return err
-			}
-		case groupedMXFP8, groupedMXFP82D:
-			if err := s.addGroupedMXFP8(c, g, covered, out); err != nil {
-				return err
-			}
-		case groupedDelayed:
-			if err := s.addGroupedDelayed(c, g, covered, out); err != nil {
-				return err
-			}
-		case groupedBlock2D:
-			// One pass over the input for either or both operands; the
-			// columnwise scales sized for the most padding any split
-			// vector can need (the kernel zeroes what a run leaves).
-			s.kernels++
-			s.bytes += n * int64(ds)
-			nkb := ceilDiv(cols, 128)
-			if covered&quant.UsageRowwise != 0 {
-				sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
-				if g.out, err = out(rows * cols); err != nil {
-					return err
-				}
-				if g.scales, err = out(4 * sr * sc); err != nil {
-					return err
-				}
-				s.bytes += n + 4*int64(sr*sc)
-			}
-			if covered&quant.UsageColumnwise != 0 {
-				if g.colOut, err = out(rows * cols); err != nil {
-					return err
-				}
-				if g.colScales, err = out(4 * nkb * kernels.GroupedBlock2DColScaleCols(rows, g.groups)); err != nil {
-					return err
-				}
-				s.bytes += n + 4*int64(nkb*roundUp(ceilDiv(rows, 128), 4))
-			}
-		case groupedBlock:
-			// One pass over the input for either or both operands.
-			s.kernels++
-			s.bytes += n * int64(ds)
-			if covered&quant.UsageRowwise != 0 {
-				if g.out, err = out(rows * cols); err != nil {
-					return err
-				}
-				if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
-					return err
-				}
-				s.bytes += n + 4*int64(rows*ceilDiv(cols, 128))
-			}
-			if covered&quant.UsageColumnwise != 0 {
-				if g.colOut, err = out(rows * cols); err != nil {
-					return err
-				}
-				if g.colScales, err = out(4 * ceilDiv(rows, 128) * roundUp(cols, 4)); err != nil {
-					return err
-				}
-				s.bytes += n + 4*int64(ceilDiv(rows, 128)*roundUp(cols, 4))
-			}
+		if err := g.fam.allocGrouped(s, c, g, covered, out); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -273,131 +213,6 @@ func (s *Step) addGrouped(c *cuda.Ctx, cfg GroupedConfig, plan quant.Plan) error
 
 func roundUp(a, m int) int { return ceilDiv(a, m) * m }
 func ceilDiv(a, m int) int { return (a + m - 1) / m }
-
-// addGroupedCurrent allocates kernels.GroupedCurrent's outputs: per-group
-// amax, scale and scale_inv, and the codes of the covered operands.
-func (s *Step) addGroupedCurrent(c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
-	var err error
-	rows, cols := g.cfg.Rows, g.cfg.Cols
-	for _, b := range []*cuda.Buffer{&g.ws.Amax, &g.scale, &g.scaleInv} {
-		if *b, err = out(4 * g.groups); err != nil {
-			return err
-		}
-	}
-	n := int64(rows) * int64(cols)
-	if covered&quant.UsageRowwise != 0 {
-		if g.out, err = out(rows * cols); err != nil {
-			return err
-		}
-		s.bytes += n
-	}
-	if covered&quant.UsageColumnwise != 0 {
-		if g.colOut, err = out(rows * cols); err != nil {
-			return err
-		}
-		s.bytes += n
-	}
-	// The amax pass and the cast (or cast+transpose) each read the input.
-	s.kernels += 2
-	s.bytes += 2*n*int64(g.cfg.Input.Size()) + 12*int64(g.groups)
-	return nil
-}
-
-// addGroupedMXFP8 allocates kernels.GroupedMXFP8's outputs: per-group
-// amax, the padded-prefix scratch, and per covered operand its codes and
-// the groups' padded scale matrices with their swizzled layouts, sized for
-// the most padding any split vector can need, and zeroed so that what no
-// split vector writes stays the same from run to run.
-func (s *Step) addGroupedMXFP8(c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
-	var err error
-	rows, cols := g.cfg.Rows, g.cfg.Cols
-	if g.ws.Amax, err = out(4 * g.groups); err != nil {
-		return err
-	}
-	if g.tiles, err = s.alloc(c, 4*(g.groups+1)); err != nil {
-		return err
-	}
-	maxRows := kernels.GroupedMXFP8ScaleRows(rows, g.groups)
-	n := int64(rows) * int64(cols)
-	for _, o := range []struct {
-		u                 quant.Usage
-		data, scales, swz *cuda.Buffer
-		scaleBytes, minSc int
-	}{
-		{quant.UsageRowwise, &g.out, &g.scales, &g.swz, maxRows * roundUp(ceilDiv(cols, 32), 4), roundUp(rows, 128) * roundUp(ceilDiv(cols, 32), 4)},
-		{quant.UsageColumnwise, &g.colOut, &g.colScales, &g.colSwz, maxRows / 32 * roundUp(cols, 128), roundUp(rows/32, 4) * roundUp(cols, 128)},
-	} {
-		if covered&o.u == 0 {
-			continue
-		}
-		if *o.data, err = out(rows * cols); err != nil {
-			return err
-		}
-		for _, b := range []*cuda.Buffer{o.scales, o.swz} {
-			if *b, err = out(o.scaleBytes); err != nil {
-				return err
-			}
-			if err := c.Memset(*b, 0); err != nil {
-				return err
-			}
-		}
-		s.bytes += n + 2*int64(o.minSc)
-	}
-	// The padded prefix sum and one pass over the input for both operands.
-	s.kernels += 2
-	s.bytes += n*int64(g.cfg.Input.Size()) + 4*int64(g.groups)
-	return nil
-}
-
-// enqueue queues the grouped kernels: a fixed number of launches whatever
-// the group count, reading the split sizes from device memory.
-func (g *grouped) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
-	rows, cols, dt := g.cfg.Rows, g.cfg.Cols, g.cfg.Input
-	switch g.kernel {
-	case groupedNVFP4, groupedNVFP4TwoD:
-		return g.enqueueNVFP4(c, set, st)
-	case groupedCurrent:
-		f, err := format(g.plan.Element)
-		if err != nil {
-			return err
-		}
-		o := kernels.CurrentOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
-		return set.GroupedCurrent(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.colOut, g.scale, g.scaleInv, o)
-	case groupedDelayed:
-		return g.enqueueDelayed(c, set, st)
-	case groupedMXFP8, groupedMXFP82D:
-		f, err := format(g.plan.Element)
-		if err != nil {
-			return err
-		}
-		// 1D and 32x32 tiles share the buffers and their layout.
-		launch := set.GroupedMXFP8
-		if g.kernel == groupedMXFP82D {
-			launch = set.GroupedMXFP82D
-		}
-		row := kernels.GroupedMXFP8Out{Data: g.out, Scales: g.scales, Swizzled: g.swz}
-		col := kernels.GroupedMXFP8Out{Data: g.colOut, Scales: g.colScales, Swizzled: g.colSwz}
-		return launch(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.tiles, row, col, f, g.plan.Rounding == scaling.RoundingOCP)
-	case groupedBlock, groupedBlock2D:
-		f, err := format(g.plan.Element)
-		if err != nil {
-			return err
-		}
-		o := kernels.BlockOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
-		switch {
-		case g.kernel == groupedBlock2D:
-			// Either or both operands (zero Buffers for an absent one).
-			return set.GroupedBlock2D(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.colOut, g.colScales, o)
-		case g.colOut.Ptr() != 0:
-			// Both operands, or the columnwise alone (zero rowwise
-			// buffers), in one pass.
-			return set.GroupedBlockRowCol(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.colOut, g.colScales, o)
-		case g.out.Ptr() != 0:
-			return set.GroupedBlockRow(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, o)
-		}
-	}
-	return nil
-}
 
 // SetSplits copies a split-size vector (one int32 row count per group, as
 // a router would leave it in device memory) into the step's device split
@@ -475,169 +290,82 @@ func (s *Step) groupResults(ctx context.Context, c *cuda.Ctx) ([]*quant.Result, 
 	if err := g.err(c); err != nil {
 		return nil, err
 	}
+	r, err := g.download(c)
+	if err != nil {
+		return nil, err
+	}
 	rows, cols := g.cfg.Rows, g.cfg.Cols
-	all := func(b cuda.Buffer) ([]byte, error) {
-		if b.Ptr() == 0 {
-			return nil, nil
-		}
-		return download(c, b, b.Size())
-	}
-	var bufs [9][]byte
-	for k, b := range []cuda.Buffer{g.out, g.scales, g.swz, g.ws.Amax, g.colOut, g.colScales, g.colSwz, g.scale, g.scaleInv} {
-		var err error
-		if bufs[k], err = all(b); err != nil {
-			return nil, fmt.Errorf("reading grouped outputs: %w", err)
-		}
-	}
-	data, scales, swz, amax, colData, colScales := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
-	colSwz, scale, scaleInv := bufs[6], bufs[7], bufs[8]
-	// rsOff and csOff walk the concatenated per-group scale matrices of
-	// GroupedMXFP8 and GroupedBlock2D (each group's padded matrix, empty
-	// groups none).
-	rsOff, csOff := 0, 0
-	floats := func(b []byte, off, n int) []float32 {
-		out := make([]float32, n)
-		for k := range out {
-			out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
-		}
-		return out
-	}
 	out := make([]*quant.Result, g.groups)
 	off := 0
-	ds := g.cfg.Input.Size()
 	for i, n32 := range g.host {
 		n := int(n32)
 		if n < 0 || off+n > rows {
 			return nil, fmt.Errorf("group %d: %d rows at row %d of %d", i, n, off, rows)
 		}
-		req := g.cfg.Request
-		if n == 0 && g.kernel == groupedDelayed {
-			// Nothing to cast: the reference's empty result with the
-			// group's state scale.
-			r, err := g.emptyDelayed(ctx, i, scale, scaleInv)
-			if err != nil {
-				return nil, fmt.Errorf("group %d: %w", i, err)
-			}
-			out[i] = r
-			continue
-		}
 		if n == 0 {
-			// Nothing was launched for an empty group: its result (no
-			// codes, amax 0) is the reference's.
-			r, err := reference.New().Quantize(ctx, req, quant.NewTensor(0, cols))
+			// Nothing was launched for an empty group.
+			res, err := g.fam.emptyGroup(ctx, g, r, i)
 			if err != nil {
 				return nil, fmt.Errorf("group %d: %w", i, err)
 			}
-			out[i] = r
+			out[i] = res
 			continue
 		}
-		res := &quant.Result{Plan: g.plan, Role: req.Role, Rows: n, Cols: cols}
-		switch {
-		case g.kernel == groupedNVFP4 || g.kernel == groupedNVFP4TwoD:
-			if err := s.nvfp4GroupResult(c, res, i, off, n, data, scales, swz, amax, colData, colScales, colSwz); err != nil {
-				return nil, err
-			}
-		case g.kernel == groupedCurrent || g.kernel == groupedDelayed:
-			// Delayed scaling: scale is the group's state scale the cast
-			// used (the step has no EndStep here).
-			res.Amax = f32(amax, 4*i)
-			for _, colwise := range []bool{false, true} {
-				src := data
-				if colwise {
-					src = colData
-				}
-				if src == nil {
-					continue
-				}
-				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-				if colwise {
-					o.Rows, o.Cols, o.Transposed = cols, n, true
-				}
-				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
-				// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
-				o.Data = src[off*cols : (off+n)*cols]
-				o.Scale = f32(scale, 4*i)
-				o.ScaleInv = []float32{f32(scaleInv, 4*i)}
-				if colwise {
-					res.Columnwise = o
-				} else {
-					res.Rowwise = o
-				}
-			}
-		case g.kernel == groupedMXFP8 || g.kernel == groupedMXFP82D:
-			res.Amax = f32(amax, 4*i)
-			for _, colwise := range []bool{false, true} {
-				src, sc, sw, at := data, scales, swz, &rsOff
-				if colwise {
-					src, sc, sw, at = colData, colScales, colSwz, &csOff
-				}
-				if src == nil {
-					continue
-				}
-				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
-				// Both operands keep the input's layout; the scale
-				// matrices are the groups' padded ones, concatenated.
-				o.Data = src[off*cols : (off+n)*cols]
-				k := o.ScaleRows * o.ScaleCols
-				o.ScaleCodes, o.Swizzled = sc[*at:*at+k], sw[*at:*at+k]
-				*at += k
-				if colwise {
-					res.Columnwise = o
-				} else {
-					res.Rowwise = o
-				}
-			}
-		case (g.kernel == groupedBlock || g.kernel == groupedBlock2D) && (data != nil || colData != nil):
-			// The group's amax for the result (block scaling's step has
-			// none): one launch now, outside the step.
-			x := g.x.Slice(off*cols*ds, n*cols*ds)
-			if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
-				return nil, fmt.Errorf("group %d amax: %w", i, err)
-			}
-			if err := c.StreamSynchronize(s.b.stream); err != nil {
-				return nil, err
-			}
-			raw, err := download(c, g.amScratch, 4)
-			if err != nil {
-				return nil, err
-			}
-			res.Amax = f32(raw, 0)
-			if data != nil {
-				o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
-				o.Data = data[off*cols : (off+n)*cols]
-				// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset
-				// floats; 128x128: the groups' matrices concatenated.
-				if g.kernel == groupedBlock2D {
-					o.ScaleInv = floats(scales, rsOff, o.ScaleRows*o.ScaleCols)
-					rsOff += o.ScaleRows * o.ScaleCols
-				} else {
-					o.ScaleInv = floats(scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
-				}
-				res.Rowwise = o
-			}
-			if colData != nil {
-				o := &quant.Operand{Element: g.plan.Element, Rows: cols, Cols: n, Transposed: true, Scales: g.plan.Scales, Amax: res.Amax}
-				o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, true)
-				// [cols, n] at cols*offset bytes; scales [n/128,
-				// roundup(cols,4)] at (offset/128)*roundup(cols,4) floats.
-				o.Data = colData[off*cols : (off+n)*cols]
-				if g.kernel == groupedBlock2D {
-					// [ceil(cols/128), roundup(n/128,4)] per group,
-					// concatenated.
-					o.ScaleInv = floats(colScales, csOff, o.ScaleRows*o.ScaleCols)
-					csOff += o.ScaleRows * o.ScaleCols
-				} else {
-					o.ScaleInv = floats(colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
-				}
-				res.Columnwise = o
-			}
+		res := &quant.Result{Plan: g.plan, Role: g.cfg.Request.Role, Rows: n, Cols: cols}
+		if err := g.fam.readGroup(s, c, r, res, i, off, n); err != nil {
+			return nil, err
 		}
 		out[i] = res
 		off += n
 	}
 	return out, nil
+}
+
+// groupOutputs are a grouped step's outputs, downloaded whole (nil for a
+// buffer the step does not have), and the cursors of the families whose
+// per-group scale matrices are concatenated (MXFP8, block 128x128).
+type groupOutputs struct {
+	data, scales, swz, amax, colData, colScales, colSwz, scale, scaleInv []byte
+	// rsOff and csOff walk the concatenated per-group rowwise and
+	// columnwise scale matrices (each group's padded matrix, empty groups
+	// none).
+	rsOff, csOff int
+}
+
+// download reads every output of g.
+func (g *grouped) download(c *cuda.Ctx) (*groupOutputs, error) {
+	r := &groupOutputs{}
+	for _, b := range []struct {
+		buf cuda.Buffer
+		dst *[]byte
+	}{
+		{g.out, &r.data}, {g.scales, &r.scales}, {g.swz, &r.swz}, {g.ws.Amax, &r.amax}, {g.colOut, &r.colData},
+		{g.colScales, &r.colScales}, {g.colSwz, &r.colSwz}, {g.scale, &r.scale}, {g.scaleInv, &r.scaleInv},
+	} {
+		if b.buf.Ptr() == 0 {
+			continue
+		}
+		var err error
+		if *b.dst, err = download(c, b.buf, b.buf.Size()); err != nil {
+			return nil, fmt.Errorf("reading grouped outputs: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// emptyResult is the result of an empty group (no codes, amax 0): the
+// reference's.
+func emptyResult(ctx context.Context, g *grouped) (*quant.Result, error) {
+	return reference.New().Quantize(ctx, g.cfg.Request, quant.NewTensor(0, g.cfg.Cols))
+}
+
+// floats decodes n float32 at element offset off of b.
+func floats(b []byte, off, n int) []float32 {
+	out := make([]float32, n)
+	for k := range out {
+		out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
+	}
+	return out
 }
 
 // QuantizeGrouped implements quant.Backend with one grouped step: the

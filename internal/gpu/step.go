@@ -9,7 +9,6 @@ import (
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/element"
-	"github.com/kquant/kquant/internal/quant/scaling"
 	"github.com/kquant/kquant/kernels"
 )
 
@@ -60,8 +59,10 @@ type Step struct {
 
 // part is one tensor's buffers and launches.
 type part struct {
-	cfg   Config
-	plan  quant.Plan
+	cfg  Config
+	plan quant.Plan
+	// fam allocates, launches and reads the part's scheme.
+	fam   family
 	f     kernels.Format // the FP8 format (not used by NVFP4)
 	usage quant.Usage
 	n     int
@@ -167,7 +168,11 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	if cfg.Rows <= 0 || cfg.Cols <= 0 {
 		return fmt.Errorf("empty tensor")
 	}
-	p := &part{cfg: cfg, plan: plan, usage: cfg.Request.EffectiveUsage(), n: cfg.Rows * cfg.Cols}
+	fam, err := familyOf(plan.Scheme)
+	if err != nil {
+		return err
+	}
+	p := &part{cfg: cfg, plan: plan, fam: fam, usage: cfg.Request.EffectiveUsage(), n: cfg.Rows * cfg.Cols}
 	if plan.Element != element.E2M1 {
 		p.f, _ = format(plan.Element)
 	}
@@ -181,17 +186,7 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	if err := c.CopyToDevice(p.st, initialState(1)); err != nil {
 		return err
 	}
-	switch plan.Scheme {
-	case quant.Float8CurrentScaling, quant.DelayedScaling:
-		return s.addPerTensor(c, p)
-	case quant.MXFP8BlockScaling:
-		return s.addMXFP8(c, p)
-	case quant.Float8BlockScaling:
-		return s.addBlock(c, p)
-	case quant.NVFP4BlockScaling:
-		return s.addNVFP4(c, p)
-	}
-	return fmt.Errorf("scheme %s: %w", plan.Scheme, ErrNotImplemented)
+	return p.fam.alloc(s, c, p)
 }
 
 // operands returns which operands p produces and how many.
@@ -204,246 +199,6 @@ func (p *part) operands() (row, col bool, ops int64) {
 		ops++
 	}
 	return row, col, ops
-}
-
-func (s *Step) addPerTensor(c *cuda.Ctx, p *part) error {
-	var err error
-	row, col, ops := p.operands()
-	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	if row {
-		if p.row, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-	}
-	if col {
-		if p.col, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-	}
-	if p.sinv, err = s.out(c, p, 4); err != nil {
-		return err
-	}
-	if p.plan.Scheme == quant.Float8CurrentScaling {
-		// amax+scale reads the input; the cast reads it again and writes
-		// the codes of each operand and the decode scale.
-		s.kernels += 2
-		s.bytes += n*ds + n*ds + ops*n + 4
-		return nil
-	}
-	hl := p.plan.Delayed.AmaxHistoryLen
-	if p.hist, err = s.out(c, p, 4*hl); err != nil {
-		return err
-	}
-	if err := c.Memset(p.hist, 0); err != nil {
-		return err
-	}
-	s.kernels++
-	s.bytes += n*ds + ops*n + 4 + 4
-	if p.cfg.EndStep {
-		// The update reads and rewrites the history.
-		s.kernels++
-		s.bytes += 2 * 4 * int64(hl)
-	}
-	return nil
-}
-
-// addMXFP8 allocates the MXFP8 operands: codes, E8M0 scales and their GEMM
-// layout, which the quantize kernels write as well (kernels.MXFP8Swizzled,
-// MXFP8BothSwizzled, MXFP82D) so that a step's outputs are all a GEMM needs
-// without a Swizzle launch per operand. 32x32 weight tiles take one kernel
-// whatever the usage (one read of the input).
-func (s *Step) addMXFP8(c *cuda.Ctx, p *part) error {
-	var err error
-	row, col, ops := p.operands()
-	rows, cols := p.cfg.Rows, p.cfg.Cols
-	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	for _, o := range []struct {
-		want          bool
-		colwise       bool
-		data, sc, swz *cuda.Buffer
-	}{{row, false, &p.row, &p.rowSc, &p.rowSwz}, {col, true, &p.col, &p.colSc, &p.colSwz}} {
-		if !o.want {
-			continue
-		}
-		r, cc := kernels.MXFP8ScaleShape(rows, cols, o.colwise)
-		if *o.data, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if *o.sc, err = s.out(c, p, r*cc); err != nil {
-			return err
-		}
-		if *o.swz, err = s.out(c, p, r*cc); err != nil {
-			return err
-		}
-		// Quantize: input read, codes, scales and swizzled scales written.
-		s.kernels++
-		s.bytes += n*ds + n + 2*int64(r*cc)
-	}
-	if p.plan.BlockRows == 32 {
-		// One kernel reading the input once for the operands wanted.
-		p.mx2D = true
-		s.kernels -= int(ops) - 1
-		s.bytes -= (ops - 1) * n * ds
-		return nil
-	}
-	if row && col && kernels.MXFP8BothFits(p.cfg.Input, rows, cols, p.x, p.row, p.rowSc, p.col, p.colSc) {
-		// One kernel reading the input once: one launch and one input read
-		// fewer than counted above.
-		p.mxBoth = true
-		s.kernels--
-		s.bytes -= n * ds
-	}
-	return nil
-}
-
-// addBlock allocates the Float8BlockScaling operands: codes (the
-// columnwise ones transposed) and float32 decode scales in TE's padded
-// shapes. One kernel whatever the usage: 1x128 rowwise, 128x1 columnwise,
-// both in one pass, or 128x128 tiles for both.
-func (s *Step) addBlock(c *cuda.Ctx, p *part) error {
-	var err error
-	row, col, ops := p.operands()
-	rows, cols := p.cfg.Rows, p.cfg.Cols
-	tile := p.plan.BlockRows == 128
-	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	scales := int64(0)
-	if row {
-		sr, sc := kernels.BlockScaleShape(rows, cols, tile, false)
-		if p.row, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if p.rowSc, err = s.out(c, p, 4*sr*sc); err != nil {
-			return err
-		}
-		scales += int64(4 * sr * sc)
-	}
-	if col {
-		sr, sc := kernels.BlockScaleShape(rows, cols, tile, true)
-		if p.col, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if p.colSc, err = s.out(c, p, 4*sr*sc); err != nil {
-			return err
-		}
-		scales += int64(4 * sr * sc)
-	}
-	// 128x128 tiles, and both 1x128 operands (kernels.BlockRowCol), are
-	// one pass over the input; a single 1x128 operand one kernel.
-	s.kernels++
-	s.bytes += n*ds + ops*n + scales
-	// The input's amax is not part of TE's block-scaling step; the result
-	// path computes it into amX.
-	p.amX, err = s.alloc(c, 4)
-	return err
-}
-
-// addNVFP4 allocates the NVFP4 operands: packed codes, E4M3 scales, their
-// swizzled layout and the tensor amaxes. 1D: amax (a memset and a kernel)
-// and the quantize kernel, which also writes the swizzled scales, per
-// operand (the columnwise operand shares the rowwise amax unless it takes
-// the RHT). 16x16 weights: amax and the 2D kernel for both operands, which
-// writes the swizzled scales too (after a memset of each scale buffer
-// whose padded shape has padding).
-func (s *Step) addNVFP4(c *cuda.Ctx, p *part) error {
-	var err error
-	row, col, _ := p.operands()
-	rows, cols := p.cfg.Rows, p.cfg.Cols
-	twoD := p.plan.BlockRows == 16
-	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	rsr, rsc := kernels.NVFP4ScaleShape(rows, cols, false)
-	csr, csc := kernels.NVFP4ScaleShape(rows, cols, true)
-	rowB, colB := rows*kernels.NVFP4RowBytes(cols), cols*kernels.NVFP4RowBytes(rows)
-	if p.amR, err = s.out(c, p, 4); err != nil {
-		return err
-	}
-	p.amC = p.amR
-	if row {
-		if p.row, err = s.out(c, p, rowB); err != nil {
-			return err
-		}
-	}
-	if row || twoD {
-		// The 2D kernel writes the tile scales rowwise even when only the
-		// columnwise operand is wanted.
-		if p.rowSc, err = s.out(c, p, rsr*rsc); err != nil {
-			return err
-		}
-	}
-	if row {
-		if p.rowSwz, err = s.out(c, p, rsr*rsc); err != nil {
-			return err
-		}
-	}
-	if col {
-		if p.col, err = s.out(c, p, colB); err != nil {
-			return err
-		}
-		if p.colSc, err = s.out(c, p, csr*csc); err != nil {
-			return err
-		}
-		if p.colSwz, err = s.out(c, p, csr*csc); err != nil {
-			return err
-		}
-	}
-	// The amax pass: memset + kernel, input read.
-	s.kernels += 2
-	s.bytes += n*ds + 4
-	switch {
-	case twoD:
-		// The 2D kernel: input read, both operands' codes, scales and
-		// swizzled scales written (the tile scales rowwise even without
-		// the rowwise operand); before it a memset of each scale buffer
-		// whose padded shape has padding (kernels.NVFP4TwoD).
-		s.kernels++
-		s.bytes += n*ds + int64(rsr*rsc)
-		memset := func(bytes int64, copies int) {
-			s.kernels += copies
-			s.bytes += int64(copies) * bytes
-		}
-		if kernels.NVFP4ScalePadded(rows, cols, false) {
-			memset(int64(rsr*rsc), 1)
-			if row {
-				memset(int64(rsr*rsc), 1)
-			}
-		}
-		if row {
-			s.bytes += int64(rowB) + int64(rsr*rsc)
-		}
-		if col {
-			s.bytes += int64(colB) + 2*int64(csr*csc)
-			if kernels.NVFP4ScalePadded(rows, cols, true) {
-				memset(int64(csr*csc), 2)
-			}
-		}
-	default:
-		if row {
-			s.kernels++
-			s.bytes += n*ds + int64(rowB) + 2*int64(rsr*rsc)
-		}
-		if col {
-			if p.plan.RHT {
-				if p.amC, err = s.out(c, p, 4); err != nil {
-					return err
-				}
-				if row {
-					// A second amax pass over the RHT of the columns.
-					s.kernels += 2
-					s.bytes += n*ds + 4
-				}
-				// With the columnwise operand alone, the step's one amax
-				// pass is the RHT one; the input's amax is computed when
-				// the result is read.
-				if !row {
-					if p.amX, err = s.alloc(c, 4); err != nil {
-						return err
-					}
-				}
-			}
-			s.kernels++
-			s.bytes += n*ds + int64(colB) + 2*int64(csr*csc)
-		}
-	}
-	return nil
 }
 
 // initialState is the kernels' state with the given scale (amax scratch,
@@ -682,126 +437,20 @@ func (s *Step) launchGraph(c *cuda.Ctx) error {
 	return c.LaunchGraph(s.graph, s.b.stream)
 }
 
-// enqueue queues the step's launches on the backend's stream.
+// enqueue queues the step's launches on the backend's stream: each family's
+// (family.enqueue, family.enqueueGrouped).
 func (s *Step) enqueue(c *cuda.Ctx) error {
 	if s.grp != nil {
-		if err := s.grp.enqueue(c, s.b.set, s.b.stream); err != nil {
+		if err := s.grp.fam.enqueueGrouped(c, s.b.set, s.b.stream, s.grp); err != nil {
 			return fmt.Errorf("grouped launches: %w", err)
 		}
 	}
 	for i, p := range s.parts {
-		if err := p.enqueue(c, s.b.set, s.b.stream); err != nil {
+		if err := p.fam.enqueue(c, s.b.set, s.b.stream, p); err != nil {
 			return fmt.Errorf("tensor %d: %w", i, err)
 		}
 	}
 	return nil
-}
-
-func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
-	dt, rows, cols := p.cfg.Input, p.cfg.Rows, p.cfg.Cols
-	switch p.plan.Scheme {
-	case quant.Float8CurrentScaling:
-		if err := set.Amax(c, st, dt, p.x, p.n, p.st, p.f, p.plan.Epsilon, p.plan.Power2Scales); err != nil {
-			return err
-		}
-		return p.cast(c, set, st, cuda.Buffer{})
-	case quant.DelayedScaling:
-		if err := p.cast(c, set, st, p.hist); err != nil {
-			return err
-		}
-		if !p.cfg.EndStep {
-			return nil
-		}
-		d := p.plan.Delayed
-		return set.DelayedUpdate(c, st, p.hist, d.AmaxHistoryLen, p.st, p.f, d.Margin, d.AmaxComputeAlgo == quant.AmaxComputeMostRecent)
-	case quant.MXFP8BlockScaling:
-		ocp := p.plan.Rounding == scaling.RoundingOCP
-		// The kernels also write the GEMM layout of the scales (the
-		// columnwise matrix swizzled as its transpose, the contract's
-		// layout rule): no Swizzle launch.
-		if p.mx2D {
-			return set.MXFP82D(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, p.col, p.colSc, p.colSwz, p.f, ocp, p.st)
-		}
-		if p.mxBoth {
-			return set.MXFP8BothSwizzled(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, p.col, p.colSc, p.colSwz, p.f, ocp, p.st)
-		}
-		if p.row.Ptr() != 0 {
-			if err := set.MXFP8Swizzled(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.rowSwz, false, p.f, ocp, p.st); err != nil {
-				return err
-			}
-		}
-		if p.col.Ptr() != 0 {
-			return set.MXFP8Swizzled(c, st, dt, p.x, rows, cols, p.col, p.colSc, p.colSwz, true, p.f, ocp, p.st)
-		}
-		return nil
-	case quant.Float8BlockScaling:
-		o := kernels.BlockOpts{Format: p.f, Eps: p.plan.Epsilon, Pow2: p.plan.Power2Scales}
-		if p.plan.BlockRows == 128 {
-			return set.Block2D(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
-		}
-		switch {
-		case p.row.Ptr() != 0 && p.col.Ptr() != 0:
-			return set.BlockRowCol(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
-		case p.row.Ptr() != 0:
-			return set.BlockRow(c, st, dt, p.x, rows, cols, p.row, p.rowSc, o)
-		default:
-			return set.BlockCol(c, st, dt, p.x, rows, cols, p.col, p.colSc, o)
-		}
-	case quant.NVFP4BlockScaling:
-		return p.enqueueNVFP4(c, set, st)
-	}
-	return fmt.Errorf("scheme %s: %w", p.plan.Scheme, ErrNotImplemented)
-}
-
-// nvfp4Opts are the kernel options of p's operands: the plan's RHT (which
-// the rowwise kernel ignores) and stochastic rounding with p's seed.
-func (p *part) nvfp4Opts() kernels.NVFP4Opts {
-	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed}
-}
-
-func (p *part) enqueueNVFP4(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
-	dt, rows, cols := p.cfg.Input, p.cfg.Rows, p.cfg.Cols
-	row, col := p.row.Ptr() != 0, p.col.Ptr() != 0
-	if p.plan.BlockRows == 16 {
-		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amR, false, 0); err != nil {
-			return err
-		}
-		// The 2D kernel writes the swizzled scales itself.
-		swzRow := p.rowSwz
-		if !row {
-			swzRow = cuda.Buffer{}
-		}
-		return set.NVFP4TwoD(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, swzRow, p.col, p.colSc, p.colSwz)
-	}
-	o := p.nvfp4Opts()
-	if row || !p.plan.RHT {
-		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amR, false, 0); err != nil {
-			return err
-		}
-	}
-	if row {
-		if err := set.NVFP4Row(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, p.rowSwz, o); err != nil {
-			return err
-		}
-	}
-	if !col {
-		return nil
-	}
-	if p.plan.RHT {
-		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amC, true, p.plan.RHTSignMask); err != nil {
-			return err
-		}
-	}
-	return set.NVFP4Col(c, st, dt, p.x, rows, cols, p.amC, p.col, p.colSc, p.colSwz, o)
-}
-
-// cast is the per-tensor cast: rowwise alone, or the fused cast+transpose
-// when the columnwise operand is wanted (with or without the rowwise).
-func (p *part) cast(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, hist cuda.Buffer) error {
-	if p.usage == quant.UsageRowwise {
-		return set.Cast(c, st, p.cfg.Input, p.x, p.n, p.st, p.row, p.sinv, hist, p.f)
-	}
-	return set.CastTranspose(c, st, p.cfg.Input, p.x, p.cfg.Rows, p.cfg.Cols, p.st, p.row, p.col, p.sinv, hist, p.f)
 }
 
 // Snapshot returns every output and state byte of the step (codes, scales,
@@ -907,46 +556,8 @@ func (p *part) result(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) (*quant.Res
 		if o.Data, err = download(c, data, o.Rows*o.RowStride()); err != nil {
 			return nil, fmt.Errorf("reading codes: %w", err)
 		}
-		nsc := o.ScaleRows * o.ScaleCols
-		switch p.plan.Scheme {
-		case quant.Float8CurrentScaling, quant.DelayedScaling:
-			sinv, err := download(c, p.sinv, 4)
-			if err != nil {
-				return nil, fmt.Errorf("reading scale_inv: %w", err)
-			}
-			o.Scale = f32(state, kernels.StateScaleOffset)
-			o.ScaleInv = []float32{f32(sinv, 0)}
-		case quant.Float8BlockScaling:
-			o.ScaleInv = make([]float32, nsc)
-			if err := cuda.Download(c, o.ScaleInv, sc); err != nil {
-				return nil, fmt.Errorf("reading scale_inv: %w", err)
-			}
-		case quant.MXFP8BlockScaling, quant.NVFP4BlockScaling:
-			if o.ScaleCodes, err = download(c, sc, nsc); err != nil {
-				return nil, fmt.Errorf("reading scales: %w", err)
-			}
-			if o.Swizzled, err = download(c, swz, nsc); err != nil {
-				return nil, fmt.Errorf("reading swizzled scales: %w", err)
-			}
-		}
-		if p.plan.Scheme == quant.NVFP4BlockScaling {
-			// Each operand is an NVFP4 tensor of its own: its amax (of the
-			// RHT-transformed columns where the plan says so) gives its
-			// tensor scale, as the kernels computed it.
-			am := p.amR
-			if colwise {
-				am = p.amC
-			}
-			raw, err := download(c, am, 4)
-			if err != nil {
-				return nil, fmt.Errorf("reading the operand amax: %w", err)
-			}
-			o.Amax = f32(raw, 0)
-			o.Scale = scaling.NVFP4TensorScale(o.Amax)
-			o.Stochastic = p.plan.Stochastic
-			if colwise && p.plan.RHT && p.plan.BlockRows == 1 {
-				o.RHT, o.RHTSignMask = true, p.plan.RHTSignMask
-			}
+		if err := p.fam.readOperand(c, p, o, colwise, sc, swz, state); err != nil {
+			return nil, err
 		}
 		if colwise {
 			res.Columnwise = o
@@ -970,7 +581,8 @@ func (p *part) inputAmax(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) (float32
 			return 0, fmt.Errorf("input amax: %w", err)
 		}
 		src, off = p.amX, 0
-	case p.plan.Scheme == quant.NVFP4BlockScaling:
+	case p.amR.Ptr() != 0:
+		// NVFP4: the rowwise operand's amax is the input's.
 		src, off = p.amR, 0
 	}
 	if err := c.StreamSynchronize(st); err != nil {

@@ -10,6 +10,182 @@ import (
 	"github.com/kquant/kquant/kernels"
 )
 
+// perTensorFP8 is the per-tensor FP8 family: Float8CurrentScaling (amax and
+// scale, then the cast: 2 kernels) and DelayedScaling (the cast with the
+// amax fused into the history's entry 0, and with EndStep the update: 1 or
+// 2 kernels), both with one scale for the whole tensor; grouped, each group
+// gets its own (kernels.GroupedCurrent, kernels.GroupedDelayed).
+type perTensorFP8 struct{}
+
+func (perTensorFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
+	var err error
+	row, col, ops := p.operands()
+	n, ds := int64(p.n), int64(p.cfg.Input.Size())
+	if row {
+		if p.row, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+	}
+	if col {
+		if p.col, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+	}
+	if p.sinv, err = s.out(c, p, 4); err != nil {
+		return err
+	}
+	if p.plan.Scheme == quant.Float8CurrentScaling {
+		// amax+scale reads the input; the cast reads it again and writes
+		// the codes of each operand and the decode scale.
+		s.kernels += 2
+		s.bytes += n*ds + n*ds + ops*n + 4
+		return nil
+	}
+	hl := p.plan.Delayed.AmaxHistoryLen
+	if p.hist, err = s.out(c, p, 4*hl); err != nil {
+		return err
+	}
+	if err := c.Memset(p.hist, 0); err != nil {
+		return err
+	}
+	s.kernels++
+	s.bytes += n*ds + ops*n + 4 + 4
+	if p.cfg.EndStep {
+		// The update reads and rewrites the history.
+		s.kernels++
+		s.bytes += 2 * 4 * int64(hl)
+	}
+	return nil
+}
+
+// enqueue queues current scaling's amax and cast, or delayed scaling's cast
+// and (with EndStep) its update.
+func (perTensorFP8) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, p *part) error {
+	if p.plan.Scheme == quant.Float8CurrentScaling {
+		if err := set.Amax(c, st, p.cfg.Input, p.x, p.n, p.st, p.f, p.plan.Epsilon, p.plan.Power2Scales); err != nil {
+			return err
+		}
+		return p.cast(c, set, st, cuda.Buffer{})
+	}
+	if err := p.cast(c, set, st, p.hist); err != nil {
+		return err
+	}
+	if !p.cfg.EndStep {
+		return nil
+	}
+	d := p.plan.Delayed
+	return set.DelayedUpdate(c, st, p.hist, d.AmaxHistoryLen, p.st, p.f, d.Margin, d.AmaxComputeAlgo == quant.AmaxComputeMostRecent)
+}
+
+// cast is the per-tensor cast: rowwise alone, or the fused cast+transpose
+// when the columnwise operand is wanted (with or without the rowwise).
+func (p *part) cast(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, hist cuda.Buffer) error {
+	if p.usage == quant.UsageRowwise {
+		return set.Cast(c, st, p.cfg.Input, p.x, p.n, p.st, p.row, p.sinv, hist, p.f)
+	}
+	return set.CastTranspose(c, st, p.cfg.Input, p.x, p.cfg.Rows, p.cfg.Cols, p.st, p.row, p.col, p.sinv, hist, p.f)
+}
+
+// readOperand reads the tensor's scale (from the state) and decode scale.
+func (perTensorFP8) readOperand(c *cuda.Ctx, p *part, o *quant.Operand, _ bool, _, _ cuda.Buffer, state []byte) error {
+	sinv, err := download(c, p.sinv, 4)
+	if err != nil {
+		return fmt.Errorf("reading scale_inv: %w", err)
+	}
+	o.Scale = f32(state, kernels.StateScaleOffset)
+	o.ScaleInv = []float32{f32(sinv, 0)}
+	return nil
+}
+
+// allocGrouped allocates kernels.GroupedDelayed's buffers (addGroupedDelayed)
+// or kernels.GroupedCurrent's outputs: per-group
+// amax, scale and scale_inv, and the codes of the covered operands.
+func (perTensorFP8) allocGrouped(s *Step, c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
+	if g.kernel == groupedDelayed {
+		return s.addGroupedDelayed(c, g, covered, out)
+	}
+	var err error
+	rows, cols := g.cfg.Rows, g.cfg.Cols
+	for _, b := range []*cuda.Buffer{&g.ws.Amax, &g.scale, &g.scaleInv} {
+		if *b, err = out(4 * g.groups); err != nil {
+			return err
+		}
+	}
+	n := int64(rows) * int64(cols)
+	if covered&quant.UsageRowwise != 0 {
+		if g.out, err = out(rows * cols); err != nil {
+			return err
+		}
+		s.bytes += n
+	}
+	if covered&quant.UsageColumnwise != 0 {
+		if g.colOut, err = out(rows * cols); err != nil {
+			return err
+		}
+		s.bytes += n
+	}
+	// The amax pass and the cast (or cast+transpose) each read the input.
+	s.kernels += 2
+	s.bytes += 2*n*int64(g.cfg.Input.Size()) + 12*int64(g.groups)
+	return nil
+}
+
+// enqueueGrouped queues kernels.GroupedCurrent or kernels.GroupedDelayed.
+func (perTensorFP8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, g *grouped) error {
+	if g.kernel == groupedDelayed {
+		return g.enqueueDelayed(c, set, st)
+	}
+	f, err := format(g.plan.Element)
+	if err != nil {
+		return err
+	}
+	o := kernels.CurrentOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
+	return set.GroupedCurrent(c, st, g.cfg.Input, g.x, g.cfg.Rows, g.cfg.Cols, g.splits, g.groups, g.ws, g.out, g.colOut, g.scale, g.scaleInv, o)
+}
+
+// readGroup fills res with group i's operands: its codes at cols*off (the
+// columnwise ones transposed), its amax, scale and decode scale. Delayed
+// scaling's scale is the group's state scale the cast used (the step has
+// no EndStep here).
+func (perTensorFP8) readGroup(s *Step, _ *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
+	g := s.grp
+	cols := g.cfg.Cols
+	res.Amax = f32(r.amax, 4*i)
+	for _, colwise := range []bool{false, true} {
+		src := r.data
+		if colwise {
+			src = r.colData
+		}
+		if src == nil {
+			continue
+		}
+		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+		if colwise {
+			o.Rows, o.Cols, o.Transposed = cols, n, true
+		}
+		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
+		// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
+		o.Data = src[off*cols : (off+n)*cols]
+		o.Scale = f32(r.scale, 4*i)
+		o.ScaleInv = []float32{f32(r.scaleInv, 4*i)}
+		if colwise {
+			res.Columnwise = o
+		} else {
+			res.Rowwise = o
+		}
+	}
+	return nil
+}
+
+// emptyGroup is the reference's result of an empty group; for delayed
+// scaling with the group's state scale and decode factor.
+func (perTensorFP8) emptyGroup(ctx context.Context, g *grouped, r *groupOutputs, i int) (*quant.Result, error) {
+	if g.kernel == groupedDelayed {
+		return g.emptyDelayed(ctx, i, r.scale, r.scaleInv)
+	}
+	return emptyResult(ctx, g)
+}
+
 // The grouped DelayedScaling step (kernels.GroupedDelayed): the groups'
 // states live on the device side by side, scale[G] (float32, grouped.scale)
 // and the amax histories [G][L] (grouped.hist), the layout of the
