@@ -47,29 +47,18 @@ type agentStatus struct {
 // run's resourceVersion as a precondition.
 func (st agentStatus) applyConfiguration(run *v1alpha1.QuantRun) *ac.QuantRunApplyConfiguration {
 	status := &ac.QuantRunStatusApplyConfiguration{
-		AgentID:        nonEmpty(st.AgentID),
+		AgentID:        apply.String(st.AgentID),
 		BindTime:       apply.Time(st.BindTime),
 		StartTime:      apply.Time(st.StartTime),
 		CompletionTime: apply.Time(st.CompletionTime),
 		Results:        apply.RunResults(st.Results),
-		Message:        nonEmpty(st.Message),
+		Message:        apply.String(st.Message),
 		Conditions:     apply.Conditions(st.Conditions),
 	}
 	if st.Phase != "" {
 		status.WithPhase(st.Phase)
 	}
-	obj := ac.QuantRun(run.Name, run.Namespace).WithStatus(status)
-	if run.ResourceVersion != "" {
-		obj.WithResourceVersion(run.ResourceVersion)
-	}
-	return obj
-}
-
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+	return apply.QuantRunStatus(run, status)
 }
 
 // agentConditions are the condition types the agent owns on a run.

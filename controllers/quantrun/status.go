@@ -53,17 +53,11 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 // statusApply is the apply configuration of change: the run's identity, its
 // resourceVersion as a precondition, and the controller's status fields.
 func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
-	st := ac.QuantRunStatus().WithPhase(change.Phase)
-	st.BindTime, st.CompletionTime = apply.Time(bindTime), apply.Time(change.CompletionTime)
-	if change.Reason != "" {
-		st.WithReason(change.Reason)
-	}
-	if change.Message != "" {
-		st.WithMessage(change.Message)
-	}
-	obj := ac.QuantRun(run.Name, run.Namespace).WithStatus(st)
-	if run.ResourceVersion != "" {
-		obj.WithResourceVersion(run.ResourceVersion)
-	}
-	return obj
+	return apply.QuantRunStatus(run, &ac.QuantRunStatusApplyConfiguration{
+		Phase:          &change.Phase,
+		BindTime:       apply.Time(bindTime),
+		CompletionTime: apply.Time(change.CompletionTime),
+		Reason:         apply.String(change.Reason),
+		Message:        apply.String(change.Message),
+	})
 }

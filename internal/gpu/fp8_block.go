@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
@@ -216,4 +218,13 @@ func (blockFP8) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Resu
 // emptyGroup is the reference's result of an empty group.
 func (blockFP8) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
 	return emptyResult(ctx, g)
+}
+
+// floats decodes n float32 at element offset off of b.
+func floats(b []byte, off, n int) []float32 {
+	out := make([]float32, n)
+	for k := range out {
+		out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
+	}
+	return out
 }

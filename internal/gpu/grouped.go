@@ -2,9 +2,7 @@ package gpu
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
@@ -357,15 +355,6 @@ func (g *grouped) download(c *cuda.Ctx) (*groupOutputs, error) {
 // reference's.
 func emptyResult(ctx context.Context, g *grouped) (*quant.Result, error) {
 	return reference.New().Quantize(ctx, g.cfg.Request, quant.NewTensor(0, g.cfg.Cols))
-}
-
-// floats decodes n float32 at element offset off of b.
-func floats(b []byte, off, n int) []float32 {
-	out := make([]float32, n)
-	for k := range out {
-		out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
-	}
-	return out
 }
 
 // QuantizeGrouped implements quant.Backend with one grouped step: the

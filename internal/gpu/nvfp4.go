@@ -2,9 +2,7 @@ package gpu
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
@@ -327,7 +325,7 @@ func (nvfp4) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Result,
 	g := s.grp
 	data, scales, swz, amax, colData, colScales, colSwz := r.data, r.scales, r.swz, r.amax, r.colData, r.colScales, r.colSwz
 	cols := g.cfg.Cols
-	word := func(k int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(amax[4*k:])) }
+	word := func(k int) float32 { return f32(amax, 4*k) }
 	rhtCol := g.nvfp4RHTCol()
 	if g.kernel == groupedNVFP4 && rhtCol && data == nil {
 		// Only the RHT columnwise operand: the step has no input amax;

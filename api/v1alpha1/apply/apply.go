@@ -37,6 +37,20 @@ func Time(t *metav1.Time) *metav1.Time {
 	return ptr(*t)
 }
 
+// QuantRunStatus is the apply configuration of status on run: the run's
+// identity and, when it has one, its resourceVersion as a precondition, so
+// that an apply made from a stale read conflicts instead of overwriting.
+func QuantRunStatus(run *v1alpha1.QuantRun, status *ac.QuantRunStatusApplyConfiguration) *ac.QuantRunApplyConfiguration {
+	obj := ac.QuantRun(run.Name, run.Namespace).WithStatus(status)
+	if run.ResourceVersion != "" {
+		obj.WithResourceVersion(run.ResourceVersion)
+	}
+	return obj
+}
+
+// String is s as an omitempty apply value: nil when empty.
+func String(s string) *string { return nz(s) }
+
 // Conditions are cs as apply configurations.
 func Conditions(cs []metav1.Condition) []metav1ac.ConditionApplyConfiguration {
 	if cs == nil {
