@@ -28,8 +28,8 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 ##@ Generated code
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
-	$(CONTROLLER_GEN) object paths=./api/...
+generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and typed apply configurations.
+	$(CONTROLLER_GEN) object applyconfiguration paths=./api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from kubebuilder markers.
@@ -57,8 +57,8 @@ envtest-assets: ## Build (once) kube-apiserver, etcd and kubectl for tests.
 # The quantizers are single-threaded number crunching with exhaustive sweeps: the
 # race detector finds nothing there and makes them ten times slower, so they run
 # without it; everything with goroutines (controllers, agent, binaries) runs with it.
-PURE_PKGS := ./agent/quant/...
-RACE_PKGS = $(shell go list ./... | grep -v '/agent/quant')
+PURE_PKGS := ./internal/quant/...
+RACE_PKGS = $(shell go list ./... | grep -v '/internal/quant')
 
 test: verify envtest-assets ## Run all tests against a real kube-apiserver and etcd.
 	go test -count=1 $(PURE_PKGS)

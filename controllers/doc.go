@@ -17,6 +17,7 @@
 // names, slot annotations, the controller's status writes), conflict (quiet
 // retries of lost write races) and metrics.
 //
-// Log verbosity: 0 for transitions a user cares about (job phases, lost
-// nodes), 1 for each write (bindings, label patches), 2 for status details.
+// Log verbosity follows internal/logging's ladder: Info for transitions a
+// user cares about (job phases, lost nodes), Debug for each write
+// (bindings, label patches), Trace for status details.
 package controllers

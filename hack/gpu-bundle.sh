@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 dir=${1:-.gpubin-suite}
 mkdir -p "$dir"
 rm -f "$dir"/*.test "$dir"/*.test.xz
-for pkg in kernels agent/quant/gpu agent/cuda agent/nvml; do
+for pkg in kernels internal/gpu internal/cuda agent/nvml; do
 	name=$(basename "$pkg")
 	CGO_ENABLED=1 go test -c -tags gpu -ldflags='-s -w' -o "$dir/$name.test" "./$pkg"
 	xz -T0 -6 -f "$dir/$name.test"
 done
-echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kernels agent || echo +dirty)" >"$dir/commit"
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kernels internal agent || echo +dirty)" >"$dir/commit"
 du -sh "$dir"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# verify-generated.sh fails when the committed generated files (deepcopy, CRDs,
-# RBAC) differ from what controller-gen makes of the current sources. It
+# verify-generated.sh fails when the committed generated files (deepcopy, apply
+# configurations, CRDs, RBAC) differ from what controller-gen makes of the current sources. It
 # regenerates into the work tree, compares with the files as they were, and puts
 # the originals back, so it never leaves the tree modified.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-GENERATED=(api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/rbac/manager_role.yaml config/rbac/agent_role.yaml)
+GENERATED=(api/v1alpha1/zz_generated.deepcopy.go api/v1alpha1/applyconfiguration config/crd/bases config/rbac/manager_role.yaml config/rbac/agent_role.yaml)
 
 backup=$(mktemp -d)
 trap 'rm -rf "$backup"' EXIT

@@ -3,7 +3,7 @@ package kernels
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // BlockScaleShape is TE's padded float32 scale shape of a Float8BlockScaling

@@ -8,6 +8,6 @@
 // PTX being regenerated.
 //
 // What the kernels compute is fixed, bit for bit, by the numerical contract
-// in docs/quantization-formats.md; the reference quantizers in agent/quant
+// in docs/quantization-formats.md; the reference quantizers in internal/quant
 // are the oracle that GPU tests (build tag gpu) compare them against.
 package kernels

@@ -7,10 +7,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
-	"github.com/kquant/kquant/agent/quant/hadamard"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant/hadamard"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/kernels"
 )
 

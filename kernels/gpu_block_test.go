@@ -8,15 +8,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/reference"
 	"github.com/kquant/kquant/kernels"
 )
 
 // GPU tests of the one-pass 1x128 row+col block FP8 kernel (BlockRowCol)
-// and of the grouped columnwise variants against agent/quant/reference,
+// and of the grouped columnwise variants against internal/quant/reference,
 // byte for byte. TestBlockFP8 (gpu_part2_test.go) covers BlockRow,
 // BlockCol and Block2D.
 

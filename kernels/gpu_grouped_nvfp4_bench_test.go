@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant/hadamard"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant/hadamard"
 	"github.com/kquant/kquant/kernels"
 )
 

@@ -9,14 +9,14 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/reference"
-	"github.com/kquant/kquant/agent/quant/scaling"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/reference"
+	"github.com/kquant/kquant/internal/quant/scaling"
 	"github.com/kquant/kquant/kernels"
 )
 
-// The expected bytes come from the reference (agent/quant/reference and the
+// The expected bytes come from the reference (internal/quant/reference and the
 // scaling rules and element conversions it is built from), so that the
 // kernels are checked against the same oracle as the CUDA backend.
 

@@ -8,10 +8,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/scaling"
-	"github.com/kquant/kquant/agent/quant/swizzle"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/scaling"
+	"github.com/kquant/kquant/internal/quant/swizzle"
 	"github.com/kquant/kquant/kernels"
 )
 

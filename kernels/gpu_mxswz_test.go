@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant/swizzle"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant/swizzle"
 	"github.com/kquant/kquant/kernels"
 )
 
 // TestMXFP8SwizzledScales: the MXFP8 quantize kernels' optional swizzled
 // scale output (MXFP8Swizzled rowwise and columnwise, MXFP8BothSwizzled)
 // equals the reference's GEMM layout of the contract's scales
-// (agent/quant/swizzle, the columnwise matrix transposed first) and the
+// (internal/quant/swizzle, the columnwise matrix transposed first) and the
 // standalone Swizzle kernel's layout of the kernel's own scales, every
 // byte (outputs poisoned first, so padding must be written). Shapes cover
 // every kernel the launchers pick: element and vector rowwise, the

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant/hadamard"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant/hadamard"
 	"github.com/kquant/kquant/kernels"
 )
 

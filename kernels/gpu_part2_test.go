@@ -11,17 +11,17 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/accuracy"
-	"github.com/kquant/kquant/agent/quant/element"
-	"github.com/kquant/kquant/agent/quant/linear"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
+	"github.com/kquant/kquant/internal/quant/element"
+	"github.com/kquant/kquant/internal/quant/linear"
+	"github.com/kquant/kquant/internal/quant/reference"
 	"github.com/kquant/kquant/kernels"
 )
 
 // GPU tests of the issue-5 kernels (block FP8, NVFP4, swizzle, grouped,
-// payload, QuantizedLinear GEMM) against agent/quant/reference, byte for
+// payload, QuantizedLinear GEMM) against internal/quant/reference, byte for
 // byte.
 
 func tensorOf(in input, rows, cols int) quant.Tensor {

@@ -10,8 +10,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant/element"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant/element"
 	"github.com/kquant/kquant/kernels"
 )
 

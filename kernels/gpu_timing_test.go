@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // measure runs a benchmark test's body with a timer of iters repetitions

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // GroupWorkspace is the device state of a grouped quantize: Offsets

@@ -3,7 +3,7 @@ package kernels
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // Modules other than quantize, each generated from kernels/<name>.cu.

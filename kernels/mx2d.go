@@ -3,7 +3,7 @@ package kernels
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // mx2dBlocksPerSM is the __launch_bounds__ of kq_mx2d (2 blocks of 256

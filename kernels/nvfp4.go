@@ -3,7 +3,7 @@ package kernels
 import (
 	"fmt"
 
-	"github.com/kquant/kquant/agent/cuda"
+	"github.com/kquant/kquant/internal/cuda"
 )
 
 // NVFP4ScaleShape is TE's padded shape of the E4M3 scale matrix of an NVFP4

@@ -3,9 +3,10 @@
 // latency and device-to-device copy bandwidth — that the GPUNodeProfile
 // publishes and against which runs judge their own numbers.
 //
-// The measurement needs the CUDA driver (agent/cuda), which this package
-// does not import: the CUDA implementation of Prober lives with the CUDA
-// backend and plugs in through the interface. Null is the fallback for
+// The measurement needs the CUDA driver (internal/cuda), which this package
+// does not import: the CUDA implementation of Prober is an adapter in
+// cmd/agent over the engine's gpu.Backend.Baselines, plugged in through the
+// interface. Null is the fallback for
 // nodes without CUDA (and for simulated nodes): backend "reference", no
 // baselines.
 package baseline

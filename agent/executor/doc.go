@@ -29,8 +29,9 @@
 //
 // What a run measures is the Runner's business: the real runner (reference
 // or CUDA backend plus the measurement harness) plugs in through the Runner
-// interface; SyntheticRunner produces plausible deterministic results for
+// interface; simulate.Runner produces plausible deterministic results for
 // tests and large simulations.
 //
-// Verbosity: V(0) transitions and failures, V(1) runs ignored or waiting.
+// Verbosity (internal/logging's ladder): Info transitions and failures,
+// Debug runs ignored or waiting.
 package executor

@@ -21,10 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // GPULookup finds a GPU of this node by UUID (the profile's current view).
@@ -146,7 +146,7 @@ func (e *Executor) Active() int {
 
 // Reconcile looks at one run and starts it when it is this node's to run.
 func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
+	log := logging.FromContext(ctx)
 	select {
 	case <-e.started:
 	case <-ctx.Done():
@@ -161,7 +161,7 @@ func (e *Executor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, fmt.Errorf("reading run %s: %w", req, err)
 	}
 	if !e.mine(run) {
-		log.V(1).Info("Ignoring run bound to another node", "node", run.Spec.NodeName)
+		log.V(logging.Debug).Info("Ignoring run bound to another node", "node", run.Spec.NodeName)
 		return ctrl.Result{}, nil
 	}
 	switch {
@@ -205,7 +205,7 @@ func (e *Executor) forget(key types.NamespacedName) {
 
 // start reserves the run's GPU, claims the run (Running) and executes it.
 func (e *Executor) start(ctx context.Context, run *v1alpha1.QuantRun) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
+	log := logging.FromContext(ctx)
 	key := client.ObjectKeyFromObject(run)
 	gpu := run.Spec.GPUUUID
 
@@ -220,7 +220,7 @@ func (e *Executor) start(ctx context.Context, run *v1alpha1.QuantRun) (ctrl.Resu
 	}
 	if holder, busy := e.busyGPU[gpu]; busy {
 		e.mu.Unlock()
-		log.V(1).Info("Run waits for its GPU", "gpu", gpu, "busyWith", holder.String())
+		log.V(logging.Debug).Info("Run waits for its GPU", "gpu", gpu, "busyWith", holder.String())
 		return ctrl.Result{RequeueAfter: e.opts.BusyRequeue}, nil
 	}
 	runCtx, cancel := context.WithCancel(e.root)
@@ -262,7 +262,7 @@ func (e *Executor) release(ex *execution) {
 // (someone else changed it, its GPU is not here or not healthy, in which
 // case the run is failed with a message that says so).
 func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alpha1.QuantRun, v1alpha1.GPU, error) {
-	log := logf.FromContext(ctx)
+	log := logging.FromContext(ctx)
 	key := client.ObjectKeyFromObject(cached)
 	var claimed *v1alpha1.QuantRun
 	var gpu v1alpha1.GPU
@@ -340,7 +340,7 @@ func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, s
 	if _, err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
 		return err
 	}
-	logf.FromContext(ctx).Info("Run failed before starting", "message", msg)
+	logging.FromContext(ctx).Info("Run failed before starting", "message", msg)
 	e.count(v1alpha1.RunPhaseFailed)
 	return nil
 }
@@ -350,7 +350,7 @@ func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, s
 // run Running for the next agent process to re-run.
 func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) {
 	defer e.release(ex)
-	log := logf.FromContext(e.root).WithValues("quantRun", ex.key.String(), "gpu", ex.gpu)
+	log := logging.FromContext(e.root).WithValues("quantRun", ex.key.String(), "gpu", ex.gpu)
 	ctx := logr.NewContext(e.root, log)
 	started := e.opts.Clock.Now()
 
@@ -427,7 +427,7 @@ func (e *Executor) finish(ctx context.Context, key types.NamespacedName, claimed
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
-		logr.FromContextOrDiscard(ctx).Info("Recording the end of a run failed, retrying", "err", err.Error(), "after", delay.String())
+		logging.FromContext(ctx).Info("Recording the end of a run failed, retrying", "err", err.Error(), "after", delay.String())
 		select {
 		case <-ctx.Done():
 			return err
@@ -467,7 +467,7 @@ func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, cla
 		return err
 	})
 	if errors.Is(err, errNotOurs) {
-		logr.FromContextOrDiscard(ctx).Info("Run changed hands while running, result dropped")
+		logging.FromContext(ctx).Info("Run changed hands while running, result dropped")
 		return nil
 	}
 	return err
@@ -484,7 +484,7 @@ func (e *Executor) count(phase v1alpha1.RunPhase) {
 // returns when every run has recorded its end, or when ctx ends. The root
 // context must still be live (call Drain before stopping the manager).
 func (e *Executor) Drain(ctx context.Context, grace time.Duration) {
-	log := logr.FromContextOrDiscard(ctx)
+	log := logging.FromContext(ctx)
 	e.mu.Lock()
 	e.draining = true
 	inFlight := make([]*execution, 0, len(e.active))

@@ -2,18 +2,18 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
 
 // FieldManager is the agent's field manager (the same as the profile's).
-const FieldManager = "kquant-agent"
+const FieldManager = apply.ManagerAgent
 
 // Condition reasons the agent writes.
 const (
@@ -28,31 +28,37 @@ const (
 	ReasonFinishedDuringShutdown = "FinishedDuringShutdown"
 )
 
-// agentStatus holds every status field the agent owns. Server-side apply
-// removes fields that a manager stops sending, so each apply carries all of
-// them, not just the ones that changed.
+// agentStatus holds every status field the agent owns (its fields of
+// apply.QuantRunStatusOwners). Server-side apply removes fields that a
+// manager stops sending, so each apply carries all of them, not just the
+// ones that changed.
 type agentStatus struct {
-	Phase          v1alpha1.RunPhase    `json:"phase,omitempty"`
-	AgentID        string               `json:"agentID,omitempty"`
-	BindTime       *metav1.Time         `json:"bindTime,omitempty"`
-	StartTime      *metav1.Time         `json:"startTime,omitempty"`
-	CompletionTime *metav1.Time         `json:"completionTime,omitempty"`
-	Results        *v1alpha1.RunResults `json:"results,omitempty"`
-	Message        string               `json:"message,omitempty"`
-	Conditions     []metav1.Condition   `json:"conditions,omitempty"`
+	Phase          v1alpha1.RunPhase
+	AgentID        string
+	BindTime       *metav1.Time
+	StartTime      *metav1.Time
+	CompletionTime *metav1.Time
+	Results        *v1alpha1.RunResults
+	Message        string
+	Conditions     []metav1.Condition
 }
 
-type statusApplyMeta struct {
-	Name            string `json:"name"`
-	Namespace       string `json:"namespace"`
-	ResourceVersion string `json:"resourceVersion,omitempty"`
-}
-
-type statusApply struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Metadata   statusApplyMeta `json:"metadata"`
-	Status     agentStatus     `json:"status"`
+// applyConfiguration is st as the apply configuration of run's status, with
+// run's resourceVersion as a precondition.
+func (st agentStatus) applyConfiguration(run *v1alpha1.QuantRun) *ac.QuantRunApplyConfiguration {
+	status := &ac.QuantRunStatusApplyConfiguration{
+		AgentID:        apply.String(st.AgentID),
+		BindTime:       apply.Time(st.BindTime),
+		StartTime:      apply.Time(st.StartTime),
+		CompletionTime: apply.Time(st.CompletionTime),
+		Results:        apply.RunResults(st.Results),
+		Message:        apply.String(st.Message),
+		Conditions:     apply.Conditions(st.Conditions),
+	}
+	if st.Phase != "" {
+		status.WithPhase(st.Phase)
+	}
+	return apply.QuantRunStatus(run, status)
 }
 
 // agentConditions are the condition types the agent owns on a run.
@@ -77,24 +83,13 @@ func ownConditions(run *v1alpha1.QuantRun) []metav1.Condition {
 // resourceVersion as a precondition: a change since the read conflicts. It
 // returns the run's resourceVersion after the write.
 func applyStatus(ctx context.Context, c client.Client, run *v1alpha1.QuantRun, st agentStatus) (string, error) {
-	body := statusApply{
-		APIVersion: v1alpha1.GroupVersion.String(),
-		Kind:       "QuantRun",
-		Metadata:   statusApplyMeta{Name: run.Name, Namespace: run.Namespace, ResourceVersion: run.ResourceVersion},
-		Status:     st,
-	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return "", fmt.Errorf("encoding status of run %s: %w", run.Name, err)
-	}
-	obj := map[string]any{}
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return "", fmt.Errorf("decoding status of run %s: %w", run.Name, err)
-	}
-	// The client decodes the API server's answer into u.
-	u := &unstructured.Unstructured{Object: obj}
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	obj := st.applyConfiguration(run)
+	// The client decodes the API server's answer into obj.
+	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("applying status of run %s/%s: %w", run.Namespace, run.Name, err)
 	}
-	return u.GetResourceVersion(), nil
+	if obj.ResourceVersion == nil {
+		return "", nil
+	}
+	return *obj.ResourceVersion, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // Backend choices of --backend.
@@ -55,8 +56,8 @@ type Options struct {
 	Discoverer nvml.Discoverer
 	// Prober measures baselines; nil is baseline.Null (reference backend).
 	Prober baseline.Prober
-	// Runner executes runs; nil is a SyntheticRunner, until the measurement
-	// harness exists.
+	// Runner executes runs; nil is simulate.Runner (synthetic results;
+	// cmd/agent passes the measurement harness).
 	Runner executor.Runner
 	// Registerer receives the agent's metrics; nil registers nowhere.
 	Registerer             prometheus.Registerer
@@ -82,7 +83,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err := defaults(&opts); err != nil {
 		return err
 	}
-	log := logr.FromContextOrDiscard(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
+	log := logging.FromContext(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
 	ctx = logr.NewContext(ctx, log)
 
 	scheme, err := kquantscheme.New()
@@ -189,7 +190,7 @@ func defaults(opts *Options) error {
 		opts.ShutdownGrace = DefaultShutdownGrace
 	}
 	if opts.Runner == nil {
-		opts.Runner = executor.SyntheticRunner{Clock: opts.Clock}
+		opts.Runner = simulate.Runner{Clock: opts.Clock}
 	}
 	if opts.Backend == "" {
 		opts.Backend = BackendAuto
@@ -234,7 +235,7 @@ func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
-		Logger: logr.FromContextOrDiscard(ctx),
+		Logger: logging.FromContext(ctx),
 		Cache: cache.Options{
 			// The agent's only watch: runs labelled with this node.
 			ByObject: map[client.Object]cache.ByObject{

@@ -21,12 +21,12 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/profile"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 	"github.com/kquant/kquant/test/testenv"
 )
 
@@ -475,7 +475,7 @@ func TestGracefulShutdownLetsRunFinish(t *testing.T) {
 	}
 	const node = "finish-node"
 	a := startAgent(t, nodeagent.Options{NodeName: node, Namespace: agentNamespace, AgentID: "finish-node-1",
-		Simulate: spec(t, "L40S:1"), Runner: executor.SyntheticRunner{Delay: 1500 * time.Millisecond},
+		Simulate: spec(t, "L40S:1"), Runner: simulate.Runner{Delay: 1500 * time.Millisecond},
 		ShutdownGrace: 20 * time.Second})
 	newRun(t, ns, "short", node, 0, node)
 	waitPhase(t, ns, "short", v1alpha1.RunPhaseRunning, 20*time.Second)
@@ -522,7 +522,7 @@ func (g *gatedRunner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alp
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return executor.SyntheticRunner{}.Run(ctx, run, gpu)
+	return simulate.Runner{}.Run(ctx, run, gpu)
 }
 
 // The agent's end-of-run write is conditional on its claim's version: when

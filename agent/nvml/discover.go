@@ -3,8 +3,8 @@ package nvml
 import (
 	"context"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // GPU is one GPU as discovery found it.

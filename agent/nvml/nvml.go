@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/go-logr/logr"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // applicationXIDs are XIDs caused by user programs, not by the GPU (the
@@ -56,7 +56,7 @@ func Open(ctx context.Context, lib nvml.Interface) (*NVML, error) {
 func Auto(ctx context.Context) Discoverer {
 	n, err := Open(ctx, nvml.New())
 	if err != nil {
-		logr.FromContextOrDiscard(ctx).Info("NVML unavailable, reporting no GPUs", "reason", err.Error())
+		logging.FromContext(ctx).Info("NVML unavailable, reporting no GPUs", "reason", err.Error())
 		return Null{Reason: err.Error()}
 	}
 	return n
@@ -65,10 +65,10 @@ func Auto(ctx context.Context) Discoverer {
 // registerXIDEvents is best effort: a GPU without event support is still
 // discovered, only without XID health.
 func (n *NVML) registerXIDEvents(ctx context.Context) {
-	log := logr.FromContextOrDiscard(ctx)
+	log := logging.FromContext(ctx)
 	set, ret := n.lib.EventSetCreate()
 	if ret != nvml.SUCCESS {
-		log.V(1).Info("XID events unavailable", "reason", ret.Error())
+		log.V(logging.Debug).Info("XID events unavailable", "reason", ret.Error())
 		return
 	}
 	count, ret := n.lib.DeviceGetCount()
@@ -87,7 +87,7 @@ func (n *NVML) registerXIDEvents(ctx context.Context) {
 			continue
 		}
 		if ret := dev.RegisterEvents(nvml.EventTypeXidCriticalError, set); ret != nvml.SUCCESS {
-			log.V(1).Info("XID events not registered", "gpu", i, "reason", ret.Error())
+			log.V(logging.Debug).Info("XID events not registered", "gpu", i, "reason", ret.Error())
 			continue
 		}
 		registered++
@@ -215,7 +215,7 @@ func (n *NVML) drainXIDs(ctx context.Context) {
 	if n.events == nil {
 		return
 	}
-	log := logr.FromContextOrDiscard(ctx)
+	log := logging.FromContext(ctx)
 	// Bounded, so that a storm of events cannot stall discovery.
 	for range 1024 {
 		ev, ret := n.events.Wait(0)

@@ -9,10 +9,10 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 func mustParse(t *testing.T, s string) simulate.Spec {

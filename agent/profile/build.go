@@ -6,13 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // FieldManager is the agent's field manager for every server-side apply.
-const FieldManager = "kquant-agent"
+const FieldManager = apply.ManagerAgent
 
 // Ready condition reasons.
 const (

@@ -8,9 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 var ignoreTimes = cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")

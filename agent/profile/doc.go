@@ -11,5 +11,6 @@
 // no server-side apply): the controller treats a node whose Lease expired as
 // lost.
 //
-// Verbosity: V(0) publishes and failures, V(1) each Lease renewal.
+// Verbosity (internal/logging's ladder): Info publishes and failures,
+// Debug each Lease renewal.
 package profile

@@ -12,9 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/go-logr/logr"
-
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // Lease timing, as the kubelet's node leases: renewed every 10 s, expired
@@ -131,7 +130,7 @@ func (l *LeaseKeeper) renewed(lease *coordinationv1.Lease) {
 // Run renews the Lease until ctx ends. A failed renewal is logged and
 // retried at the next tick; the Lease's duration leaves room for several.
 func (l *LeaseKeeper) Run(ctx context.Context) error {
-	log := logr.FromContextOrDiscard(ctx).WithValues("lease", LeaseName(l.nodeName))
+	log := logging.FromContext(ctx).WithValues("lease", LeaseName(l.nodeName))
 	ticker := l.clock.NewTicker(l.renewInterval)
 	defer ticker.Stop()
 	for {
@@ -141,7 +140,7 @@ func (l *LeaseKeeper) Run(ctx context.Context) error {
 			}
 			log.Error(err, "Lease renewal failed")
 		} else {
-			log.V(1).Info("Lease renewed")
+			log.V(logging.Debug).Info("Lease renewed")
 		}
 		select {
 		case <-ctx.Done():

@@ -6,13 +6,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
 
 	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // DefaultRefreshInterval is how often the Reporter re-reads GPU health.
@@ -64,7 +64,7 @@ func (r *Reporter) Start(ctx context.Context) error {
 		m, err := r.opts.Prober.Measure(ctx, node.GPUs[0].Index)
 		if err != nil {
 			// Baselines are informative; a node without them still runs.
-			logr.FromContextOrDiscard(ctx).Error(err, "Measuring baselines failed", "gpu", node.GPUs[0].Index)
+			logging.FromContext(ctx).Error(err, "Measuring baselines failed", "gpu", node.GPUs[0].Index)
 		}
 		r.mu.Lock()
 		r.baselines = m.API()
@@ -76,7 +76,7 @@ func (r *Reporter) Start(ctx context.Context) error {
 // Run refreshes health and republishes when anything changed, until ctx
 // ends.
 func (r *Reporter) Run(ctx context.Context) error {
-	log := logr.FromContextOrDiscard(ctx)
+	log := logging.FromContext(ctx)
 	ticker := r.opts.Clock.NewTicker(r.opts.RefreshInterval)
 	defer ticker.Stop()
 	for {
@@ -129,7 +129,7 @@ func (r *Reporter) publish(ctx context.Context, node *nvml.Node) error {
 	if err := r.opts.Publisher.Publish(ctx, st); err != nil {
 		return err
 	}
-	logr.FromContextOrDiscard(ctx).Info("Published GPUNodeProfile", "gpus", st.GPUCount, "backend", st.Backend)
+	logging.FromContext(ctx).Info("Published GPUNodeProfile", "gpus", st.GPUCount, "backend", st.Backend)
 	r.mu.Lock()
 	r.status = &st
 	r.mu.Unlock()

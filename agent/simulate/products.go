@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kquant/kquant/agent/capability"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // Product is a GPU model that can be simulated.

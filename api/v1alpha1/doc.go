@@ -7,5 +7,6 @@
 // floats, so that every client round-trips them exactly.
 //
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=kquant.dev
 package v1alpha1

@@ -161,6 +161,37 @@ const (
 	VerdictSkip Verdict = "Skip"
 )
 
+// Verdict reasons: the stable CamelCase codes of results.reason, written by
+// the measurement engine and the simulated runner alike. Users and the job
+// controller match on them; never rename one.
+const (
+	// VerdictReasonPass (Pass): every check passed.
+	VerdictReasonPass = "Pass"
+	// VerdictReasonRecipeUnsupported (Skip): the GPU can neither run nor
+	// emulate the recipe.
+	VerdictReasonRecipeUnsupported = "RecipeUnsupported"
+	// VerdictReasonAlignmentViolation (Fail): a group of a grouped quantize
+	// has a row count that is not a multiple of the recipe's alignment.
+	VerdictReasonAlignmentViolation = "AlignmentViolation"
+	// VerdictReasonNotBitExact (Fail with requireBitExact, else Warn): the
+	// backend's bytes differ from the reference backend's.
+	VerdictReasonNotBitExact = "NotBitExact"
+	// VerdictReasonBitExactNotCompared (Warn): the job asks for bit-exactness
+	// against the reference, which a simulated run cannot be compared with.
+	VerdictReasonBitExactNotCompared = "BitExactNotCompared"
+	// VerdictReasonReplayMismatch (Fail): a CUDA-graph replay gave other
+	// bytes than the eager step.
+	VerdictReasonReplayMismatch = "ReplayMismatch"
+	// VerdictReasonNotCapturable (Warn): the step could not be captured into
+	// a CUDA graph.
+	VerdictReasonNotCapturable = "NotCapturable"
+	// VerdictReasonSNRBelowTolerance (Fail): the worst SNR is below minSNRdB.
+	VerdictReasonSNRBelowTolerance = "SNRBelowTolerance"
+	// VerdictReasonSaturated (Warn): elements were clamped to the format's
+	// largest value.
+	VerdictReasonSaturated = "Saturated"
+)
+
 // Capability is how the run's GPU supports the recipe.
 type Capability struct {
 	// native is true when the GPU runs the recipe's GEMM natively.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,14 +12,14 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/go-logr/logr"
 
 	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/cmd/internal/version"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // config is the command line.
@@ -29,8 +28,7 @@ type config struct {
 	metricsAddr, probeAddr                             string
 	shutdownGrace                                      time.Duration
 	showVersion                                        bool
-	verbosity                                          int
-	logFormat                                          string
+	log                                                logging.Options
 	results                                            string
 }
 
@@ -46,8 +44,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "", `health probe address; "0" disables (default ":8081", or "0" with --simulate)`)
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", nodeagent.DefaultShutdownGrace, "how long running runs may take to finish on shutdown")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
-	fs.IntVar(&c.verbosity, "v", 0, "log verbosity: 0 transitions and failures, 1 also runs ignored or waiting and Lease renewals")
-	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
+	c.log.AddFlags(fs)
 	fs.StringVar(&c.results, "results", resultsMeasured, "measured (run every step on the backend) or synthetic (made-up deterministic results, for scale tests only)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -85,11 +82,13 @@ func run(args []string) error {
 		fmt.Println(version.String("agent"))
 		return nil
 	}
-	log, err := newLogger(c.logFormat, c.verbosity)
+	log, err := c.log.New(os.Stderr)
 	if err != nil {
 		return err
 	}
+	// controller-runtime and client-go (klog) log through the same logger.
 	ctrl.SetLogger(log)
+	klog.SetLogger(log)
 
 	opts := nodeagent.Options{
 		NodeName:               c.nodeName,
@@ -107,7 +106,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	exec, err := newExecution(logr.NewContext(context.Background(), log), c.results, c.backend, opts.Simulate != nil)
+	exec, err := newExecution(logging.IntoContext(context.Background(), log), c.results, c.backend, opts.Simulate != nil)
 	if err != nil {
 		return err
 	}
@@ -122,7 +121,7 @@ func run(args []string) error {
 		return err
 	}
 
-	ctx, kill := context.WithCancel(logr.NewContext(context.Background(), log))
+	ctx, kill := context.WithCancel(logging.IntoContext(context.Background(), log))
 	defer kill()
 	shutdown := make(chan struct{})
 	signals := make(chan os.Signal, 2)
@@ -151,18 +150,4 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 	}
 	return cfg, nil
-}
-
-// newLogger returns a structured logger on the standard library's slog
-// (logr's V(n) is slog level -n), which needs no extra module.
-func newLogger(format string, verbosity int) (logr.Logger, error) {
-	opts := &slog.HandlerOptions{Level: slog.Level(-verbosity)}
-	switch format {
-	case "json":
-		return logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, opts)), nil
-	case "text":
-		return logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, opts)), nil
-	default:
-		return logr.Discard(), fmt.Errorf("log format %q: want json or text", format)
-	}
 }

@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/go-logr/logr"
-
 	"github.com/kquant/kquant/agent/baseline"
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/cuda"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/gpu"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/gpu"
+	"github.com/kquant/kquant/internal/logging"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 // Results choices of --results.
@@ -46,7 +46,7 @@ func newExecution(ctx context.Context, results, backend string, simulated bool) 
 	noop := func() error { return nil }
 	switch results {
 	case resultsSynthetic:
-		return &execution{runner: executor.SyntheticRunner{}, prober: baseline.Null{}, close: noop}, nil
+		return &execution{runner: simulate.Runner{}, prober: baseline.Null{}, close: noop}, nil
 	case resultsMeasured:
 	default:
 		return nil, fmt.Errorf("--results %q: want %s or %s", results, resultsMeasured, resultsSynthetic)
@@ -70,11 +70,33 @@ func newExecution(ctx context.Context, results, backend string, simulated bool) 
 	rt, err := gpu.OpenRuntime()
 	switch {
 	case err == nil:
-		return &execution{runner: &bench.Runner{BackendFor: rt.BackendFor}, prober: rt.Prober(), close: rt.Close}, nil
+		return &execution{runner: &bench.Runner{BackendFor: rt.BackendFor}, prober: cudaProber{rt}, close: rt.Close}, nil
 	case backend == nodeagent.BackendAuto && cuda.IsNoDriver(err):
-		logr.FromContextOrDiscard(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
+		logging.FromContext(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
 		return onReference, nil
 	default:
 		return nil, fmt.Errorf("--backend %s: %w", backend, err)
 	}
+}
+
+// cudaProber is the baseline.Prober of a node whose GPUs the CUDA runtime
+// drives: steps run on the cuda backend, and the baselines are measured on
+// the device of the GPU index asked for. It lives here, where the agent and
+// the engine meet, so that the engine does not import the agent.
+type cudaProber struct{ rt *gpu.Runtime }
+
+var _ baseline.Prober = cudaProber{}
+
+func (cudaProber) Backend() v1alpha1.Backend { return v1alpha1.BackendCUDA }
+
+func (p cudaProber) Measure(ctx context.Context, gpuIndex int) (*baseline.Measurement, error) {
+	b, err := p.rt.Backend(gpuIndex)
+	if err != nil {
+		return nil, fmt.Errorf("baselines of GPU %d: %w", gpuIndex, err)
+	}
+	m, err := b.Baselines(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("baselines of GPU %d: %w", gpuIndex, err)
+	}
+	return &baseline.Measurement{Launch: m.Launch, GraphLaunch: m.GraphLaunch, CopyBandwidthGBps: m.CopyBandwidthGBps}, nil
 }

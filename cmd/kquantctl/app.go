@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kquant/kquant/agent/cuda"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/gpu"
 	"github.com/kquant/kquant/cmd/internal/version"
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/gpu"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // Exit codes. Usage covers everything the user can fix in the command line
@@ -47,7 +47,7 @@ func newApp(stdout, stderr io.Writer, stderrIsTerminal bool) *app {
 var errNoCUDABackend = errors.New("this kquantctl has no CUDA quantization backend")
 
 // openCUDABackend is the one place where kquantctl creates the CUDA
-// backend: agent/quant/gpu on device 0. The driver is present when this is
+// backend: internal/gpu on device 0. The driver is present when this is
 // called.
 func openCUDABackend(ctx context.Context) (quant.Backend, error) {
 	b, err := gpu.New(ctx)

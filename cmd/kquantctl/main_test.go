@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kquant/kquant/agent/bench/npy"
-	"github.com/kquant/kquant/agent/quant"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench/npy"
+	"github.com/kquant/kquant/internal/quant"
 )
 
 // repoRoot is where the recipes and samples are, relative to this package.

@@ -13,8 +13,9 @@ import (
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kquant/kquant/agent/bench"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/validation"
+	"github.com/kquant/kquant/internal/bench"
 )
 
 // document is one YAML document of a manifest file.
@@ -126,7 +127,7 @@ func decodeManifests(docs []document) (*manifests, error) {
 	case m.job == nil:
 		return nil, usagef("no QuantJob given; add -f JOB.yaml")
 	}
-	if errs := bench.ValidateRecipeSpec(&m.recipe.Spec, field.NewPath("spec")); len(errs) > 0 {
+	if errs := validation.ValidateQuantRecipeSpec(&m.recipe.Spec, field.NewPath("spec")); len(errs) > 0 {
 		return nil, usagef("%s: %w", m.recipeSource, errs.ToAggregate())
 	}
 	if l := m.job.Spec.Level; l != "" && l != v1alpha1.LevelQuick && l != v1alpha1.LevelStandard && l != v1alpha1.LevelExtended {
@@ -170,7 +171,7 @@ func (m *manifests) spec() bench.Spec {
 		Recipe:     m.recipe.Spec,
 		Mode:       mode,
 		Workload:   w,
-		Execution:  bench.ExecutionForLevel(job.Level, job.Execution),
+		Execution:  v1alpha1.ExecutionForLevel(job.Level, job.Execution),
 		Tolerances: job.Tolerances,
 	}
 }

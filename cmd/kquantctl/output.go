@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/kquant/kquant/agent/bench"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/bench"
 )
 
 func writeJSON(w io.Writer, res *v1alpha1.RunResults) error {

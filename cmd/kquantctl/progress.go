@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/kquant/kquant/agent/bench"
+	"github.com/kquant/kquant/internal/bench"
 )
 
 // progressLine draws the engine's progress on one terminal line,

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kquant/kquant/agent/bench"
-	"github.com/kquant/kquant/agent/bench/dump"
-	"github.com/kquant/kquant/agent/quant"
-	"github.com/kquant/kquant/agent/quant/reference"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/bench/dump"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
 )
 
 // errHelp ends a command that printed its help.

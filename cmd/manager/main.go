@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2/textlogger"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -19,6 +19,7 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 type flags struct {
@@ -73,8 +74,8 @@ func run() error {
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
-	logConfig := textlogger.NewConfig()
-	logConfig.AddFlags(fs)
+	var logOpts logging.Options
+	logOpts.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -85,14 +86,19 @@ func run() error {
 		fmt.Println(version.String("manager"))
 		return nil
 	}
-	log := textlogger.NewLogger(logConfig)
+	log, err := logOpts.New(os.Stderr)
+	if err != nil {
+		return err
+	}
+	// controller-runtime and client-go (klog) log through the same logger.
 	ctrl.SetLogger(log)
-	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	klog.SetLogger(log)
+	ctx := logging.IntoContext(ctrl.SetupSignalHandler(), log)
 	return runManager(ctx, f)
 }
 
 func runManager(ctx context.Context, f flags) error {
-	log := ctrl.LoggerFrom(ctx)
+	log := logging.FromContext(ctx)
 	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)

@@ -33,6 +33,7 @@ import (
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // ControllerName is the controller's stable name.
@@ -366,7 +367,7 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	r.assume(client.ObjectKeyFromObject(run), assumption{job: jobKey(run), gpu: gpu})
 	r.metrics.ObserveBinding(run, now)
 	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
-	ctrl.LoggerFrom(ctx).V(1).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
+	logging.FromContext(ctx).V(logging.Debug).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // ControllerName is the controller's stable name.
@@ -57,7 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("patching labels of node %s: %w", req.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Node labels updated", "node", req.Name, "changes", changes)
+	logging.FromContext(ctx).V(logging.Debug).Info("Node labels updated", "node", req.Name, "changes", changes)
 	return reconcile.Result{}, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // ControllerName is the controller's stable name.
@@ -92,7 +93,7 @@ func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordin
 			continue
 		}
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, kquantv1alpha1.ReasonNodeLost, "FailRun", "%s", msg)
-		ctrl.LoggerFrom(ctx).Info("Run failed: node lost", "quantRun", client.ObjectKeyFromObject(run), "node", node)
+		logging.FromContext(ctx).Info("Run failed: node lost", "quantRun", client.ObjectKeyFromObject(run), "node", node)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("failing runs on lost node %s: %w", node, err)

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -123,34 +122,11 @@ func newRun(job *kquantv1alpha1.QuantJob, slot, attempt int, snapshot kquantv1al
 			Recipe:     *snapshot.DeepCopy(),
 			Mode:       mode,
 			Workload:   *job.Spec.Workload.DeepCopy(),
-			Execution:  Execution(job.Spec.Level, job.Spec.Execution),
+			Execution:  kquantv1alpha1.ExecutionForLevel(job.Spec.Level, job.Spec.Execution),
 			Tolerances: job.Spec.Tolerances,
 			Attempt:    int32(attempt),
 		},
 	}
-}
-
-// Execution fills in the level's presets where the job left iterations or
-// warmup out: Quick 20/3, Standard (the default) 200/20, Extended 2000/100.
-func Execution(level kquantv1alpha1.Level, e kquantv1alpha1.Execution) kquantv1alpha1.Execution {
-	iters, warmup := int32(200), int32(20)
-	switch level {
-	case kquantv1alpha1.LevelQuick:
-		iters, warmup = 20, 3
-	case kquantv1alpha1.LevelExtended:
-		iters, warmup = 2000, 100
-	}
-	out := *e.DeepCopy()
-	if out.Graphs == "" {
-		out.Graphs = kquantv1alpha1.GraphModeBoth
-	}
-	if out.Iterations == nil {
-		out.Iterations = ptr.To(iters)
-	}
-	if out.Warmup == nil {
-		out.Warmup = ptr.To(warmup)
-	}
-	return out
 }
 
 // CreateWriters is how many runs one reconcile creates at once. Creating an

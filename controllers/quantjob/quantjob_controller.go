@@ -22,6 +22,7 @@ import (
 	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // ControllerName is the controller's stable name.
@@ -151,7 +152,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJ
 }
 
 func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1alpha1.QuantJob) {
-	log := ctrl.LoggerFrom(ctx)
+	log := logging.FromContext(ctx)
 	sched := meta.FindStatusCondition(job.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
 	oldSched := meta.FindStatusCondition(old.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
 	if sched != nil && sched.Reason == kquantv1alpha1.ReasonRecipeNotFound && (oldSched == nil || oldSched.Reason != sched.Reason) {
@@ -216,7 +217,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) unschedulableJobs(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &kquantv1alpha1.QuantJobList{}
 	if err := r.client.List(ctx, list, client.MatchingFields{indexer.JobPhaseKey: string(kquantv1alpha1.JobPhaseUnschedulable)}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing unschedulable jobs failed")
+		logging.FromContext(ctx).Error(err, "Listing unschedulable jobs failed")
 		return nil
 	}
 	return requests(list)
@@ -227,7 +228,7 @@ func (r *Reconciler) unschedulableJobs(ctx context.Context, _ client.Object) []r
 func (r *Reconciler) jobsOfRecipe(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &kquantv1alpha1.QuantJobList{}
 	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexer.JobRecipeKey: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing jobs of recipe failed", "quantRecipe", client.ObjectKeyFromObject(obj))
+		logging.FromContext(ctx).Error(err, "Listing jobs of recipe failed", "quantRecipe", client.ObjectKeyFromObject(obj))
 		return nil
 	}
 	kept := list.Items[:0]

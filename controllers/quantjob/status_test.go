@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/quantrun"
@@ -128,30 +127,6 @@ func TestDecideFailure(t *testing.T) {
 			tc.job.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
 			if got, _ := decideFailure(tc.job, tc.runs, now); got != tc.wantReason {
 				t.Errorf("decideFailure() = %q, want %q", got, tc.wantReason)
-			}
-		})
-	}
-}
-
-func TestExecutionPresets(t *testing.T) {
-	cases := map[string]struct {
-		level               kquantv1alpha1.Level
-		in                  kquantv1alpha1.Execution
-		wantIters, wantWarm int32
-		wantGraphs          kquantv1alpha1.GraphMode
-	}{
-		"quick":             {level: kquantv1alpha1.LevelQuick, wantIters: 20, wantWarm: 3, wantGraphs: kquantv1alpha1.GraphModeBoth},
-		"standard":          {level: kquantv1alpha1.LevelStandard, wantIters: 200, wantWarm: 20, wantGraphs: kquantv1alpha1.GraphModeBoth},
-		"unset is standard": {wantIters: 200, wantWarm: 20, wantGraphs: kquantv1alpha1.GraphModeBoth},
-		"extended":          {level: kquantv1alpha1.LevelExtended, wantIters: 2000, wantWarm: 100, wantGraphs: kquantv1alpha1.GraphModeBoth},
-		"explicit values win": {level: kquantv1alpha1.LevelExtended, in: kquantv1alpha1.Execution{Graphs: kquantv1alpha1.GraphModeEager, Iterations: ptr.To[int32](7), Warmup: ptr.To[int32](0)},
-			wantIters: 7, wantWarm: 0, wantGraphs: kquantv1alpha1.GraphModeEager},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := Execution(tc.level, tc.in)
-			if *got.Iterations != tc.wantIters || *got.Warmup != tc.wantWarm || got.Graphs != tc.wantGraphs {
-				t.Errorf("Execution() = %d/%d %s, want %d/%d %s", *got.Iterations, *got.Warmup, got.Graphs, tc.wantIters, tc.wantWarm, tc.wantGraphs)
 			}
 		})
 	}

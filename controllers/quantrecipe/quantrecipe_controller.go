@@ -24,6 +24,7 @@ import (
 	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // ControllerName is the controller's stable name (logs, metrics, queue).
@@ -60,7 +61,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 
 // Reconcile computes a recipe's status.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
+	log := logging.FromContext(ctx)
 	recipe := &kquantv1alpha1.QuantRecipe{}
 	if err := r.client.Get(ctx, req.NamespacedName, recipe); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -81,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err := r.client.Status().Update(ctx, recipe); err != nil {
 			return conflict.Requeue(fmt.Errorf("updating status of recipe %s: %w", req.Name, err))
 		}
-		log.V(2).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
+		log.V(logging.Trace).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
 		if newlyInvalid {
 			r.recorder.Eventf(recipe, nil, corev1.EventTypeWarning, ReasonInvalid, "Validate", "%s", strings.Join(problems, "; "))
 		}
@@ -164,7 +165,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) allRecipes(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &kquantv1alpha1.QuantRecipeList{}
 	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing recipes failed")
+		logging.FromContext(ctx).Error(err, "Listing recipes failed")
 		return nil
 	}
 	out := make([]reconcile.Request, len(list.Items))

@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
 
 // StatusChange is a transition the controller makes.
@@ -23,48 +23,41 @@ type StatusChange struct {
 	CompletionTime *metav1.Time
 }
 
-// controllerStatus is the subset of QuantRunStatus the controller applies.
-// Fields it leaves out are not claimed, so the agent's stay the agent's.
-type controllerStatus struct {
-	Phase          kquantv1alpha1.RunPhase `json:"phase,omitempty"`
-	BindTime       *metav1.Time            `json:"bindTime,omitempty"`
-	CompletionTime *metav1.Time            `json:"completionTime,omitempty"`
-	Reason         string                  `json:"reason,omitempty"`
-	Message        string                  `json:"message,omitempty"`
-}
-
 // ApplyStatus writes change to run's status with server-side apply, only if the
-// run is still at run.ResourceVersion (a conflict error otherwise). bindTime is
-// carried over from run (its status, else its bind-time annotation), because
-// server-side apply would otherwise remove a field the manager applied before
-// and left out now.
+// run is still at run.ResourceVersion (a conflict error otherwise). It applies
+// the controller's fields of apply.QuantRunStatusOwners and no others, so the
+// agent's stay the agent's. bindTime is carried over from run (its status,
+// else its bind-time annotation), because server-side apply would otherwise
+// remove a field the manager applied before and left out now.
 func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change StatusChange) error {
-	st := controllerStatus{
-		Phase: change.Phase, BindTime: change.BindTime, CompletionTime: change.CompletionTime,
-		Reason: change.Reason, Message: change.Message,
+	bindTime := change.BindTime
+	if bindTime == nil {
+		bindTime = run.BindTime()
 	}
-	if st.BindTime == nil {
-		st.BindTime = run.BindTime()
-	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
-	if err != nil {
-		return fmt.Errorf("converting status of run %s: %w", run.Name, err)
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"status": u}}
-	obj.SetAPIVersion(kquantv1alpha1.GroupVersion.String())
-	obj.SetKind("QuantRun")
-	obj.SetName(run.Name)
-	obj.SetNamespace(run.Namespace)
-	obj.SetResourceVersion(run.ResourceVersion)
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	obj := statusApply(run, change, bindTime)
+	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying status %s of run %s: %w", change.Phase, run.Name, err)
 	}
 	run.Status.Phase = change.Phase
-	run.Status.BindTime = st.BindTime
+	run.Status.BindTime = bindTime
 	if change.CompletionTime != nil {
 		run.Status.CompletionTime = change.CompletionTime
 	}
 	run.Status.Reason, run.Status.Message = change.Reason, change.Message
-	run.ResourceVersion = obj.GetResourceVersion()
+	if obj.ResourceVersion != nil {
+		run.ResourceVersion = *obj.ResourceVersion
+	}
 	return nil
+}
+
+// statusApply is the apply configuration of change: the run's identity, its
+// resourceVersion as a precondition, and the controller's status fields.
+func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
+	return apply.QuantRunStatus(run, &ac.QuantRunStatusApplyConfiguration{
+		Phase:          &change.Phase,
+		BindTime:       apply.Time(bindTime),
+		CompletionTime: apply.Time(change.CompletionTime),
+		Reason:         apply.String(change.Reason),
+		Message:        apply.String(change.Message),
+	})
 }

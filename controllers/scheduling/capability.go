@@ -2,56 +2,13 @@ package scheduling
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
-
-// ComputeCapability is a GPU's compute capability, compared as numbers (never
-// as text: "10.0" < "9.0" as strings).
-type ComputeCapability struct{ Major, Minor int }
-
-// ParseComputeCapability parses "major.minor".
-func ParseComputeCapability(s string) (ComputeCapability, error) {
-	maj, min, ok := strings.Cut(s, ".")
-	if !ok {
-		return ComputeCapability{}, fmt.Errorf("compute capability %q is not major.minor", s)
-	}
-	a, err := strconv.Atoi(maj)
-	if err != nil {
-		return ComputeCapability{}, fmt.Errorf("compute capability %q: %w", s, err)
-	}
-	b, err := strconv.Atoi(min)
-	if err != nil {
-		return ComputeCapability{}, fmt.Errorf("compute capability %q: %w", s, err)
-	}
-	return ComputeCapability{Major: a, Minor: b}, nil
-}
-
-// Less reports whether c is lower than o.
-func (c ComputeCapability) Less(o ComputeCapability) bool {
-	return c.Major < o.Major || (c.Major == o.Major && c.Minor < o.Minor)
-}
-
-func (c ComputeCapability) String() string { return fmt.Sprintf("%d.%d", c.Major, c.Minor) }
-
-// minNativeCC is the lowest compute capability with a native GEMM per scheme.
-// It only words messages; whether a GPU is native is always what its agent
-// reported, so the capability rules live in one place (the agent).
-func minNativeCC(s kquantv1alpha1.Scheme) (ComputeCapability, bool) {
-	switch s {
-	case kquantv1alpha1.SchemeDelayedScaling, kquantv1alpha1.SchemeFloat8CurrentScaling:
-		return ComputeCapability{8, 9}, true
-	case kquantv1alpha1.SchemeFloat8BlockScaling:
-		return ComputeCapability{9, 0}, true
-	case kquantv1alpha1.SchemeMXFP8BlockScaling, kquantv1alpha1.SchemeNVFP4BlockScaling:
-		return ComputeCapability{10, 0}, true
-	}
-	return ComputeCapability{}, false
-}
 
 // SchemeShortName is how messages name a scheme.
 func SchemeShortName(s kquantv1alpha1.Scheme) string {
@@ -70,15 +27,11 @@ func SchemeShortName(s kquantv1alpha1.Scheme) string {
 	return string(s)
 }
 
-// GPUSupport is how gpu supports scheme, as its agent reported it. A scheme the
-// agent did not list is Unsupported.
+// GPUSupport is how gpu supports scheme, as its agent reported it
+// (capability.Reported). A scheme the agent did not list is Unsupported.
 func GPUSupport(gpu *kquantv1alpha1.GPU, scheme kquantv1alpha1.Scheme) (kquantv1alpha1.Support, string) {
-	for i := range gpu.Recipes {
-		if gpu.Recipes[i].Scheme == scheme {
-			return gpu.Recipes[i].Support, gpu.Recipes[i].Reason
-		}
-	}
-	return kquantv1alpha1.SupportUnsupported, "not reported by the node's agent"
+	rs, _ := capability.Reported(gpu, scheme)
+	return rs.Support, rs.Reason
 }
 
 // NodeSupport is the best support of scheme over the usable GPUs of profile:
@@ -109,11 +62,11 @@ func ProfileReady(profile *kquantv1alpha1.GPUNodeProfile) bool {
 // notNativeDetail words why gpu is not native for scheme: the numbers when the
 // GPU is below the scheme's floor, else the agent's own reason.
 func notNativeDetail(gpu *kquantv1alpha1.GPU, scheme kquantv1alpha1.Scheme, agentReason string) string {
-	cc, err := ParseComputeCapability(gpu.ComputeCapability)
+	cc, err := capability.Parse(gpu.ComputeCapability)
 	if err != nil {
 		return strings.TrimSuffix(agentReason, ".")
 	}
-	if floor, ok := minNativeCC(scheme); ok && cc.Less(floor) {
+	if floor, ok := capability.MinNative(scheme); ok && !cc.AtLeast(floor) {
 		return fmt.Sprintf("compute capability %s < %s", cc, floor)
 	}
 	if agentReason == "" {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // Reasons a node or GPU is not eligible. Messages say it in words; reasons are
@@ -45,7 +46,7 @@ type Requirements struct {
 	Scheme        kquantv1alpha1.Scheme
 	RequireNative bool
 	Architectures []kquantv1alpha1.Architecture
-	MinCC         *ComputeCapability
+	MinCC         *capability.Version
 	Selector      labels.Selector
 }
 
@@ -66,7 +67,7 @@ func RequirementKey(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) s
 func NewRequirements(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) (Requirements, error) {
 	req := Requirements{Scheme: scheme, RequireNative: p.RequireNative, Architectures: p.Architectures, Selector: labels.Everything()}
 	if p.MinComputeCapability != "" {
-		cc, err := ParseComputeCapability(p.MinComputeCapability)
+		cc, err := capability.Parse(p.MinComputeCapability)
 		if err != nil {
 			return Requirements{}, fmt.Errorf("spec.placement.minComputeCapability: %w", err)
 		}
@@ -155,8 +156,8 @@ func computeCapabilityAtLeast(g *kquantv1alpha1.GPU, req *Requirements) (bool, s
 	if req.MinCC == nil {
 		return true, "", ""
 	}
-	cc, err := ParseComputeCapability(g.ComputeCapability)
-	if err == nil && !cc.Less(*req.MinCC) {
+	cc, err := capability.Parse(g.ComputeCapability)
+	if err == nil && cc.AtLeast(*req.MinCC) {
 		return true, "", ""
 	}
 	return false, ReasonComputeCapability, fmt.Sprintf("have no GPU with compute capability >= %s", req.MinCC)

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -28,6 +27,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/logging"
 )
 
 // Options configure a Pool.
@@ -39,7 +39,7 @@ type Options struct {
 	// Nodes are the simulated nodes' names; every node has the GPUs of Spec.
 	Nodes []string
 	Spec  simulate.Spec
-	// Runner executes runs; nil is executor.SyntheticRunner (what the agent's
+	// Runner executes runs; nil is simulate.Runner (what the agent's
 	// --results synthetic selects).
 	Runner executor.Runner
 	// Workers is how many runs are claimed at once across the pool.
@@ -63,7 +63,7 @@ type Pool struct {
 // New returns a Pool; Run starts it.
 func New(opts Options) *Pool {
 	if opts.Runner == nil {
-		opts.Runner = executor.SyntheticRunner{}
+		opts.Runner = simulate.Runner{}
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 16
@@ -84,7 +84,7 @@ func (p *Pool) Run(ctx context.Context, ready func()) error {
 	if len(p.opts.Nodes) == 0 {
 		return ErrNoNodes
 	}
-	log := logr.FromContextOrDiscard(ctx)
+	log := logging.FromContext(ctx)
 	scheme, err := kquantscheme.New()
 	if err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kquant/kquant/agent/capability"
 	"github.com/kquant/kquant/agent/simulate"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // FieldManager is the field manager of the plugin's writes to the Node.

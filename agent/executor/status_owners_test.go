@@ -1,0 +1,38 @@
+package executor
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+)
+
+// TestAgentStatusWritesOnlyTheAgentsFields checks the agent's apply, every
+// field set, against the ownership table of apply.QuantRunStatusOwners.
+func TestAgentStatusWritesOnlyTheAgentsFields(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1700000000, 0))
+	st := agentStatus{
+		Phase: v1alpha1.RunPhaseSucceeded, AgentID: "a", BindTime: &now, StartTime: &now, CompletionTime: &now,
+		Results: &v1alpha1.RunResults{Verdict: v1alpha1.VerdictPass}, Message: "m",
+		Conditions: []metav1.Condition{{Type: v1alpha1.RunConditionRestarted, Status: metav1.ConditionTrue, LastTransitionTime: now, Reason: ReasonAgentRestarted}},
+	}
+	obj := st.applyConfiguration(&v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"}})
+	fields, err := apply.StatusFields(obj.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fields) != 8 {
+		t.Errorf("fields = %v, want all eight of the agent's", fields)
+	}
+	for _, f := range fields {
+		if !apply.Owns(FieldManager, f) {
+			t.Errorf("the agent applies status.%s, which apply.QuantRunStatusOwners does not give it", f)
+		}
+	}
+	if obj.ResourceVersion != nil {
+		t.Errorf("resourceVersion = %q for a run read without one", *obj.ResourceVersion)
+	}
+}

@@ -1,0 +1,172 @@
+package apply
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
+)
+
+// Field managers of kquant's server-side applies.
+const (
+	// ManagerController is the manager's (the controllers') field manager.
+	ManagerController = "kquant-manager"
+	// ManagerAgent is the node agent's field manager, for its run status
+	// writes and its GPUNodeProfile.
+	ManagerAgent = "kquant-agent"
+)
+
+// nz returns a pointer to v, or nil when v is zero: an omitempty field.
+func nz[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
+// ptr returns a pointer to v: a field serialised even when zero.
+func ptr[T any](v T) *T { return &v }
+
+// Time is t as an apply value; nil for nil.
+func Time(t *metav1.Time) *metav1.Time {
+	if t == nil {
+		return nil
+	}
+	return ptr(*t)
+}
+
+// QuantRunStatus is the apply configuration of status on run: the run's
+// identity and, when it has one, its resourceVersion as a precondition, so
+// that an apply made from a stale read conflicts instead of overwriting.
+func QuantRunStatus(run *v1alpha1.QuantRun, status *ac.QuantRunStatusApplyConfiguration) *ac.QuantRunApplyConfiguration {
+	obj := ac.QuantRun(run.Name, run.Namespace).WithStatus(status)
+	if run.ResourceVersion != "" {
+		obj.WithResourceVersion(run.ResourceVersion)
+	}
+	return obj
+}
+
+// String is s as an omitempty apply value: nil when empty.
+func String(s string) *string { return nz(s) }
+
+// Conditions are cs as apply configurations.
+func Conditions(cs []metav1.Condition) []metav1ac.ConditionApplyConfiguration {
+	if cs == nil {
+		return nil
+	}
+	out := make([]metav1ac.ConditionApplyConfiguration, len(cs))
+	for i, c := range cs {
+		out[i] = metav1ac.ConditionApplyConfiguration{
+			Type: ptr(c.Type), Status: ptr(c.Status), ObservedGeneration: nz(c.ObservedGeneration),
+			LastTransitionTime: ptr(c.LastTransitionTime), Reason: ptr(c.Reason), Message: ptr(c.Message),
+		}
+	}
+	return out
+}
+
+// RunResults is r as an apply configuration; nil for nil.
+func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
+	if r == nil {
+		return nil
+	}
+	out := &ac.RunResultsApplyConfiguration{
+		Backend:     nz(r.Backend),
+		Overhead:    overhead(r.Overhead),
+		Performance: performance(r.Performance),
+		Accuracy:    accuracy(r.Accuracy),
+		Verdict:     nz(r.Verdict),
+		Reason:      nz(r.Reason),
+	}
+	if c := r.Capability; c != nil {
+		out.Capability = &ac.CapabilityApplyConfiguration{Native: ptr(c.Native), Emulated: ptr(c.Emulated), Reason: nz(c.Reason)}
+	}
+	if g := r.Graph; g != nil {
+		out.Graph = &ac.GraphResultApplyConfiguration{Capturable: ptr(g.Capturable), ReplayMatchesEager: ptr(g.ReplayMatchesEager)}
+	}
+	if r.Shapes != nil {
+		out.Shapes = make([]ac.ShapeResultApplyConfiguration, len(r.Shapes))
+		for i, s := range r.Shapes {
+			out.Shapes[i] = ac.ShapeResultApplyConfiguration{
+				Rows: ptr(s.Rows), Cols: ptr(s.Cols),
+				Overhead: overhead(s.Overhead), Performance: performance(s.Performance), Accuracy: accuracy(s.Accuracy),
+			}
+		}
+	}
+	return out
+}
+
+func overhead(o *v1alpha1.Overhead) *ac.OverheadApplyConfiguration {
+	if o == nil {
+		return nil
+	}
+	return &ac.OverheadApplyConfiguration{
+		HostEagerMicros: nz(o.HostEagerMicros), HostGraphMicros: nz(o.HostGraphMicros),
+		KernelsPerStep: nz(o.KernelsPerStep), PointerLoadMicros: nz(o.PointerLoadMicros),
+	}
+}
+
+func performance(p *v1alpha1.Performance) *ac.PerformanceApplyConfiguration {
+	if p == nil {
+		return nil
+	}
+	return &ac.PerformanceApplyConfiguration{
+		GPUMicros: nz(p.GPUMicros), BandwidthGBps: nz(p.BandwidthGBps), FractionOfCopyBandwidth: nz(p.FractionOfCopyBandwidth),
+	}
+}
+
+func accuracy(a *v1alpha1.Accuracy) *ac.AccuracyApplyConfiguration {
+	if a == nil {
+		return nil
+	}
+	out := &ac.AccuracyApplyConfiguration{
+		SNRdB: nz(a.SNRdB), MaxAbsError: nz(a.MaxAbsError), Saturated: nz(a.Saturated), FlushedToZero: nz(a.FlushedToZero),
+	}
+	if a.BitExactVsReference != nil {
+		out.BitExactVsReference = ptr(*a.BitExactVsReference)
+	}
+	return out
+}
+
+// GPUNodeProfileStatus is s as an apply configuration.
+func GPUNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileStatusApplyConfiguration {
+	out := &ac.GPUNodeProfileStatusApplyConfiguration{
+		ObservedGeneration: nz(s.ObservedGeneration),
+		GPUCount:           nz(s.GPUCount),
+		DriverVersion:      nz(s.DriverVersion),
+		CUDADriverVersion:  nz(s.CUDADriverVersion),
+		Backend:            nz(s.Backend),
+		Simulated:          nz(s.Simulated),
+		Recipes:            recipes(s.Recipes),
+		AgentVersion:       nz(s.AgentVersion),
+		Conditions:         Conditions(s.Conditions),
+	}
+	if s.GPUs != nil {
+		out.GPUs = make([]ac.GPUApplyConfiguration, len(s.GPUs))
+		for i, g := range s.GPUs {
+			out.GPUs[i] = ac.GPUApplyConfiguration{
+				Index: ptr(g.Index), UUID: ptr(g.UUID), Product: nz(g.Product), ComputeCapability: nz(g.ComputeCapability),
+				Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
+				Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: recipes(g.Recipes),
+			}
+		}
+	}
+	if b := s.Baselines; b != nil {
+		out.Baselines = &ac.BaselinesApplyConfiguration{
+			LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
+		}
+	}
+	return out
+}
+
+func recipes(rs []v1alpha1.RecipeSupport) []ac.RecipeSupportApplyConfiguration {
+	if rs == nil {
+		return nil
+	}
+	out := make([]ac.RecipeSupportApplyConfiguration, len(rs))
+	for i, r := range rs {
+		out[i] = ac.RecipeSupportApplyConfiguration{Scheme: ptr(r.Scheme), Support: ptr(r.Support), Reason: nz(r.Reason)}
+	}
+	return out
+}

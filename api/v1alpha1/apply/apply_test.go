@@ -1,0 +1,78 @@
+package apply
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+)
+
+// sameJSON fails unless got and want encode to the same JSON object.
+func sameJSON(t *testing.T, got, want any) {
+	t.Helper()
+	var g, w map[string]any
+	for _, p := range []struct {
+		v   any
+		out *map[string]any
+	}{{got, &g}, {want, &w}} {
+		b, err := json.Marshal(p.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, p.out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("apply configuration encodes differently from the typed value (-typed +apply):\n%s", diff)
+	}
+}
+
+func TestRunResultsEncodeAsTheTypedValue(t *testing.T) {
+	yes, no := true, false
+	oh := &v1alpha1.Overhead{HostEagerMicros: "1.5", HostGraphMicros: "2", KernelsPerStep: 3, PointerLoadMicros: "0.5"}
+	perf := &v1alpha1.Performance{GPUMicros: "10", BandwidthGBps: "3000", FractionOfCopyBandwidth: "0.9"}
+	cases := map[string]*v1alpha1.RunResults{
+		"every field": {
+			Backend: "cuda", Capability: &v1alpha1.Capability{Native: true, Reason: "r"},
+			Graph: &v1alpha1.GraphResult{Capturable: true}, Overhead: oh, Performance: perf,
+			Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &yes, SNRdB: "31", MaxAbsError: "0.1", Saturated: 2, FlushedToZero: 1},
+			Shapes:   []v1alpha1.ShapeResult{{Rows: 1, Cols: 2, Overhead: oh, Performance: perf, Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &no}}, {}},
+			Verdict:  v1alpha1.VerdictPass, Reason: v1alpha1.VerdictReasonPass,
+		},
+		"zero values that are serialised": {Capability: &v1alpha1.Capability{}, Graph: &v1alpha1.GraphResult{}, Shapes: []v1alpha1.ShapeResult{}},
+		"empty":                           {},
+	}
+	for name, r := range cases {
+		t.Run(name, func(t *testing.T) { sameJSON(t, RunResults(r), r) })
+	}
+}
+
+func TestGPUNodeProfileStatusEncodesAsTheTypedValue(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1700000000, 0))
+	rs := []v1alpha1.RecipeSupport{{Scheme: v1alpha1.SchemeMXFP8BlockScaling, Support: v1alpha1.SupportEmulated, Reason: "r"}, {}}
+	cases := map[string]*v1alpha1.GPUNodeProfileStatus{
+		"every field": {
+			ObservedGeneration: 2, GPUCount: 1, DriverVersion: "580", CUDADriverVersion: "13.0", Backend: v1alpha1.BackendCUDA,
+			Simulated: true, Recipes: rs, AgentVersion: "v1",
+			GPUs: []v1alpha1.GPU{{Index: 0, UUID: "GPU-1", Product: "H100", ComputeCapability: "9.0", Architecture: v1alpha1.ArchitectureHopper,
+				MemoryMiB: 80, MIGMode: v1alpha1.MIGMode("Disabled"), Health: v1alpha1.HealthHealthy, HealthMessage: "m", Recipes: rs}, {}},
+			Baselines:  &v1alpha1.Baselines{LaunchMicros: "2", GraphLaunchMicros: "1", CopyBandwidthGBps: "3000"},
+			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: now, Reason: "R", Message: "m"}, {}},
+		},
+		"empty": {},
+	}
+	for name, s := range cases {
+		t.Run(name, func(t *testing.T) { sameJSON(t, GPUNodeProfileStatus(s), s) })
+	}
+}
+
+func TestOwners(t *testing.T) {
+	if !Owns(ManagerAgent, "results") || Owns(ManagerController, "results") || !Owns(ManagerController, "reason") || Owns(ManagerAgent, "reason") {
+		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
+	}
+}

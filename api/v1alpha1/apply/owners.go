@@ -1,0 +1,70 @@
+package apply
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// QuantRunStatusOwners is which field manager writes which QuantRun status
+// field (by JSON name), the table docs/architecture.md repeats. Both write
+// with ForceOwnership and only the fields listed for them: the controller
+// binds runs and fails them from outside (NodeLost, deadlines, a failed
+// job), the agent runs them. A field two managers write is the phase's
+// hand-over: whoever moved the run last owns it.
+//
+//	field           controller (kquant-manager)    agent (kquant-agent)
+//	phase           Pending→Bound, →Failed         Running, Succeeded, Failed
+//	bindTime        set when binding               carried over
+//	startTime       -                              set when starting
+//	completionTime  set when failing               set when finishing
+//	agentID         -                              its own ID
+//	results         -                              the run's results
+//	reason          the failure's reason           -
+//	message         the failure's message          the run's message
+//	conditions      -                              Restarted, Abandoned
+//	observedGeneration  (neither: runs are immutable once bound)
+func QuantRunStatusOwners() map[string][]string {
+	c, a := ManagerController, ManagerAgent
+	return map[string][]string{
+		"phase":          {c, a},
+		"bindTime":       {c, a},
+		"startTime":      {a},
+		"completionTime": {c, a},
+		"agentID":        {a},
+		"results":        {a},
+		"reason":         {c},
+		"message":        {c, a},
+		"conditions":     {a},
+	}
+}
+
+// Owns reports whether manager may write QuantRun status field.
+func Owns(manager, field string) bool {
+	for _, m := range QuantRunStatusOwners()[field] {
+		if m == manager {
+			return true
+		}
+	}
+	return false
+}
+
+// StatusFields returns the JSON names of the QuantRun status fields that an
+// apply configuration's status sets, for tests that check a writer against
+// QuantRunStatusOwners.
+func StatusFields(status any) ([]string, error) {
+	b, err := json.Marshal(status)
+	if err != nil {
+		return nil, fmt.Errorf("encoding status: %w", err)
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decoding status: %w", err)
+	}
+	fields := make([]string, 0, len(m))
+	for f := range m {
+		fields = append(fields, f)
+	}
+	slices.Sort(fields)
+	return fields, nil
+}

@@ -1,0 +1,34 @@
+package quantrun
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+)
+
+// TestStatusApplyWritesOnlyTheControllersFields checks the controller's
+// apply against the ownership table of apply.QuantRunStatusOwners.
+func TestStatusApplyWritesOnlyTheControllersFields(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1700000000, 0))
+	run := &kquantv1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", ResourceVersion: "7"}}
+	obj := statusApply(run, StatusChange{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now}, &now)
+	fields, err := apply.StatusFields(obj.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fields) != 5 {
+		t.Errorf("fields = %v, want phase, bindTime, completionTime, reason, message", fields)
+	}
+	for _, f := range fields {
+		if !apply.Owns(FieldManager, f) {
+			t.Errorf("the controller applies status.%s, which apply.QuantRunStatusOwners does not give it", f)
+		}
+	}
+	if obj.ResourceVersion == nil || *obj.ResourceVersion != "7" {
+		t.Errorf("resourceVersion precondition = %v, want 7", obj.ResourceVersion)
+	}
+}

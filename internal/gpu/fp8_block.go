@@ -1,0 +1,230 @@
+package gpu
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/kernels"
+)
+
+// blockFP8 is the Float8BlockScaling family: 1x128 blocks (rowwise,
+// columnwise transposed, or both in one pass) and 128x128 weight tiles,
+// float32 decode scales in TE's padded shapes; grouped, kernels.GroupedBlock*
+// and GroupedBlock2D. The step has no tensor amax: reading a result
+// computes the input's.
+type blockFP8 struct{}
+
+// alloc allocates the Float8BlockScaling operands: codes (the
+// columnwise ones transposed) and float32 decode scales in TE's padded
+// shapes. One kernel whatever the usage: 1x128 rowwise, 128x1 columnwise,
+// both in one pass, or 128x128 tiles for both.
+func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
+	var err error
+	row, col, ops := p.operands()
+	rows, cols := p.cfg.Rows, p.cfg.Cols
+	tile := p.plan.BlockRows == 128
+	n, ds := int64(p.n), int64(p.cfg.Input.Size())
+	scales := int64(0)
+	if row {
+		sr, sc := kernels.BlockScaleShape(rows, cols, tile, false)
+		if p.row, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+		if p.rowSc, err = s.out(c, p, 4*sr*sc); err != nil {
+			return err
+		}
+		scales += int64(4 * sr * sc)
+	}
+	if col {
+		sr, sc := kernels.BlockScaleShape(rows, cols, tile, true)
+		if p.col, err = s.out(c, p, p.n); err != nil {
+			return err
+		}
+		if p.colSc, err = s.out(c, p, 4*sr*sc); err != nil {
+			return err
+		}
+		scales += int64(4 * sr * sc)
+	}
+	// 128x128 tiles, and both 1x128 operands (kernels.BlockRowCol), are
+	// one pass over the input; a single 1x128 operand one kernel.
+	s.kernels++
+	s.bytes += n*ds + ops*n + scales
+	// The input's amax is not part of TE's block-scaling step; the result
+	// path computes it into amX.
+	p.amX, err = s.alloc(c, 4)
+	return err
+}
+
+// enqueue queues the one block kernel of p's operands.
+func (blockFP8) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, p *part) error {
+	dt, rows, cols := p.cfg.Input, p.cfg.Rows, p.cfg.Cols
+	o := kernels.BlockOpts{Format: p.f, Eps: p.plan.Epsilon, Pow2: p.plan.Power2Scales}
+	if p.plan.BlockRows == 128 {
+		return set.Block2D(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
+	}
+	switch {
+	case p.row.Ptr() != 0 && p.col.Ptr() != 0:
+		return set.BlockRowCol(c, st, dt, p.x, rows, cols, p.row, p.rowSc, p.col, p.colSc, o)
+	case p.row.Ptr() != 0:
+		return set.BlockRow(c, st, dt, p.x, rows, cols, p.row, p.rowSc, o)
+	default:
+		return set.BlockCol(c, st, dt, p.x, rows, cols, p.col, p.colSc, o)
+	}
+}
+
+// readOperand reads the operand's float32 decode scales.
+func (blockFP8) readOperand(c *cuda.Ctx, _ *part, o *quant.Operand, _ bool, sc, _ cuda.Buffer, _ []byte) error {
+	o.ScaleInv = make([]float32, o.ScaleRows*o.ScaleCols)
+	if err := cuda.Download(c, o.ScaleInv, sc); err != nil {
+		return fmt.Errorf("reading scale_inv: %w", err)
+	}
+	return nil
+}
+
+// allocGrouped allocates the grouped block outputs: one pass over the
+// input for either or both operands; for 128x128 tiles the columnwise
+// scales sized for the most padding any split vector can need (the kernel
+// zeroes what a run leaves).
+func (blockFP8) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
+	var err error
+	rows, cols, ds := g.cfg.Rows, g.cfg.Cols, g.cfg.Input.Size()
+	n := int64(rows) * int64(cols)
+	if g.kernel == groupedBlock2D {
+		s.kernels++
+		s.bytes += n * int64(ds)
+		nkb := ceilDiv(cols, 128)
+		if covered&quant.UsageRowwise != 0 {
+			sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
+			if g.out, err = out(rows * cols); err != nil {
+				return err
+			}
+			if g.scales, err = out(4 * sr * sc); err != nil {
+				return err
+			}
+			s.bytes += n + 4*int64(sr*sc)
+		}
+		if covered&quant.UsageColumnwise != 0 {
+			if g.colOut, err = out(rows * cols); err != nil {
+				return err
+			}
+			if g.colScales, err = out(4 * nkb * kernels.GroupedBlock2DColScaleCols(rows, g.groups)); err != nil {
+				return err
+			}
+			s.bytes += n + 4*int64(nkb*roundUp(ceilDiv(rows, 128), 4))
+		}
+		return nil
+	}
+	s.kernels++
+	s.bytes += n * int64(ds)
+	if covered&quant.UsageRowwise != 0 {
+		if g.out, err = out(rows * cols); err != nil {
+			return err
+		}
+		if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
+			return err
+		}
+		s.bytes += n + 4*int64(rows*ceilDiv(cols, 128))
+	}
+	if covered&quant.UsageColumnwise != 0 {
+		if g.colOut, err = out(rows * cols); err != nil {
+			return err
+		}
+		if g.colScales, err = out(4 * ceilDiv(rows, 128) * roundUp(cols, 4)); err != nil {
+			return err
+		}
+		s.bytes += n + 4*int64(ceilDiv(rows, 128)*roundUp(cols, 4))
+	}
+	return nil
+}
+
+// enqueueGrouped queues the one grouped block kernel of g's operands.
+func (blockFP8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, g *grouped) error {
+	f, err := format(g.plan.Element)
+	if err != nil {
+		return err
+	}
+	rows, cols, dt := g.cfg.Rows, g.cfg.Cols, g.cfg.Input
+	o := kernels.BlockOpts{Format: f, Eps: g.plan.Epsilon, Pow2: g.plan.Power2Scales}
+	switch {
+	case g.kernel == groupedBlock2D:
+		// Either or both operands (zero Buffers for an absent one).
+		return set.GroupedBlock2D(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.colOut, g.colScales, o)
+	case g.colOut.Ptr() != 0:
+		// Both operands, or the columnwise alone (zero rowwise buffers),
+		// in one pass.
+		return set.GroupedBlockRowCol(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, g.colOut, g.colScales, o)
+	case g.out.Ptr() != 0:
+		return set.GroupedBlockRow(c, st, dt, g.x, rows, cols, g.splits, g.groups, g.ws, g.out, g.scales, o)
+	}
+	return nil
+}
+
+// readGroup fills res with group i's operands and, since block scaling's
+// step has none, the group's amax (one launch now, outside the step).
+func (blockFP8) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
+	g := s.grp
+	cols, ds := g.cfg.Cols, g.cfg.Input.Size()
+	if r.data == nil && r.colData == nil {
+		return nil
+	}
+	x := g.x.Slice(off*cols*ds, n*cols*ds)
+	if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
+		return fmt.Errorf("group %d amax: %w", i, err)
+	}
+	if err := c.StreamSynchronize(s.b.stream); err != nil {
+		return err
+	}
+	raw, err := download(c, g.amScratch, 4)
+	if err != nil {
+		return err
+	}
+	res.Amax = f32(raw, 0)
+	if r.data != nil {
+		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
+		o.Data = r.data[off*cols : (off+n)*cols]
+		// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset floats;
+		// 128x128: the groups' matrices concatenated.
+		if g.kernel == groupedBlock2D {
+			o.ScaleInv = floats(r.scales, r.rsOff, o.ScaleRows*o.ScaleCols)
+			r.rsOff += o.ScaleRows * o.ScaleCols
+		} else {
+			o.ScaleInv = floats(r.scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
+		}
+		res.Rowwise = o
+	}
+	if r.colData != nil {
+		o := &quant.Operand{Element: g.plan.Element, Rows: cols, Cols: n, Transposed: true, Scales: g.plan.Scales, Amax: res.Amax}
+		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, true)
+		// [cols, n] at cols*offset bytes; scales [n/128, roundup(cols,4)]
+		// at (offset/128)*roundup(cols,4) floats.
+		o.Data = r.colData[off*cols : (off+n)*cols]
+		if g.kernel == groupedBlock2D {
+			// [ceil(cols/128), roundup(n/128,4)] per group, concatenated.
+			o.ScaleInv = floats(r.colScales, r.csOff, o.ScaleRows*o.ScaleCols)
+			r.csOff += o.ScaleRows * o.ScaleCols
+		} else {
+			o.ScaleInv = floats(r.colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
+		}
+		res.Columnwise = o
+	}
+	return nil
+}
+
+// emptyGroup is the reference's result of an empty group.
+func (blockFP8) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
+	return emptyResult(ctx, g)
+}
+
+// floats decodes n float32 at element offset off of b.
+func floats(b []byte, off, n int) []float32 {
+	out := make([]float32, n)
+	for k := range out {
+		out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
+	}
+	return out
+}

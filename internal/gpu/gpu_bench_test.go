@@ -1,0 +1,116 @@
+//go:build gpu
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/measure"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/kernels"
+)
+
+// TestBenchmarkTable measures each recipe's whole step (both operands,
+// BF16 input, delayed scaling with its device update) through Measure, the
+// path kquantctl and the agent take, at 8192x8192 and 16384x16384, and
+// prints the baselines and one table row per step. It runs only with
+// KQUANT_BENCH=1.
+func TestBenchmarkTable(t *testing.T) {
+	if os.Getenv("KQUANT_BENCH") != "1" {
+		t.Skip("set KQUANT_BENCH=1 to measure")
+	}
+	ctx := context.Background()
+	bl, err := gb.Baselines(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy bandwidth %.0f GB/s (read+write)\n",
+		bl.Launch.Seconds()*1e6, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps)
+	fmt.Printf("%-12s %-22s %4s %9s %8s %8s %7s %9s %9s %6s %s\n", "shape", "recipe", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "copyGB", "replay")
+	for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
+		x := makeInput(sh, kernels.BF16, false, 42)
+		for _, s := range []quant.Scheme{quant.Float8CurrentScaling, quant.DelayedScaling, quant.MXFP8BlockScaling} {
+			r := quant.DefaultRecipe(s)
+			req := quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageBoth}
+			step := measure.Quantize{Request: req, X: x}
+			if s == quant.DelayedScaling {
+				st := quant.NewState(r)
+				req.State = st
+				if _, err := gb.Quantize(ctx, req, x); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Update(r, quant.Input); err != nil {
+					t.Fatal(err)
+				}
+				step.State = st
+			}
+			m, err := gb.Measure(ctx, step, measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 5, Iterations: 30})
+			if err != nil {
+				t.Fatalf("%v %s: %v", sh, s, err)
+			}
+			bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
+			fmt.Printf("%-12v %-22s %4d %9.1f %8.3f %8.0f %6.1f%% %9.2f %9.2f %6.0f %v/%v\n", sh, s, m.KernelsPerStep, m.GPUMicros,
+				float64(m.BytesMoved)/1e9, bw, 100*bw/m.CopyBandwidthGBps, m.HostEagerMicros, m.HostGraphMicros, m.CopyBandwidthGBps,
+				m.Graph.Capturable, m.Graph.ReplayMatchesEager)
+		}
+	}
+}
+
+// TestBenchmarkMXFP8 measures the MXFP8 step with both operands (BF16
+// input, TE rounding) through Measure, fused (one kernel, one read of the
+// input) and through the two one-operand kernels, at 8192^2, 16384x8192 and
+// 16384^2, plus the rowwise-only step at 8192^2. "ofcopy" divides the bytes
+// the step counts (the two-kernel path counts the input twice); "min-ofcopy"
+// divides the least traffic of both operands (input once, both outputs and
+// scales once) by the same time, so the two paths compare directly. Runs
+// only with KQUANT_BENCH=1.
+func TestBenchmarkMXFP8(t *testing.T) {
+	if os.Getenv("KQUANT_BENCH") != "1" {
+		t.Skip("set KQUANT_BENCH=1 to measure")
+	}
+	ctx := context.Background()
+	fmt.Printf("%-12s %-10s %4s %9s %8s %8s %7s %10s %9s %9s %6s %s\n", "shape", "mxfp8", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "min-ofcopy", "eager-us", "graph-us", "copyGB", "replay")
+	r := quant.DefaultRecipe(quant.MXFP8BlockScaling)
+	for _, sh := range []shape{{8192, 8192}, {16384, 8192}, {16384, 16384}} {
+		x := makeInput(sh, kernels.BF16, false, 42)
+		n := int64(sh.rows) * int64(sh.cols)
+		rr, rc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, false)
+		cr, cc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, true)
+		minBoth := 2*n + 2*n + int64(rr*rc+cr*cc)
+		type variant struct {
+			name  string
+			usage quant.Usage
+			fuse  bool
+		}
+		vs := []variant{{"both-fused", quant.UsageBoth, true}, {"both-2krn", quant.UsageBoth, false}}
+		if sh.rows == 8192 {
+			vs = append(vs, variant{"rowwise", quant.UsageRowwise, true})
+		}
+		for _, v := range vs {
+			req := quant.Request{Recipe: r, Role: quant.Input, Usage: v.usage}
+			var step measure.Step = measure.Quantize{Request: req, X: x}
+			if !v.fuse {
+				// The two one-operand kernels (operandsApart), as before
+				// the fused kernel.
+				step = operandsApart{measure.Quantize{Request: req, X: x}}
+			}
+			m, err := gb.Measure(ctx, step,
+				measure.Options{Mode: v1alpha1.JobModeBenchmark, Graphs: v1alpha1.GraphModeBoth, Warmup: 10, Iterations: 50})
+			if err != nil {
+				t.Fatalf("%v %s: %v", sh, v.name, err)
+			}
+			bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
+			minFrac := "-"
+			if v.usage == quant.UsageBoth {
+				minFrac = fmt.Sprintf("%.1f%%", 100*float64(minBoth)/m.GPUMicros/1e3/m.CopyBandwidthGBps)
+			}
+			fmt.Printf("%-12v %-10s %4d %9.1f %8.3f %8.0f %6.1f%% %10s %9.2f %9.2f %6.0f %v/%v\n", sh, v.name, m.KernelsPerStep, m.GPUMicros,
+				float64(m.BytesMoved)/1e9, bw, 100*bw/m.CopyBandwidthGBps, minFrac, m.HostEagerMicros, m.HostGraphMicros, m.CopyBandwidthGBps,
+				m.Graph.Capturable, m.Graph.ReplayMatchesEager)
+		}
+	}
+}

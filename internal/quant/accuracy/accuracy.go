@@ -1,0 +1,78 @@
+package accuracy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kquant/kquant/internal/quant"
+)
+
+// Metrics are the accuracy figures of one operand against its input.
+type Metrics struct {
+	SNRdB         float64
+	MaxAbsError   float64
+	Saturated     int
+	FlushedToZero int
+	NonFinite     int
+	Elements      int
+}
+
+// Compare returns SNR and max abs error of approx against exact (same
+// shape), without code-level counts (Saturated stays 0). It serves outputs
+// that are not quantized themselves, such as a GEMM result.
+func Compare(exact, approx quant.Tensor) (Metrics, error) {
+	if exact.Rows != approx.Rows || exact.Cols != approx.Cols || len(exact.Data) != len(approx.Data) {
+		return Metrics{}, fmt.Errorf("comparing [%d, %d] with [%d, %d]", exact.Rows, exact.Cols, approx.Rows, approx.Cols)
+	}
+	var m Metrics
+	var sig, noise float64
+	for i, x := range exact.Data {
+		xf := float64(x)
+		if math.IsNaN(xf) || math.IsInf(xf, 0) {
+			m.NonFinite++
+			continue
+		}
+		y := float64(approx.Data[i])
+		d := xf - y
+		sig += xf * xf
+		noise += d * d
+		if ad := math.Abs(d); ad > m.MaxAbsError || ad != ad {
+			m.MaxAbsError = ad
+		}
+		if xf != 0 && y == 0 {
+			m.FlushedToZero++
+		}
+	}
+	m.Elements = len(exact.Data)
+	m.SNRdB = snr(sig, noise)
+	return m, nil
+}
+
+func snr(sig, noise float64) float64 {
+	switch {
+	case noise == 0:
+		return math.Inf(1)
+	case sig == 0:
+		return math.Inf(-1)
+	}
+	return 10 * math.Log10(sig/noise)
+}
+
+// Measure compares the rowwise operand of res, dequantized as deq, with the
+// input x it was quantized from, and counts saturated (clamped) elements
+// from the codes (see Clamped).
+func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, error) {
+	o := res.Rowwise
+	if o == nil {
+		return Metrics{}, fmt.Errorf("measuring: result has no rowwise operand")
+	}
+	if o.Rows != x.Rows || o.Cols != x.Cols {
+		return Metrics{}, fmt.Errorf("measuring: operand [%d, %d] does not match input [%d, %d]", o.Rows, o.Cols, x.Rows, x.Cols)
+	}
+	m, err := Compare(x, deq)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("measuring: %w", err)
+	}
+	m.Saturated = Clamped(x, res, deq)
+	return m, nil
+}

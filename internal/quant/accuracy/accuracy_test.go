@@ -1,0 +1,74 @@
+package accuracy
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
+)
+
+func tensor(rows, cols int, v ...float32) quant.Tensor {
+	return quant.Tensor{Rows: rows, Cols: cols, Data: v}
+}
+
+func TestCompare(t *testing.T) {
+	nan := float32(math.NaN())
+	cases := []struct {
+		name          string
+		exact, approx quant.Tensor
+		want          Metrics
+	}{
+		{"identical", tensor(1, 2, 1, 2), tensor(1, 2, 1, 2), Metrics{SNRdB: math.Inf(1), Elements: 2}},
+		{"10x smaller noise is 20 dB", tensor(1, 1, 10), tensor(1, 1, 9), Metrics{SNRdB: 20, MaxAbsError: 1, Elements: 1}},
+		{"flushed", tensor(1, 2, 1, 0.001), tensor(1, 2, 1, 0), Metrics{SNRdB: 10 * math.Log10(1.000001/1e-6), MaxAbsError: 0.001, FlushedToZero: 1, Elements: 2}},
+		{"non-finite inputs skipped", tensor(1, 3, nan, float32(math.Inf(1)), 2), tensor(1, 3, 0, 448, 2), Metrics{SNRdB: math.Inf(1), NonFinite: 2, Elements: 3}},
+		{"zero signal", tensor(1, 1, 0), tensor(1, 1, 1), Metrics{SNRdB: math.Inf(-1), MaxAbsError: 1, Elements: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Compare(tc.exact, tc.approx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			approxFloat := cmp.Comparer(func(a, b float64) bool {
+				return a == b || math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(a))
+			})
+			if diff := cmp.Diff(tc.want, got, approxFloat); diff != "" {
+				t.Errorf("Compare (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := Compare(tensor(1, 1, 1), tensor(1, 2, 1, 1)); err == nil {
+		t.Error("shape mismatch accepted")
+	}
+}
+
+func TestMeasureCountsSaturationAndFlush(t *testing.T) {
+	// Delayed scaling with scale 1: 1000 and 470 saturate to 448 (at or
+	// beyond 464, half the step 32 past 448), 1e-4 flushes to zero, 448
+	// itself and 455 (which merely rounds down to 448) are at the max code
+	// but not clamped.
+	r := quant.DefaultRecipe(quant.DelayedScaling)
+	r.Delayed.AmaxHistoryLen = 1
+	st := quant.NewState(r)
+	x := tensor(1, 7, 1000, -1000, 448, 1e-4, 1, 455, 470)
+	be := reference.New()
+	res, err := be.Quantize(context.Background(), quant.Request{Recipe: r, Role: quant.Input, State: st}, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deq, err := be.Dequantize(context.Background(), res, quant.UsageRowwise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Measure(x, res, deq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
+		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552", m)
+	}
+}

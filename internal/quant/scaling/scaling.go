@@ -1,0 +1,213 @@
+package scaling
+
+import (
+	"math"
+
+	"github.com/kquant/kquant/internal/quant/element"
+)
+
+const maxFloat32 = float32(math.MaxFloat32)
+
+func isFinite(x float32) bool {
+	return math.Float32bits(x)&0x7F800000 != 0x7F800000
+}
+
+// FromAmax returns the FP8 encode scale for a tensor or block whose amax is
+// given (steps 1-4 of the contract's per-tensor rule): the amax is raised
+// to epsilon; an amax of 0, inf or NaN gives 1; otherwise
+// scale = fp8Max / amax in float32, an overflow to inf becomes the largest
+// float32, and with pow2 the mantissa bits are cleared (rounding down to a
+// power of two).
+func FromAmax(amax, fp8Max, epsilon float32, pow2 bool) float32 {
+	if amax < epsilon { // false for NaN amax, which then gives 1 below
+		amax = epsilon
+	}
+	if amax == 0 || !isFinite(amax) {
+		return 1
+	}
+	scale := fp8Max / amax
+	if !isFinite(scale) {
+		scale = maxFloat32
+	}
+	if pow2 {
+		scale = math.Float32frombits(math.Float32bits(scale) & 0xFF800000)
+	}
+	return scale
+}
+
+// Inverse returns the stored decode factor scale_inv = 1 / scale.
+func Inverse(scale float32) float32 {
+	return 1 / scale
+}
+
+// AmaxAlgo picks the amax a delayed-scaling update derives its scale from.
+type AmaxAlgo uint8
+
+const (
+	// AmaxMax takes the maximum of every history entry.
+	AmaxMax AmaxAlgo = iota
+	// AmaxMostRecent takes entry 0, the step that just ended.
+	AmaxMostRecent
+)
+
+// DelayedUpdate performs the end-of-step update of delayed scaling on a
+// scale and an amax history (entry 0 holds the step's amax), in place, and
+// returns the new scale:
+//
+//   - the chosen amax is the maximum of all entries (AmaxMax, NaN
+//     propagating, as torch.max does) or entry 0 (AmaxMostRecent);
+//   - if it is 0, nothing changes at all: no roll, same scale;
+//   - if it is finite and positive, scale = (fp8Max * 2^-margin) / amax with
+//     inf becoming the largest float32; otherwise the old scale stays;
+//   - then the history rolls left by one (entry i takes entry i+1, the last
+//     takes the old entry 0) and entry 0 is zeroed.
+//
+// fp8Max*2^-margin is exact for the margins the API allows (0..32).
+func DelayedUpdate(scale float32, history []float32, fp8Max float32, margin int, algo AmaxAlgo) float32 {
+	if len(history) == 0 {
+		return scale
+	}
+	amax := history[0]
+	if algo == AmaxMax {
+		for _, h := range history[1:] {
+			if h > amax || h != h {
+				amax = h
+			}
+			if amax != amax {
+				break
+			}
+		}
+	}
+	if amax == 0 {
+		return scale
+	}
+	if amax > 0 && isFinite(amax) {
+		s := float32(math.Ldexp(float64(fp8Max), -margin)) / amax
+		if !isFinite(s) {
+			s = maxFloat32
+		}
+		scale = s
+	}
+	first := history[0]
+	copy(history, history[1:])
+	history[len(history)-1] = first
+	history[0] = 0
+	return scale
+}
+
+// MXFP8 scale rounding modes.
+type Rounding uint8
+
+const (
+	// RoundingTE rounds the block exponent up (TransformerEngine).
+	RoundingTE Rounding = iota
+	// RoundingOCP uses floor(log2(amax)) - emax (OCP MX v1.0).
+	RoundingOCP
+)
+
+// MXFP8Exponent returns the E8M0 code of an MXFP8 block with the given amax
+// and element type. TE: t = amax * float32(1/fp8Max) (a multiply by the
+// rounded reciprocal, not a division), rounded up by element.E8M0RoundUp.
+// OCP: element.E8M0FloorOCP with the type's emax.
+func MXFP8Exponent(amax float32, t element.Type, r Rounding) uint8 {
+	if r == RoundingOCP {
+		return element.E8M0FloorOCP(amax, t.EMax())
+	}
+	rcp := 1 / t.MaxFinite()
+	return element.E8M0RoundUp(amax * rcp)
+}
+
+// MXFP8Rule is MXFP8Exponent with its per-type constants computed once, for
+// the per-block loops; it gives the same codes.
+type MXFP8Rule struct {
+	rcp  float32
+	emax int
+	ocp  bool
+}
+
+// NewMXFP8Rule returns the exponent rule of an element type and rounding.
+func NewMXFP8Rule(t element.Type, r Rounding) MXFP8Rule {
+	return MXFP8Rule{rcp: 1 / t.MaxFinite(), emax: t.EMax(), ocp: r == RoundingOCP}
+}
+
+// Exponent returns MXFP8Exponent(amax, t, r) for the rule's t and r.
+func (r MXFP8Rule) Exponent(amax float32) uint8 {
+	if r.ocp {
+		return element.E8M0FloorOCP(amax, r.emax)
+	}
+	return element.E8M0RoundUp(amax * r.rcp)
+}
+
+// MXFP8Factor returns the element factor 2^(127-e) of a block with E8M0
+// code e: exact powers of two (e = 254 gives the float32 subnormal 2^-127),
+// NaN for e = 255.
+func MXFP8Factor(e uint8) float32 {
+	switch e {
+	case 0xFF:
+		return float32(math.NaN())
+	case 254:
+		return 0x1p-127
+	default:
+		return math.Float32frombits(uint32(254-e) << 23)
+	}
+}
+
+// NVFP4 constants: the E2M1 and E4M3 maxima.
+const (
+	fp4Max = 6
+	fp8Max = 448
+)
+
+// NVFP4TensorScale returns the tensor encode scale S = (448*6) / amax, the
+// largest float32 if that overflows, and 1 if amax is 0 or S is 0 (amax
+// infinite). amax is NaN-free by construction (NaN elements do not raise
+// it); a NaN amax gives 1.
+func NVFP4TensorScale(amax float32) float32 {
+	if amax == 0 || amax != amax {
+		return 1
+	}
+	s := float32(fp8Max*fp4Max) / amax
+	switch {
+	case !isFinite(s):
+		return maxFloat32
+	case s == 0:
+		return 1
+	}
+	return s
+}
+
+// NVFP4BlockScale returns the E4M3 code of the block decode scale
+// d = E4M3(blockAmax * (S / 6)), both operations float32 RNE, the
+// conversion saturating.
+func NVFP4BlockScale(blockAmax, s float32) uint8 {
+	return element.ToE4M3(blockAmax * (s / fp4Max))
+}
+
+// NVFP4ElementFactor returns f = 1 / (float(d) * (1 / S)), clamped to the
+// largest float32 with fminf semantics: a zero block scale (f = +inf) and a
+// NaN (unreachable for the S that NVFP4TensorScale produces) both give the
+// largest float32.
+func NVFP4ElementFactor(d uint8, s float32) float32 {
+	return clampFactor(1 / (element.E4M3ToFloat32(d) * (1 / s)))
+}
+
+func clampFactor(f float32) float32 {
+	if !(f <= maxFloat32) {
+		return maxFloat32
+	}
+	return f
+}
+
+// NVFP4ElementFactorInv is NVFP4ElementFactor with 1/S computed by the
+// caller once per tensor (sInv must be exactly the float32 1/S); the result
+// is the same.
+func NVFP4ElementFactorInv(d uint8, sInv float32) float32 {
+	return clampFactor(1 / (element.E4M3ToFloat32(d) * sInv))
+}
+
+// NVFP4Decode returns the dequantized value of an E2M1 code q with block
+// scale code d under tensor scale S: (E2M1(q) * float(d)) / S, the product
+// exact and the division float32 RNE.
+func NVFP4Decode(q, d uint8, s float32) float32 {
+	return element.E2M1ToFloat32(q) * element.E4M3ToFloat32(d) / s
+}

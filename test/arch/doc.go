@@ -1,0 +1,6 @@
+// Package arch checks the import graph against the layering of
+// docs/architecture.md: every arrow points down (api, the driver binding
+// and the kernels at the bottom; the engine under internal/; the daemon and
+// the manager above it; the binaries and tests on top). A new import that
+// points up fails TestImportsPointDown with the rule it breaks.
+package arch
