@@ -311,6 +311,20 @@ func TestNVFP4Vectors(t *testing.T) {
 			t.Errorf("rowwise RHT %v code %#x", res.Rowwise.RHT, res.Rowwise.Code(0, 0))
 		}
 	})
+	t.Run("RHT butterfly order and BF16 rounding decide the columnwise amax", func(t *testing.T) {
+		// The hand-computed vector of hadamard's TestApplyHandComputedButterfly,
+		// as column 0 (TE signs: x[3] negated): the butterfly gives
+		// 1 + 2^-8 + 2^-23 at outputs 0, 4, 8, 12, which BF16 rounds up to
+		// 1 + 2^-7. A sequential sum would give 1 + 2^-8 and BF16 1; no
+		// rounding would give 1 + 2^-8 + 2^-23. The amax (and so the tensor
+		// scale) must be the rounded 1 + 2^-7.
+		x := quant.NewTensor(16, 1)
+		copy(x.Data, []float32{4, 0x1p-6, 0x1p-22, -0x1p-22})
+		res := mustQuantize(t, plain, quant.Input, nil, x)
+		if c := res.Columnwise; !c.RHT || c.Amax != 1+0x1p-7 {
+			t.Errorf("RHT %v, columnwise amax %g, want true and 1 + 2^-7", c.RHT, c.Amax)
+		}
+	})
 	t.Run("weights get no RHT and share 16x16 tile scales", func(t *testing.T) {
 		x := quant.NewTensor(32, 32)
 		x.Data[0] = 6        // tile (0,0)
