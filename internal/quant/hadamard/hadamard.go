@@ -95,3 +95,17 @@ func (m *Matrix) Inverse(x, y *[N]float32) {
 		x[j] = float32(acc * 0.25)
 	}
 }
+
+// ApplyRuns transforms every run of N consecutive elements of row in place;
+// a partial run at the end is zero-padded to N and only its existing
+// outputs are kept (as the kernels do).
+func (m *Matrix) ApplyRuns(row []float32) {
+	var v [N]float32
+	for k0 := 0; k0 < len(row); k0 += N {
+		k1 := min(k0+N, len(row))
+		v = [N]float32{}
+		copy(v[:], row[k0:k1])
+		m.Apply(&v, &v)
+		copy(row[k0:k1], v[:])
+	}
+}
