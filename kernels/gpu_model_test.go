@@ -178,6 +178,9 @@ func makeInput(dt kernels.DType, n int, specials bool, seed uint64) input {
 			rng := rand.New(rand.NewPCG(seed, uint64(ch)))
 			for i := ch * chunk; i < min(n, (ch+1)*chunk); i++ {
 				x := float32(rng.NormFloat64() * math.Ldexp(1, rng.IntN(45)-24))
+				if ch%4 == 3 {
+					x = heavyTailed(rng, i)
+				}
 				var bits uint32
 				if specials && rng.IntN(100) == 0 {
 					bits = specialBits(dt, rng.IntN(9), rng.IntN(2) == 1)
@@ -236,4 +239,19 @@ func specialBits(dt kernels.DType, k int, neg bool) uint32 {
 		}
 	}
 	return b
+}
+
+// heavyTailed draws element i of a heavy-tailed chunk (every fourth chunk
+// of an input): Cauchy values, a normal over the absolute value of another,
+// whose runs of 16 cancel and round in the ways that expose a summation
+// order (the RHT) where the wide-range normal draws do not; one block of 32
+// in 8 is scaled by 2^-118 (held by F32 and BF16 inputs), where an MXFP8
+// block's t is a float32 subnormal and the E8M0 rule's subnormal case sets
+// the scale.
+func heavyTailed(rng *rand.Rand, i int) float32 {
+	z := rng.NormFloat64() / math.Abs(rng.NormFloat64())
+	if (i/32)%8 == 5 {
+		z = math.Ldexp(z, -118)
+	}
+	return float32(z)
 }

@@ -3,7 +3,7 @@
 // rowwise and the columnwise operand, in one pass over the input.
 //
 // The contract (docs/quantization-formats.md, MXFP8 row: "optional 32x32 2D
-// blocks for weights") and the pure-Go reference (agent/quant/reference,
+// blocks for weights") and the pure-Go reference (internal/quant/reference,
 // quantizeMXFP82D) fix the bytes: the tile's amax (NaN ignored), its E8M0
 // exponent with TE's or OCP's rounding, the codes convert(x * 2^(127-e)) in
 // the input's [rows, cols] layout for both operands (MXFP8's columnwise data
@@ -81,8 +81,9 @@ KQ2_DEV u32 kq2_e8m0_te(float amax) {
 	if (b > 0x7F800000u) return 0xFFu;
 	if (b == 0x7F800000u) return 0xFEu;
 	u32 exp = b >> 23, man = b & 0x7FFFFFu;
-	if (exp == 0u) return 0u;
-	if (man != 0u && exp != 0xFEu) exp++;
+	// Round up, TE's float_to_e8m0: a subnormal t above 2^-127 (code 0's
+	// value) needs code 1 as well; 0xFE is the largest code.
+	if (man != 0u && exp != 0xFEu && (exp != 0u || man > 0x400000u)) exp++;
 	return exp;
 }
 template <int fmt>

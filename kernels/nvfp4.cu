@@ -3,7 +3,7 @@
 // tile for 2D weights) and a float32 tensor scale S computed on the device
 // from a device amax; the random Hadamard transform (RHT) of the columnwise
 // operand; stochastic rounding (SR) with the Philox 4x32-10 stream that
-// agent/quant/philox documents; the GEMM scale swizzle, standalone and as an
+// internal/quant/philox documents; the GEMM scale swizzle, standalone and as an
 // option of the 1D quantize kernels; and the NVFP4 dequantize.
 //
 // Hopper has no E2M1 conversion instruction, so the conversion is written
@@ -213,7 +213,7 @@ KQ_DEV u32 kq_e2m1_sr(float x, u32 r) {
 	return sign | lo;
 }
 
-// Philox 4x32-10 (agent/quant/philox): counter (c0..c3), key from the seed.
+// Philox 4x32-10 (internal/quant/philox): counter (c0..c3), key from the seed.
 KQ_DEV uint4 kq_philox(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
 #pragma unroll
 	for (int r = 0; r < 10; r++) {
@@ -251,24 +251,35 @@ KQ_DEV void kq_sr_bytes(u64 n0, u32 operand, u32 group, u64 seed, u32 r[16]) {
 	}
 }
 
-// RHT of 16 values in place: y_i = (sum over j in order of +-x_j) * 0.25,
-// the sign of term j in row i being parity(popcount(i & j)) xor sign bit j
-// of the recipe's mask: H16 . diag(signs) / 4, evaluated as
-// agent/quant/hadamard does (sums start at +0, one rounding per addition).
+// Round to BF16 (nearest even) and widen back, as element.Float32ToBF16:
+// NaN stays NaN, quieted, sign kept; overflow goes to infinity.
+KQ_DEV float kq_bf16_rne(float y) {
+	const u32 b = __float_as_uint(y);
+	if ((b & 0x7FFFFFFFu) > 0x7F800000u) return __uint_as_float((b | 0x00400000u) & 0xFFFF0000u);
+	return __uint_as_float((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+}
+
+// RHT of 16 values in place, contract v2's order (internal/quant/hadamard):
+// v_j = s_j * (x_j * 0.25), then the butterfly h = 1, 2, 4, 8 with
+// (v_i, v_i+h) <- (v_i + v_i+h, v_i - v_i+h) for i & h == 0, which leaves
+// H16 . v in natural (Sylvester) order, then each result rounded to BF16.
+// 4 float32 additions per element instead of 16; every index is a
+// compile-time constant once unrolled, so v stays in registers.
 KQ_DEV void kq_rht16(float v[16], u32 signs) {
-	float y[16];
 #pragma unroll
-	for (int i = 0; i < 16; i++) {
-		float acc = 0.0f;
+	for (int j = 0; j < 16; j++) v[j] = __uint_as_float(__float_as_uint(__fmul_rn(v[j], 0.25f)) ^ (((signs >> j) & 1u) << 31));
 #pragma unroll
-		for (int j = 0; j < 16; j++) {
-			const u32 neg = ((u32)__popc(i & j) & 1u) ^ ((signs >> j) & 1u);
-			acc = __fadd_rn(acc, __uint_as_float(__float_as_uint(v[j]) ^ (neg << 31)));
+	for (int h = 1; h < 16; h <<= 1) {
+#pragma unroll
+		for (int i = 0; i < 16; i++) {
+			if (i & h) continue;
+			const float a = v[i], b = v[i + h];
+			v[i] = __fadd_rn(a, b);
+			v[i + h] = __fsub_rn(a, b);
 		}
-		y[i] = __fmul_rn(acc, 0.25f);
 	}
 #pragma unroll
-	for (int i = 0; i < 16; i++) v[i] = y[i];
+	for (int i = 0; i < 16; i++) v[i] = kq_bf16_rne(v[i]);
 }
 
 // Byte offset of entry (i, j) of a swizzled scale matrix with cols columns
@@ -937,25 +948,6 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 	return kq_rawkey(v);
 }
 
-// RHT of 16 values in place, the same results as kq_rht16: the recipe's
-// signs are applied to the inputs once, the Hadamard signs are compile-time
-// (add or subtract), and the sum starts at the first term instead of +0
-// with 0.25 * acc + 0 as one fused operation: the two differ only when
-// every term is -0, where starting at +0 gives +0, and the fused + 0 turns
-// that -0 into +0 and changes nothing else.
-KQ_DEV void kq_rht16_fast(float v[16], u32 signs) {
-	float u[16];
-#pragma unroll
-	for (int j = 0; j < 16; j++) u[j] = __uint_as_float(__float_as_uint(v[j]) ^ (((signs >> j) & 1u) << 31));
-#pragma unroll
-	for (int i = 0; i < 16; i++) {
-		float acc = u[0];
-#pragma unroll
-		for (int j = 1; j < 16; j++) acc = (__popc(i & j) & 1) ? __fsub_rn(acc, u[j]) : __fadd_rn(acc, u[j]);
-		v[i] = __fmaf_rn(acc, 0.25f, 0.0f);
-	}
-}
-
 // Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
 // stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
 // runs of two columns, and the packed runs leave through shared memory as
@@ -981,7 +973,7 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 		float v[16];
 #pragma unroll
 		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, c);
-		if (rht) kq_rht16_fast(v, signs);
+		if (rht) kq_rht16(v, signs);
 		u64 p = 0;
 		u32 d = 0;
 		if (k < cols) {
@@ -1021,7 +1013,7 @@ __device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax,
 		float v[16];
 #pragma unroll
 		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
-		kq_rht16_fast(v, signs);
+		kq_rht16(v, signs);
 #pragma unroll
 		for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
 	}

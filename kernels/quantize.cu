@@ -5,7 +5,7 @@
 //
 // The numbers these kernels produce are fixed by
 // docs/quantization-formats.md and must equal the pure-Go reference
-// (agent/quant) bit for bit. Hence the build flags in hack/gen-kernels.sh
+// (internal/quant) bit for bit. Hence the build flags in hack/gen-kernels.sh
 // keep IEEE float32 semantics (no fast math, no flush to zero, correctly
 // rounded division, no FMA contraction), and every arithmetic step that the
 // contract names is written with an explicitly rounded intrinsic.
@@ -216,8 +216,9 @@ KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
 	if (b > 0x7F800000u) return 0xFFu;
 	if (b == 0x7F800000u) return 0xFEu;
 	u32 exp = b >> 23, man = b & 0x7FFFFFu;
-	if (exp == 0u) return 0u;
-	if (man != 0u && exp != 0xFEu) exp++;
+	// Round up, TE's float_to_e8m0: a subnormal t above 2^-127 (code 0's
+	// value) needs code 1 as well; 0xFE is the largest code.
+	if (man != 0u && exp != 0xFEu && (exp != 0u || man > 0x400000u)) exp++;
 	return exp;
 }
 KQ_DEV u32 kq_e8m0_ocp(float amax, int fmt) {
@@ -1223,7 +1224,7 @@ extern "C" __global__ void kq_cvt_check(u64 start, u64 count, u64 *res, int fmt)
 // vector never makes a kernel index out of bounds. Grids are sized on the
 // host for the largest case; each warp or block finds the group of its rows
 // by binary search over the offsets. The results are the per-group results
-// of the reference (agent/quant/reference, QuantizeGrouped) concatenated.
+// of the reference (internal/quant/reference, QuantizeGrouped) concatenated.
 
 // kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
 // below off[ngroups], the (nonempty) group holding row m. off is

@@ -386,10 +386,9 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 	if err != nil {
 		return nil, nil, err
 	}
-	if out.metrics, err = accuracy.Compare(x, deq); err != nil {
+	if out.metrics, err = accuracy.Measure(x, res, deq); err != nil {
 		return nil, nil, err
 	}
-	out.metrics.Saturated = accuracy.Clamped(x, res, deq)
 	out.measured, out.bitExact = true, bitExact
 	arts := r.artifacts(i)
 	arts.Tensors = []TensorArtifacts{{Input: x, Result: res, Dequantized: deq}}
@@ -488,14 +487,20 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	arts := r.artifacts(i)
 	arts.Splits = splits
 	full := quant.NewTensor(x.Rows, x.Cols)
-	clamped, off := 0, 0
+	var counts accuracy.Counts
+	off := 0
 	for g, n := range splits {
 		xg := x.RowSlice(off, off+n)
 		deq, err := r.e.Backend.Dequantize(ctx, results[g], quant.UsageRowwise)
 		if err != nil {
 			return nil, nil, fmt.Errorf("group %d: %w", g, err)
 		}
-		clamped += accuracy.Clamped(xg, results[g], deq)
+		c, err := accuracy.Count(xg, results[g])
+		if err != nil {
+			return nil, nil, fmt.Errorf("group %d: %w", g, err)
+		}
+		counts.Saturated += c.Saturated
+		counts.FlushedToZero += c.FlushedToZero
 		copy(full.Data[off*x.Cols:], deq.Data)
 		arts.Tensors = append(arts.Tensors, TensorArtifacts{
 			Name: fmt.Sprintf("group-%d", g), Input: xg, Result: results[g], Dequantized: deq, RowOffset: off,
@@ -506,7 +511,7 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	if out.metrics, err = accuracy.Compare(x, full); err != nil {
 		return nil, nil, err
 	}
-	out.metrics.Saturated = clamped
+	out.metrics.Saturated, out.metrics.FlushedToZero = counts.Saturated, counts.FlushedToZero
 	out.measured = true
 	return measure.GroupedQuantize{Request: req, X: x, Splits: splits, States: states}, arts, nil
 }
@@ -578,7 +583,7 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 	// The output's SNR and error; the operands' clamped and flushed counts,
 	// since the output is not quantized itself.
 	out.metrics = res.Output
-	out.metrics.Saturated = accuracy.Clamped(x, res.X, xd) + accuracy.Clamped(w, res.W, wd)
+	out.metrics.Saturated = res.XMetrics.Saturated + res.WMetrics.Saturated
 	out.metrics.FlushedToZero = res.XMetrics.FlushedToZero + res.WMetrics.FlushedToZero
 	out.measured = true
 	arts := r.artifacts(i)

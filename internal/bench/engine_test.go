@@ -317,9 +317,12 @@ func TestExplicitSizesMustAddUpToRows(t *testing.T) {
 	}
 }
 
-func TestSaturatedCountsClampedElementsOnly(t *testing.T) {
-	// TE rounding never clamps; OCP rounding clamps blocks whose amax
-	// significand exceeds 1.75; NVFP4 only rounds its block maxima.
+func TestSaturatedCountsFollowTheContract(t *testing.T) {
+	// The contract's rule (v2): an element is saturated when |x × scale| is
+	// above the format's max. TE rounding never gets there; OCP rounding
+	// does for blocks whose amax significand exceeds 1.75; NVFP4 does for
+	// the block maximum of every block whose E4M3 block scale rounded down
+	// (|x × f| in (6, 7) still converts to 6, but it counts).
 	cases := []struct {
 		name          string
 		recipe        v1alpha1.QuantRecipeSpec
@@ -327,7 +330,7 @@ func TestSaturatedCountsClampedElementsOnly(t *testing.T) {
 	}{
 		{"mxfp8 TE", v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeMXFP8BlockScaling}, false},
 		{"mxfp8 OCP", v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeMXFP8BlockScaling, MXFP8: &v1alpha1.MXFP8Options{ScaleRounding: v1alpha1.ScaleRoundingOCP}}, true},
-		{"nvfp4", v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling}, false},
+		{"nvfp4", v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling}, true},
 		{"current scaling", v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeFloat8CurrentScaling}, false},
 	}
 	for _, tc := range cases {

@@ -108,6 +108,9 @@ func makeInput(sh shape, dt kernels.DType, specials bool, seed uint64) quant.Ten
 			rng := rand.New(rand.NewPCG(seed, uint64(ch)))
 			for i := ch * chunk; i < min(n, (ch+1)*chunk); i++ {
 				v := float32(rng.NormFloat64() * math.Ldexp(1, rng.IntN(45)-24))
+				if ch%4 == 3 {
+					v = heavyTailed(rng, i)
+				}
 				if specials && rng.IntN(100) == 0 {
 					v = math.Float32frombits(specials32[rng.IntN(len(specials32))])
 					if rng.IntN(2) == 1 {
@@ -547,4 +550,19 @@ func TestGraphReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heavyTailed draws element i of a heavy-tailed chunk (every fourth chunk
+// of an input): Cauchy values, a normal over the absolute value of another,
+// whose runs of 16 cancel and round in the ways that expose a summation
+// order (the RHT) where the wide-range normal draws do not; one block of 32
+// in 8 is scaled by 2^-118 (held by F32 and BF16 inputs), where an MXFP8
+// block's t is a float32 subnormal and the E8M0 rule's subnormal case sets
+// the scale.
+func heavyTailed(rng *rand.Rand, i int) float32 {
+	z := rng.NormFloat64() / math.Abs(rng.NormFloat64())
+	if (i/32)%8 == 5 {
+		z = math.Ldexp(z, -118)
+	}
+	return float32(z)
 }

@@ -18,8 +18,9 @@ type Metrics struct {
 }
 
 // Compare returns SNR and max abs error of approx against exact (same
-// shape), without code-level counts (Saturated stays 0). It serves outputs
-// that are not quantized themselves, such as a GEMM result.
+// shape), without the code-level counts (Saturated and FlushedToZero stay
+// 0: Count owns them). It serves outputs that are not quantized
+// themselves, such as a GEMM result, and Measure.
 func Compare(exact, approx quant.Tensor) (Metrics, error) {
 	if exact.Rows != approx.Rows || exact.Cols != approx.Cols || len(exact.Data) != len(approx.Data) {
 		return Metrics{}, fmt.Errorf("comparing [%d, %d] with [%d, %d]", exact.Rows, exact.Cols, approx.Rows, approx.Cols)
@@ -39,9 +40,6 @@ func Compare(exact, approx quant.Tensor) (Metrics, error) {
 		if ad := math.Abs(d); ad > m.MaxAbsError || ad != ad {
 			m.MaxAbsError = ad
 		}
-		if xf != 0 && y == 0 {
-			m.FlushedToZero++
-		}
 	}
 	m.Elements = len(exact.Data)
 	m.SNRdB = snr(sig, noise)
@@ -59,8 +57,8 @@ func snr(sig, noise float64) float64 {
 }
 
 // Measure compares the rowwise operand of res, dequantized as deq, with the
-// input x it was quantized from, and counts saturated (clamped) elements
-// from the codes (see Clamped).
+// input x it was quantized from, and adds the contract's saturated and
+// flushed-to-zero counts (Count).
 func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, error) {
 	o := res.Rowwise
 	if o == nil {
@@ -73,6 +71,10 @@ func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, erro
 	if err != nil {
 		return Metrics{}, fmt.Errorf("measuring: %w", err)
 	}
-	m.Saturated = Clamped(x, res, deq)
+	c, err := Count(x, res)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("measuring: %w", err)
+	}
+	m.Saturated, m.FlushedToZero = c.Saturated, c.FlushedToZero
 	return m, nil
 }

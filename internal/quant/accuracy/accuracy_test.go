@@ -23,7 +23,7 @@ func TestCompare(t *testing.T) {
 	}{
 		{"identical", tensor(1, 2, 1, 2), tensor(1, 2, 1, 2), Metrics{SNRdB: math.Inf(1), Elements: 2}},
 		{"10x smaller noise is 20 dB", tensor(1, 1, 10), tensor(1, 1, 9), Metrics{SNRdB: 20, MaxAbsError: 1, Elements: 1}},
-		{"flushed", tensor(1, 2, 1, 0.001), tensor(1, 2, 1, 0), Metrics{SNRdB: 10 * math.Log10(1.000001/1e-6), MaxAbsError: 0.001, FlushedToZero: 1, Elements: 2}},
+		{"flushed is not Compare's to count", tensor(1, 2, 1, 0.001), tensor(1, 2, 1, 0), Metrics{SNRdB: 10 * math.Log10(1.000001/1e-6), MaxAbsError: 0.001, Elements: 2}},
 		{"non-finite inputs skipped", tensor(1, 3, nan, float32(math.Inf(1)), 2), tensor(1, 3, 0, 448, 2), Metrics{SNRdB: math.Inf(1), NonFinite: 2, Elements: 3}},
 		{"zero signal", tensor(1, 1, 0), tensor(1, 1, 1), Metrics{SNRdB: math.Inf(-1), MaxAbsError: 1, Elements: 1}},
 	}
@@ -47,10 +47,10 @@ func TestCompare(t *testing.T) {
 }
 
 func TestMeasureCountsSaturationAndFlush(t *testing.T) {
-	// Delayed scaling with scale 1: 1000 and 470 saturate to 448 (at or
-	// beyond 464, half the step 32 past 448), 1e-4 flushes to zero, 448
-	// itself and 455 (which merely rounds down to 448) are at the max code
-	// but not clamped.
+	// Delayed scaling with scale 1: 1000, -1000, 470 and 455 are above 448
+	// and saturate (contract v2's rule: |x × scale| > max, even where RNE
+	// would have rounded down to 448 anyway, as for 455); 1e-4 flushes to
+	// zero; 448 itself is the max code but not above it.
 	r := quant.DefaultRecipe(quant.DelayedScaling)
 	r.Delayed.AmaxHistoryLen = 1
 	st := quant.NewState(r)
@@ -68,7 +68,7 @@ func TestMeasureCountsSaturationAndFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
-		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552", m)
+	if m.Saturated != 4 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
+		t.Errorf("Measure = %+v, want 4 saturated, 1 flushed, max error 552", m)
 	}
 }

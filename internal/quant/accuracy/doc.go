@@ -2,7 +2,7 @@
 // it was quantized from: signal-to-noise ratio in dB, maximum absolute
 // error, and counts of saturated and flushed-to-zero elements.
 //
-// Definitions (decided here; the contract names the metrics only):
+// Definitions:
 //
 //   - Only elements whose input is finite take part in SNR and max abs
 //     error; non-finite inputs are counted in NonFinite.
@@ -10,10 +10,11 @@
 //     is zero (also for an all-zero input), and -Inf when the signal is zero
 //     but the error is not. JSON cannot hold infinities: callers that
 //     serialise must map them.
-//   - An element is saturated when the conversion clamped it: its code is
-//     the format's largest magnitude and |x| ≥ |x̂|·(max + half the step
-//     below max)/max, so it would have rounded past the largest code had the
-//     format more range. One that merely rounded to the largest code is not
-//     (Clamped). The agent reports this count as the run's saturated field.
-//   - An element is flushed to zero when x ≠ 0 (and finite) but x̂ = 0.
+//   - Saturated and flushed-to-zero counts follow the contract's one rule
+//     (docs/quantization-formats.md), implemented once, by Count: an element
+//     is saturated when it is finite and |x × scale| (after the RHT where
+//     it applies) is above the format's largest finite value; flushed when
+//     it is finite and nonzero and its code is ±0; both on the rowwise
+//     operand when there is one, else on the columnwise one. Reference and
+//     GPU results, accuracy results and benchmarks all count through Count.
 package accuracy

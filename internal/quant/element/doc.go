@@ -28,9 +28,7 @@
 // truncate" gives. Representable values are never moved; NaN, infinities
 // and magnitudes at or beyond 6 follow the round-to-nearest rules above.
 //
-// The E8M0 conversion follows the contract's TE rule literally: the
-// exponent of t rounded up, except when it is already 0xFE and except for
-// subnormal t, which gives code 0 without an increment. TransformerEngine's
-// own float_to_e8m0 increments subnormal t above 2^-127 to code 1; the
-// contract says otherwise, and this package follows the contract.
+// The E8M0 conversion is TransformerEngine's float_to_e8m0 (contract v2):
+// the exponent of t rounded up, except when it is already 0xFE; a subnormal
+// t rounds up too, to code 1 when it lies above 2^-127 (code 0's value).
 package element

@@ -356,10 +356,14 @@ func E8M0ToFloat32(c uint8) float32 {
 }
 
 // E8M0RoundUp returns the E8M0 code of t rounded up (TransformerEngine's
-// rule in the contract): NaN gives 0xFF, infinity 0xFE, zero 0x00;
-// otherwise the biased float32 exponent of t, plus one when t's mantissa is
-// nonzero, except that an exponent of 0xFE is not incremented and that
-// subnormal t gives 0x00. The sign of t is ignored.
+// float_to_e8m0, the contract's rule): NaN gives 0xFF, infinity 0xFE;
+// otherwise the biased float32 exponent E of t, plus one when t's mantissa
+// m is nonzero, except that E = 0xFE is not incremented (2^127 is the
+// largest code) and that a subnormal t of at most 2^-127 (E = 0,
+// m ≤ 0x400000) keeps code 0, which already decodes to 2^-127 ≥ t. A
+// subnormal t above 2^-127 therefore gets code 1 (2^-126): without it its
+// block's largest element would scale past fp8_max. The sign of t is
+// ignored.
 func E8M0RoundUp(t float32) uint8 {
 	a := math.Float32bits(t) & absMask
 	switch {
@@ -368,8 +372,8 @@ func E8M0RoundUp(t float32) uint8 {
 	case a == infBits:
 		return 0xFE
 	}
-	e := a >> 23
-	if e != 0 && e != 0xFE && a&0x7FFFFF != 0 {
+	e, m := a>>23, a&0x7FFFFF
+	if m != 0 && e != 0xFE && (e != 0 || m > 0x400000) {
 		e++
 	}
 	return uint8(e)

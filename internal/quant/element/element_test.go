@@ -288,9 +288,21 @@ func TestE8M0RoundUpVectors(t *testing.T) {
 		{"just below two rounds up to two", math.Nextafter32(2, 0), 128},
 		{"2^-126 smallest normal exact", 0x1p-126, 1},
 		{"above 2^-126 rounds up", math.Nextafter32(0x1p-126, 1), 2},
-		{"exception: subnormal 2^-127 no increment", 0x1p-127, 0},
-		{"exception: subnormal 0.75*2^-126 no increment", 0.75 * 0x1p-126, 0},
-		{"exception: smallest subnormal", 0x1p-149, 0},
+		// Subnormal t (contract v2, TE's float_to_e8m0). Bits E = 0, m:
+		// value m·2^-149. Code 0 decodes to 2^-127 = 0x400000·2^-149, so
+		// m ≤ 0x400000 keeps code 0 and m > 0x400000 needs code 1 (2^-126).
+		{"subnormal 2^-127 (m = 0x400000) is code 0 exactly", 0x1p-127, 0},
+		{"subnormal just above 2^-127 (m = 0x400001) rounds up to 1", math.Float32frombits(0x00400001), 1},
+		{"subnormal 0.75*2^-126 (m = 0x600000) rounds up to 1", 0.75 * 0x1p-126, 1},
+		{"largest subnormal (m = 0x7FFFFF) rounds up to 1", math.Float32frombits(0x007FFFFF), 1},
+		{"subnormal just below 2^-127 (m = 0x3FFFFF) stays 0", math.Float32frombits(0x003FFFFF), 0},
+		{"smallest subnormal (m = 1) stays 0", 0x1p-149, 0},
+		// An MXFP8 block amax that gives a subnormal t: amax = 2^-118
+		// (E4M3, 1/448 = 0x3B124925 = 1.142857...·2^-9). t = 2^-118 ×
+		// 0x3B124925 = 1.142857·2^-127: below 2^-126, so subnormal, with m
+		// = 1.142857·2^22 ≈ 0x492492 > 0x400000 → code 1. The old rule gave
+		// 0, i.e. factor 2^127 and 2^-118·2^127 = 512 > 448.
+		{"E4M3 block amax 2^-118 gives code 1", 0x1p-118 * float32(1.0/448), 1},
 		{"2^127 exact", 0x1p127, 254},
 		{"exception: exponent 0xFE not incremented", 1.5 * 0x1p127, 254},
 		{"exception: float32 max not incremented", math.MaxFloat32, 254},

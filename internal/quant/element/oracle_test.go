@@ -81,7 +81,8 @@ func oracleEncode(t Type, x float64) uint8 {
 }
 
 // oracleE8M0RoundUp is the contract's TE rule stated as a search: the
-// smallest power of two not below t, with the two exceptions.
+// smallest power of two not below t, capped at 2^127 (code 0xFE), for
+// subnormal t as well (contract v2).
 func oracleE8M0RoundUp(t float32) uint8 {
 	a := math.Abs(float64(t))
 	switch {
@@ -90,8 +91,6 @@ func oracleE8M0RoundUp(t float32) uint8 {
 	case math.IsInf(a, 0):
 		return 0xFE
 	case a == 0:
-		return 0
-	case a < 0x1p-126: // float32 subnormal: no increment
 		return 0
 	}
 	for e := 0; e <= 254; e++ {

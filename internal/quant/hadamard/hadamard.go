@@ -1,6 +1,10 @@
 package hadamard
 
-import "math"
+import (
+	"math"
+
+	"github.com/kquant/kquant/internal/quant/element"
+)
 
 // N is the transform length.
 const N = 16
@@ -28,25 +32,18 @@ func popcount4(v int) int {
 	return v&1 + v>>1&1 + v>>2&1 + v>>3&1
 }
 
-// Matrix holds the precomputed sign pattern of H16 · diag(s) for one sign
-// mask; building it once per tensor keeps the per-run loop branch-light.
+// Matrix is the transform for one sign mask: Apply for the contract's
+// evaluation, Inverse for analysis.
 type Matrix struct {
-	neg   [N]uint16
-	flip  [N][N]uint32 // flip[j][i]: sign bit xored into x[j] for output i
+	neg   [N]uint16 // neg[i] bit j: row i's term j enters with a minus sign
 	signs uint16
 }
 
 // NewMatrix returns the transform for the given sign mask.
 func NewMatrix(signs uint16) Matrix {
-	var m Matrix
-	m.signs = signs
+	m := Matrix{signs: signs}
 	for i := range N {
 		m.neg[i] = negMask(i, signs)
-		for j := range N {
-			if m.neg[i]>>j&1 == 1 {
-				m.flip[j][i] = 0x80000000
-			}
-		}
 	}
 	return m
 }
@@ -54,24 +51,28 @@ func NewMatrix(signs uint16) Matrix {
 // Signs returns the sign mask the matrix was built with.
 func (m *Matrix) Signs() uint16 { return m.signs }
 
-// Apply sets y to the transform of x in the package's evaluation order. x
-// and y may not alias.
-//
-// The sixteen sums advance together, one input at a time, so that the CPU
-// overlaps them; each sum still adds its terms in j order, and a term
-// enters as x[j] with its sign bit flipped, which in IEEE arithmetic is
-// exactly acc - x[j].
+// Apply sets y to the transform of x in the contract's evaluation order
+// (see the package documentation): signs and ×0.25 on the inputs, the
+// four-stage butterfly in float32, each result rounded to BF16 (returned
+// widened to float32, so that amax and quantization read the rounded
+// values). x and y may alias.
 func (m *Matrix) Apply(y, x *[N]float32) {
-	var acc [N]float32
+	var v [N]float32
 	for j := range N {
-		xb := math.Float32bits(x[j])
-		f := &m.flip[j]
+		// Multiply, then flip the sign: round to nearest even is
+		// symmetric, so this is the same as scaling -x[j].
+		v[j] = math.Float32frombits(math.Float32bits(x[j]*0.25) ^ uint32(m.signs>>j&1)<<31)
+	}
+	for h := 1; h < N; h <<= 1 {
 		for i := range N {
-			acc[i] += math.Float32frombits(xb ^ f[i])
+			if i&h == 0 {
+				a, b := v[i], v[i+h]
+				v[i], v[i+h] = a+b, a-b
+			}
 		}
 	}
 	for i := range N {
-		y[i] = acc[i] * 0.25
+		y[i] = element.BF16ToFloat32(element.Float32ToBF16(v[i]))
 	}
 }
 
@@ -92,5 +93,19 @@ func (m *Matrix) Inverse(x, y *[N]float32) {
 			}
 		}
 		x[j] = float32(acc * 0.25)
+	}
+}
+
+// ApplyRuns transforms every run of N consecutive elements of row in place;
+// a partial run at the end is zero-padded to N and only its existing
+// outputs are kept (as the kernels do).
+func (m *Matrix) ApplyRuns(row []float32) {
+	var v [N]float32
+	for k0 := 0; k0 < len(row); k0 += N {
+		k1 := min(k0+N, len(row))
+		v = [N]float32{}
+		copy(v[:], row[k0:k1])
+		m.Apply(&v, &v)
+		copy(row[k0:k1], v[:])
 	}
 }

@@ -29,7 +29,9 @@
 //	counter = (uint32(n/16), uint32((n/16) >> 32), operand, group)
 //
 // where operand is 0 for the rowwise and 1 for the columnwise operand and
-// group is the group index of a grouped quantize (0 otherwise). One call
+// group is the group index of a grouped quantize (0 otherwise). n is the
+// element's position in the operand, never a thread or block index, so
+// that every kernel, tiling and the reference draw the same bits. One call
 // gives 16 bytes; element n takes byte n%16, counting bytes little-endian
 // across the words: byte j is bits 8*(j%4) .. 8*(j%4)+7 of word j/4.
 package philox

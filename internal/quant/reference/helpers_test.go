@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
 )
 
 // randomTensor draws a tensor whose magnitudes span many binades, so that
@@ -36,6 +37,64 @@ func specialTensor(rng *rand.Rand, rows, cols int) quant.Tensor {
 		}
 	}
 	return t
+}
+
+// heavyTailedTensor draws Cauchy values (a normal over the absolute value of
+// another) rounded to BF16, with 1 in 8 blocks scaled towards the float32
+// subnormal range (magnitudes near 2^-118, where an MXFP8 block's t is a
+// subnormal and the E8M0 rule's subnormal case decides the scale). Sums of
+// such values cancel and round in ways normal data hides.
+func heavyTailedTensor(rng *rand.Rand, rows, cols int) quant.Tensor {
+	t := quant.NewTensor(rows, cols)
+	for i := range t.Data {
+		z := rng.NormFloat64() / math.Abs(rng.NormFloat64())
+		if (i/16)%8 == 3 {
+			z = math.Ldexp(z, -118)
+		}
+		t.Data[i] = element.BF16ToFloat32(element.Float32ToBF16(float32(z)))
+	}
+	return t
+}
+
+// boundaryTensor fills a tensor with values at the rounding boundaries of
+// the element types at scale 1 and their neighbours (E4M3 and E5M2
+// midpoints and maxima, the saturation thresholds, E2M1 midpoints, BF16
+// midpoints), signed, mixed with random values so that block scales vary.
+func boundaryTensor(rng *rand.Rand, rows, cols int) quant.Tensor {
+	t := randomTensor(rng, rows, cols)
+	base := []float32{
+		448, 464, 480, 432, 57344, 61440, 65536, // E4M3/E5M2 max, thresholds
+		1.0625, 1.1875, 0x1p-9, 0x1p-10, 0x1.8p-10, 0x1p-16, 0x1p-17, // E4M3 midpoints, subnormals
+		0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 6, 7, // E2M1 midpoints, max
+		1 + 0x1p-8, 1 + 0x1p-7 + 0x1p-8, // BF16 midpoints
+	}
+	for i := range t.Data {
+		if rng.IntN(3) == 0 {
+			v := base[rng.IntN(len(base))]
+			switch rng.IntN(4) {
+			case 0:
+				v = math.Nextafter32(v, 0)
+			case 1:
+				v = math.Nextafter32(v, float32(math.Inf(1)))
+			}
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+			t.Data[i] = v
+		}
+	}
+	return t
+}
+
+// inputKinds are the input distributions the oracle tests run on.
+var inputKinds = []struct {
+	name string
+	gen  func(rng *rand.Rand, rows, cols int) quant.Tensor
+}{
+	{"normal", randomTensor},
+	{"heavy", heavyTailedTensor},
+	{"boundary", boundaryTensor},
+	{"special", specialTensor},
 }
 
 type recipeCase struct {

@@ -163,19 +163,10 @@ func transposeInput(x quant.Tensor) quant.Tensor {
 }
 
 // applyRHT transforms every run of 16 consecutive elements of each row of x
-// in place; a partial run at the end of a row is zero-padded to 16 and only
-// its existing outputs are kept.
+// in place (hadamard.Matrix.ApplyRuns).
 func applyRHT(x quant.Tensor, signs uint16) {
 	h := hadamard.NewMatrix(signs)
-	var in, out [hadamard.N]float32
 	for m := range x.Rows {
-		row := x.Row(m)
-		for k0 := 0; k0 < x.Cols; k0 += hadamard.N {
-			k1 := min(k0+hadamard.N, x.Cols)
-			in = [hadamard.N]float32{}
-			copy(in[:], row[k0:k1])
-			h.Apply(&out, &in)
-			copy(row[k0:k1], out[:])
-		}
+		h.ApplyRuns(x.Row(m))
 	}
 }

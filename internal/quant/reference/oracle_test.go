@@ -2,7 +2,6 @@ package reference
 
 import (
 	"math"
-	"math/bits"
 
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/element"
@@ -37,27 +36,35 @@ func oracleTranspose(x quant.Tensor) quant.Tensor {
 	return t
 }
 
+// oracleRHT is contract v2's RHT stated per output: y_i is H_16 · v
+// evaluated as [H_8·a + H_8·b, H_8·a − H_8·b] on the halves a, b of v
+// (the butterfly's order), v = ±x/4, each result rounded to BF16.
 func oracleRHT(x quant.Tensor, signs uint16) quant.Tensor {
 	out := quant.NewTensor(x.Rows, x.Cols)
+	// wht returns entry i of the Sylvester transform of v in butterfly order.
+	var wht func(v []float32, i int) float32
+	wht = func(v []float32, i int) float32 {
+		if len(v) == 1 {
+			return v[0]
+		}
+		n := len(v) / 2
+		a, b := wht(v[:n], i%n), wht(v[n:], i%n)
+		if i < n {
+			return float32(a + b)
+		}
+		return float32(a - b)
+	}
 	for r := range x.Rows {
 		for c0 := 0; c0 < x.Cols; c0 += 16 {
-			var v [16]float32
+			v := make([]float32, 16)
 			for j := 0; j < 16 && c0+j < x.Cols; j++ {
-				v[j] = x.Data[r*x.Cols+c0+j]
+				v[j] = float32(x.Data[r*x.Cols+c0+j] * 0.25)
+				if signs>>j&1 == 1 {
+					v[j] = -v[j]
+				}
 			}
 			for i := 0; i < 16 && c0+i < x.Cols; i++ {
-				acc := float32(0)
-				for j := range 16 {
-					h := float32(1)
-					if bits.OnesCount(uint(i&j))%2 == 1 {
-						h = -h
-					}
-					if signs>>j&1 == 1 {
-						h = -h
-					}
-					acc = float32(acc + h*v[j])
-				}
-				out.Data[r*x.Cols+c0+i] = float32(acc * 0.25)
+				out.Data[r*x.Cols+c0+i] = element.BF16ToFloat32(element.Float32ToBF16(wht(v, i)))
 			}
 		}
 	}

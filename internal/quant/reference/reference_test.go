@@ -83,13 +83,10 @@ func TestQuantizeMatchesElementwiseOracle(t *testing.T) {
 	for _, rc := range allRecipes() {
 		for _, role := range allRoles {
 			for _, shape := range oddShapes {
-				for _, special := range []bool{false, true} {
-					name := fmt.Sprintf("%s/%s/%dx%d/special=%v", rc.name, role, shape[0], shape[1], special)
+				for _, dist := range inputKinds {
+					name := fmt.Sprintf("%s/%s/%dx%d/%s", rc.name, role, shape[0], shape[1], dist.name)
 					t.Run(name, func(t *testing.T) {
-						x := randomTensor(rng, shape[0], shape[1])
-						if special {
-							x = specialTensor(rng, shape[0], shape[1])
-						}
+						x := dist.gen(rng, shape[0], shape[1])
 						var st *quant.State
 						if rc.recipe.Scheme == quant.DelayedScaling {
 							st = quant.NewState(rc.recipe)

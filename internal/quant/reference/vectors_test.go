@@ -177,13 +177,37 @@ func TestMXFP8Vectors(t *testing.T) {
 			}
 		})
 	}
-	t.Run("subnormal t exception: e = 0 and the element saturates", func(t *testing.T) {
+	t.Run("subnormal t rounds up to e = 1 (contract v2)", func(t *testing.T) {
+		// Worked by hand: amax = 2^-118; 1/448 in float32 is 0x3B124925 =
+		// 1.142857...·2^-9, so t = 1.142857·2^-127, a subnormal above
+		// 2^-127 (mantissa 0x492492 > 0x400000): e = 1, factor 2^(127-1).
+		// 2^-118·2^126 = 256 = E4M3 0 1111 000 = 0x78; 2^-120·2^126 = 64
+		// = 0 1101 000 = 0x68. (Contract v1 gave e = 0 and 2^-118·2^127 =
+		// 512 saturated to 0x7E.)
 		res := mustQuantize(t, te, quant.Input, nil, row(0x1p-118, 0x1p-120))
+		if got := res.Rowwise.ScaleCodes[0]; got != 1 {
+			t.Errorf("e = %d, want 1", got)
+		}
+		if diff := cmp.Diff([]byte{0x78, 0x68}, res.Rowwise.Data); diff != "" {
+			t.Errorf("codes (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]float32{0x1p-118, 0x1p-120}, mustDequantize(t, res, quant.UsageRowwise)); diff != "" {
+			t.Errorf("dequantized (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("subnormal t at most 2^-127 keeps e = 0", func(t *testing.T) {
+		// amax = 448·2^-127 = 3.5·2^-120: t = 448·2^-127 × 0x3B124925.
+		// 448 × 1.142857...·2^-9 (float32 1/448 is 0x3B124925 =
+		// 9586981·2^-32, and 448·9586981 = 4294967488 = 2^32 + 192) is
+		// 1 + 192·2^-32 before rounding, times 2^-127: a subnormal with
+		// m = 0x400000 + 192·2^-10, which rounds to m = 0x400000, exactly
+		// 2^-127: e = 0. 448·2^-127 × 2^127 = 448 = 0x7E, not saturated;
+		// 2^-127 × 2^127 = 1 = 0 0111 000 = 0x38.
+		res := mustQuantize(t, te, quant.Input, nil, row(448*0x1p-127, 0x1p-127))
 		if got := res.Rowwise.ScaleCodes[0]; got != 0 {
 			t.Errorf("e = %d, want 0", got)
 		}
-		// 2^-118 * 2^127 = 512 saturates; 2^-120 * 2^127 = 128.
-		if diff := cmp.Diff([]byte{0x7E, 0x70}, res.Rowwise.Data); diff != "" {
+		if diff := cmp.Diff([]byte{0x7E, 0x38}, res.Rowwise.Data); diff != "" {
 			t.Errorf("codes (-want +got):\n%s", diff)
 		}
 	})
@@ -285,6 +309,20 @@ func TestNVFP4Vectors(t *testing.T) {
 		// The rowwise operand is untransformed.
 		if res.Rowwise.RHT || res.Rowwise.Code(0, 0) != 0x7 {
 			t.Errorf("rowwise RHT %v code %#x", res.Rowwise.RHT, res.Rowwise.Code(0, 0))
+		}
+	})
+	t.Run("RHT butterfly order and BF16 rounding decide the columnwise amax", func(t *testing.T) {
+		// The hand-computed vector of hadamard's TestApplyHandComputedButterfly,
+		// as column 0 (TE signs: x[3] negated): the butterfly gives
+		// 1 + 2^-8 + 2^-23 at outputs 0, 4, 8, 12, which BF16 rounds up to
+		// 1 + 2^-7. A sequential sum would give 1 + 2^-8 and BF16 1; no
+		// rounding would give 1 + 2^-8 + 2^-23. The amax (and so the tensor
+		// scale) must be the rounded 1 + 2^-7.
+		x := quant.NewTensor(16, 1)
+		copy(x.Data, []float32{4, 0x1p-6, 0x1p-22, -0x1p-22})
+		res := mustQuantize(t, plain, quant.Input, nil, x)
+		if c := res.Columnwise; !c.RHT || c.Amax != 1+0x1p-7 {
+			t.Errorf("RHT %v, columnwise amax %g, want true and 1 + 2^-7", c.RHT, c.Amax)
 		}
 	})
 	t.Run("weights get no RHT and share 16x16 tile scales", func(t *testing.T) {
