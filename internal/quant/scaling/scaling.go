@@ -152,12 +152,6 @@ func MXFP8Factor(e uint8) float32 {
 	}
 }
 
-// NVFP4 constants: the E2M1 and E4M3 maxima.
-const (
-	fp4Max = 6
-	fp8Max = 448
-)
-
 // NVFP4TensorScale returns the tensor encode scale S = (448*6) / amax, the
 // largest float32 if that overflows, and 1 if amax is 0 or S is 0 (amax
 // infinite). amax is NaN-free by construction (NaN elements do not raise
@@ -166,7 +160,8 @@ func NVFP4TensorScale(amax float32) float32 {
 	if amax == 0 || amax != amax {
 		return 1
 	}
-	s := float32(fp8Max*fp4Max) / amax
+	// The E4M3 and E2M1 maxima (448 and 6), as element writes them.
+	s := element.E4M3.MaxFinite() * element.E2M1.MaxFinite() / amax
 	switch {
 	case !isFinite(s):
 		return maxFloat32
@@ -180,7 +175,7 @@ func NVFP4TensorScale(amax float32) float32 {
 // d = E4M3(blockAmax * (S / 6)), both operations float32 RNE, the
 // conversion saturating.
 func NVFP4BlockScale(blockAmax, s float32) uint8 {
-	return element.ToE4M3(blockAmax * (s / fp4Max))
+	return element.ToE4M3(blockAmax * (s / element.E2M1.MaxFinite()))
 }
 
 // NVFP4ElementFactor returns f = 1 / (float(d) * (1 / S)), clamped to the
