@@ -2,6 +2,7 @@ package podresources
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
@@ -18,6 +21,21 @@ type fakeKubelet struct {
 	podresourcesv1.UnimplementedPodResourcesListerServer
 	list        *podresourcesv1.ListPodResourcesResponse
 	allocatable *podresourcesv1.AllocatableResourcesResponse
+	// serveGet answers Get from list; false answers Unimplemented, as a
+	// kubelet without the KubeletPodResourcesGet feature does.
+	serveGet bool
+}
+
+func (f *fakeKubelet) Get(ctx context.Context, req *podresourcesv1.GetPodResourcesRequest) (*podresourcesv1.GetPodResourcesResponse, error) {
+	if !f.serveGet {
+		return f.UnimplementedPodResourcesListerServer.Get(ctx, req)
+	}
+	for _, p := range f.list.GetPodResources() {
+		if p.GetNamespace() == req.GetPodNamespace() && p.GetName() == req.GetPodName() {
+			return &podresourcesv1.GetPodResourcesResponse{PodResources: p}, nil
+		}
+	}
+	return nil, status.Errorf(codes.NotFound, "pod %s/%s not found", req.GetPodNamespace(), req.GetPodName())
 }
 
 func (f *fakeKubelet) List(context.Context, *podresourcesv1.ListPodResourcesRequest) (*podresourcesv1.ListPodResourcesResponse, error) {
@@ -102,5 +120,34 @@ func TestReaderWithoutKubelet(t *testing.T) {
 	defer cancel()
 	if _, err := r.List(ctx); err == nil {
 		t.Fatal("List without a kubelet succeeded, want an error")
+	}
+}
+
+func TestReaderPod(t *testing.T) {
+	list := &podresourcesv1.ListPodResourcesResponse{PodResources: []*podresourcesv1.PodResources{
+		pod("ml", "train", &podresourcesv1.ContainerResources{Name: "main",
+			Devices: []*podresourcesv1.ContainerDevices{devices(GPUResourceName, "GPU-zero")}}),
+		pod("kquant", "run-a", &podresourcesv1.ContainerResources{Name: "run",
+			Devices: []*podresourcesv1.ContainerDevices{devices(GPUResourceName, "1")}}),
+	}}
+	want := []Allocation{{
+		Device:    Device{GPUUUID: "GPU-one", Source: SourceDevicePlugin, ResourceName: GPUResourceName, DeviceID: "1"},
+		Container: Container{Namespace: "kquant", Pod: "run-a", Container: "run"},
+	}}
+	for _, serveGet := range []bool{true, false} {
+		t.Run(fmt.Sprintf("kubelet serves Get: %v", serveGet), func(t *testing.T) {
+			r, err := Dial(serve(t, &fakeKubelet{list: list, serveGet: serveGet}), node, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = r.Close() })
+			got, err := r.Pod(t.Context(), "kquant", "run-a")
+			if err != nil {
+				t.Fatalf("Pod: %v", err)
+			}
+			if diff := cmp.Diff(want, got.Allocations); diff != "" {
+				t.Errorf("Pod allocations (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -69,7 +69,8 @@ type GPU struct {
 	// the device plugin picks a GPU itself, so there it is informative.
 	UUID string
 	// MIGProfile is the slice's profile ("1g.10gb") when the GPU is a MIG
-	// device; empty for a whole GPU.
+	// device; empty for a whole GPU, and for a slice under the device
+	// plugin's single MIG strategy, which advertises slices as nvidia.com/gpu.
 	MIGProfile string
 }
 

@@ -97,14 +97,15 @@ func pendingOutcome(pod *corev1.Pod) Outcome {
 }
 
 // waitsForGPU reports whether the scheduler's message blames the GPU: the
-// device plugin's resource is short ("Insufficient nvidia.com/gpu"), or the
-// pod's DRA claim cannot be allocated. The scheduler's messages are the only
-// place this is said; they have been stable for years, and a miss only turns
-// WaitingForGPU into RunPodUnschedulable with the same message.
+// pod's extended resource is short ("Insufficient nvidia.com/gpu"; a run
+// pod's only extended resource is its GPU, whatever the chart named it), or
+// the pod's DRA claim cannot be allocated. The scheduler's messages are the
+// only place this is said; they have been stable for years, and a miss only
+// turns WaitingForGPU into RunPodUnschedulable with the same message.
 func waitsForGPU(pod *corev1.Pod, message string) bool {
 	for _, ctr := range pod.Spec.Containers {
 		for name := range ctr.Resources.Limits {
-			if isGPUResource(string(name)) && strings.Contains(message, "Insufficient "+string(name)) {
+			if strings.Contains(string(name), "/") && strings.Contains(message, "Insufficient "+string(name)) {
 				return true
 			}
 		}
@@ -117,11 +118,6 @@ func waitsForGPU(pod *corev1.Pod, message string) bool {
 		}
 	}
 	return false
-}
-
-func isGPUResource(name string) bool {
-	return name == DefaultGPUResourceName || strings.HasPrefix(name, DefaultMIGResourcePrefix) ||
-		strings.HasPrefix(name, DefaultGPUResourceName+".")
 }
 
 // failedOutcome carries the pod's or its container's reason and message. A

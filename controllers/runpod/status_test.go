@@ -79,6 +79,27 @@ func TestPodOutcome(t *testing.T) {
 			want: Outcome{Phase: kquantv1alpha1.RunPhasePending, Reason: kquantv1alpha1.RunReasonRunPodWaiting,
 				Message: `ImagePullBackOff: Back-off pulling image "kquant-agent:typo"`},
 		},
+		{
+			name: "a renamed GPU resource is still the GPU",
+			pod: podIn(corev1.PodPending, func(p *corev1.Pod) {
+				p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("1")}
+			}, unschedulable("0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.")),
+			want: Outcome{Phase: kquantv1alpha1.RunPhasePending, Reason: kquantv1alpha1.RunReasonWaitingForGPU,
+				Message: "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."},
+		},
+		{
+			name: "short of CPU is not waiting for a GPU",
+			pod:  podIn(corev1.PodPending, unschedulable("0/1 nodes are available: 1 Insufficient cpu.")),
+			want: Outcome{Phase: kquantv1alpha1.RunPhasePending, Reason: kquantv1alpha1.RunReasonRunPodUnschedulable,
+				Message: "0/1 nodes are available: 1 Insufficient cpu."},
+		},
+		{
+			name: "held by Kueue's scheduling gate: Kueue reports it, no write",
+			pod: podIn(corev1.PodPending, func(p *corev1.Pod) {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+					Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
+			}),
+		},
 		{name: "being created is progress", pod: podIn(corev1.PodPending, waiting("ContainerCreating", ""))},
 		{name: "not yet looked at by the scheduler", pod: podIn(corev1.PodPending)},
 		{name: "running: the run pod reports itself", pod: podIn(corev1.PodRunning)},
