@@ -8,7 +8,9 @@
 //   - List: the devices of every running container, both device-plugin devices
 //     (ContainerDevices: a resource name and device IDs) and DRA claims
 //     (DynamicResource: driver, pool and device names);
-//   - GetAllocatableResources: the device-plugin devices the node can give out.
+//   - GetAllocatableResources: the device-plugin devices the node can give out;
+//   - Get (Reader.Pod, falling back to List where the kubelet lacks it): one
+//     pod's devices, to learn which GPU the device plugin gave a run pod.
 //
 // Device IDs reach the kubelet in whatever form the device plugin chose, so
 // they are normalised to the UUID of the physical GPU behind them, following
@@ -25,6 +27,7 @@
 //     time-slicing or MPS, where "allocated" does not mean "exclusive";
 //   - "nvidia<index>/gi<n>" and "nvidia<index>/vgpu<n>": GKE's device plugin.
 //
+// InventoryFromNVML fills the Resolver's index and MIG tables from NVML.
 // DRA devices carry no UUID in PodResources, only (driver, pool, device): the
 // Resolver maps them to UUIDs, usually from the node's ResourceSlices
 // (DRADevicesFromSlices builds that table, reading the "uuid", "type" and
