@@ -1,0 +1,307 @@
+package podresources
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+)
+
+// Defaults for Options.
+const (
+	// DefaultSocket is the kubelet's PodResources socket.
+	DefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
+	// DefaultDRADriver is NVIDIA's DRA driver for GPUs.
+	DefaultDRADriver = "gpu.nvidia.com"
+	// GPUResourceName is the device plugin's resource for whole GPUs (and for
+	// their replicas when sharing does not rename them).
+	GPUResourceName = "nvidia.com/gpu"
+	// MIGResourcePrefix starts the device plugin's MIG resources under the
+	// mixed strategy, nvidia.com/mig-<profile>.
+	MIGResourcePrefix = "nvidia.com/mig-"
+)
+
+// Source says how the kubelet allocated a device.
+type Source string
+
+const (
+	// SourceDevicePlugin: a device-plugin resource in the container's limits.
+	SourceDevicePlugin Source = "DevicePlugin"
+	// SourceDRA: a device of a DRA ResourceClaim.
+	SourceDRA Source = "DRA"
+)
+
+// Device is one GPU device as the kubelet hands it out, normalised to its
+// physical GPU.
+type Device struct {
+	// GPUUUID is the UUID of the physical GPU (the parent for a MIG device).
+	GPUUUID string
+	// MIGDevice names the MIG device as the kubelet reported it; empty for a
+	// whole GPU.
+	MIGDevice string
+	// Replica is the time-slicing or MPS replica (or DRA share ID) when the
+	// GPU is shared; empty when the allocation is the whole device.
+	Replica string
+	// Source says whether a device plugin or DRA allocated it.
+	Source Source
+	// ResourceName is the device-plugin resource (nvidia.com/gpu, ...) or,
+	// for DRA, the driver name.
+	ResourceName string
+	// DeviceID is the ID as the kubelet reported it; for DRA "<pool>/<device>".
+	DeviceID string
+}
+
+// Shared reports whether other containers may hold the same GPU: a replica
+// of a time-sliced or MPS GPU, or a MIG slice of it.
+func (d Device) Shared() bool { return d.Replica != "" || d.MIGDevice != "" }
+
+// Container names the container a device is allocated to.
+type Container struct {
+	Namespace string
+	Pod       string
+	Container string
+}
+
+// String is namespace/pod/container.
+func (c Container) String() string { return c.Namespace + "/" + c.Pod + "/" + c.Container }
+
+// Allocation is a device allocated to a container.
+type Allocation struct {
+	Device
+	Container Container
+	// Claim is the DRA ResourceClaim as namespace/name; empty for the device plugin.
+	Claim string
+}
+
+// Unresolved is a GPU device whose physical GPU could not be told.
+type Unresolved struct {
+	// Container is empty for an allocatable device.
+	Container    Container
+	ResourceName string
+	DeviceID     string
+	// Reason says why, for an operator.
+	Reason string
+}
+
+// Snapshot is the node's GPU allocations at one List.
+type Snapshot struct {
+	// Allocations are sorted by GPU UUID, then container, then device ID.
+	Allocations []Allocation
+	// Unresolved are GPU devices allocated to containers whose GPU is unknown.
+	Unresolved []Unresolved
+}
+
+// AllocatedTo returns the allocations of the GPU with this UUID, MIG slices
+// and replicas included.
+func (s Snapshot) AllocatedTo(gpuUUID string) []Allocation {
+	var out []Allocation
+	for _, a := range s.Allocations {
+		if a.GPUUUID == gpuUUID {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Allocatable is what the device plugins can give out on the node.
+type Allocatable struct {
+	// Devices are sorted by GPU UUID, then device ID.
+	Devices    []Device
+	Unresolved []Unresolved
+}
+
+// GPUs returns the UUIDs of the allocatable physical GPUs, sorted, each once.
+func (a Allocatable) GPUs() []string {
+	var out []string
+	for _, d := range a.Devices {
+		out = append(out, d.GPUUUID)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// DRAKey names a DRA device the way PodResources reports it.
+type DRAKey struct {
+	Driver, Pool, Device string
+}
+
+// DRADevice is what a ResourceSlice says about a DRA device.
+type DRADevice struct {
+	// UUID is the device's own UUID: a GPU's, or a MIG device's.
+	UUID string
+	// ParentUUID is the physical GPU of a MIG device; empty for a whole GPU.
+	ParentUUID string
+}
+
+// Resolver maps the names a device ID may use to GPU UUIDs. Its answers come
+// from NVML (indexes, MIG parents) and from ResourceSlices (DRA); it may be
+// backed by live caches, so the reader asks it on every read.
+type Resolver interface {
+	// GPUByIndex returns the UUID of the GPU with this NVML index.
+	GPUByIndex(index string) (uuid string, ok bool)
+	// MIGParent returns the UUID of the GPU a MIG device ("MIG-<uuid>") lives on.
+	MIGParent(migUUID string) (gpuUUID string, ok bool)
+	// DRADevice returns what the ResourceSlices say about a DRA device.
+	DRADevice(key DRAKey) (DRADevice, bool)
+}
+
+// Inventory is a Resolver over fixed tables.
+type Inventory struct {
+	// GPUsByIndex maps an NVML index ("0") to the GPU's UUID.
+	GPUsByIndex map[string]string
+	// MIGParents maps a MIG device UUID to its GPU's UUID.
+	MIGParents map[string]string
+	// DRADevices maps DRA devices to UUIDs (see DRADevicesFromSlices).
+	DRADevices map[DRAKey]DRADevice
+}
+
+var _ Resolver = Inventory{}
+
+// GPUByIndex implements Resolver.
+func (i Inventory) GPUByIndex(index string) (string, bool) {
+	uuid, ok := i.GPUsByIndex[index]
+	return uuid, ok
+}
+
+// MIGParent implements Resolver.
+func (i Inventory) MIGParent(migUUID string) (string, bool) {
+	uuid, ok := i.MIGParents[migUUID]
+	return uuid, ok
+}
+
+// DRADevice implements Resolver.
+func (i Inventory) DRADevice(key DRAKey) (DRADevice, bool) {
+	d, ok := i.DRADevices[key]
+	return d, ok
+}
+
+// Options tune which devices count as GPUs.
+type Options struct {
+	// ResourceNames are device-plugin resources counted as GPUs besides
+	// nvidia.com/gpu and nvidia.com/mig-*: renamed shared resources such as
+	// nvidia.com/gpu.shared.
+	ResourceNames []string
+	// DRADriver is the DRA driver whose devices are GPUs; DefaultDRADriver
+	// when empty.
+	DRADriver string
+}
+
+func (o Options) isGPUResource(name string) bool {
+	return name == GPUResourceName || strings.HasPrefix(name, MIGResourcePrefix) ||
+		slices.Contains(o.ResourceNames, name)
+}
+
+func (o Options) draDriver() string { return cmp.Or(o.DRADriver, DefaultDRADriver) }
+
+// FromList normalises a List response into a Snapshot.
+func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, opts Options) Snapshot {
+	var s Snapshot
+	for _, pod := range resp.GetPodResources() {
+		for _, ctr := range pod.GetContainers() {
+			owner := Container{Namespace: pod.GetNamespace(), Pod: pod.GetName(), Container: ctr.GetName()}
+			for _, devs := range ctr.GetDevices() {
+				if !opts.isGPUResource(devs.GetResourceName()) {
+					continue
+				}
+				for _, id := range devs.GetDeviceIds() {
+					d, reason := resolveDevicePluginID(devs.GetResourceName(), id, resolver)
+					if reason != "" {
+						s.Unresolved = append(s.Unresolved, Unresolved{Container: owner,
+							ResourceName: devs.GetResourceName(), DeviceID: id, Reason: reason})
+						continue
+					}
+					s.Allocations = append(s.Allocations, Allocation{Device: d, Container: owner})
+				}
+			}
+			for _, claim := range ctr.GetDynamicResources() {
+				claimName := claim.GetClaimNamespace() + "/" + claim.GetClaimName()
+				for _, res := range claim.GetClaimResources() {
+					if res.GetDriverName() != opts.draDriver() {
+						continue
+					}
+					d, reason := resolveDRADevice(res, resolver)
+					if reason != "" {
+						s.Unresolved = append(s.Unresolved, Unresolved{Container: owner,
+							ResourceName: res.GetDriverName(), DeviceID: d.DeviceID, Reason: reason})
+						continue
+					}
+					s.Allocations = append(s.Allocations, Allocation{Device: d, Container: owner, Claim: claimName})
+				}
+			}
+		}
+	}
+	slices.SortFunc(s.Allocations, func(a, b Allocation) int {
+		return cmp.Or(cmp.Compare(a.GPUUUID, b.GPUUUID), cmp.Compare(a.Container.String(), b.Container.String()),
+			cmp.Compare(a.DeviceID, b.DeviceID))
+	})
+	return s
+}
+
+// FromAllocatable normalises a GetAllocatableResources response. DRA devices
+// are not in it (the kubelet reports only device-plugin devices there); the
+// ResourceSlices list those.
+func FromAllocatable(resp *podresourcesv1.AllocatableResourcesResponse, resolver Resolver, opts Options) Allocatable {
+	var a Allocatable
+	for _, devs := range resp.GetDevices() {
+		if !opts.isGPUResource(devs.GetResourceName()) {
+			continue
+		}
+		for _, id := range devs.GetDeviceIds() {
+			d, reason := resolveDevicePluginID(devs.GetResourceName(), id, resolver)
+			if reason != "" {
+				a.Unresolved = append(a.Unresolved, Unresolved{ResourceName: devs.GetResourceName(), DeviceID: id, Reason: reason})
+				continue
+			}
+			a.Devices = append(a.Devices, d)
+		}
+	}
+	slices.SortFunc(a.Devices, func(x, y Device) int {
+		return cmp.Or(cmp.Compare(x.GPUUUID, y.GPUUUID), cmp.Compare(x.DeviceID, y.DeviceID))
+	})
+	return a
+}
+
+// resolveDevicePluginID returns the device, or a reason why its GPU is unknown.
+func resolveDevicePluginID(resourceName, id string, resolver Resolver) (Device, string) {
+	d := Device{Source: SourceDevicePlugin, ResourceName: resourceName, DeviceID: id}
+	p, ok := parseDeviceID(id)
+	if !ok {
+		return d, fmt.Sprintf("device ID %q has no known GPU naming", id)
+	}
+	d.MIGDevice, d.Replica = p.mig, p.replica
+	switch {
+	case p.gpuUUID != "":
+		d.GPUUUID = p.gpuUUID
+	case p.gpuIndex != "":
+		uuid, ok := resolver.GPUByIndex(p.gpuIndex)
+		if !ok {
+			return d, fmt.Sprintf("no GPU with index %s on this node", p.gpuIndex)
+		}
+		d.GPUUUID = uuid
+	case p.migUUID != "":
+		uuid, ok := resolver.MIGParent(p.migUUID)
+		if !ok {
+			return d, fmt.Sprintf("no GPU holds MIG device %s", p.migUUID)
+		}
+		d.GPUUUID = uuid
+	}
+	return d, ""
+}
+
+// resolveDRADevice returns the device, or a reason why its GPU is unknown.
+func resolveDRADevice(res *podresourcesv1.ClaimResource, resolver Resolver) (Device, string) {
+	d := Device{Source: SourceDRA, ResourceName: res.GetDriverName(),
+		DeviceID: res.GetPoolName() + "/" + res.GetDeviceName(), Replica: res.GetShareId()}
+	slice, ok := resolver.DRADevice(DRAKey{Driver: res.GetDriverName(), Pool: res.GetPoolName(), Device: res.GetDeviceName()})
+	if !ok || slice.UUID == "" {
+		return d, fmt.Sprintf("no ResourceSlice of driver %s names a UUID for device %s", res.GetDriverName(), d.DeviceID)
+	}
+	if slice.ParentUUID != "" {
+		d.GPUUUID, d.MIGDevice = slice.ParentUUID, slice.UUID
+	} else {
+		d.GPUUUID = slice.UUID
+	}
+	return d, ""
+}

@@ -1,0 +1,73 @@
+package podresources
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// NVML is the part of go-nvml's Interface that InventoryFromNVML reads;
+// nvml.New() and go-nvml's mock.Interface both satisfy it. The caller
+// initialises it.
+type NVML interface {
+	DeviceGetCount() (int, nvml.Return)
+	DeviceGetHandleByIndex(index int) (nvml.Device, nvml.Return)
+}
+
+// InventoryFromNVML fills an Inventory's index and MIG tables from NVML: each
+// GPU's UUID by index, and each MIG device's parent. DRA devices come from
+// ResourceSlices (DRADevicesFromSlices), not from NVML.
+func InventoryFromNVML(lib NVML) (Inventory, error) {
+	inv := Inventory{GPUsByIndex: map[string]string{}, MIGParents: map[string]string{}}
+	count, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return Inventory{}, fmt.Errorf("counting GPUs: %w", ret)
+	}
+	for i := range count {
+		dev, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return Inventory{}, fmt.Errorf("opening GPU %d: %w", i, ret)
+		}
+		uuid, ret := dev.GetUUID()
+		if ret != nvml.SUCCESS {
+			return Inventory{}, fmt.Errorf("reading GPU %d's UUID: %w", i, ret)
+		}
+		inv.GPUsByIndex[strconv.Itoa(i)] = uuid
+		if err := addMIGDevices(inv.MIGParents, dev, uuid); err != nil {
+			return Inventory{}, fmt.Errorf("reading GPU %d's MIG devices: %w", i, err)
+		}
+	}
+	return inv, nil
+}
+
+// addMIGDevices records the parent of each MIG device of a MIG-enabled GPU;
+// GPUs without MIG, or with it off, add nothing.
+func addMIGDevices(parents map[string]string, dev nvml.Device, parentUUID string) error {
+	current, _, ret := dev.GetMigMode()
+	if ret == nvml.ERROR_NOT_SUPPORTED || (ret == nvml.SUCCESS && current != nvml.DEVICE_MIG_ENABLE) {
+		return nil
+	}
+	if ret != nvml.SUCCESS {
+		return ret
+	}
+	slots, ret := dev.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return ret
+	}
+	for j := range slots {
+		mig, ret := dev.GetMigDeviceHandleByIndex(j)
+		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue // an empty slot
+		}
+		if ret != nvml.SUCCESS {
+			return ret
+		}
+		uuid, ret := mig.GetUUID()
+		if ret != nvml.SUCCESS {
+			return ret
+		}
+		parents[uuid] = parentUUID
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package runpod
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/quantrun"
+)
+
+// runAsUser is the images' non-root user (distroless "nonroot").
+const runAsUser int64 = 65532
+
+// maxNameLength is the longest object name the API server takes.
+const maxNameLength = 253
+
+// safeUUID is what a GPU or MIG UUID may contain. The UUID goes into a CEL
+// expression, so anything else is refused rather than quoted.
+var safeUUID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9/-]*$`)
+
+// Objects are what executes a run: its pod and, for DRA, its claim (nil
+// otherwise). Create the claim first: the pod refers to it by name.
+type Objects struct {
+	Pod   *corev1.Pod
+	Claim *resourcev1.ResourceClaim
+}
+
+// PodName is the run pod's deterministic name: the run's own, so a stale
+// cache that creates it twice gets AlreadyExists, and `kubectl get pod <run>`
+// finds it. Run names are already unique within the namespace and at most
+// 253 characters.
+func PodName(run *kquantv1alpha1.QuantRun) string { return run.Name }
+
+// ClaimName is the run's DRA ResourceClaim's name: <run>-gpu.
+func ClaimName(run *kquantv1alpha1.QuantRun) string {
+	const suffix = "-gpu"
+	name := run.Name
+	if len(name)+len(suffix) > maxNameLength {
+		name = name[:maxNameLength-len(suffix)]
+	}
+	return name + suffix
+}
+
+// Args are the run pod's arguments to the agent binary: run mode, and the
+// run by namespace/name. The run pod reads everything else from the run.
+func Args(run *kquantv1alpha1.QuantRun) []string {
+	return []string{"run", "--run=" + run.Namespace + "/" + run.Name}
+}
+
+// Labels are the run pod's (and claim's) labels, linking it to its run and
+// job. The selector the controller watches run pods with is
+// app.kubernetes.io/component=run.
+func Labels(run *kquantv1alpha1.QuantRun) map[string]string {
+	job := run.Labels[kquantv1alpha1.LabelJob]
+	if job == "" {
+		job = quantrun.JobLabelValue(run.Spec.JobRef.Name)
+	}
+	return map[string]string{
+		"app.kubernetes.io/name": "kquant",
+		LabelComponent:           ComponentRun,
+		LabelRun:                 quantrun.JobLabelValue(run.Name), // the same shortening as job names
+		kquantv1alpha1.LabelJob:  job,
+		kquantv1alpha1.LabelNode: run.Spec.NodeName,
+	}
+}
+
+// Build returns the objects that execute run on gpu, as cfg says. The run
+// must be bound (spec.nodeName set).
+func Build(run *kquantv1alpha1.QuantRun, gpu GPU, cfg Config) (Objects, error) {
+	cfg = cfg.withDefaults()
+	switch {
+	case cfg.Allocation == AllocationNone:
+		return Objects{}, ErrNoRunPod
+	case cfg.Allocation != AllocationDevicePlugin && cfg.Allocation != AllocationDRA:
+		return Objects{}, fmt.Errorf("%w: unknown allocation %q", ErrInvalidInput, cfg.Allocation)
+	case run.Spec.NodeName == "":
+		return Objects{}, fmt.Errorf("%w: run %s/%s is not bound to a node", ErrInvalidInput, run.Namespace, run.Name)
+	case cfg.Image == "":
+		return Objects{}, fmt.Errorf("%w: no agent image", ErrInvalidInput)
+	case cfg.Allocation == AllocationDRA && !safeUUID.MatchString(gpu.UUID):
+		return Objects{}, fmt.Errorf("%w: DRA needs the GPU's UUID, got %q", ErrInvalidInput, gpu.UUID)
+	}
+
+	owner := *metav1.NewControllerRef(run, kquantv1alpha1.GroupVersion.WithKind("QuantRun"))
+	pod := basePod(run, owner, cfg)
+	var objs Objects
+	switch cfg.Allocation {
+	case AllocationDevicePlugin:
+		resourceName := corev1.ResourceName(cfg.GPUResourceName)
+		if gpu.MIGProfile != "" {
+			resourceName = corev1.ResourceName(cfg.MIGResourcePrefix + gpu.MIGProfile)
+		}
+		// Extended resources are limits only; the API server copies them to
+		// requests.
+		ctr := &pod.Spec.Containers[0]
+		ctr.Resources.Limits[resourceName] = resource.MustParse("1")
+	case AllocationDRA:
+		claim := buildClaim(run, gpu, owner, cfg)
+		pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: claimReference, ResourceClaimName: ptr.To(claim.Name)}}
+		pod.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: claimReference}}
+		objs.Claim = claim
+	}
+	if gpu.UUID != "" {
+		pod.Annotations = map[string]string{AnnotationGPU: gpu.UUID}
+	}
+	objs.Pod = pod
+	return objs, nil
+}
+
+// AnnotationGPU on a run pod is the GPU (or MIG device) UUID the run was
+// bound to: what DRA pins, and what the device plugin may or may not pick.
+const AnnotationGPU = "kquant.dev/gpu-uuid"
+
+// basePod is the pod common to both allocations, without its GPU.
+func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Config) *corev1.Pod {
+	labels := Labels(run)
+	if cfg.KueueQueueName != "" {
+		labels[LabelKueueQueue] = cfg.KueueQueueName
+	}
+	resources := *cfg.Resources.DeepCopy()
+	if resources.Limits == nil {
+		resources.Limits = corev1.ResourceList{}
+	}
+	return &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            PodName(run),
+			Namespace:       run.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Spec: corev1.PodSpec{
+			// A run is one attempt; a failed pod fails the run, and the job
+			// controller decides on a new attempt.
+			RestartPolicy:      corev1.RestartPolicyNever,
+			ServiceAccountName: cfg.ServiceAccountName,
+			// The run pod writes its run's status with its own token.
+			AutomountServiceAccountToken: ptr.To(true),
+			EnableServiceLinks:           ptr.To(false),
+			PriorityClassName:            cfg.PriorityClassName,
+			Affinity:                     nodeAffinity(run.Spec.NodeName),
+			Tolerations:                  append([]corev1.Toleration(nil), cfg.Tolerations...),
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To(runAsUser),
+				RunAsGroup:     ptr.To(runAsUser),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:            ContainerName,
+				Image:           cfg.Image,
+				ImagePullPolicy: cfg.ImagePullPolicy,
+				Args:            append(Args(run), cfg.ExtraArgs...),
+				Env:             env(),
+				Resources:       resources,
+				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+				// A failing run pod writes "<Reason>: <message>" here (see
+				// Outcome); the logs' tail stands in when it could not.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext: &corev1.SecurityContext{
+					Privileged:               ptr.To(false),
+					AllowPrivilegeEscalation: ptr.To(false),
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+			// The only writable place: CUDA's JIT cache of the embedded PTX.
+			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+}
+
+// nodeAffinity pins the pod to node through the scheduler: metadata.name is
+// the node's exact name (the DaemonSet controller's pin), where the
+// kubernetes.io/hostname label may differ from it.
+func nodeAffinity(node string) *corev1.Affinity {
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchFields: []corev1.NodeSelectorRequirement{{
+					Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node},
+				}},
+			}},
+		},
+	}}
+}
+
+// env gives the run its own identity and the driver capabilities it needs.
+// NVIDIA_VISIBLE_DEVICES is never set: the kubelet's allocation decides
+// which GPU the container sees.
+func env() []corev1.EnvVar {
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return []corev1.EnvVar{
+		field("POD_NAME", "metadata.name"),
+		field("POD_NAMESPACE", "metadata.namespace"),
+		field("POD_UID", "metadata.uid"),
+		field("NODE_NAME", "spec.nodeName"),
+		// The agent image defaults to utility (NVML only) for the DaemonSet;
+		// a run needs the CUDA driver too. Capabilities widen what the
+		// toolkit mounts, never which GPUs.
+		{Name: "NVIDIA_DRIVER_CAPABILITIES", Value: "compute,utility"},
+		// The root filesystem is read-only; CUDA's JIT cache goes to /tmp.
+		{Name: "CUDA_CACHE_PATH", Value: "/tmp/cuda-cache"},
+	}
+}
+
+// buildClaim pins the run's GPU with a CEL selector on its UUID.
+func buildClaim(run *kquantv1alpha1.QuantRun, gpu GPU, owner metav1.OwnerReference, cfg Config) *resourcev1.ResourceClaim {
+	class := cfg.DeviceClassName
+	if gpu.MIGProfile != "" {
+		class = cfg.MIGDeviceClassName
+	}
+	return &resourcev1.ResourceClaim{
+		TypeMeta: metav1.TypeMeta{APIVersion: resourcev1.SchemeGroupVersion.String(), Kind: "ResourceClaim"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ClaimName(run),
+			Namespace:       run.Namespace,
+			Labels:          maps.Clone(Labels(run)),
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{
+				Name: claimReference,
+				Exactly: &resourcev1.ExactDeviceRequest{
+					DeviceClassName: class,
+					AllocationMode:  resourcev1.DeviceAllocationModeExactCount,
+					Count:           1,
+					Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+						Expression: UUIDSelector(cfg.UUIDAttributeDomain, gpu.UUID),
+					}}},
+				},
+			}},
+		}},
+	}
+}
+
+// UUIDSelector is the CEL expression that selects the device with uuid in
+// domain's attributes.
+func UUIDSelector(domain, uuid string) string {
+	return fmt.Sprintf("device.attributes[%q].uuid == %q", domain, uuid)
+}
