@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/element"
 	"github.com/kquant/kquant/internal/quant/hadamard"
 	"github.com/kquant/kquant/internal/quant/scaling"
 )
@@ -14,8 +15,10 @@ import (
 // "Counting saturated and flushed elements").
 type Counts struct {
 	// Saturated counts finite elements whose scaled magnitude |x × scale|
-	// (after the RHT where it applies) is above the element type's largest
-	// finite value, so that the conversion clamped them.
+	// (after the RHT where it applies) is so far above the element type's
+	// largest finite value that the conversion clamped them: round to
+	// nearest even, without the format's upper bound, would have given a
+	// larger value (see clamps).
 	Saturated int
 	// FlushedToZero counts nonzero finite elements whose code is ±0.
 	FlushedToZero int
@@ -54,7 +57,7 @@ func Count(x quant.Tensor, res *quant.Result) (Counts, error) {
 	if err != nil {
 		return Counts{}, err
 	}
-	maxFinite := o.Element.MaxFinite()
+	clamped := clamps(o.Element)
 	magnitude := ^o.Element.SignBit()
 	var c Counts
 	for i := range o.Rows {
@@ -67,12 +70,39 @@ func Count(x quant.Tensor, res *quant.Result) (Counts, error) {
 				c.FlushedToZero++
 			}
 			// NaN factors (E8M0 code 0xFF) compare false: not counted.
-			if p := v * factor(i, j); p > maxFinite || p < -maxFinite {
+			if clamped(v * factor(i, j)) {
 				c.Saturated++
 			}
 		}
 	}
 	return c, nil
+}
+
+// clamps reports, for an element type, whether the conversion clamps a
+// scaled value: whether round-to-nearest-even with no upper bound would give
+// a value above the largest finite one. That is the contract's "above the
+// format's max finite value, so that the conversion clamped them": a value
+// between the max and half the top step beyond it rounds to the max by
+// itself (NVFP4's block maximum lands there whenever its E4M3 block scale
+// rounded down, and must not make every NVFP4 run a Warn). At the midpoint
+// round-to-even decides: E4M3's max 448 (mantissa 110) keeps 464; E5M2's
+// 57344 (11) and E2M1's 6 (1) are odd, so 61440 and 7 round up and clamp.
+// NaN compares false: never counted.
+func clamps(t element.Type) func(p float32) bool {
+	var midpoint float32
+	var tieClamps bool
+	switch t {
+	case element.E4M3:
+		midpoint, tieClamps = 464, false // 448 + 32/2
+	case element.E5M2:
+		midpoint, tieClamps = 61440, true // 57344 + 8192/2
+	default: // E2M1
+		midpoint, tieClamps = 7, true // 6 + 2/2
+	}
+	return func(p float32) bool {
+		a := float32(math.Abs(float64(p)))
+		return a > midpoint || (tieClamps && a == midpoint)
+	}
 }
 
 // operandValues returns x in the operand's stored orientation, transformed
