@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kquant/kquant/agent/simulate"
+	"github.com/kquant/kquant/internal/logging"
 	"github.com/kquant/kquant/test/deviceplugin"
 )
 
@@ -28,8 +28,7 @@ const labelRetryInterval = 2 * time.Second
 type config struct {
 	simulate, nodeName, resourceName, dir, kubeconfig, unhealthyFile string
 	pollInterval                                                     time.Duration
-	verbosity                                                        int
-	logFormat                                                        string
+	log                                                              logging.Options
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -42,8 +41,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig for labelling the Node as GPU feature discovery would; none: no labels")
 	fs.StringVar(&c.unhealthyFile, "unhealthy-file", "", "file listing GPUs (indexes or UUIDs, one per line) to report Unhealthy; re-read every --poll-interval")
 	fs.DurationVar(&c.pollInterval, "poll-interval", deviceplugin.DefaultPollInterval, "how often to check for a kubelet restart and re-read --unhealthy-file")
-	fs.IntVar(&c.verbosity, "v", 0, "log verbosity: 0 registrations, allocations and failures; 1 also retries and kubelet connections")
-	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
+	c.log.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -86,7 +84,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(c.logFormat, c.verbosity)
+	log, err := c.log.New(os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -135,18 +133,4 @@ func uuids(devices []deviceplugin.Device) []string {
 		out = append(out, d.UUID)
 	}
 	return out
-}
-
-// newLogger is the agent's logger: logr on the standard library's slog
-// (logr's V(n) is slog level -n).
-func newLogger(format string, verbosity int) (logr.Logger, error) {
-	opts := &slog.HandlerOptions{Level: slog.Level(-verbosity)}
-	switch format {
-	case "json":
-		return logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, opts)), nil
-	case "text":
-		return logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, opts)), nil
-	default:
-		return logr.Discard(), fmt.Errorf("log format %q: want json or text", format)
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kquant/kquant/internal/logging"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -13,7 +15,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.nodeName != "from-env" || c.resourceName != "nvidia.com/gpu" || c.dir != "/var/lib/kubelet/device-plugins/" ||
-		c.pollInterval != time.Second || c.kubeconfig != "" || c.logFormat != "json" {
+		c.pollInterval != time.Second || c.kubeconfig != "" || c.log.Format != logging.FormatJSON {
 		t.Errorf("defaults: %+v", c)
 	}
 }
