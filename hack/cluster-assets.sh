@@ -8,7 +8,9 @@
 # (hack/cluster.sh installs them).
 #
 # It prints the directory that holds the binaries on stdout and everything else
-# on stderr. A second call finds the cache and returns at once.
+# on stderr. A second call finds the cache and returns at once. With --cached it
+# never builds: it prints the directory when the binaries are there, and fails
+# otherwise (for cluster-down, which has nothing to stop then).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
 
@@ -20,6 +22,7 @@ if assets_fresh "$CACHE" "$STAMP" "${BINARIES[@]}"; then
   echo "$CACHE"
   exit 0
 fi
+[[ ${1:-} != --cached ]] || exit 1
 
 mkdir -p "$CACHE"
 assets_build kube "$CACHE" "$(kube_version_ldflags)" "" \

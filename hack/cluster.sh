@@ -391,21 +391,22 @@ unmount_under() {
 
 cluster_down() {
   step "stopping the cluster"
+  # The binaries as built, never a build: without them no cluster ran.
+  local node_assets
+  node_assets=$("$ROOT/hack/cluster-assets.sh" --cached 2>/dev/null) || node_assets=""
   stop deviceplugin
   stop kubelet
-  if [[ -S $CONTAINERD_SOCK ]]; then
-    local crictl
-    crictl=$("$ROOT/hack/cluster-assets.sh" 2>/dev/null)/crictl
+  if [[ -S $CONTAINERD_SOCK && -n $node_assets ]]; then
     # Stopping the pod sandboxes tears their networks down through CNI.
-    [[ -x $crictl ]] && timeout 60 "$crictl" --runtime-endpoint "unix://$CONTAINERD_SOCK" rmp -fa >/dev/null 2>&1 || true
+    timeout 60 "$node_assets/crictl" --runtime-endpoint "unix://$CONTAINERD_SOCK" rmp -fa >/dev/null 2>&1 || true
   fi
   stop containerd
   # Shims outlive containerd by design; end this cluster's (they name its socket).
   pkill -KILL -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK" 2>/dev/null || true
   pkill -KILL -f "$RUN/containerd" 2>/dev/null || true
   stop kube-proxy
-  if [[ -x ${NODE_ASSETS:-/nonexistent}/kube-proxy ]] || NODE_ASSETS=$("$ROOT/hack/cluster-assets.sh" 2>/dev/null); then
-    "$NODE_ASSETS/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  if [[ -n $node_assets ]]; then
+    "$node_assets/kube-proxy" --cleanup >/dev/null 2>&1 || true
   fi
   stop kube-scheduler
   stop kube-controller-manager
