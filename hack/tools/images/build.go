@@ -168,30 +168,37 @@ func mergeEnv(base, over []string) []string {
 func dirLayer(dir string) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	if err := addTree(tw, dir, true); err != nil {
+		return nil, err
+	}
+	return closeLayer(tw, &buf)
+}
+
+// addTree writes dir's entries into tw under their paths relative to dir,
+// sorted, so that the same tree always gives the same bytes; directories too
+// when withDirs.
+func addTree(tw *tar.Writer, dir string, withDirs bool) error {
 	var paths []string
-	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != dir {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != dir && (withDirs || !d.IsDir()) {
 			paths = append(paths, p)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := addPath(tw, p, filepath.ToSlash(rel)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return closeLayer(tw, &buf)
+	return nil
 }
 
 // fileLayer is a layer with one executable file at dest (an absolute path).
@@ -363,25 +370,8 @@ func tarDir(dir, out string) error {
 	}
 	defer os.Remove(tmp.Name())
 	tw := tar.NewWriter(tmp)
-	var files []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
-		}
+	if err := addTree(tw, dir, false); err != nil {
 		return err
-	})
-	if err != nil {
-		return err
-	}
-	sort.Strings(files)
-	for _, p := range files {
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		if err := addPath(tw, p, filepath.ToSlash(rel)); err != nil {
-			return err
-		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
