@@ -105,6 +105,54 @@ type GPU struct {
 	// +listMapKey=scheme
 	// +kubebuilder:validation:MaxItems=16
 	Recipes []RecipeSupport `json:"recipes,omitempty"`
+	// allocations are the containers the kubelet has allocated this GPU (or a
+	// MIG slice or shared replica of it) to, as its PodResources API reports
+	// them; empty when the GPU is free. The controller binds no run to a GPU
+	// that another pod holds.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Allocations []GPUAllocation `json:"allocations,omitempty"`
+}
+
+// AllocationSource says how the kubelet allocated a GPU to a container.
+// +kubebuilder:validation:Enum=DevicePlugin;DRA
+type AllocationSource string
+
+const (
+	// AllocationSourceDevicePlugin: a device-plugin resource (nvidia.com/gpu,
+	// nvidia.com/mig-<profile>) in the container's limits.
+	AllocationSourceDevicePlugin AllocationSource = "DevicePlugin"
+	// AllocationSourceDRA: a device of a DRA ResourceClaim.
+	AllocationSourceDRA AllocationSource = "DRA"
+)
+
+// GPUAllocation is one container that holds a GPU, in the words of the
+// kubelet's PodResources API.
+type GPUAllocation struct {
+	// namespace is the pod's namespace.
+	// +required
+	Namespace string `json:"namespace"`
+	// pod is the pod's name.
+	// +required
+	Pod string `json:"pod"`
+	// container is the container's name.
+	// +optional
+	Container string `json:"container,omitempty"`
+	// source is DevicePlugin or DRA.
+	// +required
+	Source AllocationSource `json:"source"`
+	// resourceName is the device-plugin resource (nvidia.com/gpu, ...) or the
+	// DRA driver.
+	// +optional
+	ResourceName string `json:"resourceName,omitempty"`
+	// claim is the DRA ResourceClaim as namespace/name; empty for the device plugin.
+	// +optional
+	Claim string `json:"claim,omitempty"`
+	// shared is true when the allocation is a MIG slice or a time-slicing or
+	// MPS replica: other containers may hold the same GPU.
+	// +optional
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Baselines are the node's reference costs, measured when the agent starts.

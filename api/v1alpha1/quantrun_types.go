@@ -347,6 +347,11 @@ type QuantRunStatus struct {
 	// completionTime is when the run reached Succeeded or Failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// allocatedGPU is the GPU the run executed on, as its run pod found it:
+	// with the device plugin the kubelet picks the GPU, so it may differ from
+	// spec.gpuUUID, which is the controller's intent.
+	// +optional
+	AllocatedGPU *AllocatedGPU `json:"allocatedGPU,omitempty"`
 	// results are the measured results.
 	// +optional
 	Results *RunResults `json:"results,omitempty"`
@@ -362,6 +367,23 @@ type QuantRunStatus struct {
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AllocatedGPU is the GPU a run pod got from the kubelet.
+type AllocatedGPU struct {
+	// uuid is the physical GPU's UUID (the parent's for a MIG slice).
+	// +required
+	UUID string `json:"uuid"`
+	// index is the GPU's NVML index on the node, when known.
+	// +optional
+	Index *int32 `json:"index,omitempty"`
+	// migDevice names the MIG device when the run got a MIG slice.
+	// +optional
+	MIGDevice string `json:"migDevice,omitempty"`
+	// source is DevicePlugin or DRA; empty for in-agent execution
+	// (gpuAllocation None).
+	// +optional
+	Source AllocationSource `json:"source,omitempty"`
 }
 
 // QuantRun is one unit of a QuantJob bound to one GPU: what a Pod is to a Job.

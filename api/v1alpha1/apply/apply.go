@@ -15,6 +15,9 @@ const (
 	// ManagerAgent is the node agent's field manager, for its run status
 	// writes and its GPUNodeProfile.
 	ManagerAgent = "kquant-agent"
+	// ManagerRunPod is a run pod's field manager, for the status of the one
+	// QuantRun it executes.
+	ManagerRunPod = "kquant-run"
 )
 
 // nz returns a pointer to v, or nil when v is zero: an omitempty field.

@@ -18,6 +18,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=kquant.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("Accuracy"):
 		return &apiv1alpha1.AccuracyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AllocatedGPU"):
+		return &apiv1alpha1.AllocatedGPUApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Baselines"):
 		return &apiv1alpha1.BaselinesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BlockScalingOptions"):
@@ -32,6 +34,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ExecutionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPU"):
 		return &apiv1alpha1.GPUApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GPUAllocation"):
+		return &apiv1alpha1.GPUAllocationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPUNodeProfile"):
 		return &apiv1alpha1.GPUNodeProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPUNodeProfileStatus"):

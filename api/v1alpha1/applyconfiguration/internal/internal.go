@@ -41,6 +41,23 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: snrDB
       type:
         scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.AllocatedGPU
+  map:
+    fields:
+    - name: index
+      type:
+        scalar: numeric
+    - name: migDevice
+      type:
+        scalar: string
+    - name: source
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.AllocationSource
+    - name: uuid
+      type:
+        scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.AllocationSource
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.AmaxComputeAlgo
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Architecture
@@ -126,6 +143,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.kquant.kquant.api.v1alpha1.GPU
   map:
     fields:
+    - name: allocations
+      type:
+        list:
+          elementType:
+            namedType: com.github.kquant.kquant.api.v1alpha1.GPUAllocation
+          elementRelationship: atomic
     - name: architecture
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Architecture
@@ -161,6 +184,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.GPUAllocation
+  map:
+    fields:
+    - name: claim
+      type:
+        scalar: string
+    - name: container
+      type:
+        scalar: string
+    - name: namespace
+      type:
+        scalar: string
+    - name: pod
+      type:
+        scalar: string
+    - name: resourceName
+      type:
+        scalar: string
+    - name: shared
+      type:
+        scalar: boolean
+    - name: source
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.AllocationSource
 - name: com.github.kquant.kquant.api.v1alpha1.GPUNodeProfile
   map:
     fields:
@@ -633,6 +680,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: agentID
       type:
         scalar: string
+    - name: allocatedGPU
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.AllocatedGPU
     - name: bindTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

@@ -31,6 +31,11 @@ type GPUApplyConfiguration struct {
 	HealthMessage *string `json:"healthMessage,omitempty"`
 	// recipes is this GPU's support of each scheme.
 	Recipes []RecipeSupportApplyConfiguration `json:"recipes,omitempty"`
+	// allocations are the containers the kubelet has allocated this GPU (or a
+	// MIG slice or shared replica of it) to, as its PodResources API reports
+	// them; empty when the GPU is free. The controller binds no run to a GPU
+	// that another pod holds.
+	Allocations []GPUAllocationApplyConfiguration `json:"allocations,omitempty"`
 }
 
 // GPUApplyConfiguration constructs a declarative configuration of the GPU type for use with
@@ -120,6 +125,19 @@ func (b *GPUApplyConfiguration) WithRecipes(values ...*RecipeSupportApplyConfigu
 			panic("nil value passed to WithRecipes")
 		}
 		b.Recipes = append(b.Recipes, *values[i])
+	}
+	return b
+}
+
+// WithAllocations adds the given value to the Allocations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Allocations field.
+func (b *GPUApplyConfiguration) WithAllocations(values ...*GPUAllocationApplyConfiguration) *GPUApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAllocations")
+		}
+		b.Allocations = append(b.Allocations, *values[i])
 	}
 	return b
 }

@@ -31,6 +31,10 @@ type QuantRunStatusApplyConfiguration struct {
 	StartTime *v1.Time `json:"startTime,omitempty"`
 	// completionTime is when the run reached Succeeded or Failed.
 	CompletionTime *v1.Time `json:"completionTime,omitempty"`
+	// allocatedGPU is the GPU the run executed on, as its run pod found it:
+	// with the device plugin the kubelet picks the GPU, so it may differ from
+	// spec.gpuUUID, which is the controller's intent.
+	AllocatedGPU *AllocatedGPUApplyConfiguration `json:"allocatedGPU,omitempty"`
 	// results are the measured results.
 	Results *RunResultsApplyConfiguration `json:"results,omitempty"`
 	// reason is a CamelCase code for a Failed run (for example NodeLost).
@@ -92,6 +96,14 @@ func (b *QuantRunStatusApplyConfiguration) WithStartTime(value v1.Time) *QuantRu
 // If called multiple times, the CompletionTime field is set to the value of the last call.
 func (b *QuantRunStatusApplyConfiguration) WithCompletionTime(value v1.Time) *QuantRunStatusApplyConfiguration {
 	b.CompletionTime = &value
+	return b
+}
+
+// WithAllocatedGPU sets the AllocatedGPU field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AllocatedGPU field is set to the value of the last call.
+func (b *QuantRunStatusApplyConfiguration) WithAllocatedGPU(value *AllocatedGPUApplyConfiguration) *QuantRunStatusApplyConfiguration {
+	b.AllocatedGPU = value
 	return b
 }
 
