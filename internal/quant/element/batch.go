@@ -47,7 +47,7 @@ func encodeE4M3(dst []uint8, src []float32, scale float32) {
 		if a-e4m3Min < e4m3Max-e4m3Min {
 			dst[i] = uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
 		} else {
-			dst[i] = toE4M3Slow(b)
+			dst[i] = E4M3.encodeSlow(b)
 		}
 	}
 }
@@ -61,7 +61,7 @@ func encodeE4M3Each(dst []uint8, src, scales []float32) {
 		if a-e4m3Min < e4m3Max-e4m3Min {
 			dst[i] = uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
 		} else {
-			dst[i] = toE4M3Slow(b)
+			dst[i] = E4M3.encodeSlow(b)
 		}
 	}
 }
@@ -74,7 +74,7 @@ func encodeE5M2(dst []uint8, src []float32, scale float32) {
 		if a-e5m2Min < e5m2Max-e5m2Min {
 			dst[i] = uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
 		} else {
-			dst[i] = toE5M2Slow(b)
+			dst[i] = E5M2.encodeSlow(b)
 		}
 	}
 }
@@ -88,7 +88,7 @@ func encodeE5M2Each(dst []uint8, src, scales []float32) {
 		if a-e5m2Min < e5m2Max-e5m2Min {
 			dst[i] = uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
 		} else {
-			dst[i] = toE5M2Slow(b)
+			dst[i] = E5M2.encodeSlow(b)
 		}
 	}
 }
@@ -104,7 +104,7 @@ func encodeE2M1(dst []uint8, src []float32, scale float32) {
 		case a < e2m1Max:
 			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
 		default:
-			dst[i] = toE2M1Slow(b)
+			dst[i] = E2M1.encodeSlow(b)
 		}
 	}
 }
@@ -121,7 +121,7 @@ func encodeE2M1Each(dst []uint8, src, scales []float32) {
 		case a < e2m1Max:
 			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
 		default:
-			dst[i] = toE2M1Slow(b)
+			dst[i] = E2M1.encodeSlow(b)
 		}
 	}
 }

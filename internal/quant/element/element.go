@@ -186,6 +186,35 @@ const (
 	e2m1Two  = 0x40000000 // 2
 )
 
+// encodeSlow is the part of t's conversion that the inlined fast paths
+// leave out: NaN, saturation (infinities included: satfinite) and
+// magnitudes below the smallest normal (zero and subnormal codes). b is the
+// float32 bits of the value; t is E4M3, E5M2 or E2M1.
+func (t Type) encodeSlow(b uint32) uint8 {
+	var (
+		sign          uint8
+		nan, maxCode  uint8
+		maxBits, base uint32 // base: see subnormalCode
+	)
+	switch t {
+	case E4M3:
+		sign, nan, maxCode, maxBits, base = uint8(b>>24)&0x80, 0x7F, 0x7E, e4m3Max, 141 // 150 - 9
+	case E5M2:
+		sign, nan, maxCode, maxBits, base = uint8(b>>24)&0x80, 0x7F, 0x7B, e5m2Max, 134 // 150 - 16
+	default:
+		sign, nan, maxCode, maxBits, base = uint8(b>>28)&0x8, 0x7, 0x7, e2m1Max, 149 // 150 - 1
+	}
+	a := b & absMask
+	switch {
+	case a > infBits:
+		return nan
+	case a >= maxBits:
+		return sign | maxCode
+	default:
+		return sign | uint8(subnormalCode(a, base))
+	}
+}
+
 // ToE4M3 converts x to E4M3 (round to nearest even, saturating).
 func ToE4M3(x float32) uint8 {
 	b := math.Float32bits(x)
@@ -195,20 +224,7 @@ func ToE4M3(x float32) uint8 {
 	if a-e4m3Min < e4m3Max-e4m3Min {
 		return uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
 	}
-	return toE4M3Slow(b)
-}
-
-func toE4M3Slow(b uint32) uint8 {
-	a := b & absMask
-	sign := uint8(b>>24) & 0x80
-	switch {
-	case a > infBits:
-		return 0x7F
-	case a >= e4m3Max:
-		return sign | 0x7E
-	default:
-		return sign | uint8(subnormalCode(a, 141)) // 150 - 9
-	}
+	return E4M3.encodeSlow(b)
 }
 
 // ToE5M2 converts x to E5M2 (round to nearest even, saturating: infinities
@@ -221,20 +237,7 @@ func ToE5M2(x float32) uint8 {
 	if a-e5m2Min < e5m2Max-e5m2Min {
 		return uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
 	}
-	return toE5M2Slow(b)
-}
-
-func toE5M2Slow(b uint32) uint8 {
-	a := b & absMask
-	sign := uint8(b>>24) & 0x80
-	switch {
-	case a > infBits:
-		return 0x7F
-	case a >= e5m2Max:
-		return sign | 0x7B
-	default:
-		return sign | uint8(subnormalCode(a, 134)) // 150 - 16
-	}
+	return E5M2.encodeSlow(b)
 }
 
 // ToE2M1 converts x to an E2M1 code in the low nibble (round to nearest
@@ -247,20 +250,7 @@ func ToE2M1(x float32) uint8 {
 	if a-e2m1Min < e2m1Max-e2m1Min {
 		return uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
 	}
-	return toE2M1Slow(b)
-}
-
-func toE2M1Slow(b uint32) uint8 {
-	a := b & absMask
-	sign := uint8(b>>28) & 0x8
-	switch {
-	case a > infBits:
-		return 0x7
-	case a >= e2m1Max:
-		return sign | 0x7
-	default:
-		return sign | uint8(subnormalCode(a, 149)) // 150 - 1
-	}
+	return E2M1.encodeSlow(b)
 }
 
 // ToE2M1Stochastic converts x to an E2M1 code with stochastic rounding
@@ -317,16 +307,22 @@ func E4M3ToFloat32(c uint8) float32 {
 // E5M2ToFloat32 returns the exact value of an E5M2 code (IEEE style
 // infinities and NaNs).
 func E5M2ToFloat32(c uint8) float32 {
-	sign := uint32(c&0x80) << 24
-	e := uint32(c>>2) & 0x1F
-	m := uint32(c & 3)
+	return widenIEEE(uint32(c&0x80)<<24, uint32(c>>2)&0x1F, uint32(c&3), 2)
+}
+
+// widenIEEE returns the float32 value of a code of an IEEE-754-style format
+// with 5 exponent bits (bias 15, all ones for infinities and NaNs) and
+// manBits mantissa bits: E5M2 and binary16. sign is the float32 sign bit, e
+// the biased exponent and m the mantissa.
+func widenIEEE(sign, e, m, manBits uint32) float32 {
 	switch {
 	case e == 0x1F:
-		return math.Float32frombits(sign | infBits | m<<21)
+		return math.Float32frombits(sign | infBits | m<<(23-manBits))
 	case e == 0:
-		return math.Float32frombits(sign | math.Float32bits(float32(m)*0x1p-16))
+		// m times the smallest subnormal, 2^(-14-manBits): exact.
+		return math.Float32frombits(sign | math.Float32bits(float32(m)*math.Float32frombits((113-manBits)<<23)))
 	default:
-		return math.Float32frombits(sign | (e+112)<<23 | m<<21)
+		return math.Float32frombits(sign | (e+112)<<23 | m<<(23-manBits))
 	}
 }
 

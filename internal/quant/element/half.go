@@ -21,17 +21,7 @@ func Float32ToBF16(x float32) uint16 {
 // FP16ToFloat32 widens an IEEE binary16 bit pattern to float32 exactly,
 // keeping NaN payloads.
 func FP16ToFloat32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	e := uint32(h>>10) & 0x1F
-	m := uint32(h & 0x3FF)
-	switch {
-	case e == 0x1F:
-		return math.Float32frombits(sign | infBits | m<<13)
-	case e == 0:
-		return math.Float32frombits(sign | math.Float32bits(float32(m)*0x1p-24))
-	default:
-		return math.Float32frombits(sign | (e+112)<<23 | m<<13)
-	}
+	return widenIEEE(uint32(h&0x8000)<<16, uint32(h>>10)&0x1F, uint32(h&0x3FF), 10)
 }
 
 // Float32ToFP16 rounds x to IEEE binary16, round to nearest even, with
