@@ -215,12 +215,14 @@ func (t Type) encodeSlow(b uint32) uint8 {
 	}
 }
 
+// ToE4M3, ToE5M2 and ToE2M1 test the normal range with one unsigned
+// comparison, so that their fast paths stay small enough for the compiler
+// to inline into loops; everything else goes to encodeSlow.
+
 // ToE4M3 converts x to E4M3 (round to nearest even, saturating).
 func ToE4M3(x float32) uint8 {
 	b := math.Float32bits(x)
 	a := b & absMask
-	// The normal range is tested with one unsigned comparison so that this
-	// fast path stays small enough for the compiler to inline into loops.
 	if a-e4m3Min < e4m3Max-e4m3Min {
 		return uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
 	}
@@ -232,8 +234,6 @@ func ToE4M3(x float32) uint8 {
 func ToE5M2(x float32) uint8 {
 	b := math.Float32bits(x)
 	a := b & absMask
-	// The normal range is tested with one unsigned comparison so that this
-	// fast path stays small enough for the compiler to inline into loops.
 	if a-e5m2Min < e5m2Max-e5m2Min {
 		return uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
 	}
@@ -245,8 +245,6 @@ func ToE5M2(x float32) uint8 {
 func ToE2M1(x float32) uint8 {
 	b := math.Float32bits(x)
 	a := b & absMask
-	// The normal range is tested with one unsigned comparison so that this
-	// fast path stays small enough for the compiler to inline into loops.
 	if a-e2m1Min < e2m1Max-e2m1Min {
 		return uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
 	}
