@@ -146,7 +146,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJ
 		r.written.forget(key)
 		return fmt.Errorf("patching status of job %s: %w", job.Name, err)
 	}
-	r.written.record(key, job.UID, job.ResourceVersion, job.Status.DeepCopy())
+	r.written.record(key, job.UID, old.ResourceVersion, job.ResourceVersion, job.Status.DeepCopy())
 	r.recordTransitions(ctx, old, job)
 	return nil
 }

@@ -1,7 +1,7 @@
 package quantjob
 
 import (
-	"strconv"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +19,13 @@ import (
 // scale"). With the memo a reconcile compares with, and builds on, what it
 // last wrote. Kubernetes' Job controller keeps such "expectations" for the
 // same reason.
+//
+// resourceVersions are opaque strings that clients may only compare for
+// equality, so the memo never orders them: it keeps the versions it wrote
+// on (the chain of writes since the cache last showed one of them), and a
+// cache at one of those is behind; a cache at the written version has caught
+// up; a cache at any other version has moved on past the memo (or someone
+// else wrote the job), and the cache is what counts again.
 type written struct {
 	mu   sync.Mutex
 	jobs map[types.NamespacedName]writtenStatus
@@ -28,17 +35,27 @@ type writtenStatus struct {
 	uid             types.UID
 	resourceVersion string
 	status          *kquantv1alpha1.QuantJobStatus
+	// writtenOn are the versions the chain of writes was made on, oldest
+	// first: a cache at one of them has not seen the last write.
+	writtenOn []string
 }
 
-// record remembers status as written for job (key, uid) at resourceVersion.
-// status must not be changed afterwards.
-func (w *written) record(key types.NamespacedName, uid types.UID, resourceVersion string, status *kquantv1alpha1.QuantJobStatus) {
+// record remembers status as written for job (key, uid): the write was made
+// on version base and the API server gave it resourceVersion. status must
+// not be changed afterwards.
+func (w *written) record(key types.NamespacedName, uid types.UID, base, resourceVersion string, status *kquantv1alpha1.QuantJobStatus) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.jobs == nil {
 		w.jobs = map[types.NamespacedName]writtenStatus{}
 	}
-	w.jobs[key] = writtenStatus{uid: uid, resourceVersion: resourceVersion, status: status}
+	writtenOn := []string{base}
+	if prev, ok := w.jobs[key]; ok && prev.uid == uid && prev.resourceVersion == base {
+		// Written on the memo itself: the cache may still be at any
+		// version of the chain.
+		writtenOn = append(prev.writtenOn, base)
+	}
+	w.jobs[key] = writtenStatus{uid: uid, resourceVersion: resourceVersion, status: status, writtenOn: writtenOn}
 }
 
 // newerThanCache returns what this process last wrote for job (key, uid) when
@@ -52,7 +69,7 @@ func (w *written) newerThanCache(key types.NamespacedName, uid types.UID, cached
 	if !ok {
 		return "", nil, false
 	}
-	if rec.uid != uid || !olderVersion(cachedVersion, rec.resourceVersion) {
+	if rec.uid != uid || !slices.Contains(rec.writtenOn, cachedVersion) {
 		delete(w.jobs, key)
 		return "", nil, false
 	}
@@ -65,21 +82,4 @@ func (w *written) forget(key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.jobs, key)
-}
-
-// olderVersion reports whether resourceVersion a is older than b. Versions
-// are opaque to clients, but the API server's are etcd revisions: decimal
-// numbers that grow with every write. Where they are not numbers, only equal
-// versions count as caught up, and an unknown one as newer: a write on an old
-// version then conflicts, and the conflict forgets the record.
-func olderVersion(a, b string) bool {
-	if a == b {
-		return false
-	}
-	na, errA := strconv.ParseUint(a, 10, 64)
-	nb, errB := strconv.ParseUint(b, 10, 64)
-	if errA != nil || errB != nil {
-		return true
-	}
-	return na < nb
 }

@@ -15,40 +15,48 @@ func TestWrittenIsUsedUntilTheCacheCatchesUp(t *testing.T) {
 	if _, _, ok := w.newerThanCache(key, "uid-1", "10"); ok {
 		t.Fatal("nothing written: the cache is all there is")
 	}
+	// Versions are opaque: none of these is compared as a number.
 	st := &kquantv1alpha1.QuantJobStatus{Phase: kquantv1alpha1.JobPhasePending, Total: 1}
-	w.record(key, "uid-1", "12", st)
-	if v, got, ok := w.newerThanCache(key, "uid-1", "11"); !ok || v != "12" || got != st {
-		t.Fatalf("cache at 11 behind the write at 12: got %q %v %v", v, got, ok)
+	w.record(key, "uid-1", "a", "c", st)
+	if v, got, ok := w.newerThanCache(key, "uid-1", "a"); !ok || v != "c" || got != st {
+		t.Fatalf("cache at the version written on: got %q %v %v, want the write", v, got, ok)
 	}
-	if _, _, ok := w.newerThanCache(key, "uid-2", "11"); ok {
+	if _, _, ok := w.newerThanCache(key, "uid-2", "a"); ok {
 		t.Fatal("another job of the same name must not see the record")
 	}
-	if _, _, ok := w.newerThanCache(key, "uid-1", "11"); ok {
+	if _, _, ok := w.newerThanCache(key, "uid-1", "a"); ok {
 		t.Fatal("the record of a replaced job is forgotten")
 	}
-	w.record(key, "uid-1", "12", st)
-	if _, _, ok := w.newerThanCache(key, "uid-1", "12"); ok {
+	w.record(key, "uid-1", "a", "c", st)
+	if _, _, ok := w.newerThanCache(key, "uid-1", "c"); ok {
 		t.Fatal("the cache showing the write's version has caught up")
 	}
-	w.record(key, "uid-1", "12", st)
-	if _, _, ok := w.newerThanCache(key, "uid-1", "15"); ok {
-		t.Fatal("a cache newer than the write has caught up")
+	w.record(key, "uid-1", "a", "c", st)
+	if _, _, ok := w.newerThanCache(key, "uid-1", "b"); ok {
+		t.Fatal("a cache at a version the memo does not know has moved on")
 	}
-	w.record(key, "uid-1", "12", st)
+	w.record(key, "uid-1", "a", "c", st)
 	w.forget(key)
-	if _, _, ok := w.newerThanCache(key, "uid-1", "11"); ok {
+	if _, _, ok := w.newerThanCache(key, "uid-1", "a"); ok {
 		t.Fatal("forgotten after a conflict")
 	}
 }
 
-func TestOlderVersion(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want bool
-	}{{"9", "10", true}, {"10", "10", false}, {"11", "10", false}, {"x", "y", true}, {"x", "x", false}} {
-		if got := olderVersion(c.a, c.b); got != c.want {
-			t.Errorf("olderVersion(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+func TestWrittenChainsWritesMadeOnTheMemo(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "job"}
+	var w written
+	first := &kquantv1alpha1.QuantJobStatus{Total: 1}
+	second := &kquantv1alpha1.QuantJobStatus{Total: 1, Succeeded: 1}
+	w.record(key, "uid-1", "x", "y", first)
+	// The cache is still at x: the next write builds on the memo, at y.
+	w.record(key, "uid-1", "y", "z", second)
+	for _, cached := range []string{"x", "y"} {
+		if v, got, ok := w.newerThanCache(key, "uid-1", cached); !ok || v != "z" || got != second {
+			t.Errorf("cache at %s, behind both writes: got %q %v %v, want the second write", cached, v, got, ok)
 		}
+	}
+	if _, _, ok := w.newerThanCache(key, "uid-1", "z"); ok {
+		t.Error("the cache at the last write has caught up")
 	}
 }
 
