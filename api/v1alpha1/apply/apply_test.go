@@ -60,7 +60,9 @@ func TestGPUNodeProfileStatusEncodesAsTheTypedValue(t *testing.T) {
 			ObservedGeneration: 2, GPUCount: 1, DriverVersion: "580", CUDADriverVersion: "13.0", Backend: v1alpha1.BackendCUDA,
 			Simulated: true, Recipes: rs, AgentVersion: "v1",
 			GPUs: []v1alpha1.GPU{{Index: 0, UUID: "GPU-1", Product: "H100", ComputeCapability: "9.0", Architecture: v1alpha1.ArchitectureHopper,
-				MemoryMiB: 80, MIGMode: v1alpha1.MIGMode("Disabled"), Health: v1alpha1.HealthHealthy, HealthMessage: "m", Recipes: rs}, {}},
+				MemoryMiB: 80, MIGMode: v1alpha1.MIGMode("Disabled"), Health: v1alpha1.HealthHealthy, HealthMessage: "m", Recipes: rs,
+				Allocations: []v1alpha1.GPUAllocation{{Namespace: "ml", Pod: "train", Container: "main", Source: v1alpha1.AllocationSourceDRA,
+					ResourceName: "gpu.nvidia.com", Claim: "ml/train-gpu", Shared: true}, {}}}, {}},
 			Baselines:  &v1alpha1.Baselines{LaunchMicros: "2", GraphLaunchMicros: "1", CopyBandwidthGBps: "3000"},
 			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: now, Reason: "R", Message: "m"}, {}},
 		},
@@ -71,8 +73,29 @@ func TestGPUNodeProfileStatusEncodesAsTheTypedValue(t *testing.T) {
 	}
 }
 
+func TestAllocatedGPUEncodesAsTheTypedValue(t *testing.T) {
+	idx := int32(0)
+	cases := map[string]*v1alpha1.AllocatedGPU{
+		"every field": {UUID: "GPU-1", Index: &idx, MIGDevice: "MIG-2", Source: v1alpha1.AllocationSourceDevicePlugin},
+		"empty":       {},
+	}
+	for name, g := range cases {
+		t.Run(name, func(t *testing.T) { sameJSON(t, AllocatedGPU(g), g) })
+	}
+}
+
 func TestOwners(t *testing.T) {
 	if !Owns(ManagerAgent, "results") || Owns(ManagerController, "results") || !Owns(ManagerController, "reason") || Owns(ManagerAgent, "reason") {
+		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
+	}
+	// The run pod writes its run's outcome and the GPU it got, never the
+	// agent's conditions.
+	for _, f := range []string{"phase", "startTime", "completionTime", "agentID", "allocatedGPU", "results", "reason", "message"} {
+		if !Owns(ManagerRunPod, f) {
+			t.Errorf("the run pod does not own %s", f)
+		}
+	}
+	if Owns(ManagerRunPod, "conditions") || Owns(ManagerController, "allocatedGPU") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
 	}
 }
