@@ -55,9 +55,10 @@ type Options struct {
 	// Client reads and writes the run directly (no cache), with the run
 	// pod's own service account.
 	Client client.Client
-	// NVML is the library the run pod sees its GPU through; Execute
-	// initialises and shuts it down.
-	NVML gonvml.Interface
+	// NVML returns the library the run pod sees its GPU through (go-nvml's
+	// nvml.New() in a pod; a simulated node's view of the run's GPU in
+	// tests); Execute initialises and shuts it down.
+	NVML func(run *v1alpha1.QuantRun) gonvml.Interface
 	// Source is how the kubelet allocated the GPU (DevicePlugin or DRA).
 	Source v1alpha1.AllocationSource
 	// Runner executes the run: the measurement harness, as in the agent.
@@ -120,14 +121,15 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 		log.Info("Run already finished, nothing to do", "phase", run.Status.Phase)
 		return Outcome{Message: "run already " + string(run.Status.Phase)}, nil
 	}
-	if ret := opts.NVML.Init(); ret != gonvml.SUCCESS {
+	lib := opts.NVML(run)
+	if ret := lib.Init(); ret != gonvml.SUCCESS {
 		return failEarly(writeCtx, opts, run, nil, fmt.Errorf("no GPU visible to the run pod: initialising NVML: %w", ret))
 	}
-	defer opts.NVML.Shutdown()
+	defer lib.Shutdown()
 	if opts.Pod.Node != "" && run.Spec.NodeName != opts.Pod.Node {
 		return failEarly(writeCtx, opts, run, nil, fmt.Errorf("run pod is on node %s, the run is bound to %s", opts.Pod.Node, run.Spec.NodeName))
 	}
-	gpu, err := findAllocated(ctx, opts.NVML, run, opts.Source)
+	gpu, err := findAllocated(ctx, lib, run, opts.Source)
 	if err != nil {
 		return failEarly(writeCtx, opts, run, nil, err)
 	}
@@ -141,7 +143,7 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 	log.Info("Run started", "allocatedGPU", gpu.status.UUID, "boundGPU", run.Spec.GPUUUID, "source", gpu.status.Source)
 
 	runner := executor.Guarded(opts.Runner, executor.GuardOptions{
-		Guard: gpuguard.New(opts.NVML), Open: opts.Open, Interval: opts.GuardInterval, Clock: opts.Clock,
+		Guard: gpuguard.New(lib), Open: opts.Open, Interval: opts.GuardInterval, Clock: opts.Clock,
 	})
 	results, err := runner.Run(ctx, claimed, gpu.gpu)
 	st := end(claimed, opts, results, err, context.Cause(ctx))
