@@ -96,6 +96,7 @@ type Options struct {
 	LeaseRenewInterval     time.Duration
 	LeaseDuration          time.Duration
 	RefreshInterval        time.Duration
+	AllocationInterval     time.Duration
 	ShutdownGrace          time.Duration
 	BusyRequeue            time.Duration
 	Clock                  clock.WithTicker
@@ -150,14 +151,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	}()
 
 	reporter := profile.NewReporter(profile.ReporterOptions{
-		Discoverer:      discoverer,
-		Prober:          opts.Prober,
-		Publisher:       profile.NewPublisher(direct, opts.NodeName),
-		Clock:           opts.Clock,
-		Simulated:       opts.Simulate != nil,
-		AgentVersion:    opts.AgentVersion,
-		RefreshInterval: opts.RefreshInterval,
-		Allocations:     allocations.source(),
+		Discoverer:         discoverer,
+		Prober:             opts.Prober,
+		Publisher:          profile.NewPublisher(direct, opts.NodeName),
+		Clock:              opts.Clock,
+		Simulated:          opts.Simulate != nil,
+		AgentVersion:       opts.AgentVersion,
+		RefreshInterval:    opts.RefreshInterval,
+		Allocations:        allocations.source(),
+		AllocationInterval: opts.AllocationInterval,
 	})
 	if err := reporter.Start(ctx); err != nil {
 		return fmt.Errorf("publishing the first GPUNodeProfile: %w", err)
