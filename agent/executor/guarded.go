@@ -13,6 +13,13 @@ import (
 	"github.com/kquant/kquant/internal/logging"
 )
 
+// learnTries and learnWait bound how long the guard waits for NVML to list
+// the context this process just created.
+const (
+	learnTries = 20
+	learnWait  = 100 * time.Millisecond
+)
+
 // DefaultGuardInterval is how often a running run's GPU is checked for
 // foreign processes.
 const DefaultGuardInterval = 2 * time.Second
@@ -75,8 +82,8 @@ func guardedRun(ctx context.Context, r Runner, opts GuardOptions, run *v1alpha1.
 			return nil, fmt.Errorf("opening GPU %s: %w", gpu.UUID, err)
 		}
 		if opened {
-			if err := opts.Guard.Learn(gpu.UUID, opts.Self); err != nil {
-				return nil, fmt.Errorf("after opening the GPU: %w", err)
+			if err := learn(ctx, opts, gpu.UUID); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -90,4 +97,25 @@ func guardedRun(ctx context.Context, r Runner, opts GuardOptions, run *v1alpha1.
 		return nil, fmt.Errorf("while running: %w", cause)
 	}
 	return results, err
+}
+
+// learn has the guard learn this process's host PID from the context it just
+// opened on the GPU. NVML lists a new context at once on the drivers tried;
+// learn still gives it a few polls. Should it never appear, the run goes on
+// with nothing allowed, and the watch would then fail it as GPUInUse, retried
+// later: never a run beside an unknown process.
+func learn(ctx context.Context, opts GuardOptions, uuid string) error {
+	for try := 0; ; try++ {
+		if err := opts.Guard.Learn(uuid, opts.Self); err != nil {
+			return fmt.Errorf("after opening the GPU: %w", err)
+		}
+		if opts.Self.PID() != 0 || try == learnTries {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-opts.Clock.After(learnWait):
+		}
+	}
 }
