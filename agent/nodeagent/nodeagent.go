@@ -175,6 +175,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err != nil {
 		return err
 	}
+	if exec == nil {
+		if err := setupRunBaselines(mgr, opts, reporter); err != nil {
+			return err
+		}
+	}
 	for _, run := range []func(context.Context) error{lease.Run, reporter.Run} {
 		// The manager hands runnables a context of its own: give them the
 		// agent's logger back, or their failures would go unlogged.

@@ -108,4 +108,23 @@ func TestObserverPublishesAllocationsAndRunsNothing(t *testing.T) {
 	if agentTouched(run) {
 		t.Errorf("the observer touched the run: %+v", run.Status)
 	}
+
+	// A run pod finished the run and measured its GPU's baselines: the
+	// profile takes them.
+	want2 := &v1alpha1.Baselines{LaunchMicros: "2.10", GraphLaunchMicros: "1.50", CopyBandwidthGBps: "3010.5"}
+	now := metav1.Now()
+	run.Status.Phase, run.Status.CompletionTime = v1alpha1.RunPhaseSucceeded, &now
+	run.Status.Results = &v1alpha1.RunResults{Backend: "cuda", Verdict: v1alpha1.VerdictPass, Baselines: want2}
+	if err := env.Client.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "baselines from the run", func() (err error) {
+		if p, err = getProfile(ctx, node); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want2, p.Status.Baselines); diff != "" {
+			return fmt.Errorf("baselines (-want +got):\n%s", diff)
+		}
+		return nil
+	})
 }

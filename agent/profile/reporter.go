@@ -194,6 +194,14 @@ func (r *Reporter) publish(ctx context.Context, node *nvml.Node) error {
 	return nil
 }
 
+// SetBaselines replaces the node's baselines (those a run pod measured);
+// the next refresh publishes them.
+func (r *Reporter) SetBaselines(b *v1alpha1.Baselines) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.baselines = b.DeepCopy()
+}
+
 // GPU returns the node's GPU with this UUID, as last published.
 func (r *Reporter) GPU(uuid string) (v1alpha1.GPU, bool) {
 	r.mu.RLock()

@@ -65,7 +65,11 @@ type Options struct {
 	Runner executor.Runner
 	// Open creates the run's CUDA context before its first kernel (see
 	// executor.GuardOptions); nil on the reference backend.
-	Open          executor.Opener
+	Open executor.Opener
+	// Baselines measures the GPU's reference costs after a finished run, for
+	// the node's profile (results.baselines); nil measures none (reference
+	// backend). A failure is logged, never fails the run.
+	Baselines     func(ctx context.Context, gpu v1alpha1.GPU) (*v1alpha1.Baselines, error)
 	GuardInterval time.Duration
 	FinishTimeout time.Duration
 	Clock         clock.WithTicker
@@ -146,6 +150,13 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 		Guard: gpuguard.New(lib), Open: opts.Open, Interval: opts.GuardInterval, Clock: opts.Clock,
 	})
 	results, err := runner.Run(ctx, claimed, gpu.gpu)
+	if err == nil && results != nil && opts.Baselines != nil && ctx.Err() == nil {
+		b, berr := opts.Baselines(ctx, gpu.gpu)
+		if berr != nil {
+			log.Error(berr, "Measuring baselines failed")
+		}
+		results.Baselines = b
+	}
 	st := end(claimed, opts, results, err, context.Cause(ctx))
 	finishCtx, cancel := context.WithTimeout(writeCtx, opts.FinishTimeout)
 	defer cancel()

@@ -145,6 +145,10 @@ func runPod(args []string) (exitErr error) {
 		Run: types.NamespacedName{Namespace: ns, Name: name}, Pod: c.pod, Client: cl, NVML: lib,
 		Source: v1alpha1.AllocationSource(c.allocation), Runner: exec.runner, Open: exec.open,
 		GuardInterval: c.guardInterval,
+		Baselines: func(ctx context.Context, gpu v1alpha1.GPU) (*v1alpha1.Baselines, error) {
+			m, err := exec.prober.Measure(ctx, int(gpu.Index))
+			return m.API(), err
+		},
 	})
 	if err != nil {
 		return err

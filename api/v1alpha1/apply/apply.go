@@ -81,6 +81,7 @@ func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
 		Accuracy:    accuracy(r.Accuracy),
 		Verdict:     nz(r.Verdict),
 		Reason:      nz(r.Reason),
+		Baselines:   baselines(r.Baselines),
 	}
 	if c := r.Capability; c != nil {
 		out.Capability = &ac.CapabilityApplyConfiguration{Native: ptr(c.Native), Emulated: ptr(c.Emulated), Reason: nz(c.Reason)}
@@ -156,12 +157,17 @@ func GPUNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileSt
 			}
 		}
 	}
-	if b := s.Baselines; b != nil {
-		out.Baselines = &ac.BaselinesApplyConfiguration{
-			LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
-		}
-	}
+	out.Baselines = baselines(s.Baselines)
 	return out
+}
+
+func baselines(b *v1alpha1.Baselines) *ac.BaselinesApplyConfiguration {
+	if b == nil {
+		return nil
+	}
+	return &ac.BaselinesApplyConfiguration{
+		LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
+	}
 }
 
 func allocations(as []v1alpha1.GPUAllocation) []ac.GPUAllocationApplyConfiguration {

@@ -43,6 +43,7 @@ func TestRunResultsEncodeAsTheTypedValue(t *testing.T) {
 			Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &yes, SNRdB: "31", MaxAbsError: "0.1", Saturated: 2, FlushedToZero: 1},
 			Shapes:   []v1alpha1.ShapeResult{{Rows: 1, Cols: 2, Overhead: oh, Performance: perf, Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &no}}, {}},
 			Verdict:  v1alpha1.VerdictPass, Reason: v1alpha1.VerdictReasonPass,
+			Baselines: &v1alpha1.Baselines{LaunchMicros: "2.1", GraphLaunchMicros: "1.5", CopyBandwidthGBps: "3000.0"},
 		},
 		"zero values that are serialised": {Capability: &v1alpha1.Capability{}, Graph: &v1alpha1.GraphResult{}, Shapes: []v1alpha1.ShapeResult{}},
 		"empty":                           {},
