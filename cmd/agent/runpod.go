@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -76,7 +77,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 // runPod is run mode: one process executes one QuantRun and exits 0 when
 // the run finished (any verdict), 1 when it could not run. SIGTERM records
 // the run as Failed (RunPodLost, retried) before exiting.
-func runPod(args []string) (exitErr error) {
+func runPod(args []string) error {
 	c, err := parseRunFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -90,6 +91,12 @@ func runPod(args []string) (exitErr error) {
 	}
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
+	return executeRun(c, log)
+}
+
+// executeRun is run mode after the process-wide setup: it executes the run
+// and handles SIGTERM and SIGINT while it does.
+func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	defer func() {
 		// Whatever stopped the run, the kubelet shows why.
 		if exitErr != nil {
@@ -119,10 +126,7 @@ func runPod(args []string) (exitErr error) {
 		}
 	}()
 	if exec.bench != nil {
-		exec.bench.Progress = func(run *v1alpha1.QuantRun, p bench.Progress) {
-			log.Info("Progress", "shape", p.Shape+1, "shapes", p.Shapes, "rows", p.Rows, "cols", p.Cols,
-				"stage", p.Stage, "step", p.Step, "steps", p.Steps)
-		}
+		exec.bench.Progress = progressLogger(log)
 	}
 	lib, err := nvmlFor(c)
 	if err != nil {
@@ -186,4 +190,24 @@ func writeTerminationLog(path, msg string) {
 		return
 	}
 	_ = os.WriteFile(path, []byte(msg), 0o644)
+}
+
+// progressLogger logs a run's progress for `kubectl logs`: each stage of
+// each shape, and the timing loop in tenths.
+func progressLogger(log logr.Logger) func(*v1alpha1.QuantRun, bench.Progress) {
+	var last bench.Progress
+	tenth := func(p bench.Progress) int {
+		if p.Steps == 0 {
+			return 0
+		}
+		return p.Step * 10 / p.Steps
+	}
+	return func(_ *v1alpha1.QuantRun, p bench.Progress) {
+		if p.Shape == last.Shape && p.Stage == last.Stage && tenth(p) == tenth(last) && last.Stage != "" {
+			return
+		}
+		last = p
+		log.Info("Progress", "shape", p.Shape+1, "shapes", p.Shapes, "rows", p.Rows, "cols", p.Cols,
+			"stage", p.Stage, "step", p.Step, "steps", p.Steps)
+	}
 }
