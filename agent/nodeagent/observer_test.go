@@ -3,6 +3,7 @@ package nodeagent_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +128,33 @@ func TestObserverPublishesAllocationsAndRunsNothing(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestInAgentExecutionIsGuarded: with gpuAllocation None the agent runs the
+// node's runs itself, and the same guard as a run pod's keeps a run off a
+// GPU where another process is; the other GPU's run succeeds, recording the
+// GPU it ran on.
+func TestInAgentExecutionIsGuarded(t *testing.T) {
+	ctx := context.Background()
+	ns, err := env.CreateNamespace(ctx, "guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const node = "guarded-node"
+	sim := simulate.NewNode(node, spec(t, "H100:2"))
+	sim.SetProcesses(simulate.UUID(node, 0), 4242)
+	startAgent(t, nodeagent.Options{NodeName: node, Namespace: agentNamespace, Execution: nodeagent.ExecutionNone,
+		Simulate: spec(t, "H100:2"), GuardNVML: sim.Library()})
+	newRun(t, ns, "busy-gpu", node, 0, node)
+	newRun(t, ns, "free-gpu", node, 1, node)
+
+	busy := waitPhase(t, ns, "busy-gpu", v1alpha1.RunPhaseFailed, 20*time.Second)
+	if msg := busy.Status.Message; !strings.HasPrefix(msg, v1alpha1.RunReasonGPUInUse+": ") || !strings.Contains(msg, "4242") || busy.Status.Results != nil {
+		t.Errorf("busy GPU's run: %+v, want Failed with a GPUInUse message naming 4242", busy.Status)
+	}
+	free := waitPhase(t, ns, "free-gpu", v1alpha1.RunPhaseSucceeded, 20*time.Second)
+	want := &v1alpha1.AllocatedGPU{UUID: simulate.UUID(node, 1), Index: ptr.To[int32](1)}
+	if diff := cmp.Diff(want, free.Status.AllocatedGPU); diff != "" {
+		t.Errorf("allocatedGPU (-want +got):\n%s", diff)
+	}
 }
