@@ -18,26 +18,20 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=lib/assets.sh
+source hack/lib/assets.sh
 
 bundle() {
   local dir=${1:-$ROOT/.gpubin-runpod}
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
-  local assets tmp
-  assets=$(hack/envtest-assets.sh)
+  local tmp
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   CGO_ENABLED=1 go build -trimpath -ldflags='-s -w' -o "$tmp/agent" ./cmd/agent
   CGO_ENABLED=1 go test -c -tags gpu -trimpath -ldflags='-s -w' -o "$tmp/runpod.test" ./test/runpod
   for b in agent runpod.test; do xz -6 -T0 -c "$tmp/$b" >"$dir/$b.xz"; done
-  # The control plane changes only with envtest-assets.sh's stamp.
-  if [[ ! -f $dir/assets.stamp ]] || ! cmp -s "$assets/.stamp" "$dir/assets.stamp"; then
-    for b in kube-apiserver etcd; do
-      strip -o "$tmp/$b" "$assets/$b"
-      xz -6 -T0 -c "$tmp/$b" >"$dir/$b.xz"
-    done
-    cp "$assets/.stamp" "$dir/assets.stamp"
-  fi
+  assets_pack_control_plane "$dir"
   echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo +dirty)" >"$dir/commit"
   ls -l "$dir" >&2
   du -sh "$dir" >&2
@@ -49,14 +43,7 @@ run() {
   mkdir -p "$2"
   out=$(cd "$2" && pwd)
   bin=$(mktemp -d /tmp/kquant-runpod.XXXXXX)
-  for b in agent runpod.test kube-apiserver etcd; do
-    if command -v xz >/dev/null; then
-      xz -dc "$dir/$b.xz" >"$bin/$b"
-    else
-      python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$dir/$b.xz" "$bin/$b"
-    fi
-    chmod +x "$bin/$b"
-  done
+  for b in agent runpod.test kube-apiserver etcd; do assets_unxz "$dir/$b.xz" "$bin/$b"; done
   {
     echo "bundle of commit $(cat "$dir/commit" 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv,noheader || true

@@ -62,29 +62,34 @@ func TestObserverPublishesAllocationsAndRunsNothing(t *testing.T) {
 		Simulate: spec(t, "H100:2"), PodResourcesSocket: fakekubelet.Serve(t, kubelet), AllocationInterval: 50 * time.Millisecond})
 	newRun(t, ns, "for-a-run-pod", node, 0, node)
 
-	allocations := func(p *v1alpha1.GPUNodeProfile) map[string][]v1alpha1.GPUAllocation {
-		out := map[string][]v1alpha1.GPUAllocation{}
-		for _, g := range p.Status.GPUs {
-			if len(g.Allocations) > 0 {
-				out[g.UUID] = g.Allocations
-			}
-		}
-		return out
-	}
 	want := map[string][]v1alpha1.GPUAllocation{
 		gpu0: {{Namespace: "ml", Pod: "train", Container: "main", Source: v1alpha1.AllocationSourceDevicePlugin, ResourceName: podresources.GPUResourceName}},
 		gpu1: {{Namespace: "ml", Pod: "infer", Container: "main", Source: v1alpha1.AllocationSourceDRA, ResourceName: podresources.DefaultDRADriver, Claim: "ml/infer-gpu"}},
 	}
 	var p *v1alpha1.GPUNodeProfile
-	eventually(t, 20*time.Second, "allocations published", func() (err error) {
-		if p, err = getProfile(ctx, node); err != nil {
-			return err
+	// published waits until the profile says what a check wants.
+	published := func(what string, check func(*v1alpha1.GPUNodeProfile) string) {
+		t.Helper()
+		eventually(t, 20*time.Second, what, func() (err error) {
+			if p, err = getProfile(ctx, node); err != nil {
+				return err
+			}
+			if diff := check(p); diff != "" {
+				return fmt.Errorf("(-want +got):\n%s", diff)
+			}
+			return nil
+		})
+	}
+	allocations := func(p *v1alpha1.GPUNodeProfile) string {
+		got := map[string][]v1alpha1.GPUAllocation{}
+		for _, g := range p.Status.GPUs {
+			if len(g.Allocations) > 0 {
+				got[g.UUID] = g.Allocations
+			}
 		}
-		if diff := cmp.Diff(want, allocations(p)); diff != "" {
-			return fmt.Errorf("allocations (-want +got):\n%s", diff)
-		}
-		return nil
-	})
+		return cmp.Diff(want, got)
+	}
+	published("allocations", allocations)
 	if p.Status.Backend != v1alpha1.BackendReference || p.Status.Baselines != nil {
 		t.Errorf("backend %q baselines %v: an observer of simulated GPUs measures nothing", p.Status.Backend, p.Status.Baselines)
 	}
@@ -92,15 +97,7 @@ func TestObserverPublishesAllocationsAndRunsNothing(t *testing.T) {
 	// The training pod ends: its GPU shows free within an allocation interval.
 	kubelet.SetList(&podresourcesv1.ListPodResourcesResponse{PodResources: []*podresourcesv1.PodResources{draPod}})
 	delete(want, gpu0)
-	eventually(t, 20*time.Second, "freed GPU published", func() (err error) {
-		if p, err = getProfile(ctx, node); err != nil {
-			return err
-		}
-		if diff := cmp.Diff(want, allocations(p)); diff != "" {
-			return fmt.Errorf("allocations (-want +got):\n%s", diff)
-		}
-		return nil
-	})
+	published("freed GPU", allocations)
 	// The run is the run pod's to execute, never the observer's.
 	run, err := getRun(ctx, ns, "for-a-run-pod")
 	if err != nil {
@@ -119,15 +116,7 @@ func TestObserverPublishesAllocationsAndRunsNothing(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "baselines from the run", func() (err error) {
-		if p, err = getProfile(ctx, node); err != nil {
-			return err
-		}
-		if diff := cmp.Diff(want2, p.Status.Baselines); diff != "" {
-			return fmt.Errorf("baselines (-want +got):\n%s", diff)
-		}
-		return nil
-	})
+	published("baselines from the run", func(p *v1alpha1.GPUNodeProfile) string { return cmp.Diff(want2, p.Status.Baselines) })
 }
 
 // TestInAgentExecutionIsGuarded: with gpuAllocation None the agent runs the

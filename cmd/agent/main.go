@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -100,13 +101,10 @@ func run(args []string) error {
 		fmt.Println(version.String("agent"))
 		return nil
 	}
-	log, err := c.log.New(os.Stderr)
+	log, err := processLogger(c.log)
 	if err != nil {
 		return err
 	}
-	// controller-runtime and client-go (klog) log through the same logger.
-	ctrl.SetLogger(log)
-	klog.SetLogger(log)
 
 	opts := nodeagent.Options{
 		NodeName:               c.nodeName,
@@ -159,6 +157,18 @@ func run(args []string) error {
 		kill()
 	}()
 	return nodeagent.Run(ctx, cfg, opts, shutdown)
+}
+
+// processLogger is the process's logger, which controller-runtime and
+// client-go (klog) log through too.
+func processLogger(opts logging.Options) (logr.Logger, error) {
+	log, err := opts.New(os.Stderr)
+	if err != nil {
+		return logr.Logger{}, err
+	}
+	ctrl.SetLogger(log)
+	klog.SetLogger(log)
+	return log, nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -14,8 +14,6 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/agent/executor"
@@ -85,12 +83,10 @@ func runPod(args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := c.log.New(os.Stderr)
+	log, err := processLogger(c.log)
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(log)
-	klog.SetLogger(log)
 	return executeRun(c, log)
 }
 
