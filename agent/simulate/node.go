@@ -3,6 +3,7 @@ package simulate
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -43,21 +44,22 @@ func NewNode(nodeName string, spec Spec) *Node {
 	return n
 }
 
-// Only returns the node as a container allocated the GPU with this UUID
-// sees it: that GPU alone, at index 0 (what the kubelet's device plugin
-// gives a run pod), sharing this node's process lists. False when no GPU
-// has the UUID.
-func (n *Node) Only(uuid string) (*Node, bool) {
+// Only returns the node as a container given the GPUs with these UUIDs sees
+// it: those GPUs alone, numbered from 0 in the node's order (what a device
+// plugin or DRA driver gives a run pod), sharing this node's process lists.
+// False when a UUID names no GPU of the node.
+func (n *Node) Only(uuids ...string) (*Node, bool) {
+	only := &Node{processes: n.processes, share: n}
 	for _, d := range n.devices {
-		if u, _ := d.GetUUID(); u == uuid {
-			only := &Node{processes: n.processes, devices: []*mock.Device{d}}
-			// The processes are n's: one lock guards them.
-			only.build()
-			only.share = n
-			return only, true
+		if u, _ := d.GetUUID(); slices.Contains(uuids, u) {
+			only.devices = append(only.devices, d)
 		}
 	}
-	return nil, false
+	if len(only.devices) != len(uuids) {
+		return nil, false
+	}
+	only.build()
+	return only, true
 }
 
 // SetProcesses sets the compute processes NVML reports on the GPU with this

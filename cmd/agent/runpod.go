@@ -160,8 +160,14 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	return nil
 }
 
+// envSimulatedGPUs is where the local cluster's test device plugin and test
+// DRA driver tell a simulated run pod which GPUs it was given (their UUIDs,
+// comma-separated).
+const envSimulatedGPUs = "KQUANT_SIMULATED_GPUS"
+
 // nvmlFor is the NVML the run pod sees: the driver's, or with --simulate the
-// run's GPU of a simulated node, as the kubelet would hand it out.
+// simulated node's GPUs that $KQUANT_SIMULATED_GPUS names (the run's bound
+// GPU where no kubelet set it), as the kubelet would hand them out.
 func nvmlFor(c *runConfig) (func(*v1alpha1.QuantRun) gonvml.Interface, error) {
 	if c.simulate == "" {
 		return func(*v1alpha1.QuantRun) gonvml.Interface { return gonvml.New() }, nil
@@ -171,8 +177,12 @@ func nvmlFor(c *runConfig) (func(*v1alpha1.QuantRun) gonvml.Interface, error) {
 		return nil, err
 	}
 	return func(run *v1alpha1.QuantRun) gonvml.Interface {
+		given := []string{run.Spec.GPUUUID}
+		if v := os.Getenv(envSimulatedGPUs); v != "" {
+			given = strings.Split(v, ",")
+		}
 		node := simulate.NewNode(run.Spec.NodeName, spec)
-		if only, ok := node.Only(run.Spec.GPUUUID); ok {
+		if only, ok := node.Only(given...); ok {
 			return only.Library()
 		}
 		return simulate.NewNode(run.Spec.NodeName, nil).Library()

@@ -79,6 +79,19 @@ func TestRunMode(t *testing.T) {
 		if run.Status.Phase != v1alpha1.RunPhaseSucceeded || run.Status.AllocatedGPU == nil || run.Status.AllocatedGPU.UUID != simulate.UUID(node, 0) {
 			t.Errorf("status %+v, want Succeeded on GPU 0", run.Status)
 		}
+	})
+
+	t.Run("the device plugin gave another GPU", func(t *testing.T) {
+		newRun("other-gpu", 128, 2)
+		t.Setenv("POD_NAME", "other-gpu")
+		t.Setenv(envSimulatedGPUs, simulate.UUID(node, 1))
+		if err := executeRun(mustParse(t, args("other-gpu")), logr.Discard()); err != nil {
+			t.Fatalf("runPod: %v", err)
+		}
+		run := get("other-gpu")
+		if a := run.Status.AllocatedGPU; run.Status.Phase != v1alpha1.RunPhaseSucceeded || a == nil || a.UUID != simulate.UUID(node, 1) || a.Index != nil {
+			t.Errorf("status %+v, want Succeeded on GPU 1, its node index unknown", run.Status)
+		}
 		if msg := termination("finished"); !strings.HasPrefix(msg, "finished on GPU") {
 			t.Errorf("termination message %q", msg)
 		}
@@ -88,10 +101,7 @@ func TestRunMode(t *testing.T) {
 		newRun("terminated", 1024, 100000)
 		t.Setenv("POD_NAME", "terminated")
 		done := make(chan error, 1)
-		c, err := parseRunFlags(args("terminated"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mustParse(t, args("terminated"))
 		// The process-wide loggers stay as the first run set them: setting
 		// them again would race with this test's own client.
 		go func() { done <- executeRun(c, logr.Discard()) }()
@@ -120,4 +130,13 @@ func TestRunMode(t *testing.T) {
 			t.Errorf("termination message %q", msg)
 		}
 	})
+}
+
+func mustParse(t *testing.T, args []string) *runConfig {
+	t.Helper()
+	c, err := parseRunFlags(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
