@@ -173,17 +173,18 @@ func end(run *v1alpha1.QuantRun, opts Options, results *v1alpha1.RunResults, err
 	st := running(run, opts, run.Status.AllocatedGPU)
 	st.CompletionTime = &now
 	switch {
+	case err == nil && results != nil:
+		// Finished, even if SIGTERM came meanwhile: the results stand.
+		st.Phase, st.Results = v1alpha1.RunPhaseSucceeded, results
+		st.Message = "finished on GPU " + run.Status.AllocatedGPU.UUID
 	case errors.Is(cause, ErrTerminated):
 		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodLost, ErrTerminated.Error()
 	case errors.Is(err, gpuguard.ErrGPUInUse):
 		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonGPUInUse, err.Error()
 	case err != nil:
 		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, err.Error()
-	case results == nil:
-		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, "the runner returned no results"
 	default:
-		st.Phase, st.Results = v1alpha1.RunPhaseSucceeded, results
-		st.Message = "finished on GPU " + run.Status.AllocatedGPU.UUID
+		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, "the runner returned no results"
 	}
 	return st
 }

@@ -150,6 +150,11 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 			return m.API(), err
 		},
 	})
+	if err != nil && out.Reason != "" {
+		// The run's end could not be recorded: the termination message
+		// still starts with its reason, which runpod.PodOutcome reads.
+		return fmt.Errorf("%s (%w)", out.TerminationMessage(), err)
+	}
 	if err != nil {
 		return err
 	}
