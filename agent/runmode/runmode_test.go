@@ -2,6 +2,7 @@ package runmode_test
 
 import (
 	"context"
+	"encoding/json"
 
 	"fmt"
 	"os"
@@ -120,6 +121,34 @@ func statusManagers(run *v1alpha1.QuantRun) []string {
 	return out
 }
 
+// checkRunPodFields checks the status fields the run pod's field manager
+// owns on run, as the API server recorded them: each must be the run pod's
+// in apply.QuantRunStatusOwners.
+func checkRunPodFields(t *testing.T, run *v1alpha1.QuantRun) {
+	t.Helper()
+	seen := 0
+	for _, m := range run.ManagedFields {
+		if m.Manager != apply.ManagerRunPod || m.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Status map[string]json.RawMessage `json:"f:status"`
+		}
+		if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+			t.Fatal(err)
+		}
+		for f := range fields.Status {
+			seen++
+			if name := strings.TrimPrefix(f, "f:"); f != "." && !apply.Owns(apply.ManagerRunPod, name) {
+				t.Errorf("the run pod owns status.%s, which apply.QuantRunStatusOwners does not give it", name)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("the API server recorded no status field of the run pod")
+	}
+}
+
 func TestRunSucceedsAndRecordsItsGPU(t *testing.T) {
 	f := newFixture(t, "H100:2")
 	out, err := runmode.Execute(t.Context(), f.options(t, referenceRunner()))
@@ -143,6 +172,7 @@ func TestRunSucceedsAndRecordsItsGPU(t *testing.T) {
 	if diff := cmp.Diff([]string{apply.ManagerRunPod}, statusManagers(run)); diff != "" {
 		t.Errorf("status field managers (-want +got):\n%s", diff)
 	}
+	checkRunPodFields(t, run)
 }
 
 func TestRunFailsWithGPUInUseBeforeItsFirstKernel(t *testing.T) {
@@ -168,6 +198,7 @@ func TestRunFailsWithGPUInUseBeforeItsFirstKernel(t *testing.T) {
 	if run.Status.Phase != v1alpha1.RunPhaseFailed || run.Status.Reason != v1alpha1.RunReasonGPUInUse || run.Status.Results != nil {
 		t.Errorf("status = %+v, want Failed GPUInUse without results", run.Status)
 	}
+	checkRunPodFields(t, run)
 }
 
 // blockingRunner runs until its context ends, after the test said when the
