@@ -18,6 +18,7 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/cuda"
@@ -93,8 +94,9 @@ func gpu0(t *testing.T) string {
 	return uuid
 }
 
-// newRun creates a run of recipe bound to GPU 0 of node "device".
-func newRun(t *testing.T, name string, scheme v1alpha1.Scheme, shapes ...v1alpha1.Shape) *v1alpha1.QuantRun {
+// newRun creates a run of recipe bound to GPU 0 of node "device"; iterations
+// 0 keeps the builder's.
+func newRun(t *testing.T, name string, scheme v1alpha1.Scheme, iterations int32, shapes ...v1alpha1.Shape) *v1alpha1.QuantRun {
 	t.Helper()
 	ns, err := env.CreateNamespace(t.Context(), "runpod")
 	if err != nil {
@@ -108,6 +110,9 @@ func newRun(t *testing.T, name string, scheme v1alpha1.Scheme, shapes ...v1alpha
 	}
 	run.Spec.Workload.Shapes = shapes
 	run.Spec.Tolerances.RequireBitExact = true
+	if iterations > 0 {
+		run.Spec.Execution.Iterations = ptr.To(iterations)
+	}
 	if err := env.Client.Create(t.Context(), run); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +183,7 @@ func TestRunModeBitExact(t *testing.T) {
 	for _, scheme := range []v1alpha1.Scheme{v1alpha1.SchemeFloat8CurrentScaling, v1alpha1.SchemeFloat8BlockScaling,
 		v1alpha1.SchemeMXFP8BlockScaling, v1alpha1.SchemeNVFP4BlockScaling} {
 		t.Run(string(scheme), func(t *testing.T) {
-			run := newRun(t, strings.ToLower(string(scheme)), scheme, shapes...)
+			run := newRun(t, strings.ToLower(string(scheme)), scheme, 0, shapes...)
 			cmd, logs, term := agent(t, run)
 			err := cmd.Wait()
 			got := get(t, run)
@@ -220,7 +225,7 @@ func TestRunModeGPUInUse(t *testing.T) {
 	if _, err := out.Read(make([]byte, 8)); err != nil {
 		t.Fatalf("helper did not take the GPU: %v", err)
 	}
-	run := newRun(t, "busy", v1alpha1.SchemeFloat8CurrentScaling, v1alpha1.Shape{Rows: 1024, Cols: 1024})
+	run := newRun(t, "busy", v1alpha1.SchemeFloat8CurrentScaling, 0, v1alpha1.Shape{Rows: 1024, Cols: 1024})
 	cmd, logs, term := agent(t, run)
 	err = cmd.Wait()
 	got := get(t, run)
@@ -236,7 +241,9 @@ func TestRunModeGPUInUse(t *testing.T) {
 // TestRunModeSIGTERM: the pod is deleted while the run executes: the run is
 // recorded Failed (RunPodLost), never left Running.
 func TestRunModeSIGTERM(t *testing.T) {
-	run := newRun(t, "terminated", v1alpha1.SchemeMXFP8BlockScaling, v1alpha1.Shape{Rows: 16384, Cols: 16384})
+	// Long enough to be stopped: a timing loop of 100,000 steps, which
+	// checks its context between steps.
+	run := newRun(t, "terminated", v1alpha1.SchemeMXFP8BlockScaling, 100000, v1alpha1.Shape{Rows: 8192, Cols: 8192})
 	cmd, logs, term := agent(t, run)
 	wait.For(t, 2*time.Minute, "run Running", func() error {
 		if p := get(t, run).Status.Phase; p != v1alpha1.RunPhaseRunning {
