@@ -259,7 +259,9 @@ up() {
       agent_kc=$DEMO/kubeconfig-agent-$node
     fi
     ports=(AGENT${i}_METRICS_PORT AGENT${i}_HEALTH_PORT)
-    local args=(--kubeconfig="$agent_kc" --node-name="$node" --namespace="$NS"
+    # The demo has no kubelet to give run pods their GPUs: its agents execute
+    # runs themselves (gpuAllocation None, as on nodes drained of other GPU work).
+    local args=(--kubeconfig="$agent_kc" --node-name="$node" --namespace="$NS" --execution=None
       --metrics-bind-address="127.0.0.1:${!ports[0]}" --health-probe-bind-address="127.0.0.1:${!ports[1]}")
     if [[ -n $product ]]; then
       args+=(--backend=reference --simulate="$product:$count")

@@ -71,3 +71,16 @@ func Micros(d time.Duration) string {
 func Decimal(v float64, decimals int) string {
 	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
+
+// Elsewhere is the Prober of an agent whose runs execute in run pods: the
+// agent holds no CUDA context, so it measures nothing itself; Backend names
+// the backend its node's run pods use.
+type Elsewhere struct{ Runs v1alpha1.Backend }
+
+var _ Prober = Elsewhere{}
+
+// Backend is the run pods' backend.
+func (e Elsewhere) Backend() v1alpha1.Backend { return e.Runs }
+
+// Measure measures nothing: a CUDA context is the run pods' to create.
+func (Elsewhere) Measure(context.Context, int) (*Measurement, error) { return nil, nil }

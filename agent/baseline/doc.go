@@ -8,5 +8,8 @@
 // cmd/agent over the engine's gpu.Backend.Baselines, plugged in through the
 // interface. Null is the fallback for
 // nodes without CUDA (and for simulated nodes): backend "reference", no
-// baselines.
+// baselines. Elsewhere is the observing agent's (runs in run pods): it
+// measures nothing, since the agent holds no CUDA context, and names the
+// backend the run pods use; each run pod measures the baselines of its GPU
+// after its run instead (results.baselines).
 package baseline

@@ -1,4 +1,10 @@
-// Package executor runs the QuantRuns bound to this agent's node.
+// Package executor runs the QuantRuns bound to this agent's node, when the
+// agent executes runs itself (gpuAllocation None, --execution=None: nodes
+// drained of other GPU work). By default runs execute in run pods
+// (agent/runmode), which share two pieces of this package: Guarded, the GPU
+// guard around a Runner (no foreign process before the first kernel or while
+// the run executes), and Status/ApplyStatus, a run's status write under a
+// writer's field manager.
 //
 // The Executor is a controller on a cache that holds only the QuantRuns
 // labelled kquant.dev/node=<node> (the controller sets the label when it

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/kquant/kquant/agent/gpuguard"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -291,7 +292,7 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 			return nil
 		}
 		now := metav1.NewTime(e.opts.Clock.Now())
-		st := agentStatus{
+		st := Status{
 			Phase:      v1alpha1.RunPhaseRunning,
 			AgentID:    e.opts.AgentID,
 			BindTime:   run.BindTime(),
@@ -301,6 +302,11 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 		}
 		var ok bool
 		gpu, ok = e.opts.GPUs.GPU(run.Spec.GPUUUID)
+		if ok {
+			// In-agent execution runs on the GPU it was bound to; no kubelet
+			// allocated it, so the source stays empty.
+			st.AllocatedGPU = &v1alpha1.AllocatedGPU{UUID: gpu.UUID, Index: ptr.To(gpu.Index)}
+		}
 		switch {
 		case !ok:
 			return e.failUnrunnable(ctx, run, st, "GPU "+run.Spec.GPUUUID+" is not on node "+e.opts.NodeName)
@@ -321,7 +327,7 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 		}
 		run.ResourceVersion = rv
 		run.Status.Phase, run.Status.AgentID, run.Status.StartTime, run.Status.BindTime = st.Phase, st.AgentID, st.StartTime, st.BindTime
-		run.Status.Conditions = st.Conditions
+		run.Status.Conditions, run.Status.AllocatedGPU = st.Conditions, st.AllocatedGPU
 		claimed = run
 		log.Info("Run started", "gpu", run.Spec.GPUUUID, "restartedFrom", restartedFrom)
 		e.count(v1alpha1.RunPhaseRunning)
@@ -334,7 +340,7 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 }
 
 // failUnrunnable fails a run this node cannot run at all, in one step.
-func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, st agentStatus, msg string) error {
+func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, st Status, msg string) error {
 	now := metav1.NewTime(e.opts.Clock.Now())
 	st.Phase, st.CompletionTime, st.Message = v1alpha1.RunPhaseFailed, &now, msg
 	if _, err := applyStatus(ctx, e.opts.Client, run, st); err != nil {
@@ -360,11 +366,12 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.
 		return
 	}
 	now := metav1.NewTime(e.opts.Clock.Now())
-	st := agentStatus{
+	st := Status{
 		AgentID:        e.opts.AgentID,
 		BindTime:       run.Status.BindTime,
 		StartTime:      run.Status.StartTime,
 		CompletionTime: &now,
+		AllocatedGPU:   run.Status.AllocatedGPU,
 		Conditions:     ownConditions(run),
 	}
 	switch {
@@ -385,7 +392,8 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.
 	case err == nil:
 		st.Phase, st.Message = v1alpha1.RunPhaseFailed, "the runner returned no results"
 	default:
-		st.Phase, st.Message = v1alpha1.RunPhaseFailed, err.Error()
+		// "GPUInUse: ..." when the guard stopped it, as a run pod says it.
+		st.Phase, st.Message = v1alpha1.RunPhaseFailed, gpuguard.TerminationMessage(err)
 	}
 	if err := e.finish(ctx, ex.key, run.ResourceVersion, st); err != nil {
 		log.Error(err, "Recording the end of a run failed")
@@ -420,7 +428,7 @@ const finishRetryCap = 10 * time.Second
 // nothing else would ever finish or retry it (test/e2e's control-plane
 // restart found runs stuck that way). Meanwhile the run keeps its GPU, which
 // matches what the controller sees.
-func (e *Executor) finish(ctx context.Context, key types.NamespacedName, claimedRV string, st agentStatus) error {
+func (e *Executor) finish(ctx context.Context, key types.NamespacedName, claimedRV string, st Status) error {
 	delay := 200 * time.Millisecond
 	for {
 		err := e.finishOnce(ctx, key, claimedRV, st)
@@ -445,7 +453,7 @@ func transient(err error) bool {
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
 }
 
-func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, claimedRV string, st agentStatus) error {
+func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, claimedRV string, st Status) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		run := &v1alpha1.QuantRun{}
 		if claimedRV != "" {

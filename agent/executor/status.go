@@ -28,30 +28,36 @@ const (
 	ReasonFinishedDuringShutdown = "FinishedDuringShutdown"
 )
 
-// agentStatus holds every status field the agent owns (its fields of
-// apply.QuantRunStatusOwners). Server-side apply removes fields that a
-// manager stops sending, so each apply carries all of them, not just the
+// Status holds every status field an executor of runs writes: the agent
+// (in-agent execution) and a run pod, each its own fields of
+// apply.QuantRunStatusOwners (the agent never sets Reason, a run pod never
+// Conditions). Server-side apply removes fields that a manager stops
+// sending, so each apply carries all of the writer's fields, not just the
 // ones that changed.
-type agentStatus struct {
+type Status struct {
 	Phase          v1alpha1.RunPhase
 	AgentID        string
 	BindTime       *metav1.Time
 	StartTime      *metav1.Time
 	CompletionTime *metav1.Time
+	AllocatedGPU   *v1alpha1.AllocatedGPU
 	Results        *v1alpha1.RunResults
+	Reason         string
 	Message        string
 	Conditions     []metav1.Condition
 }
 
 // applyConfiguration is st as the apply configuration of run's status, with
 // run's resourceVersion as a precondition.
-func (st agentStatus) applyConfiguration(run *v1alpha1.QuantRun) *ac.QuantRunApplyConfiguration {
+func (st Status) applyConfiguration(run *v1alpha1.QuantRun) *ac.QuantRunApplyConfiguration {
 	status := &ac.QuantRunStatusApplyConfiguration{
 		AgentID:        apply.String(st.AgentID),
 		BindTime:       apply.Time(st.BindTime),
 		StartTime:      apply.Time(st.StartTime),
 		CompletionTime: apply.Time(st.CompletionTime),
+		AllocatedGPU:   apply.AllocatedGPU(st.AllocatedGPU),
 		Results:        apply.RunResults(st.Results),
+		Reason:         apply.String(st.Reason),
 		Message:        apply.String(st.Message),
 		Conditions:     apply.Conditions(st.Conditions),
 	}
@@ -79,13 +85,18 @@ func ownConditions(run *v1alpha1.QuantRun) []metav1.Condition {
 	return out
 }
 
-// applyStatus applies st to the run's status subresource, with run's
-// resourceVersion as a precondition: a change since the read conflicts. It
-// returns the run's resourceVersion after the write.
-func applyStatus(ctx context.Context, c client.Client, run *v1alpha1.QuantRun, st agentStatus) (string, error) {
+// applyStatus is ApplyStatus under the agent's field manager.
+func applyStatus(ctx context.Context, c client.Client, run *v1alpha1.QuantRun, st Status) (string, error) {
+	return ApplyStatus(ctx, c, FieldManager, run, st)
+}
+
+// ApplyStatus applies st to the run's status subresource under the field
+// manager, with run's resourceVersion as a precondition: a change since the
+// read conflicts. It returns the run's resourceVersion after the write.
+func ApplyStatus(ctx context.Context, c client.Client, manager string, run *v1alpha1.QuantRun, st Status) (string, error) {
 	obj := st.applyConfiguration(run)
 	// The client decodes the API server's answer into obj.
-	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := c.Status().Apply(ctx, obj, client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("applying status of run %s/%s: %w", run.Namespace, run.Name, err)
 	}
 	if obj.ResourceVersion == nil {

@@ -14,9 +14,10 @@ import (
 // field set, against the ownership table of apply.QuantRunStatusOwners.
 func TestAgentStatusWritesOnlyTheAgentsFields(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
-	st := agentStatus{
+	st := Status{
 		Phase: v1alpha1.RunPhaseSucceeded, AgentID: "a", BindTime: &now, StartTime: &now, CompletionTime: &now,
-		Results: &v1alpha1.RunResults{Verdict: v1alpha1.VerdictPass}, Message: "m",
+		AllocatedGPU: &v1alpha1.AllocatedGPU{UUID: "GPU-1"},
+		Results:      &v1alpha1.RunResults{Verdict: v1alpha1.VerdictPass}, Message: "m",
 		Conditions: []metav1.Condition{{Type: v1alpha1.RunConditionRestarted, Status: metav1.ConditionTrue, LastTransitionTime: now, Reason: ReasonAgentRestarted}},
 	}
 	obj := st.applyConfiguration(&v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"}})
@@ -24,8 +25,8 @@ func TestAgentStatusWritesOnlyTheAgentsFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fields) != 8 {
-		t.Errorf("fields = %v, want all eight of the agent's", fields)
+	if len(fields) != 9 {
+		t.Errorf("fields = %v, want all nine of the agent's", fields)
 	}
 	for _, f := range fields {
 		if !apply.Owns(FieldManager, f) {

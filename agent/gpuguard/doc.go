@@ -15,22 +15,20 @@
 //
 // Where the check runs. The driver is not PID-namespace aware: NVML reports
 // every process on the GPU by its PID in the host's namespace, whichever
-// container asks. So:
-//   - inside an ordinary run pod (its own PID namespace) the list still shows
-//     other pods' processes, but the run cannot tell which entry is its own
-//     once it holds a CUDA context: its host PID is not its PID. Before its
-//     first CUDA call it holds none, so every process is foreign, and Check
-//     with NoProcessAllowed is exact. That pre-start check needs no privilege.
-//   - the periodic check needs to tell the run's own process from the
-//     others. That takes the host's PID namespace: the agent DaemonSet with
-//     hostPID, which resolves a host PID to its pod through
-//     /proc/<pid>/cgroup (PodProcesses).
+// container asks. A run must therefore learn its own host PID to tell itself
+// from others, and it can without privilege:
+//   - before its first CUDA call the run holds no context, so every process
+//     listed is foreign: Check with Self.Allowed() (nothing yet) is exact;
+//   - right after it created its context, the one process listed is its own:
+//     Learn records that host PID in Self (two new processes at once cannot
+//     be told apart and fail as GPUInUse);
+//   - while it runs, Watch with Self.Allowed() accepts exactly that PID.
 //
-// Recommended: the run pod does the pre-start check itself (no privilege,
-// and nothing to wait for), and the agent, with hostPID, runs Watch for
-// every run pod on its node and fails the run with GPUInUse when another
-// process appears. Giving hostPID to run pods instead would need the
-// privileged PodSecurity level in every namespace that holds runs, the
-// users' namespaces; the agent's namespace needs it already for the
-// kubelet's PodResources socket, and it stays one place to audit.
+// So the whole guard runs in the unprivileged run pod (agent/executor's
+// Guarded, shared with in-agent execution, where one Self serves every GPU
+// of the agent process), and neither the run pod nor the agent DaemonSet
+// needs hostPID: giving it to run pods would need the privileged PodSecurity
+// level in the users' namespaces, and an agent watching for them would need
+// hostPID and each run pod's UID. PodProcesses (a host PID to its pod through
+// /proc/<pid>/cgroup) remains for tools that do run with hostPID.
 package gpuguard

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/gpuguard"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/profile"
 	"github.com/kquant/kquant/agent/simulate"
@@ -34,6 +36,19 @@ const (
 	BackendAuto      = "auto"
 	BackendCUDA      = "cuda"
 	BackendReference = "reference"
+)
+
+// Execution choices of --execution: where the node's runs execute.
+const (
+	// ExecutionRunPod (the default): each run executes in its own run pod,
+	// which the kubelet gives its GPU; the agent only observes (NVML
+	// discovery and health, the kubelet's allocations, the profile and the
+	// Lease) and never creates a CUDA context.
+	ExecutionRunPod = "RunPod"
+	// ExecutionNone (gpuAllocation None): the agent executes the node's
+	// runs itself, only for nodes drained of other GPU work; the GPU guard
+	// still applies.
+	ExecutionNone = "None"
 )
 
 // DefaultShutdownGrace is how long running runs may take to finish once
@@ -50,6 +65,21 @@ type Options struct {
 	AgentVersion string
 	// Backend is auto, cuda or reference.
 	Backend string
+	// Execution is ExecutionRunPod (empty) or ExecutionNone.
+	Execution string
+	// PodResourcesSocket is the kubelet's PodResources socket whose
+	// allocations the profile publishes; empty reads none (simulated nodes
+	// without a kubelet).
+	PodResourcesSocket string
+	// DRADriver is the DRA driver whose devices are GPUs (ResourceSlices of
+	// this node map them to UUIDs); empty is podresources.DefaultDRADriver.
+	DRADriver string
+	// GuardNVML is the library the GPU guard of in-agent execution asks;
+	// nil takes the discovery's (the simulated node's, or the driver's).
+	GuardNVML gonvml.Interface
+	// Open creates a run's CUDA context before its first kernel (in-agent
+	// execution on the CUDA backend), for the guard.
+	Open executor.Opener
 	// Simulate, when set, replaces NVML with a simulated node of these GPUs.
 	Simulate simulate.Spec
 	// Discoverer replaces NVML discovery (tests); ignored when Simulate is set.
@@ -66,6 +96,7 @@ type Options struct {
 	LeaseRenewInterval     time.Duration
 	LeaseDuration          time.Duration
 	RefreshInterval        time.Duration
+	AllocationInterval     time.Duration
 	ShutdownGrace          time.Duration
 	BusyRequeue            time.Duration
 	Clock                  clock.WithTicker
@@ -96,9 +127,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err != nil {
 		return fmt.Errorf("creating API client: %w", err)
 	}
-	discoverer, err := openDiscoverer(ctx, opts)
+	discoverer, lib, err := openDiscoverer(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if opts.GuardNVML == nil {
+		opts.GuardNVML = lib
+	}
+	if opts.Execution == ExecutionRunPod {
+		opts.Prober = baseline.Elsewhere{Runs: runPodBackend(ctx, opts, discoverer)}
+	}
+	allocations, err := openAllocations(ctx, opts, direct, lib)
+	if err != nil {
+		return err
+	}
+	if allocations != nil {
+		defer allocations.close()
 	}
 	defer func() {
 		if err := discoverer.Close(); err != nil {
@@ -107,13 +151,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	}()
 
 	reporter := profile.NewReporter(profile.ReporterOptions{
-		Discoverer:      discoverer,
-		Prober:          opts.Prober,
-		Publisher:       profile.NewPublisher(direct, opts.NodeName),
-		Clock:           opts.Clock,
-		Simulated:       opts.Simulate != nil,
-		AgentVersion:    opts.AgentVersion,
-		RefreshInterval: opts.RefreshInterval,
+		Discoverer:         discoverer,
+		Prober:             opts.Prober,
+		Publisher:          profile.NewPublisher(direct, opts.NodeName),
+		Clock:              opts.Clock,
+		Simulated:          opts.Simulate != nil,
+		AgentVersion:       opts.AgentVersion,
+		RefreshInterval:    opts.RefreshInterval,
+		Allocations:        allocations.source(),
+		AllocationInterval: opts.AllocationInterval,
 	})
 	if err := reporter.Start(ctx); err != nil {
 		return fmt.Errorf("publishing the first GPUNodeProfile: %w", err)
@@ -125,25 +171,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err != nil {
 		return err
 	}
-	var metrics *executor.Metrics
-	if opts.Registerer != nil {
-		if metrics, err = executor.NewMetrics(opts.Registerer); err != nil {
+	exec, err := setupExecutor(mgr, opts, reporter)
+	if err != nil {
+		return err
+	}
+	if exec == nil {
+		if err := setupRunBaselines(mgr, opts, reporter); err != nil {
 			return err
 		}
-	}
-	exec := executor.New(executor.Options{
-		NodeName:    opts.NodeName,
-		AgentID:     opts.AgentID,
-		Client:      mgr.GetClient(),
-		APIReader:   mgr.GetAPIReader(),
-		GPUs:        reporter,
-		Runner:      opts.Runner,
-		Clock:       opts.Clock,
-		Metrics:     metrics,
-		BusyRequeue: opts.BusyRequeue,
-	})
-	if err := exec.SetupWithManager(mgr); err != nil {
-		return err
 	}
 	for _, run := range []func(context.Context) error{lease.Run, reporter.Run} {
 		// The manager hands runnables a context of its own: give them the
@@ -158,7 +193,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	defer stopManager()
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mgrCtx) }()
-	log.Info("Agent started", "backend", opts.Prober.Backend(), "simulated", opts.Simulate != nil)
+	log.Info("Agent started", "backend", opts.Prober.Backend(), "simulated", opts.Simulate != nil,
+		"execution", opts.Execution, "podResources", opts.PodResourcesSocket)
 
 	select {
 	case err := <-done:
@@ -168,7 +204,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	case <-shutdown:
 	}
 	log.Info("Agent shutting down", "grace", opts.ShutdownGrace.String())
-	exec.Drain(ctx, opts.ShutdownGrace)
+	if exec != nil {
+		exec.Drain(ctx, opts.ShutdownGrace)
+	}
 	if err := reporter.Stop(ctx); err != nil {
 		log.Error(err, "Marking GPUNodeProfile not Ready failed")
 	}
@@ -176,7 +214,66 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	return <-done
 }
 
+// setupExecutor registers the in-agent executor (ExecutionNone), its
+// runner guarded as a run pod's; nil for ExecutionRunPod, where the agent
+// runs nothing.
+func setupExecutor(mgr ctrl.Manager, opts Options, reporter *profile.Reporter) (*executor.Executor, error) {
+	if opts.Execution != ExecutionNone {
+		return nil, nil
+	}
+	var metrics *executor.Metrics
+	if opts.Registerer != nil {
+		var err error
+		if metrics, err = executor.NewMetrics(opts.Registerer); err != nil {
+			return nil, err
+		}
+	}
+	runner := opts.Runner
+	if opts.GuardNVML != nil {
+		runner = executor.Guarded(runner, executor.GuardOptions{
+			Guard: gpuguard.New(opts.GuardNVML), Open: opts.Open, Clock: opts.Clock,
+		})
+	}
+	exec := executor.New(executor.Options{
+		NodeName:    opts.NodeName,
+		AgentID:     opts.AgentID,
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		GPUs:        reporter,
+		Runner:      runner,
+		Clock:       opts.Clock,
+		Metrics:     metrics,
+		BusyRequeue: opts.BusyRequeue,
+	})
+	if err := exec.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	return exec, nil
+}
+
+// runPodBackend is the backend the node's run pods use, as the observer
+// tells without a CUDA context: cuda when NVML reports a CUDA driver on real
+// GPUs (and --backend is not reference), else the reference.
+func runPodBackend(ctx context.Context, opts Options, d nvml.Discoverer) v1alpha1.Backend {
+	if opts.Simulate != nil || opts.Backend == BackendReference {
+		return v1alpha1.BackendReference
+	}
+	node, err := d.Discover(ctx)
+	if err != nil || node.CUDADriverVersion.IsZero() || len(node.GPUs) == 0 {
+		return v1alpha1.BackendReference
+	}
+	return v1alpha1.BackendCUDA
+}
+
 func defaults(opts *Options) error {
+	if opts.Execution == "" {
+		opts.Execution = ExecutionRunPod
+	}
+	switch opts.Execution {
+	case ExecutionRunPod, ExecutionNone:
+	default:
+		return fmt.Errorf("execution %q: want %s or %s", opts.Execution, ExecutionRunPod, ExecutionNone)
+	}
 	if opts.Namespace == "" {
 		opts.Namespace = "kquant-system"
 	}
@@ -203,7 +300,7 @@ func defaults(opts *Options) error {
 	case BackendReference:
 		opts.Prober = baseline.Null{}
 	case BackendCUDA:
-		if opts.Prober.Backend() != v1alpha1.BackendCUDA {
+		if opts.Execution == ExecutionNone && opts.Prober.Backend() != v1alpha1.BackendCUDA {
 			return errors.New("backend cuda requested, but this agent has no CUDA backend (simulated node, or CUDA not available)")
 		}
 	default:
@@ -212,18 +309,22 @@ func defaults(opts *Options) error {
 	return nil
 }
 
-func openDiscoverer(ctx context.Context, opts Options) (nvml.Discoverer, error) {
+// openDiscoverer returns the node's discovery and the NVML library behind
+// it (nil when there is none: NVML absent, or a test's Discoverer).
+func openDiscoverer(ctx context.Context, opts Options) (nvml.Discoverer, gonvml.Interface, error) {
 	switch {
 	case opts.Simulate != nil:
-		d, err := nvml.Open(ctx, simulate.NewNode(opts.NodeName, opts.Simulate).Library())
+		lib := simulate.NewNode(opts.NodeName, opts.Simulate).Library()
+		d, err := nvml.Open(ctx, lib)
 		if err != nil {
-			return nil, fmt.Errorf("opening simulated node %s: %w", opts.Simulate, err)
+			return nil, nil, fmt.Errorf("opening simulated node %s: %w", opts.Simulate, err)
 		}
-		return d, nil
+		return d, lib, nil
 	case opts.Discoverer != nil:
-		return opts.Discoverer, nil
+		return opts.Discoverer, nil, nil
 	default:
-		return nvml.Auto(ctx), nil
+		d, lib := nvml.Auto(ctx)
+		return d, lib, nil
 	}
 }
 

@@ -77,6 +77,10 @@ func startAgent(t *testing.T, opts nodeagent.Options) *agent {
 	if opts.BusyRequeue == 0 {
 		opts.BusyRequeue = 100 * time.Millisecond
 	}
+	if opts.Execution == "" {
+		// Most tests here are about in-agent execution.
+		opts.Execution = nodeagent.ExecutionNone
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &agent{cancel: cancel, shutdown: make(chan struct{}), done: make(chan error, 1)}
 	go func() { a.done <- nodeagent.Run(ctx, env.Config, opts, a.shutdown) }()

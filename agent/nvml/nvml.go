@@ -52,14 +52,17 @@ func Open(ctx context.Context, lib nvml.Interface) (*NVML, error) {
 }
 
 // Auto opens the real NVML library, and falls back to Null when it cannot be
-// loaded (no driver, no GPU, a container without the library mounted).
-func Auto(ctx context.Context) Discoverer {
-	n, err := Open(ctx, nvml.New())
+// loaded (no driver, no GPU, a container without the library mounted). It
+// also returns the library, initialised, for the other readers of NVML (the
+// GPU guard, the PodResources resolver); nil with Null.
+func Auto(ctx context.Context) (Discoverer, nvml.Interface) {
+	lib := nvml.New()
+	n, err := Open(ctx, lib)
 	if err != nil {
 		logging.FromContext(ctx).Info("NVML unavailable, reporting no GPUs", "reason", err.Error())
-		return Null{Reason: err.Error()}
+		return Null{Reason: err.Error()}, nil
 	}
-	return n
+	return n, lib
 }
 
 // registerXIDEvents is best effort: a GPU without event support is still

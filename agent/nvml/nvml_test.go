@@ -261,7 +261,7 @@ func TestOpenFailsWhenInitFails(t *testing.T) {
 }
 
 func TestAutoFallsBackToNullWithoutLibrary(t *testing.T) {
-	d := nvml.Auto(context.Background())
+	d, _ := nvml.Auto(context.Background())
 	defer func() { _ = d.Close() }()
 	null, ok := d.(nvml.Null)
 	if !ok {

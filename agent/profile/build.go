@@ -39,7 +39,13 @@ type Input struct {
 	// Previous is the last published status, so that an unchanged Ready
 	// condition keeps its transition time.
 	Previous *v1alpha1.GPUNodeProfileStatus
+	// Allocations are the containers holding each GPU (by UUID), from the
+	// kubelet's PodResources API; nil when not read.
+	Allocations map[string][]v1alpha1.GPUAllocation
 }
+
+// maxAllocations is the API's limit of allocations per GPU.
+const maxAllocations = 64
 
 // Build computes the profile status.
 func Build(in Input) v1alpha1.GPUNodeProfileStatus {
@@ -61,6 +67,9 @@ func Build(in Input) v1alpha1.GPUNodeProfileStatus {
 	perGPU := make([][]v1alpha1.RecipeSupport, 0, len(node.GPUs))
 	for _, g := range node.GPUs {
 		gpu := GPU(g, node.CUDADriverVersion)
+		if a := in.Allocations[g.UUID]; len(a) > 0 {
+			gpu.Allocations = a[:min(len(a), maxAllocations)]
+		}
 		st.GPUs = append(st.GPUs, gpu)
 		perGPU = append(perGPU, gpu.Recipes)
 	}

@@ -1,8 +1,12 @@
 // Package profile turns what discovery found into the node's GPUNodeProfile
 // and keeps the node's liveness Lease.
 //
-// Build is a pure function from discovery, backend and baselines to the
-// profile status (per-GPU and node-level recipe support included). Publisher
+// Build is a pure function from discovery, backend, baselines and the
+// kubelet's GPU allocations to the profile status (per-GPU and node-level
+// recipe support, and status.gpus[].allocations, included). The Reporter
+// re-reads health every RefreshInterval and the allocations (its Allocations
+// source, the PodResources API) every AllocationInterval, and publishes when
+// the status changed; SetBaselines takes the baselines a run pod measured. Publisher
 // writes it with server-side apply under the field manager "kquant-agent",
 // with an owner reference to the Node when the Node exists, so that deleting
 // the Node deletes its profile. LeaseKeeper renews the Lease

@@ -28,6 +28,23 @@ type ReporterOptions struct {
 	AgentVersion string
 	// RefreshInterval is how often health is re-read; zero takes the default.
 	RefreshInterval time.Duration
+	// Allocations, when set, says which containers hold which GPU (the
+	// kubelet's PodResources API); it is read every AllocationInterval and
+	// the profile republished when the answer changed.
+	Allocations Allocations
+	// AllocationInterval is how often Allocations is read; zero takes
+	// DefaultAllocationInterval.
+	AllocationInterval time.Duration
+}
+
+// DefaultAllocationInterval is how often the kubelet's allocations are read:
+// the PodResources API has no watch, and a GPU taken by a new pod should
+// stop attracting runs within seconds.
+const DefaultAllocationInterval = 5 * time.Second
+
+// Allocations reads which containers hold which GPU, by GPU UUID.
+type Allocations interface {
+	Allocations(ctx context.Context) (map[string][]v1alpha1.GPUAllocation, error)
 }
 
 // Reporter discovers the node, measures baselines once, publishes the
@@ -36,10 +53,12 @@ type ReporterOptions struct {
 type Reporter struct {
 	opts ReporterOptions
 
-	mu        sync.RWMutex
-	status    *v1alpha1.GPUNodeProfileStatus
-	baselines *v1alpha1.Baselines
-	stopping  bool
+	mu          sync.RWMutex
+	status      *v1alpha1.GPUNodeProfileStatus
+	baselines   *v1alpha1.Baselines
+	stopping    bool
+	node        *nvml.Node
+	allocations map[string][]v1alpha1.GPUAllocation
 }
 
 // NewReporter returns a Reporter; call Start before anything else.
@@ -49,6 +68,9 @@ func NewReporter(opts ReporterOptions) *Reporter {
 	}
 	if opts.Prober == nil {
 		opts.Prober = baseline.Null{}
+	}
+	if opts.AllocationInterval <= 0 {
+		opts.AllocationInterval = DefaultAllocationInterval
 	}
 	return &Reporter{opts: opts}
 }
@@ -70,7 +92,25 @@ func (r *Reporter) Start(ctx context.Context) error {
 		r.baselines = m.API()
 		r.mu.Unlock()
 	}
+	r.readAllocations(ctx)
 	return r.publish(ctx, node)
+}
+
+// readAllocations refreshes the kubelet's view; a failed read keeps the
+// last one (and is logged): the kubelet restarting must not make every GPU
+// look free.
+func (r *Reporter) readAllocations(ctx context.Context) {
+	if r.opts.Allocations == nil {
+		return
+	}
+	a, err := r.opts.Allocations.Allocations(ctx)
+	if err != nil {
+		logging.FromContext(ctx).Error(err, "Reading the kubelet's GPU allocations failed")
+		return
+	}
+	r.mu.Lock()
+	r.allocations = a
+	r.mu.Unlock()
 }
 
 // Run refreshes health and republishes when anything changed, until ctx
@@ -79,16 +119,33 @@ func (r *Reporter) Run(ctx context.Context) error {
 	log := logging.FromContext(ctx)
 	ticker := r.opts.Clock.NewTicker(r.opts.RefreshInterval)
 	defer ticker.Stop()
+	// Without an allocation source, a ticker that never fires.
+	var allocTick <-chan time.Time
+	if r.opts.Allocations != nil {
+		t := r.opts.Clock.NewTicker(r.opts.AllocationInterval)
+		defer t.Stop()
+		allocTick = t.C()
+	}
 	for {
+		var node *nvml.Node
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-allocTick:
+			r.readAllocations(ctx)
+			r.mu.RLock()
+			node = r.node
+			r.mu.RUnlock()
+			if node == nil {
+				continue // nothing published yet to add allocations to
+			}
 		case <-ticker.C():
-		}
-		node, err := r.opts.Discoverer.Discover(ctx)
-		if err != nil {
-			log.Error(err, "GPU discovery failed")
-			continue
+			n, err := r.opts.Discoverer.Discover(ctx)
+			if err != nil {
+				log.Error(err, "GPU discovery failed")
+				continue
+			}
+			node = n
 		}
 		if err := r.publish(ctx, node); err != nil && ctx.Err() == nil {
 			log.Error(err, "Publishing GPUNodeProfile failed")
@@ -120,6 +177,7 @@ func (r *Reporter) publish(ctx context.Context, node *nvml.Node) error {
 		Stopping:     r.stopping,
 		Now:          r.opts.Clock.Now(),
 		Previous:     r.status,
+		Allocations:  r.allocations,
 	}
 	r.mu.RUnlock()
 	st := Build(in)
@@ -131,9 +189,17 @@ func (r *Reporter) publish(ctx context.Context, node *nvml.Node) error {
 	}
 	logging.FromContext(ctx).Info("Published GPUNodeProfile", "gpus", st.GPUCount, "backend", st.Backend)
 	r.mu.Lock()
-	r.status = &st
+	r.status, r.node = &st, node
 	r.mu.Unlock()
 	return nil
+}
+
+// SetBaselines replaces the node's baselines (those a run pod measured);
+// the next refresh publishes them.
+func (r *Reporter) SetBaselines(b *v1alpha1.Baselines) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.baselines = b.DeepCopy()
 }
 
 // GPU returns the node's GPU with this UUID, as last published.

@@ -3,6 +3,7 @@ package simulate
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -27,14 +28,69 @@ type Node struct {
 	mu sync.Mutex
 	// pending holds injected events until NVML's event set hands them out.
 	pending []nvml.EventData
+	// processes are the compute processes on each GPU, by UUID.
+	processes map[string][]nvml.ProcessInfo
+	// share is the node an Only view was made from; its lock guards processes.
+	share *Node
 }
 
 // NewNode builds the mock library of node nodeName with the GPUs of spec.
 func NewNode(nodeName string, spec Spec) *Node {
-	n := &Node{}
+	n := &Node{processes: map[string][]nvml.ProcessInfo{}}
 	for i, p := range spec.Products() {
-		n.devices = append(n.devices, newDevice(i, UUID(nodeName, i), p))
+		n.devices = append(n.devices, n.newDevice(i, UUID(nodeName, i), p))
 	}
+	n.build()
+	return n
+}
+
+// Only returns the node as a container given the GPUs with these UUIDs sees
+// it: those GPUs alone, numbered from 0 in the node's order (what a device
+// plugin or DRA driver gives a run pod), sharing this node's process lists.
+// False when a UUID names no GPU of the node.
+func (n *Node) Only(uuids ...string) (*Node, bool) {
+	only := &Node{processes: n.processes, share: n}
+	for _, d := range n.devices {
+		if u, _ := d.GetUUID(); slices.Contains(uuids, u) {
+			only.devices = append(only.devices, d)
+		}
+	}
+	if len(only.devices) != len(uuids) {
+		return nil, false
+	}
+	only.build()
+	return only, true
+}
+
+// SetProcesses sets the compute processes NVML reports on the GPU with this
+// UUID (none when pids is empty), as if other containers used it.
+func (n *Node) SetProcesses(uuid string, pids ...uint32) {
+	owner := n.owner()
+	owner.mu.Lock()
+	defer owner.mu.Unlock()
+	infos := make([]nvml.ProcessInfo, 0, len(pids))
+	for _, pid := range pids {
+		infos = append(infos, nvml.ProcessInfo{Pid: pid, UsedGpuMemory: 1 << 30})
+	}
+	n.processes[uuid] = infos
+}
+
+// owner is the node whose lock guards the process lists.
+func (n *Node) owner() *Node {
+	if n.share != nil {
+		return n.share
+	}
+	return n
+}
+
+func (n *Node) computeProcesses(uuid string) ([]nvml.ProcessInfo, nvml.Return) {
+	owner := n.owner()
+	owner.mu.Lock()
+	defer owner.mu.Unlock()
+	return append([]nvml.ProcessInfo{}, n.processes[uuid]...), nvml.SUCCESS
+}
+
+func (n *Node) build() {
 	events := &mock.EventSet{
 		WaitFunc: n.wait,
 		FreeFunc: func() nvml.Return { return nvml.SUCCESS },
@@ -51,9 +107,16 @@ func NewNode(nodeName string, spec Spec) *Node {
 			}
 			return n.devices[i], nvml.SUCCESS
 		},
+		DeviceGetHandleByUUIDFunc: func(uuid string) (nvml.Device, nvml.Return) {
+			for _, d := range n.devices {
+				if u, _ := d.GetUUID(); u == uuid {
+					return d, nvml.SUCCESS
+				}
+			}
+			return nil, nvml.ERROR_NOT_FOUND
+		},
 		EventSetCreateFunc: func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS },
 	}
-	return n
 }
 
 // Library is the node's NVML, for nvml.Open.
@@ -90,7 +153,7 @@ func UUID(nodeName string, index int) string {
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
-func newDevice(index int, uuid string, p Product) *mock.Device {
+func (n *Node) newDevice(index int, uuid string, p Product) *mock.Device {
 	migMode := func() (int, int, nvml.Return) {
 		if !p.MIG {
 			return 0, 0, nvml.ERROR_NOT_SUPPORTED
@@ -125,5 +188,10 @@ func newDevice(index int, uuid string, p Product) *mock.Device {
 			return nvml.EventTypeXidCriticalError, nvml.SUCCESS
 		},
 		RegisterEventsFunc: func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS },
+		GetComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) {
+			return n.computeProcesses(uuid)
+		},
+		GetMPSComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED },
+		GetGraphicsRunningProcessesFunc:   func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED },
 	}
 }

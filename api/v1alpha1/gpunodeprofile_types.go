@@ -155,7 +155,8 @@ type GPUAllocation struct {
 	Shared bool `json:"shared,omitempty"`
 }
 
-// Baselines are the node's reference costs, measured when the agent starts.
+// Baselines are a node's reference costs: measured by the agent when it
+// starts with in-agent execution, by each run pod after its run otherwise.
 type Baselines struct {
 	// launchMicros is the host time of one empty kernel launch, in microseconds.
 	// +optional
@@ -200,7 +201,9 @@ type GPUNodeProfileStatus struct {
 	// +listMapKey=scheme
 	// +kubebuilder:validation:MaxItems=16
 	Recipes []RecipeSupport `json:"recipes,omitempty"`
-	// baselines are the node's measured reference costs.
+	// baselines are the node's measured reference costs: with run pods, those
+	// of the node's latest run that measured them (results.baselines); with
+	// in-agent execution, the agent's own at start.
 	// +optional
 	Baselines *Baselines `json:"baselines,omitempty"`
 	// agentVersion is the version of the agent that wrote this profile.

@@ -318,6 +318,12 @@ type RunResults struct {
 	// reason is a stable CamelCase code for the verdict (for example SNRBelowTolerance).
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// baselines are the reference costs of the GPU the run executed on,
+	// measured by its run pod right after the run (CUDA backend only): the
+	// node's agent holds no CUDA context, and its GPUNodeProfile publishes the
+	// baselines of the node's latest run that has them.
+	// +optional
+	Baselines *Baselines `json:"baselines,omitempty"`
 }
 
 // QuantRunStatus is written by the controller (NodeLost, deadlines, failed jobs)

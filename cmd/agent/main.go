@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -17,6 +18,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kquant/kquant/agent/nodeagent"
+	"github.com/kquant/kquant/agent/podresources"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/internal/logging"
@@ -25,6 +27,7 @@ import (
 // config is the command line.
 type config struct {
 	nodeName, namespace, backend, simulate, kubeconfig string
+	execution, podResources, draDriver                 string
 	metricsAddr, probeAddr                             string
 	shutdownGrace                                      time.Duration
 	showVersion                                        bool
@@ -38,6 +41,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
 	fs.StringVar(&c.namespace, "namespace", "kquant-system", "namespace of the agent's Lease")
 	fs.StringVar(&c.backend, "backend", nodeagent.BackendAuto, "how runs execute: auto, cuda or reference")
+	fs.StringVar(&c.execution, "execution", nodeagent.ExecutionRunPod, "where runs execute: RunPod (each in its own run pod, the agent only observes and creates no CUDA context) or None (in the agent, only for nodes drained of other GPU work)")
+	fs.StringVar(&c.podResources, "pod-resources-socket", "", `the kubelet's PodResources socket whose GPU allocations the profile publishes; "none" reads none (default `+podresources.DefaultSocket+`, or none with --simulate)`)
+	fs.StringVar(&c.draDriver, "dra-driver", podresources.DefaultDRADriver, "the DRA driver whose devices are GPUs")
 	fs.StringVar(&c.simulate, "simulate", "", "simulate GPUs instead of using NVML, as <product>:<count>[,...]; products: "+fmt.Sprint(simulate.Keys()))
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "", `metrics address; "0" disables (default ":8080", or "0" with --simulate so that many agents fit on one machine)`)
@@ -60,10 +66,23 @@ func parseFlags(args []string) (*config, error) {
 	}
 	defaultAddr(&c.metricsAddr, ":8080")
 	defaultAddr(&c.probeAddr, ":8081")
+	switch {
+	case c.podResources == "none":
+		c.podResources = ""
+	case c.podResources == "" && c.simulate == "":
+		c.podResources = podresources.DefaultSocket
+	}
 	return c, nil
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		if err := runPod(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "agent run:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
@@ -82,13 +101,10 @@ func run(args []string) error {
 		fmt.Println(version.String("agent"))
 		return nil
 	}
-	log, err := c.log.New(os.Stderr)
+	log, err := processLogger(c.log)
 	if err != nil {
 		return err
 	}
-	// controller-runtime and client-go (klog) log through the same logger.
-	ctrl.SetLogger(log)
-	klog.SetLogger(log)
 
 	opts := nodeagent.Options{
 		NodeName:               c.nodeName,
@@ -96,6 +112,9 @@ func run(args []string) error {
 		AgentID:                fmt.Sprintf("%s-%d-%d", c.nodeName, time.Now().Unix(), os.Getpid()),
 		AgentVersion:           version.Version,
 		Backend:                c.backend,
+		Execution:              c.execution,
+		PodResourcesSocket:     c.podResources,
+		DRADriver:              c.draDriver,
 		Registerer:             ctrlmetrics.Registry,
 		MetricsBindAddress:     c.metricsAddr,
 		HealthProbeBindAddress: c.probeAddr,
@@ -106,16 +125,19 @@ func run(args []string) error {
 			return err
 		}
 	}
-	exec, err := newExecution(logging.IntoContext(context.Background(), log), c.results, c.backend, opts.Simulate != nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := exec.close(); err != nil {
-			log.Error(err, "Releasing the GPUs failed")
+	if c.execution == nodeagent.ExecutionNone {
+		// Only in-agent execution opens CUDA; an observer never does.
+		exec, err := newExecution(logging.IntoContext(context.Background(), log), c.results, c.backend, opts.Simulate != nil)
+		if err != nil {
+			return err
 		}
-	}()
-	opts.Runner, opts.Prober = exec.runner, exec.prober
+		defer func() {
+			if err := exec.close(); err != nil {
+				log.Error(err, "Releasing the GPUs failed")
+			}
+		}()
+		opts.Runner, opts.Prober, opts.Open = exec.runner, exec.prober, exec.open
+	}
 	cfg, err := restConfig(c.kubeconfig)
 	if err != nil {
 		return err
@@ -135,6 +157,18 @@ func run(args []string) error {
 		kill()
 	}()
 	return nodeagent.Run(ctx, cfg, opts, shutdown)
+}
+
+// processLogger is the process's logger, which controller-runtime and
+// client-go (klog) log through too.
+func processLogger(opts logging.Options) (logr.Logger, error) {
+	log, err := opts.New(os.Stderr)
+	if err != nil {
+		return logr.Logger{}, err
+	}
+	ctrl.SetLogger(log)
+	klog.SetLogger(log)
+	return log, nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/kquant/kquant/agent/podresources"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -29,10 +31,32 @@ func TestParseFlags(t *testing.T) {
 			if c.nodeName != tc.wantNode || c.metricsAddr != tc.wantMetrics || c.probeAddr != tc.wantProbe {
 				t.Errorf("node %q metrics %q probe %q", c.nodeName, c.metricsAddr, c.probeAddr)
 			}
-			if c.namespace != "kquant-system" || c.backend != "auto" || c.shutdownGrace != 20*time.Second {
+			if c.namespace != "kquant-system" || c.backend != "auto" || c.shutdownGrace != 20*time.Second || c.execution != "RunPod" {
 				t.Errorf("defaults: %+v", c)
 			}
+			// A simulated node has no kubelet to ask.
+			if wantSocket := map[bool]string{true: "", false: podresources.DefaultSocket}[c.simulate != ""]; c.podResources != wantSocket {
+				t.Errorf("pod resources socket %q, want %q", c.podResources, wantSocket)
+			}
 		})
+	}
+}
+
+func TestParseRunFlags(t *testing.T) {
+	t.Setenv("POD_NAME", "run-1")
+	t.Setenv("POD_UID", "uid-1")
+	t.Setenv("NODE_NAME", "node-a")
+	c, err := parseRunFlags([]string{"--run=ns/run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.pod.Name != "run-1" || c.pod.UID != "uid-1" || c.pod.Node != "node-a" || c.allocation != "DevicePlugin" || c.terminationLog != defaultTerminationLog {
+		t.Errorf("run flags: %+v", c)
+	}
+	for _, bad := range [][]string{nil, {"--run=no-namespace"}, {"--run=ns/r", "--allocation=Magic"}} {
+		if _, err := parseRunFlags(bad); err == nil {
+			t.Errorf("parseRunFlags(%q) accepted", bad)
+		}
 	}
 }
 

@@ -35,6 +35,12 @@ var _ executor.Runner = (*bench.Runner)(nil)
 type execution struct {
 	runner executor.Runner
 	prober baseline.Prober
+	// bench is the measurement harness behind runner; nil for synthetic
+	// results.
+	bench *bench.Runner
+	// open creates a run's CUDA context before its first kernel, for the
+	// guard; nil on the reference backend.
+	open executor.Opener
 	// close releases the GPUs; never nil.
 	close func() error
 }
@@ -52,11 +58,8 @@ func newExecution(ctx context.Context, results, backend string, simulated bool) 
 		return nil, fmt.Errorf("--results %q: want %s or %s", results, resultsMeasured, resultsSynthetic)
 	}
 	ref := reference.New()
-	onReference := &execution{
-		runner: &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }},
-		prober: baseline.Null{},
-		close:  noop,
-	}
+	refRunner := &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }}
+	onReference := &execution{runner: refRunner, bench: refRunner, prober: baseline.Null{}, close: noop}
 	if simulated || backend == nodeagent.BackendReference {
 		return onReference, nil
 	}
@@ -70,7 +73,14 @@ func newExecution(ctx context.Context, results, backend string, simulated bool) 
 	rt, err := gpu.OpenRuntime()
 	switch {
 	case err == nil:
-		return &execution{runner: &bench.Runner{BackendFor: rt.BackendFor}, prober: cudaProber{rt}, close: rt.Close}, nil
+		r := &bench.Runner{BackendFor: rt.BackendFor}
+		open := func(_ context.Context, gpu v1alpha1.GPU) (bool, error) {
+			if _, err := rt.Backend(int(gpu.Index)); err != nil {
+				return false, err
+			}
+			return true, nil
+		}
+		return &execution{runner: r, bench: r, open: open, prober: cudaProber{rt}, close: rt.Close}, nil
 	case backend == nodeagent.BackendAuto && cuda.IsNoDriver(err):
 		logging.FromContext(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
 		return onReference, nil

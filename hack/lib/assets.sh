@@ -59,3 +59,33 @@ assets_build() { # module-dir dir "ldflags" "tags" package...
   mv "$tmp"/* "$dir/"
   rmdir "$tmp"
 }
+
+# assets_pack_control_plane strips and xz-compresses kube-apiserver and etcd
+# from the envtest assets into dir, for a machine without Go (the device
+# tool's 64 MiB per call). It does so (minutes) only when the assets' stamp
+# changed since the last time.
+assets_pack_control_plane() { # dir
+  local dir=$1 assets tmp b
+  assets=$("$ASSETS_ROOT/hack/envtest-assets.sh")
+  if [[ -f $dir/assets.stamp ]] && cmp -s "$assets/.stamp" "$dir/assets.stamp"; then
+    return 0
+  fi
+  tmp=$(mktemp -d)
+  for b in kube-apiserver etcd; do
+    strip -o "$tmp/$b" "$assets/$b"
+    xz -6 -T0 -c "$tmp/$b" >"$dir/$b.xz"
+  done
+  rm -rf "$tmp"
+  cp "$assets/.stamp" "$dir/assets.stamp"
+}
+
+# assets_unxz decompresses src into an executable dst, with xz or, where it
+# is missing (the device machine), Python's lzma.
+assets_unxz() { # src dst
+  if command -v xz >/dev/null; then
+    xz -dc "$1" >"$2"
+  else
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
+  fi
+  chmod +x "$2"
+}

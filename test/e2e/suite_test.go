@@ -141,10 +141,11 @@ func (s *suite) leader() int {
 	return -1
 }
 
-// startAgent starts a simulated agent on the reference backend.
+// startAgent starts a simulated agent on the reference backend. With no
+// kubelet to run run pods, it executes the runs itself (--execution=None).
 func (s *suite) startAgent(t *testing.T, node, gpus string) *process {
 	t.Helper()
-	return startProcess(t, s.dir, "agent-"+node, filepath.Join(s.bin, "agent"),
+	return startProcess(t, s.dir, "agent-"+node, filepath.Join(s.bin, "agent"), "--execution=None",
 		"--kubeconfig="+s.cp.kubeconfig, "--node-name="+node, "--namespace="+systemNamespace,
 		"--simulate="+gpus, "--backend=reference", "--log-format=text", "--shutdown-grace=5s")
 }

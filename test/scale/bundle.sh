@@ -15,7 +15,8 @@ DIR=${1:-$ROOT/.gpubin-scale}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 cd "$ROOT"
-ASSETS=$(hack/envtest-assets.sh)
+# shellcheck source=../../hack/lib/assets.sh
+source hack/lib/assets.sh
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -24,15 +25,8 @@ go test -c -tags scale -trimpath -ldflags='-s -w' -o "$TMP/scale.test" ./test/sc
 for b in manager scale.test; do
   xz -6 -T0 -c "$TMP/$b" >"$DIR/$b.xz"
 done
-# The control plane changes only with hack/envtest-assets.sh's stamp: compress
-# it (minutes) only when that changed.
-if [[ ! -f $DIR/assets.stamp ]] || ! cmp -s "$ASSETS/.stamp" "$DIR/assets.stamp"; then
-  for b in kube-apiserver etcd; do
-    strip -o "$TMP/$b" "$ASSETS/$b"
-    xz -6 -T0 -c "$TMP/$b" >"$DIR/$b.xz"
-  done
-  cp "$ASSETS/.stamp" "$DIR/assets.stamp"
-fi
+# The control plane, compressed only when hack/envtest-assets.sh's stamp changed.
+assets_pack_control_plane "$DIR"
 git rev-parse HEAD >"$DIR/commit"
 ls -l "$DIR" >&2
 du -sh "$DIR" >&2

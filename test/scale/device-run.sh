@@ -17,17 +17,9 @@ shift 2
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 BIN=$(mktemp -d /tmp/kquant-scale.XXXXXX)
-unxz() {
-  if command -v xz >/dev/null; then
-    xz -dc "$1" >"$2"
-  else
-    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
-  fi
-}
-for b in manager scale.test kube-apiserver etcd; do
-  unxz "$BUNDLE/$b.xz" "$BIN/$b"
-  chmod +x "$BIN/$b"
-done
+# shellcheck source=../../hack/lib/assets.sh
+source "$ROOT/hack/lib/assets.sh"
+for b in manager scale.test kube-apiserver etcd; do assets_unxz "$BUNDLE/$b.xz" "$BIN/$b"; done
 echo "bundle of commit $(cat "$BUNDLE/commit" 2>/dev/null || echo unknown); $(nproc) CPUs; $(uname -r)" | tee "$OUTDIR/scale.log"
 cd "$ROOT/test/scale"
 status=0

@@ -81,6 +81,7 @@ func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
 		Accuracy:    accuracy(r.Accuracy),
 		Verdict:     nz(r.Verdict),
 		Reason:      nz(r.Reason),
+		Baselines:   baselines(r.Baselines),
 	}
 	if c := r.Capability; c != nil {
 		out.Capability = &ac.CapabilityApplyConfiguration{Native: ptr(c.Native), Emulated: ptr(c.Emulated), Reason: nz(c.Reason)}
@@ -152,13 +153,45 @@ func GPUNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileSt
 				Index: ptr(g.Index), UUID: ptr(g.UUID), Product: nz(g.Product), ComputeCapability: nz(g.ComputeCapability),
 				Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
 				Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: recipes(g.Recipes),
+				Allocations: allocations(g.Allocations),
 			}
 		}
 	}
-	if b := s.Baselines; b != nil {
-		out.Baselines = &ac.BaselinesApplyConfiguration{
-			LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
+	out.Baselines = baselines(s.Baselines)
+	return out
+}
+
+func baselines(b *v1alpha1.Baselines) *ac.BaselinesApplyConfiguration {
+	if b == nil {
+		return nil
+	}
+	return &ac.BaselinesApplyConfiguration{
+		LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
+	}
+}
+
+func allocations(as []v1alpha1.GPUAllocation) []ac.GPUAllocationApplyConfiguration {
+	if as == nil {
+		return nil
+	}
+	out := make([]ac.GPUAllocationApplyConfiguration, len(as))
+	for i, a := range as {
+		out[i] = ac.GPUAllocationApplyConfiguration{
+			Namespace: ptr(a.Namespace), Pod: ptr(a.Pod), Container: nz(a.Container), Source: ptr(a.Source),
+			ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared),
 		}
+	}
+	return out
+}
+
+// AllocatedGPU is g as an apply configuration; nil for nil.
+func AllocatedGPU(g *v1alpha1.AllocatedGPU) *ac.AllocatedGPUApplyConfiguration {
+	if g == nil {
+		return nil
+	}
+	out := &ac.AllocatedGPUApplyConfiguration{UUID: ptr(g.UUID), MIGDevice: nz(g.MIGDevice), Source: nz(g.Source)}
+	if g.Index != nil {
+		out.Index = ptr(*g.Index)
 	}
 	return out
 }

@@ -43,6 +43,7 @@ func TestRunResultsEncodeAsTheTypedValue(t *testing.T) {
 			Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &yes, SNRdB: "31", MaxAbsError: "0.1", Saturated: 2, FlushedToZero: 1},
 			Shapes:   []v1alpha1.ShapeResult{{Rows: 1, Cols: 2, Overhead: oh, Performance: perf, Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &no}}, {}},
 			Verdict:  v1alpha1.VerdictPass, Reason: v1alpha1.VerdictReasonPass,
+			Baselines: &v1alpha1.Baselines{LaunchMicros: "2.1", GraphLaunchMicros: "1.5", CopyBandwidthGBps: "3000.0"},
 		},
 		"zero values that are serialised": {Capability: &v1alpha1.Capability{}, Graph: &v1alpha1.GraphResult{}, Shapes: []v1alpha1.ShapeResult{}},
 		"empty":                           {},
@@ -60,7 +61,9 @@ func TestGPUNodeProfileStatusEncodesAsTheTypedValue(t *testing.T) {
 			ObservedGeneration: 2, GPUCount: 1, DriverVersion: "580", CUDADriverVersion: "13.0", Backend: v1alpha1.BackendCUDA,
 			Simulated: true, Recipes: rs, AgentVersion: "v1",
 			GPUs: []v1alpha1.GPU{{Index: 0, UUID: "GPU-1", Product: "H100", ComputeCapability: "9.0", Architecture: v1alpha1.ArchitectureHopper,
-				MemoryMiB: 80, MIGMode: v1alpha1.MIGMode("Disabled"), Health: v1alpha1.HealthHealthy, HealthMessage: "m", Recipes: rs}, {}},
+				MemoryMiB: 80, MIGMode: v1alpha1.MIGMode("Disabled"), Health: v1alpha1.HealthHealthy, HealthMessage: "m", Recipes: rs,
+				Allocations: []v1alpha1.GPUAllocation{{Namespace: "ml", Pod: "train", Container: "main", Source: v1alpha1.AllocationSourceDRA,
+					ResourceName: "gpu.nvidia.com", Claim: "ml/train-gpu", Shared: true}, {}}}, {}},
 			Baselines:  &v1alpha1.Baselines{LaunchMicros: "2", GraphLaunchMicros: "1", CopyBandwidthGBps: "3000"},
 			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: now, Reason: "R", Message: "m"}, {}},
 		},
@@ -71,8 +74,29 @@ func TestGPUNodeProfileStatusEncodesAsTheTypedValue(t *testing.T) {
 	}
 }
 
+func TestAllocatedGPUEncodesAsTheTypedValue(t *testing.T) {
+	idx := int32(0)
+	cases := map[string]*v1alpha1.AllocatedGPU{
+		"every field": {UUID: "GPU-1", Index: &idx, MIGDevice: "MIG-2", Source: v1alpha1.AllocationSourceDevicePlugin},
+		"empty":       {},
+	}
+	for name, g := range cases {
+		t.Run(name, func(t *testing.T) { sameJSON(t, AllocatedGPU(g), g) })
+	}
+}
+
 func TestOwners(t *testing.T) {
 	if !Owns(ManagerAgent, "results") || Owns(ManagerController, "results") || !Owns(ManagerController, "reason") || Owns(ManagerAgent, "reason") {
+		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
+	}
+	// The run pod writes its run's outcome and the GPU it got, never the
+	// agent's conditions.
+	for _, f := range []string{"phase", "startTime", "completionTime", "agentID", "allocatedGPU", "results", "reason", "message"} {
+		if !Owns(ManagerRunPod, f) {
+			t.Errorf("the run pod does not own %s", f)
+		}
+	}
+	if Owns(ManagerRunPod, "conditions") || Owns(ManagerController, "allocatedGPU") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
 	}
 }

@@ -7,34 +7,38 @@ import (
 )
 
 // QuantRunStatusOwners is which field manager writes which QuantRun status
-// field (by JSON name), the table docs/architecture.md repeats. Both write
-// with ForceOwnership and only the fields listed for them: the controller
-// binds runs and fails them from outside (NodeLost, deadlines, a failed
-// job), the agent runs them. A field two managers write is the phase's
-// hand-over: whoever moved the run last owns it.
+// field (by JSON name), the table docs/architecture.md repeats. Every writer
+// applies with ForceOwnership and only the fields listed for it: the
+// controller binds runs and fails them from outside (NodeLost, deadlines, a
+// failed job, a lost run pod), the run pod executes its one run (the
+// default, gpuAllocation DevicePlugin or DRA), and the agent executes runs
+// itself only with gpuAllocation None. A field two managers write is the
+// phase's hand-over: whoever moved the run last owns it.
 //
-//	field           controller (kquant-manager)    agent (kquant-agent)
-//	phase           Pending→Bound, →Failed         Running, Succeeded, Failed
-//	bindTime        set when binding               carried over
-//	startTime       -                              set when starting
-//	completionTime  set when failing               set when finishing
-//	agentID         -                              its own ID
-//	results         -                              the run's results
-//	reason          the failure's reason           -
-//	message         the failure's message          the run's message
-//	conditions      -                              Restarted, Abandoned
-//	observedGeneration  (neither: runs are immutable once bound)
+//	field           controller (kquant-manager)  run pod (kquant-run)        agent (kquant-agent)
+//	phase           Pending→Bound, →Failed       Running, Succeeded, Failed  Running, Succeeded, Failed
+//	bindTime        set when binding             carried over                carried over
+//	startTime       -                            set when starting           set when starting
+//	completionTime  set when failing             set when finishing          set when finishing
+//	agentID         -                            <pod>/<pod UID>             its own ID
+//	allocatedGPU    -                            the GPU the kubelet gave    the GPU it ran on
+//	results         -                            the run's results           the run's results
+//	reason          the failure's reason         GPUInUse, RunPodLost, ...   -
+//	message         the failure's message        the run's message           the run's message
+//	conditions      -                            -                           Restarted, Abandoned
+//	observedGeneration  (none: runs are immutable once bound)
 func QuantRunStatusOwners() map[string][]string {
-	c, a := ManagerController, ManagerAgent
+	c, a, r := ManagerController, ManagerAgent, ManagerRunPod
 	return map[string][]string{
-		"phase":          {c, a},
-		"bindTime":       {c, a},
-		"startTime":      {a},
-		"completionTime": {c, a},
-		"agentID":        {a},
-		"results":        {a},
-		"reason":         {c},
-		"message":        {c, a},
+		"phase":          {c, a, r},
+		"bindTime":       {c, a, r},
+		"startTime":      {a, r},
+		"completionTime": {c, a, r},
+		"agentID":        {a, r},
+		"allocatedGPU":   {a, r},
+		"results":        {a, r},
+		"reason":         {c, r},
+		"message":        {c, a, r},
 		"conditions":     {a},
 	}
 }

@@ -769,6 +769,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: backend
       type:
         scalar: string
+    - name: baselines
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Baselines
     - name: capability
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Capability

@@ -5,7 +5,8 @@ package v1alpha1
 // BaselinesApplyConfiguration represents a declarative configuration of the Baselines type for use
 // with apply.
 //
-// Baselines are the node's reference costs, measured when the agent starts.
+// Baselines are a node's reference costs: measured by the agent when it
+// starts with in-agent execution, by each run pod after its run otherwise.
 type BaselinesApplyConfiguration struct {
 	// launchMicros is the host time of one empty kernel launch, in microseconds.
 	LaunchMicros *string `json:"launchMicros,omitempty"`

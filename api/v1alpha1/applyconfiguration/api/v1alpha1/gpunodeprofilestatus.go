@@ -28,7 +28,9 @@ type GPUNodeProfileStatusApplyConfiguration struct {
 	Simulated *bool `json:"simulated,omitempty"`
 	// recipes is the node's best support of each scheme over its GPUs.
 	Recipes []RecipeSupportApplyConfiguration `json:"recipes,omitempty"`
-	// baselines are the node's measured reference costs.
+	// baselines are the node's measured reference costs: with run pods, those
+	// of the node's latest run that measured them (results.baselines); with
+	// in-agent execution, the agent's own at start.
 	Baselines *BaselinesApplyConfiguration `json:"baselines,omitempty"`
 	// agentVersion is the version of the agent that wrote this profile.
 	AgentVersion *string `json:"agentVersion,omitempty"`

@@ -30,6 +30,11 @@ type RunResultsApplyConfiguration struct {
 	Verdict *apiv1alpha1.Verdict `json:"verdict,omitempty"`
 	// reason is a stable CamelCase code for the verdict (for example SNRBelowTolerance).
 	Reason *string `json:"reason,omitempty"`
+	// baselines are the reference costs of the GPU the run executed on,
+	// measured by its run pod right after the run (CUDA backend only): the
+	// node's agent holds no CUDA context, and its GPUNodeProfile publishes the
+	// baselines of the node's latest run that has them.
+	Baselines *BaselinesApplyConfiguration `json:"baselines,omitempty"`
 }
 
 // RunResultsApplyConfiguration constructs a declarative configuration of the RunResults type for use with
@@ -112,5 +117,13 @@ func (b *RunResultsApplyConfiguration) WithVerdict(value apiv1alpha1.Verdict) *R
 // If called multiple times, the Reason field is set to the value of the last call.
 func (b *RunResultsApplyConfiguration) WithReason(value string) *RunResultsApplyConfiguration {
 	b.Reason = &value
+	return b
+}
+
+// WithBaselines sets the Baselines field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Baselines field is set to the value of the last call.
+func (b *RunResultsApplyConfiguration) WithBaselines(value *BaselinesApplyConfiguration) *RunResultsApplyConfiguration {
+	b.Baselines = value
 	return b
 }

@@ -1,0 +1,280 @@
+package runmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/gpuguard"
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+	"github.com/kquant/kquant/internal/logging"
+)
+
+// FieldManager is the run pod's field manager.
+const FieldManager = apply.ManagerRunPod
+
+// DefaultFinishTimeout bounds recording the end of a run once the run pod was
+// asked to stop: a pod's default termination grace is 30 s.
+const DefaultFinishTimeout = 15 * time.Second
+
+// ErrTerminated is the cause the caller cancels Execute's context with when
+// the run pod is asked to stop (SIGTERM: the pod was deleted, evicted or
+// preempted). The run is then recorded Failed with the retryable reason
+// RunPodLost, never left Running.
+var ErrTerminated = errors.New("the run pod was asked to stop (SIGTERM) before the run finished")
+
+// Pod is the run pod's identity, from the downward API.
+type Pod struct {
+	Namespace, Name string
+	UID             types.UID
+	// Node is the node the pod runs on; empty skips the check that it is
+	// the run's.
+	Node string
+}
+
+// AgentID is what the run pod writes as the run's status.agentID: the pod
+// and its UID, so that a retried run's new pod is told from the old one.
+func (p Pod) AgentID() string { return p.Name + "/" + string(p.UID) }
+
+// Options configure Execute.
+type Options struct {
+	// Run names the QuantRun to execute.
+	Run types.NamespacedName
+	Pod Pod
+	// Client reads and writes the run directly (no cache), with the run
+	// pod's own service account.
+	Client client.Client
+	// NVML returns the library the run pod sees its GPU through (go-nvml's
+	// nvml.New() in a pod; a simulated node's view of the run's GPU in
+	// tests); Execute initialises and shuts it down.
+	NVML func(run *v1alpha1.QuantRun) gonvml.Interface
+	// Source is how the kubelet allocated the GPU (DevicePlugin or DRA).
+	Source v1alpha1.AllocationSource
+	// Runner executes the run: the measurement harness, as in the agent.
+	Runner executor.Runner
+	// Open creates the run's CUDA context before its first kernel (see
+	// executor.GuardOptions); nil on the reference backend.
+	Open executor.Opener
+	// Baselines measures the GPU's reference costs after a finished run, for
+	// the node's profile (results.baselines); nil measures none (reference
+	// backend). A failure is logged, never fails the run.
+	Baselines     func(ctx context.Context, gpu v1alpha1.GPU) (*v1alpha1.Baselines, error)
+	GuardInterval time.Duration
+	FinishTimeout time.Duration
+	Clock         clock.WithTicker
+}
+
+// Outcome is how the run ended, for the pod's exit code and termination
+// message.
+type Outcome struct {
+	// Phase is the run's phase as this pod left it: Succeeded or Failed,
+	// or empty when the pod found nothing to run.
+	Phase v1alpha1.RunPhase
+	// Reason is a RunReason* for a Failed run.
+	Reason  string
+	Message string
+}
+
+// Ran reports whether the run finished here (any verdict): the pod then
+// exits 0.
+func (o Outcome) Ran() bool { return o.Phase == v1alpha1.RunPhaseSucceeded }
+
+// TerminationMessage is "<Reason>: <message>" for a failed run, which
+// runpod.PodOutcome maps back to the run's reason, and the message
+// otherwise.
+func (o Outcome) TerminationMessage() string {
+	if o.Reason != "" {
+		return o.Reason + ": " + o.Message
+	}
+	return o.Message
+}
+
+// Execute runs one QuantRun in this pod: it reads the run, finds the GPU
+// the kubelet allocated, records it and Running, runs the guarded runner and
+// records the end. It returns an error only when it could not record
+// anything about the run (no API server, no such run); every other failure
+// is recorded on the run and returned as a Failed Outcome.
+func Execute(ctx context.Context, opts Options) (Outcome, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.FinishTimeout <= 0 {
+		opts.FinishTimeout = DefaultFinishTimeout
+	}
+	log := logging.FromContext(ctx).WithValues("quantRun", opts.Run.String(), "pod", opts.Pod.Name)
+	ctx = logging.IntoContext(ctx, log)
+	// Status writes outlive a SIGTERM, within FinishTimeout.
+	writeCtx := context.WithoutCancel(ctx)
+
+	run := &v1alpha1.QuantRun{}
+	if err := opts.Client.Get(ctx, opts.Run, run); err != nil {
+		return Outcome{}, fmt.Errorf("reading run %s: %w", opts.Run, err)
+	}
+	if run.Status.Phase.IsTerminal() {
+		log.Info("Run already finished, nothing to do", "phase", run.Status.Phase)
+		return Outcome{Message: "run already " + string(run.Status.Phase)}, nil
+	}
+	lib := opts.NVML(run)
+	if ret := lib.Init(); ret != gonvml.SUCCESS {
+		return failEarly(writeCtx, opts, run, nil, fmt.Errorf("no GPU visible to the run pod: initialising NVML: %w", ret))
+	}
+	defer lib.Shutdown()
+	if opts.Pod.Node != "" && run.Spec.NodeName != opts.Pod.Node {
+		return failEarly(writeCtx, opts, run, nil, fmt.Errorf("run pod is on node %s, the run is bound to %s", opts.Pod.Node, run.Spec.NodeName))
+	}
+	gpu, err := findAllocated(ctx, lib, run, opts.Source)
+	if err != nil {
+		return failEarly(writeCtx, opts, run, nil, err)
+	}
+	log = log.WithValues("gpu", gpu.gpu.UUID)
+	ctx = logging.IntoContext(ctx, log)
+
+	claimed, err := claim(writeCtx, opts, run, gpu.status)
+	if err != nil || claimed == nil {
+		return Outcome{}, err
+	}
+	log.Info("Run started", "allocatedGPU", gpu.status.UUID, "boundGPU", run.Spec.GPUUUID, "source", gpu.status.Source)
+
+	runner := executor.Guarded(opts.Runner, executor.GuardOptions{
+		Guard: gpuguard.New(lib), Open: opts.Open, Interval: opts.GuardInterval, Clock: opts.Clock,
+	})
+	results, err := runner.Run(ctx, claimed, gpu.gpu)
+	if err == nil && results != nil && opts.Baselines != nil && ctx.Err() == nil {
+		b, berr := opts.Baselines(ctx, gpu.gpu)
+		if berr != nil {
+			log.Error(berr, "Measuring baselines failed")
+		}
+		results.Baselines = b
+	}
+	st := end(claimed, opts, results, err, context.Cause(ctx))
+	finishCtx, cancel := context.WithTimeout(writeCtx, opts.FinishTimeout)
+	defer cancel()
+	if err := finish(finishCtx, opts, claimed, st); err != nil {
+		return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}, fmt.Errorf("recording the end of run %s: %w", opts.Run, err)
+	}
+	log.Info("Run ended", "phase", st.Phase, "reason", st.Reason, "message", st.Message)
+	return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}, nil
+}
+
+// end is the run's final status from what the runner returned.
+func end(run *v1alpha1.QuantRun, opts Options, results *v1alpha1.RunResults, err, cause error) executor.Status {
+	now := metav1.NewTime(opts.Clock.Now())
+	st := running(run, opts, run.Status.AllocatedGPU)
+	st.CompletionTime = &now
+	switch {
+	case err == nil && results != nil:
+		// Finished, even if SIGTERM came meanwhile: the results stand.
+		st.Phase, st.Results = v1alpha1.RunPhaseSucceeded, results
+		st.Message = "finished on GPU " + run.Status.AllocatedGPU.UUID
+	case errors.Is(cause, ErrTerminated):
+		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodLost, ErrTerminated.Error()
+	case errors.Is(err, gpuguard.ErrGPUInUse):
+		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonGPUInUse, err.Error()
+	case err != nil:
+		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, err.Error()
+	default:
+		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, "the runner returned no results"
+	}
+	return st
+}
+
+// running is the Running status of run on gpu.
+func running(run *v1alpha1.QuantRun, opts Options, gpu *v1alpha1.AllocatedGPU) executor.Status {
+	st := executor.Status{
+		Phase: v1alpha1.RunPhaseRunning, AgentID: opts.Pod.AgentID(), BindTime: run.BindTime(),
+		StartTime: run.Status.StartTime, AllocatedGPU: gpu,
+	}
+	if gpu != nil {
+		st.Message = "running on GPU " + gpu.UUID
+	}
+	return st
+}
+
+// claim records Running and the allocated GPU, conditional on the run as
+// read; a conflict decides again on a fresh read. It returns the run as
+// claimed, or nil when it finished meanwhile (the controller failed it).
+func claim(ctx context.Context, opts Options, run *v1alpha1.QuantRun, gpu *v1alpha1.AllocatedGPU) (*v1alpha1.QuantRun, error) {
+	var claimed *v1alpha1.QuantRun
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		claimed = nil
+		cur := run.DeepCopy()
+		if !first {
+			if err := opts.Client.Get(ctx, opts.Run, cur); err != nil {
+				return fmt.Errorf("reading run %s: %w", opts.Run, err)
+			}
+		}
+		first = false
+		if cur.Status.Phase.IsTerminal() {
+			logging.FromContext(ctx).Info("Run finished before it started here", "phase", cur.Status.Phase)
+			return nil
+		}
+		now := metav1.NewTime(opts.Clock.Now())
+		cur.Status.StartTime = &now
+		st := running(cur, opts, gpu)
+		rv, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, cur, st)
+		if err != nil {
+			return err
+		}
+		cur.ResourceVersion = rv
+		cur.Status.Phase, cur.Status.AgentID, cur.Status.BindTime, cur.Status.AllocatedGPU = st.Phase, st.AgentID, st.BindTime, st.AllocatedGPU
+		claimed = cur
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming run %s: %w", opts.Run, err)
+	}
+	return claimed, nil
+}
+
+// failEarly records a run that this pod cannot run at all (no GPU, the
+// wrong node) as Failed with RunPodFailed.
+func failEarly(ctx context.Context, opts Options, run *v1alpha1.QuantRun, gpu *v1alpha1.AllocatedGPU, cause error) (Outcome, error) {
+	now := metav1.NewTime(opts.Clock.Now())
+	st := running(run, opts, gpu)
+	st.StartTime, st.CompletionTime = &now, &now
+	st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, cause.Error()
+	out := Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}
+	logging.FromContext(ctx).Info("Run failed before starting", "message", st.Message)
+	if _, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, run, st); err != nil {
+		return out, fmt.Errorf("recording that run %s cannot run here: %w", opts.Run, err)
+	}
+	return out, nil
+}
+
+// finish records the end, unless the run changed hands meanwhile (the
+// controller failed it, or a newer pod of it runs): that decision stands.
+// The first write is conditional on the claim's resourceVersion; a conflict
+// re-reads.
+func finish(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st executor.Status) error {
+	rv := claimed.ResourceVersion
+	return retry.OnError(retry.DefaultBackoff, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+			apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)
+	}, func() error {
+		cur := &v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Namespace: claimed.Namespace, Name: claimed.Name, ResourceVersion: rv}}
+		if rv == "" {
+			if err := opts.Client.Get(ctx, opts.Run, cur); err != nil {
+				return fmt.Errorf("reading run %s: %w", opts.Run, err)
+			}
+			if cur.Status.Phase != v1alpha1.RunPhaseRunning || cur.Status.AgentID != opts.Pod.AgentID() {
+				logging.FromContext(ctx).Info("Run changed hands while running, result dropped", "phase", cur.Status.Phase, "agentID", cur.Status.AgentID)
+				return nil
+			}
+		}
+		rv = ""
+		_, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, cur, st)
+		return err
+	})
+}

@@ -1,0 +1,334 @@
+package runmode_test
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/runmode"
+	"github.com/kquant/kquant/agent/simulate"
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+	"github.com/kquant/kquant/internal/bench"
+	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/reference"
+	"github.com/kquant/kquant/test/builders"
+	"github.com/kquant/kquant/test/testenv"
+	"github.com/kquant/kquant/test/wait"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// referenceRunner is the measurement harness on the pure-Go reference
+// backend: what a run pod without a CUDA driver runs.
+func referenceRunner() executor.Runner {
+	ref := reference.New()
+	return &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }}
+}
+
+// fixture is one run bound to GPU 0 of a simulated node, and that node.
+type fixture struct {
+	run  *v1alpha1.QuantRun
+	node *simulate.Node
+	pod  runmode.Pod
+}
+
+func newFixture(t *testing.T, gpus string) *fixture {
+	t.Helper()
+	ctx := t.Context()
+	ns, err := env.CreateNamespace(ctx, "runmode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := "node-" + ns
+	run := builders.MakeQuantRun("run-1", ns, "job").Bound(node, 0).Obj()
+	run.Spec.GPUUUID = simulate.UUID(node, 0)
+	run.Spec.Workload.Shapes = []v1alpha1.Shape{{Rows: 128, Cols: 256}}
+	run.Spec.Execution.Iterations, run.Spec.Execution.Warmup = ptr.To[int32](2), ptr.To[int32](1)
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := simulate.Parse(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{run: run, node: simulate.NewNode(node, spec),
+		pod: runmode.Pod{Namespace: ns, Name: "run-1", UID: types.UID("uid-" + ns), Node: node}}
+}
+
+// gpuOnly is the NVML a run pod given the run's GPU sees.
+func (f *fixture) gpuOnly(t *testing.T) func(*v1alpha1.QuantRun) gonvml.Interface {
+	only, ok := f.node.Only(f.run.Spec.GPUUUID)
+	if !ok {
+		t.Fatal("simulated node lacks the run's GPU")
+	}
+	return func(*v1alpha1.QuantRun) gonvml.Interface { return only.Library() }
+}
+
+func (f *fixture) options(t *testing.T, runner executor.Runner) runmode.Options {
+	return runmode.Options{
+		Run: types.NamespacedName{Namespace: f.run.Namespace, Name: f.run.Name}, Pod: f.pod, Client: env.Client,
+		NVML: f.gpuOnly(t), Source: v1alpha1.AllocationSourceDevicePlugin, Runner: runner,
+		GuardInterval: 20 * time.Millisecond,
+	}
+}
+
+func (f *fixture) get(t *testing.T) *v1alpha1.QuantRun {
+	t.Helper()
+	run := &v1alpha1.QuantRun{}
+	if err := env.Client.Get(t.Context(), types.NamespacedName{Namespace: f.run.Namespace, Name: f.run.Name}, run); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// statusManagers are the field managers that own QuantRun status fields.
+func statusManagers(run *v1alpha1.QuantRun) []string {
+	var out []string
+	for _, m := range run.ManagedFields {
+		if m.Subresource == "status" {
+			out = append(out, m.Manager)
+		}
+	}
+	return out
+}
+
+// checkRunPodFields checks the status fields the run pod's field manager
+// owns on run, as the API server recorded them: each must be the run pod's
+// in apply.QuantRunStatusOwners.
+func checkRunPodFields(t *testing.T, run *v1alpha1.QuantRun) {
+	t.Helper()
+	seen := 0
+	for _, m := range run.ManagedFields {
+		if m.Manager != apply.ManagerRunPod || m.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Status map[string]json.RawMessage `json:"f:status"`
+		}
+		if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+			t.Fatal(err)
+		}
+		for f := range fields.Status {
+			seen++
+			if name := strings.TrimPrefix(f, "f:"); f != "." && !apply.Owns(apply.ManagerRunPod, name) {
+				t.Errorf("the run pod owns status.%s, which apply.QuantRunStatusOwners does not give it", name)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("the API server recorded no status field of the run pod")
+	}
+}
+
+func TestRunSucceedsAndRecordsItsGPU(t *testing.T) {
+	f := newFixture(t, "H100:2")
+	out, err := runmode.Execute(t.Context(), f.options(t, referenceRunner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Ran() || out.Phase != v1alpha1.RunPhaseSucceeded {
+		t.Fatalf("outcome = %+v, want Succeeded", out)
+	}
+	run := f.get(t)
+	want := &v1alpha1.AllocatedGPU{UUID: f.run.Spec.GPUUUID, Index: ptr.To[int32](0), Source: v1alpha1.AllocationSourceDevicePlugin}
+	if diff := cmp.Diff(want, run.Status.AllocatedGPU); diff != "" {
+		t.Errorf("allocatedGPU (-want +got):\n%s", diff)
+	}
+	if run.Status.Phase != v1alpha1.RunPhaseSucceeded || run.Status.Results == nil || run.Status.Results.Backend != string(v1alpha1.BackendReference) {
+		t.Errorf("status = %+v, want Succeeded with reference results", run.Status)
+	}
+	if run.Status.AgentID != f.pod.AgentID() || run.Status.StartTime == nil || run.Status.CompletionTime == nil || run.Status.Reason != "" {
+		t.Errorf("status = %+v", run.Status)
+	}
+	if diff := cmp.Diff([]string{apply.ManagerRunPod}, statusManagers(run)); diff != "" {
+		t.Errorf("status field managers (-want +got):\n%s", diff)
+	}
+	checkRunPodFields(t, run)
+}
+
+func TestRunFailsWithGPUInUseBeforeItsFirstKernel(t *testing.T) {
+	f := newFixture(t, "H100:1")
+	f.node.SetProcesses(f.run.Spec.GPUUUID, 4242)
+	ran := false
+	runner := executor.RunnerFunc(func(context.Context, *v1alpha1.QuantRun, v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+		ran = true
+		return &v1alpha1.RunResults{}, nil
+	})
+	out, err := runmode.Execute(t.Context(), f.options(t, runner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Error("the runner ran beside another process")
+	}
+	if out.Phase != v1alpha1.RunPhaseFailed || out.Reason != v1alpha1.RunReasonGPUInUse ||
+		!strings.HasPrefix(out.TerminationMessage(), "GPUInUse: ") || !strings.Contains(out.Message, "4242") {
+		t.Errorf("outcome = %+v, termination message %q", out, out.TerminationMessage())
+	}
+	run := f.get(t)
+	if run.Status.Phase != v1alpha1.RunPhaseFailed || run.Status.Reason != v1alpha1.RunReasonGPUInUse || run.Status.Results != nil {
+		t.Errorf("status = %+v, want Failed GPUInUse without results", run.Status)
+	}
+	checkRunPodFields(t, run)
+}
+
+// blockingRunner runs until its context ends, after the test said when the
+// run is under way.
+func blockingRunner(started chan<- struct{}) executor.Runner {
+	return executor.RunnerFunc(func(ctx context.Context, _ *v1alpha1.QuantRun, _ v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	})
+}
+
+func TestForeignProcessDuringTheRunStopsIt(t *testing.T) {
+	f := newFixture(t, "H100:1")
+	uuid := f.run.Spec.GPUUUID
+	started := make(chan struct{})
+	opts := f.options(t, blockingRunner(started))
+	// Opening the backend creates this process's context: NVML shows one
+	// process, which the guard learns is its own.
+	opts.Open = func(context.Context, v1alpha1.GPU) (bool, error) {
+		f.node.SetProcesses(uuid, 100)
+		return true, nil
+	}
+	done := make(chan runmode.Outcome, 1)
+	go func() {
+		out, err := runmode.Execute(t.Context(), opts)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	<-started
+	// Its own process alone for a few checks: the run goes on.
+	time.Sleep(100 * time.Millisecond)
+	if run := f.get(t); run.Status.Phase != v1alpha1.RunPhaseRunning {
+		t.Fatalf("phase = %s while the run executes alone", run.Status.Phase)
+	}
+	f.node.SetProcesses(uuid, 100, 4242)
+	out := <-done
+	if out.Reason != v1alpha1.RunReasonGPUInUse || !strings.Contains(out.Message, "4242") || strings.Contains(out.Message, "100 (") {
+		t.Errorf("outcome = %+v, want GPUInUse naming 4242 only", out)
+	}
+	if run := f.get(t); run.Status.Phase != v1alpha1.RunPhaseFailed || run.Status.Reason != v1alpha1.RunReasonGPUInUse {
+		t.Errorf("status = %+v", run.Status)
+	}
+}
+
+func TestSIGTERMFailsTheRunRetryably(t *testing.T) {
+	f := newFixture(t, "H100:1")
+	started := make(chan struct{})
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := make(chan runmode.Outcome, 1)
+	go func() {
+		out, err := runmode.Execute(ctx, f.options(t, blockingRunner(started)))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	<-started
+	wait.For(t, 10*time.Second, "run Running", func() error {
+		if p := f.get(t).Status.Phase; p != v1alpha1.RunPhaseRunning {
+			return fmt.Errorf("phase %s", p)
+		}
+		return nil
+	})
+	cancel(runmode.ErrTerminated)
+	out := <-done
+	if out.Phase != v1alpha1.RunPhaseFailed || out.Reason != v1alpha1.RunReasonRunPodLost {
+		t.Errorf("outcome = %+v, want Failed RunPodLost", out)
+	}
+	run := f.get(t)
+	if run.Status.Phase != v1alpha1.RunPhaseFailed || run.Status.Reason != v1alpha1.RunReasonRunPodLost || run.Status.CompletionTime == nil {
+		t.Errorf("status = %+v, want Failed RunPodLost", run.Status)
+	}
+}
+
+func TestRunPodThatCannotRun(t *testing.T) {
+	tests := []struct {
+		name        string
+		nvml        func(f *fixture) gonvml.Interface
+		node        string
+		wantMessage string
+	}{
+		{name: "every GPU of the node visible", nvml: func(f *fixture) gonvml.Interface { return f.node.Library() },
+			wantMessage: "sees 2 GPUs"},
+		{name: "no GPU visible", nvml: func(*fixture) gonvml.Interface { return simulate.NewNode("none", nil).Library() },
+			wantMessage: "no GPU visible"},
+		{name: "another node", node: "elsewhere", wantMessage: "bound to"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "H100:2")
+			opts := f.options(t, referenceRunner())
+			if tt.nvml != nil {
+				opts.NVML = func(*v1alpha1.QuantRun) gonvml.Interface { return tt.nvml(f) }
+			}
+			if tt.node != "" {
+				opts.Pod.Node = tt.node
+			}
+			out, err := runmode.Execute(t.Context(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Ran() || out.Reason != v1alpha1.RunReasonRunPodFailed || !strings.Contains(out.Message, tt.wantMessage) {
+				t.Errorf("outcome = %+v, want RunPodFailed with %q", out, tt.wantMessage)
+			}
+			if run := f.get(t); run.Status.Phase != v1alpha1.RunPhaseFailed || run.Status.Reason != v1alpha1.RunReasonRunPodFailed {
+				t.Errorf("status = %+v", run.Status)
+			}
+		})
+	}
+}
+
+func TestFinishedRunIsLeftAlone(t *testing.T) {
+	f := newFixture(t, "H100:1")
+	run := f.get(t)
+	run.Status.Phase, run.Status.Message = v1alpha1.RunPhaseFailed, "NodeLost"
+	if err := env.Client.Status().Update(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runmode.Execute(t.Context(), f.options(t, referenceRunner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Phase != "" {
+		t.Errorf("outcome = %+v, want nothing done", out)
+	}
+	if got := f.get(t); got.Status.Phase != v1alpha1.RunPhaseFailed || got.Status.AgentID != "" ||
+		!cmp.Equal(got.Status.Message, "NodeLost", cmpopts.EquateEmpty()) {
+		t.Errorf("status = %+v, want untouched", got.Status)
+	}
+}
