@@ -399,6 +399,7 @@ type AllocatedGPU struct {
 // +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.results.overhead.hostGraphMicros`
 // +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.results.performance.bandwidthGBps`
 // +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.results.accuracy.snrDB`
+// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1
 // +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

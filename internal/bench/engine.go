@@ -372,7 +372,7 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 		return nil, nil, err
 	}
 	stage(StageQuantize)
-	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
+	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), usageFromAPI(r.spec.Workload.Usage))
 	st, err := r.calibrated(ctx, r.e.Backend, req, x)
 	if err != nil {
 		return nil, nil, err
@@ -382,7 +382,8 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 		return nil, nil, err
 	}
 	stage(StageCompare)
-	deq, err := r.e.Backend.Dequantize(ctx, res, quant.UsageRowwise)
+	_, measured := accuracy.Measured(res)
+	deq, err := r.e.Backend.Dequantize(ctx, res, measured)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -452,7 +453,7 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		return nil, nil, err
 	}
 	stage(StageQuantize)
-	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
+	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), usageFromAPI(r.spec.Workload.Usage))
 	var states []*quant.State
 	if r.delayed() {
 		states = make([]*quant.State, len(splits))
@@ -486,12 +487,19 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	stage(StageCompare)
 	arts := r.artifacts(i)
 	arts.Splits = splits
-	full := quant.NewTensor(x.Rows, x.Cols)
+	// Each group's measured operand and its source values, concatenated
+	// (the SNR is a sum over elements, whatever their order).
+	var exact, approx []float32
 	var counts accuracy.Counts
 	off := 0
 	for g, n := range splits {
 		xg := x.RowSlice(off, off+n)
-		deq, err := r.e.Backend.Dequantize(ctx, results[g], quant.UsageRowwise)
+		_, measured := accuracy.Measured(results[g])
+		deq, err := r.e.Backend.Dequantize(ctx, results[g], measured)
+		if err != nil {
+			return nil, nil, fmt.Errorf("group %d: %w", g, err)
+		}
+		src, err := accuracy.Source(xg, results[g])
 		if err != nil {
 			return nil, nil, fmt.Errorf("group %d: %w", g, err)
 		}
@@ -501,14 +509,15 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		}
 		counts.Saturated += c.Saturated
 		counts.FlushedToZero += c.FlushedToZero
-		copy(full.Data[off*x.Cols:], deq.Data)
+		exact, approx = append(exact, src.Data...), append(approx, deq.Data...)
 		arts.Tensors = append(arts.Tensors, TensorArtifacts{
 			Name: fmt.Sprintf("group-%d", g), Input: xg, Result: results[g], Dequantized: deq, RowOffset: off,
 		})
 		off += n
 	}
 	// SNR over the whole tensor, not an average of the groups' dB.
-	if out.metrics, err = accuracy.Compare(x, full); err != nil {
+	all := func(d []float32) quant.Tensor { return quant.Tensor{Rows: 1, Cols: len(d), Data: d} }
+	if out.metrics, err = accuracy.Compare(all(exact), all(approx)); err != nil {
 		return nil, nil, err
 	}
 	out.metrics.Saturated, out.metrics.FlushedToZero = counts.Saturated, counts.FlushedToZero
@@ -592,6 +601,10 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 		{Name: "w", Input: w, Result: res.W, Dequantized: wd},
 	}
 	arts.Y, arts.Exact = &res.Y, &res.Exact
-	req.Role = quant.Input
+	// The product reads the rowwise operands (compared above); the timed
+	// step produces the operands of the workload's usage: Both is a
+	// training forward, which keeps the columnwise ones for the backward
+	// GEMMs, Rowwise inference.
+	req.Role, req.Usage = quant.Input, usageFromAPI(r.spec.Workload.Usage)
 	return measure.QuantizedLinear{Request: req, X: x, W: w, States: states}, arts, nil
 }

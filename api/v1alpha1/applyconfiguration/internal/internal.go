@@ -854,6 +854,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: requireBitExact
       type:
         scalar: boolean
+- name: com.github.kquant.kquant.api.v1alpha1.Usage
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Verdict
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.VerdictCounts
@@ -902,6 +904,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.TensorRole
       default: Input
+    - name: usage
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Usage
+      default: Both
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
   map:
     fields:
