@@ -292,6 +292,11 @@ type RunResults struct {
 	// backend is the backend that ran the step: cuda or reference.
 	// +optional
 	Backend string `json:"backend,omitempty"`
+	// usage is the operands each step produced (the workload's usage): the
+	// bandwidth counts only their bytes, and the accuracy figures describe the
+	// rowwise operand when it was produced, else the columnwise one.
+	// +optional
+	Usage Usage `json:"usage,omitempty"`
 	// capability of the GPU for the recipe.
 	// +optional
 	Capability *Capability `json:"capability,omitempty"`

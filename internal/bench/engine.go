@@ -102,6 +102,8 @@ type TensorArtifacts struct {
 	Name        string
 	Input       quant.Tensor
 	Result      *quant.Result
+	// Dequantized is the measured operand (accuracy.Measured) decoded, in
+	// its stored orientation.
 	Dequantized quant.Tensor
 	// RowOffset is a group's first row in the grouped input.
 	RowOffset int
@@ -218,7 +220,10 @@ func (e *Engine) reference() quant.Backend {
 func (e *Engine) isReference() bool { return e.Backend.Name() == reference.New().Name() }
 
 func (e *Engine) report(spec Spec, outs []shapeOutcome) *Report {
-	res := v1alpha1.RunResults{Backend: e.Backend.Name()}
+	res := v1alpha1.RunResults{Backend: e.Backend.Name(), Usage: spec.Workload.Usage}
+	if res.Usage == "" {
+		res.Usage = v1alpha1.UsageBoth
+	}
 	for i := range outs {
 		res.Shapes = append(res.Shapes, outs[i].result())
 	}

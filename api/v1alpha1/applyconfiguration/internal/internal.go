@@ -790,6 +790,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.kquant.kquant.api.v1alpha1.ShapeResult
           elementRelationship: atomic
+    - name: usage
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Usage
     - name: verdict
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Verdict
