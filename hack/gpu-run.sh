@@ -14,7 +14,9 @@
 #          L2 and issue-slot utilisation, occupancy, registers (ncu.csv)
 # With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX is first regenerated from kernels/*.cu into
 # ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
-# the committed PTX is what the sources give. OUT receives summary.txt (the
+# the committed PTX is what the sources give. KQUANT_PTX_TARGET=compute_80
+# runs the suite on the compute_80 PTX (Ampere's software FP8 conversions)
+# whatever the GPU. OUT receives summary.txt (the
 # GPU, pass/fail counts per binary, failures) and results.tgz (every log and
 # the regenerated PTX): two files, since a device call returns only a few.
 set -uo pipefail
@@ -27,9 +29,10 @@ for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)";
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
 if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
-	for p in kernels/*.ptx; do
-		cmp -s <(tail -n +2 "$p") <(tail -n +2 "$out/ptx/$(basename "$p")") && s=same || s=DIFFERENT
-		echo "regenerated $(basename "$p"): $s as committed" | tee -a "$out/summary.txt"
+	for p in kernels/*.ptx kernels/ptx80/*.ptx; do
+		rel=${p#kernels/}
+		cmp -s <(tail -n +2 "$p") <(tail -n +2 "$out/ptx/$rel") && s=same || s=DIFFERENT
+		echo "regenerated $rel: $s as committed" | tee -a "$out/summary.txt"
 	done
 	export KQUANT_PTX_DIR=$out/ptx
 fi

@@ -33,6 +33,8 @@ typedef unsigned long long u64;
 #define KQ_DEV static __device__ __forceinline__
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 
+#include "kq_fp8_sw.cuh"
+
 struct kq_bf16 { u16 bits; };
 struct kq_f16 { u16 bits; };
 
@@ -147,13 +149,8 @@ KQ_DEV float kq_tensor_scale(float amax) {
 	return s;
 }
 
-// E4M3 of a float32 (hardware conversion, RNE, saturating).
-KQ_DEV u32 kq_e4m3(float x) {
-	u16 r;
-	float z = 0.0f;
-	asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(z), "f"(x));
-	return r & 0xFFu;
-}
+// E4M3 of a float32 (RNE, saturating: kq_fp8x2).
+KQ_DEV u32 kq_e4m3(float x) { return kq_fp8x2(x, 0.0f, 1) & 0xFFu; }
 
 // Exact value of an E4M3 code.
 KQ_DEV float kq_e4m3_val(u32 b) {
@@ -695,9 +692,13 @@ KQ_DEV u32 kq_rawkey(const float v[16]) {
 // bits, 0xFFFFFFFF when the block holds a NaN: one 16x2 max per two
 // elements (|x| orders like its bits below the NaN codes).
 KQ_DEV u32 kq_u16max(u32 a, u32 b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+	return __vmaxu2(a, b); // max.u16x2 is sm_90's
+#else
 	u32 d;
 	asm("max.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
 	return d;
+#endif
 }
 KQ_DEV u32 kq_key16_max(const uint4 *L) {
 	const u32 m0 = kq_u16max(kq_u16max(L[0].x & 0x7FFF7FFFu, L[0].y & 0x7FFF7FFFu), kq_u16max(L[0].z & 0x7FFF7FFFu, L[0].w & 0x7FFF7FFFu));

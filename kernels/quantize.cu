@@ -27,6 +27,8 @@ typedef unsigned long long u64;
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 #define KQ_QNAN_BITS 0x7FC00000u
 
+#include "kq_fp8_sw.cuh"
+
 // Element formats, as the host passes them.
 #define KQ_E4M3 0
 #define KQ_E5M2 1
@@ -69,48 +71,13 @@ KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7
 // saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
 // 0x7F). lo lands in the low byte: the lower-index element goes first in
 // memory. PTX puts its first source operand in the upper half.
-KQ_DEV u32 kq_cvt2(float lo, float hi, int fmt) {
-	u16 r;
-	if (fmt == KQ_E4M3) {
-		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	} else {
-		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	}
-	return r;
-}
+KQ_DEV u32 kq_cvt2(float lo, float hi, int fmt) { return kq_fp8x2(lo, hi, fmt == KQ_E4M3); }
 KQ_DEV u32 kq_cvt1(float x, int fmt) { return kq_cvt2(x, 0.0f, fmt) & 0xFFu; }
 
 // kq_cvt1_sw is the same conversion in integer arithmetic, written from the
-// contract; kq_cvt_check compares it with the hardware over every float32
-// bit pattern, which pins down the contract's rules exactly.
-KQ_DEV u32 kq_cvt1_sw(float x, int fmt) {
-	u32 b = __float_as_uint(x);
-	u32 sign = (b >> 24) & 0x80u;
-	u32 a = b & 0x7FFFFFFFu;
-	int mb = fmt == KQ_E4M3 ? 3 : 2;
-	int bias = fmt == KQ_E4M3 ? 7 : 15;
-	u32 maxcode = fmt == KQ_E4M3 ? 0x7Eu : 0x7Bu;
-	if (a > 0x7F800000u) return 0x7Fu;
-	if (a == 0x7F800000u) return sign | maxcode;
-	int e = (int)(a >> 23) - 127;
-	u32 code;
-	if (e < 1 - bias) {
-		// Below the smallest normal: count quanta of 2^(1-bias-mb).
-		// Scaling by a power of two upward is exact, rintf rounds to
-		// nearest even; 2^mb quanta is the smallest normal's code.
-		float v = __fmul_rn(__uint_as_float(a), __uint_as_float((u32)(127 + bias - 1 + mb) << 23));
-		code = (u32)rintf(v);
-	} else {
-		u32 shift = 23 - mb;
-		u32 r = a >> shift;
-		u32 rem = a & ((1u << shift) - 1u);
-		u32 half = 1u << (shift - 1);
-		if (rem > half || (rem == half && (r & 1u))) r++;
-		code = r - ((u32)(127 - bias) << mb);
-		if (code > maxcode) code = maxcode;
-	}
-	return sign | code;
-}
+// contract (kq_fp8_sw.cuh); kq_cvt_check compares it with the hardware over
+// every float32 bit pattern, which pins down the contract's rules exactly.
+KQ_DEV u32 kq_cvt1_sw(float x, int fmt) { return kq_fp8_sw(x, fmt == KQ_E4M3); }
 
 // kq_fp8_decode widens an FP8 byte to float32 exactly; NaN bytes become a
 // quiet NaN with the byte's sign.
