@@ -14,7 +14,7 @@
 # stale.
 # Every source is built twice: for compute_90 into OUTDIR/<name>.ptx
 # (Hopper; the driver JIT-compiles it for newer GPUs) and for compute_80
-# into OUTDIR/ptx80/<name>.ptx (Ampere and Ada: the same kernels with the
+# into OUTDIR/ptx80/<name>.ptx.gz (gzipped; Ampere and Ada: the same kernels with the
 # FP8 conversions in software, kq_fp8_sw.cuh), which kernels.Load picks
 # below compute capability 9.0. A kernel that needs an sm_100a-only
 # instruction goes into a file named *_sm100a.cu, built for compute_100a
@@ -38,7 +38,7 @@ headers=(kernels/*.cuh)
 [ -e "${headers[0]}" ] || headers=()
 for src in "${sources[@]}"; do
 	base=$(basename "$src" .cu)
-	targets=("compute_90 $out/$base.ptx sm_90" "compute_80 $out/ptx80/$base.ptx sm_80")
+	targets=("compute_90 $out/$base.ptx sm_90" "compute_80 $out/ptx80/$base.ptx.gz sm_80")
 	case "$base" in *_sm100a) targets=("compute_100a $out/$base.ptx -") ;; esac
 	hash=$(cat "$src" "${headers[@]}" | sha256sum | cut -d' ' -f1)
 	for t in "${targets[@]}"; do
@@ -49,13 +49,18 @@ for src in "${sources[@]}"; do
 			rm -f "$tmp"
 			continue
 		fi
-		{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$dest"
+		{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$tmp.ptx"
 		rm -f "$tmp"
 		# Assemble once to catch PTX the driver would reject, and show the
 		# kernels' register and spill counts.
 		if command -v ptxas >/dev/null && [ "$sm" != - ]; then
-			ptxas -arch="$sm" -v -o /dev/null "$dest" 2>&1 | grep -E 'Compiling|registers|spill|error' | sed 's/^ptxas info *: //' || true
+			ptxas -arch="$sm" -v -o /dev/null "$tmp.ptx" 2>&1 | grep -E 'Compiling|registers|spill|error' | sed 's/^ptxas info *: //' || true
 		fi
+		case "$dest" in
+		*.gz) gzip -9n <"$tmp.ptx" >"$dest" ;; # no name or time: the same bytes every run
+		*) cat "$tmp.ptx" >"$dest" ;;
+		esac
+		rm -f "$tmp.ptx"
 		echo "generated $dest ($arch, source sha256 $hash)"
 	done
 done

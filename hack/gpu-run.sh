@@ -29,9 +29,9 @@ for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)";
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
 if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
-	for p in kernels/*.ptx kernels/ptx80/*.ptx; do
+	for p in kernels/*.ptx kernels/ptx80/*.ptx.gz; do
 		rel=${p#kernels/}
-		cmp -s <(tail -n +2 "$p") <(tail -n +2 "$out/ptx/$rel") && s=same || s=DIFFERENT
+		cmp -s <(zcat -f "$p" | tail -n +2) <(zcat -f "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
 		echo "regenerated $rel: $s as committed" | tee -a "$out/summary.txt"
 	done
 	export KQUANT_PTX_DIR=$out/ptx

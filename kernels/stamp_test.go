@@ -46,7 +46,7 @@ func TestPTXStamps(t *testing.T) {
 				if strings.HasSuffix(module, "_sm100a") && target == TargetAmpere {
 					continue
 				}
-				ptx, err := ptxFS.ReadFile(ptxPath(module, target))
+				ptx, err := PTX(module, target)
 				if err != nil {
 					t.Fatalf("%s has no embedded %s PTX: run hack/gen-kernels.sh on a machine with nvcc", src, target)
 				}
@@ -66,7 +66,7 @@ func TestPTXStamps(t *testing.T) {
 			if e.IsDir() {
 				continue
 			}
-			src := strings.TrimSuffix(e.Name(), ".ptx") + ".cu"
+			src := strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".gz"), ".ptx") + ".cu"
 			if _, err := os.Stat(src); err != nil {
 				t.Errorf("%s/%s has no source %s", dir, e.Name(), src)
 			}
