@@ -99,9 +99,9 @@ type ShapeArtifacts struct {
 
 // TensorArtifacts are one quantized tensor and where it came from.
 type TensorArtifacts struct {
-	Name        string
-	Input       quant.Tensor
-	Result      *quant.Result
+	Name   string
+	Input  quant.Tensor
+	Result *quant.Result
 	// Dequantized is the measured operand (accuracy.Measured) decoded, in
 	// its stored orientation.
 	Dequantized quant.Tensor
