@@ -196,20 +196,18 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		padded bool
 	}
 	var bufs []scaleBuf
-	if outRow.Ptr() != 0 {
-		rowPadded := NVFP4ScalePadded(rows, cols, false)
-		bufs = append(bufs, scaleBuf{"rowwise scales", scalesRow, srr * scr, rowPadded},
-			scaleBuf{"rowwise swizzled scales", swzRow, srr * scr, rowPadded})
-	} else {
-		scalesRow, swzRow = cuda.Buffer{}, cuda.Buffer{}
+	// operand adds a wanted operand's scale buffers, and clears them for
+	// an operand not wanted (the kernel then writes none of it).
+	operand := func(what string, data cuda.Buffer, scales, swz *cuda.Buffer, n int, colwise bool) {
+		if data.Ptr() == 0 {
+			*scales, *swz = cuda.Buffer{}, cuda.Buffer{}
+			return
+		}
+		padded := NVFP4ScalePadded(rows, cols, colwise)
+		bufs = append(bufs, scaleBuf{what + " scales", *scales, n, padded}, scaleBuf{what + " swizzled scales", *swz, n, padded})
 	}
-	if outCol.Ptr() != 0 {
-		colPadded := NVFP4ScalePadded(rows, cols, true)
-		bufs = append(bufs, scaleBuf{"columnwise scales", scalesCol, src * scc, colPadded},
-			scaleBuf{"columnwise swizzled scales", swzCol, src * scc, colPadded})
-	} else {
-		scalesCol, swzCol = cuda.Buffer{}, cuda.Buffer{}
-	}
+	operand("rowwise", outRow, &scalesRow, &swzRow, srr*scr, false)
+	operand("columnwise", outCol, &scalesCol, &swzCol, src*scc, true)
 	for i, b := range bufs {
 		if i%2 == 1 && b.buf.Ptr() == 0 {
 			continue // no swizzled layout wanted

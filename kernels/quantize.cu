@@ -411,79 +411,118 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 // launcher gives one block per tile, with it (delayed scaling) a grid of
 // the resident blocks, so that the amax commits once per block: one
 // same-address atomic per tile cost more than the cast at 16384^2. It
-// computes the same bytes as the 32x32 kernel above.
+// computes the same bytes as the 32x32 kernel above. The tile itself
+// (kq_trw_tile) is also the grouped kernels' cast + transpose.
 #define KQ_TRW 128
 #define KQ_TRW_PITCH 129
+
+// kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
+// below off[ngroups], the (nonempty) group holding row m. off is
+// nondecreasing with off[0] = 0 (empty groups repeat an entry). The grouped
+// kernels (below) find the group of their rows with it.
+KQ_DEV int kq_gsearch(const int *off, int ngroups, int m) {
+	int lo = 0, hi = ngroups - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) >> 1;
+		if (off[mid] <= m) lo = mid;
+		else hi = mid - 1;
+	}
+	return lo;
+}
+
+// kq_trw_tile: the 128x128 tile at (r0, c0) of cast + transpose, for
+// rows % 8 == 0 and cols % 8 == 0 with a 16-byte aligned input and out_col
+// and an 8-byte aligned out_row (the patches are wholly in or out):
+// thread (rg, cg) = (tid/16, tid%16) loads its 8x8 patch at rows r0 + 8rg,
+// columns c0 + 8cg as raw bits (32 registers for 16-bit inputs, all 8
+// loads in flight at once; float32 ones 4 rows at a time: held as float32
+// values, the 8 rows spilled), casts it with its scale s, stores the
+// rowwise codes (when out_row is not NULL), byte-permutes them into the
+// shared tile (column word: byte j is row j's code of that column), and
+// the 16-row column runs go to the transposed [cols, rows] matrix, or with
+// offsets (grouped) to the transposed [cols, n_g] matrix of their group at
+// cols * offsets[g] (16-byte aligned: offsets and sizes are multiples of
+// 16; a tile may span groups, but its 8-row patches and 16-row runs never
+// do). With AMAX m rises to the max |x| of the patch.
+template <typename T, bool AMAX>
+KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int ngroups, int r0, int c0, float s,
+		u8 *out_row, u8 *out_col, int fmt, u32 *tile, float &m) {
+	const u32 tid = threadIdx.x;
+	const int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
+	const int q = (int)(tid & 7u); // the 16-row run of the store phase
+	const int c = c0 + 8 * cg, r = r0 + 8 * rg;
+	const bool in = r < rows && c < cols;
+	const float fs[8] = {s, s, s, s, s, s, s, s};
+	uint4 raw[8][2];
+#pragma unroll
+	for (int hr = 0; hr < 2; hr++) {
+		if (hr == 0 || sizeof(T) == 4) {
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				if (sizeof(T) == 4 && j / 4 != hr) continue;
+				raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
+				if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
+			}
+		}
+		u32 w[4][2];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float vj[8];
+			kq_unpack8(x, raw[4 * hr + j], vj);
+			if (AMAX) {
+#pragma unroll
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
+			}
+			uint2 qq = kq_cvt8(vj, fs, fmt);
+			w[j][0] = qq.x;
+			w[j][1] = qq.y;
+			if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
+		}
+		u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
+			u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
+			t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
+			t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
+			t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
+			t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
+		}
+	}
+	__syncthreads();
+	const int rr = r0 + 16 * q;
+	int goff = 0, gn = rows;
+	if (offsets != 0 && rr < rows) {
+		const int g = kq_gsearch(offsets, ngroups, rr);
+		goff = offsets[g];
+		gn = offsets[g + 1] - goff;
+	}
+	u8 *ob = out_col + (long long)cols * goff + (rr - goff);
+#pragma unroll
+	for (int h = 0; h < 4; h++) {
+		const int tc = ((int)tid + 256 * h) >> 3;
+		const int cc = c0 + tc;
+		if (cc < cols && rr < rows) {
+			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
+			*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
+				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
+		}
+	}
+	// The next tile overwrites the shared tile.
+	__syncthreads();
+}
+
 template <typename T>
 KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt) {
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
-	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
-	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
-	long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	u32 tid = threadIdx.x;
-	int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
+	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
+	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	float m = 0.0f;
 	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
-		long long tl = ntiles - 1 - k;
-		int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
-		int c = c0 + 8 * cg, r = r0 + 8 * rg;
-		// rows % 8 == 0 and cols % 8 == 0: the patch is wholly in or out.
-		bool in = r < rows && c < cols;
-		// The patch as raw bits: 32 registers for 16-bit inputs (all 8
-		// loads in flight at once), float32 ones 4 rows at a time. (Held
-		// as float32 values, the 8 rows spilled at this kernel's bound.)
-		uint4 raw[8][2];
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			if (hr == 0 || sizeof(T) == 4) {
-#pragma unroll
-				for (int j = 0; j < 8; j++) {
-					if (sizeof(T) == 4 && j / 4 != hr) continue;
-					raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
-					if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
-				}
-			}
-			u32 w[4][2];
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				float vj[8];
-				kq_unpack8(x, raw[4 * hr + j], vj);
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
-				uint2 q = kq_cvt8(vj, fs, fmt);
-				w[j][0] = q.x;
-				w[j][1] = q.y;
-				if (in && out_row != 0)
-					*reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = q;
-			}
-			// Column word: byte j is row j's code of that column.
-			u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-				u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-				t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-				t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-				t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-				t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-			}
-		}
-		__syncthreads();
-#pragma unroll
-		for (int h = 0; h < 4; h++) {
-			int u = (int)tid + 256 * h;
-			int tc = u >> 3, q = u & 7;
-			int cc = c0 + tc, rr = r0 + 16 * q;
-			if (cc < cols && rr < rows) {
-				const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-				*reinterpret_cast<uint4 *>(out_col + (long long)cc * rows + rr) =
-					make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-			}
-		}
-		// The next tile overwrites the shared tile.
-		__syncthreads();
+		const long long tl = ntiles - 1 - k;
+		kq_trw_tile<T, true>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile, m);
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
@@ -1193,19 +1232,6 @@ extern "C" __global__ void kq_cvt_check(u64 start, u64 count, u64 *res, int fmt)
 // by binary search over the offsets. The results are the per-group results
 // of the reference (internal/quant/reference, QuantizeGrouped) concatenated.
 
-// kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
-// below off[ngroups], the (nonempty) group holding row m. off is
-// nondecreasing with off[0] = 0 (empty groups repeat an entry).
-KQ_DEV int kq_gsearch(const int *off, int ngroups, int m) {
-	int lo = 0, hi = ngroups - 1;
-	while (lo < hi) {
-		int mid = (lo + hi + 1) >> 1;
-		if (off[mid] <= m) lo = mid;
-		else hi = mid - 1;
-	}
-	return lo;
-}
-
 // kq_scale_from_amax is the contract's "Per-tensor scale from an amax", as
 // in kq_amax_impl.
 KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
@@ -1277,7 +1303,8 @@ struct kq_grp_rows { static const int n = sizeof(T) == 4 ? 4 : 8; };
 
 // The grouped per-tensor FP8 kernels below, current scaling and delayed
 // scaling alike, share three work items: kq_grp_band (a 16-row band of one
-// group, rowwise), kq_grp_trw_tile (a 128x128 tile, cast + transpose) and
+// group, rowwise), kq_trw_tile (a 128x128 tile, cast + transpose, as the
+// ungrouped kq_cast_trw) and
 // kq_grp_tr_tile (a 16x32 tile of one group, any shape). The two schemes
 // differ only in where a group's scale comes from (its amax, or its state)
 // and whether the cast also reduces the amax (AMAX: delayed scaling
@@ -1320,84 +1347,6 @@ KQ_DEV void kq_grp_band_walk(int rows, int cols, bool contiguous, F fn) {
 	const long long i0 = contiguous ? items * w / nwarps : w, i1 = contiguous ? items * (w + 1) / nwarps : items;
 	const long long step = contiguous ? 1 : nwarps;
 	for (long long it = i0; it < i1; it += step) fn((int)(it / nch) * 16, (int)(it % nch) * 256 + 8 * lane);
-}
-
-// kq_grp_trw_tile: the 128x128 tile at (r0, c0) of cast + transpose, for
-// cols % 8 == 0 with a 16-byte aligned input and out_col and an 8-byte
-// aligned out_row: thread (rg, cg) = (tid/16, tid%16) loads its 8x8 patch
-// at rows r0 + 8rg, columns c0 + 8cg, casts it with its scale s, stores
-// the rowwise codes (when out_row is not NULL), byte-permutes them into
-// the shared tile, and the 16-row column runs go to the transposed [cols,
-// n_g] matrix of their group at cols * offsets[g] (16-byte aligned:
-// offsets and sizes are multiples of 16). A tile may span groups, but its
-// 8-row patches and 16-row runs never do. With AMAX m rises to the max
-// |x| of the patch.
-template <typename T, bool AMAX>
-KQ_DEV void kq_grp_trw_tile(const T *x, int rows, int cols, const int *offsets, int ngroups, int r0, int c0, float s,
-		u8 *out_row, u8 *out_col, int fmt, u32 *tile, float &m) {
-	const u32 tid = threadIdx.x;
-	const int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
-	const int q = (int)(tid & 7u); // the 16-row run of the store phase
-	const int c = c0 + 8 * cg, r = r0 + 8 * rg;
-	const bool in = r < rows && c < cols;
-	const float fs[8] = {s, s, s, s, s, s, s, s};
-	uint4 raw[8][2];
-#pragma unroll
-	for (int hr = 0; hr < 2; hr++) {
-		if (hr == 0 || sizeof(T) == 4) {
-#pragma unroll
-			for (int j = 0; j < 8; j++) {
-				if (sizeof(T) == 4 && j / 4 != hr) continue;
-				raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
-				if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
-			}
-		}
-		u32 w[4][2];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			float vj[8];
-			kq_unpack8(x, raw[4 * hr + j], vj);
-			if (AMAX) {
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
-			}
-			uint2 qq = kq_cvt8(vj, fs, fmt);
-			w[j][0] = qq.x;
-			w[j][1] = qq.y;
-			if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
-		}
-		u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-			u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-			t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-			t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-			t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-			t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-		}
-	}
-	__syncthreads();
-	const int rr = r0 + 16 * q;
-	int goff = 0, gn = 0;
-	if (rr < rows) {
-		const int g = kq_gsearch(offsets, ngroups, rr);
-		goff = offsets[g];
-		gn = offsets[g + 1] - goff;
-	}
-	u8 *ob = out_col + (long long)cols * goff + (rr - goff);
-#pragma unroll
-	for (int h = 0; h < 4; h++) {
-		const int tc = ((int)tid + 256 * h) >> 3;
-		const int cc = c0 + tc;
-		if (cc < cols && rr < rows) {
-			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-			*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
-				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-		}
-	}
-	// The next tile overwrites the shared tile.
-	__syncthreads();
 }
 
 // kq_grp_tr_tile: the 16x32 tile at (r0, c0), in group [goff, goff + gn),
@@ -1463,7 +1412,7 @@ KQ_DEV void kq_grp_cast_impl(const T *x, int rows, int cols, const int *offsets,
 }
 
 // Cast + transpose (current scaling) over the 128x128 tiles of the whole
-// tensor (kq_grp_trw_tile), strided over the blocks from the last tile;
+// tensor (kq_trw_tile), strided over the blocks from the last tile;
 // a thread takes the scale of its patch's group.
 template <typename T>
 KQ_DEV void kq_grp_cast_trw_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, const u32 *amax,
@@ -1479,7 +1428,7 @@ KQ_DEV void kq_grp_cast_trw_impl(const T *x, int rows, int cols, const int *offs
 		const int r = r0 + 8 * (int)(threadIdx.x >> 4), c = c0 + 8 * (int)(threadIdx.x & 15u);
 		float s = 1.0f, m = 0.0f;
 		if (r < rows && c < cols) s = kq_scale_from_amax(__uint_as_float(amax[kq_gsearch(offsets, ngroups, r)]), fp8max, eps, pow2);
-		kq_grp_trw_tile<T, false>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
+		kq_trw_tile<T, false>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
 	}
 }
 
@@ -1919,7 +1868,7 @@ KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets
 	kq_grp_commit(amax, gcur, m);
 }
 
-// Cast + transpose over the 128x128 tiles of kq_grp_trw_tile, block b
+// Cast + transpose over the 128x128 tiles of kq_trw_tile, block b
 // taking tiles [b*tiles/grid, (b+1)*tiles/grid) in row-major order, so
 // that its warps mostly stay in one 128-row band. Warp w holds tile rows
 // 16w..16w+15 (rg = 2w, 2w+1): one group, whose maximum it keeps.
@@ -1945,7 +1894,7 @@ KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *off
 			m = 0.0f;
 			s = g >= 0 ? scale[g] : 1.0f;
 		}
-		kq_grp_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
+		kq_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
 	}
 	kq_grp_commit(amax, gcur, m);
 }

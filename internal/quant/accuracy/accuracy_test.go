@@ -52,21 +52,8 @@ func TestMeasureCountsSaturationAndFlush(t *testing.T) {
 	// so it is not counted; 1e-4 flushes to zero; 448 is the max code.
 	r := quant.DefaultRecipe(quant.DelayedScaling)
 	r.Delayed.AmaxHistoryLen = 1
-	st := quant.NewState(r)
 	x := tensor(1, 7, 1000, -1000, 448, 1e-4, 1, 455, 470)
-	be := reference.New()
-	res, err := be.Quantize(context.Background(), quant.Request{Recipe: r, Role: quant.Input, State: st}, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deq, err := be.Dequantize(context.Background(), res, quant.UsageRowwise)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Measure(x, res, deq)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := measureReference(t, quant.Request{Recipe: r, Role: quant.Input, State: quant.NewState(r)}, x)
 	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
 		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552", m)
 	}
@@ -79,23 +66,9 @@ func TestMeasureColumnwiseOnly(t *testing.T) {
 	r := quant.DefaultRecipe(quant.DelayedScaling)
 	r.Delayed.AmaxHistoryLen = 1
 	x := tensor(7, 1, 1000, -1000, 448, 1e-4, 1, 455, 470)
-	be := reference.New()
-	req := quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageColumnwise, State: quant.NewState(r)}
-	res, err := be.Quantize(context.Background(), req, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, u := Measured(res)
-	if o != res.Columnwise || u != quant.UsageColumnwise {
+	res, m := measureReference(t, quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageColumnwise, State: quant.NewState(r)}, x)
+	if o, u := Measured(res); o != res.Columnwise || u != quant.UsageColumnwise {
 		t.Fatalf("Measured = %v, %v; want the columnwise operand", o, u)
-	}
-	deq, err := be.Dequantize(context.Background(), res, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Measure(x, res, deq)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 || m.Elements != 7 {
 		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552 over 7 elements", m)
@@ -111,16 +84,27 @@ func TestMeasureColumnwiseRHT(t *testing.T) {
 	for i := range x.Data {
 		x.Data[i] = float32(math.Sin(float64(7*i+1))) * float32(1+i%5)
 	}
-	be := reference.New()
 	req := quant.Request{Recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), Role: quant.Input, Usage: quant.UsageColumnwise}
+	res, m := measureReference(t, req, x)
+	if res.Columnwise == nil || !res.Columnwise.RHT || res.Rowwise != nil {
+		t.Fatalf("want only a columnwise RHT operand, got %+v", res)
+	}
+	if m.SNRdB < 15 || m.Elements != 32*64 {
+		t.Errorf("Measure = %+v, want SNR >= 15 dB over %d elements", m, 32*64)
+	}
+}
+
+// measureReference quantizes x on the reference backend, dequantizes the
+// measured operand and measures it.
+func measureReference(t *testing.T, req quant.Request, x quant.Tensor) (*quant.Result, Metrics) {
+	t.Helper()
+	be := reference.New()
 	res, err := be.Quantize(context.Background(), req, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Columnwise == nil || !res.Columnwise.RHT || res.Rowwise != nil {
-		t.Fatalf("want only a columnwise RHT operand, got %+v", res)
-	}
-	deq, err := be.Dequantize(context.Background(), res, quant.UsageColumnwise)
+	_, u := Measured(res)
+	deq, err := be.Dequantize(context.Background(), res, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +112,5 @@ func TestMeasureColumnwiseRHT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.SNRdB < 15 || m.Elements != 32*64 {
-		t.Errorf("Measure = %+v, want SNR >= 15 dB over %d elements", m, 32*64)
-	}
+	return res, m
 }
