@@ -340,4 +340,10 @@ func TestKubectl(t *testing.T) {
 			t.Errorf("kubectl get %s -o wide: %v\n%s", resource, err, out)
 		}
 	}
+	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(testenv.RepoRoot(), "config", "samples", "validation-quantize.yaml")); err != nil {
+		t.Fatalf("kubectl apply the validation sample: %v\n%s", err, out)
+	}
+	if out, err := kubectl("get", "-n", ns, "qj", "-o", "wide"); err != nil || !strings.Contains(out, "USAGE") || !strings.Contains(out, "Both") {
+		t.Errorf("kubectl get qj -o wide does not show USAGE Both (the default): %v\n%s", err, out)
+	}
 }
