@@ -5,6 +5,8 @@
 # Usage: hack/gpu-run.sh DIR OUT [STAGES]   (comma-separated; default tests)
 #   tests  every gpu-tagged test: bit-exactness against the reference,
 #          graph replays, grouped steps, payloads (the default)
+#   tests80 the kernels and internal/gpu tests on the compute_80 PTX
+#          (KQUANT_PTX_TARGET=compute_80: Ampere's software conversions)
 #   bench  bench-agent (gpu.test -test.run Benchmark: every recipe through
 #          Measure, the agent's path), bench-kernels (kernels.test -test.run
 #          'Measure|Bench') and torch (hack/torch_bench.py where PyTorch is
@@ -60,6 +62,17 @@ case $what in
 	# timing.
 	run kernels.test kernels -test.timeout=9m &
 	run gpu.test gpu -test.timeout=9m &
+	wait
+	;;
+esac
+# tests80: the kernels and internal/gpu suites again on the compute_80 PTX
+# (Ampere and Ada's: software FP8 conversions), which must give the same
+# bytes on any GPU.
+case $what in
+*,tests80,*)
+	export KQUANT_EXPECT_GPU=1
+	KQUANT_PTX_TARGET=compute_80 run kernels.test kernels-compute_80 -test.timeout=9m &
+	KQUANT_PTX_TARGET=compute_80 run gpu.test gpu-compute_80 -test.timeout=9m &
 	wait
 	;;
 esac
