@@ -9,10 +9,16 @@
 # edit kernels at once on one tree); the script exits non-zero at the end.
 #
 # Each PTX starts with a stamp line "// kquant-source-sha256: <sha256 of the
-# .cu file>"; kernels' unit test recomputes it and fails when a PTX is stale.
-# PTX targets compute_90 (Hopper; the driver JIT-compiles it for newer GPUs).
-# A kernel that needs an sm_100a-only instruction goes into a file named
-# *_sm100a.cu, built for compute_100a instead.
+# .cu file followed by every kernels/*.cuh in name order>" (the headers the
+# sources include); kernels' unit test recomputes it and fails when a PTX is
+# stale.
+# Every source is built twice: for compute_90 into OUTDIR/<name>.ptx
+# (Hopper; the driver JIT-compiles it for newer GPUs) and for compute_80
+# into OUTDIR/ptx80/<name>.ptx.gz (gzipped; Ampere and Ada: the same kernels with the
+# FP8 conversions in software, kq_fp8_sw.cuh), which kernels.Load picks
+# below compute capability 9.0. A kernel that needs an sm_100a-only
+# instruction goes into a file named *_sm100a.cu, built for compute_100a
+# only.
 #
 # The flags keep IEEE float32 semantics, which the bit-exact contract
 # (docs/quantization-formats.md) depends on: no flush to zero, correctly
@@ -21,32 +27,42 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-kernels}
 shift || true
-mkdir -p "$out"
+mkdir -p "$out" "$out/ptx80"
 sources=("$@")
 [ ${#sources[@]} -gt 0 ] || sources=(kernels/*.cu)
 failed=()
 nvcc=${NVCC:-nvcc}
 flags=(-ptx -std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false)
 "$nvcc" --version | tail -n 2
+headers=(kernels/*.cuh)
+[ -e "${headers[0]}" ] || headers=()
 for src in "${sources[@]}"; do
 	base=$(basename "$src" .cu)
-	arch=compute_90
-	case "$base" in *_sm100a) arch=compute_100a ;; esac
-	hash=$(sha256sum "$src" | cut -d' ' -f1)
-	tmp=$(mktemp)
-	if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
-		failed+=("$src")
+	targets=("compute_90 $out/$base.ptx sm_90" "compute_80 $out/ptx80/$base.ptx.gz sm_80")
+	case "$base" in *_sm100a) targets=("compute_100a $out/$base.ptx -") ;; esac
+	hash=$(cat "$src" "${headers[@]}" | sha256sum | cut -d' ' -f1)
+	for t in "${targets[@]}"; do
+		read -r arch dest sm <<<"$t"
+		tmp=$(mktemp)
+		if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
+			failed+=("$src ($arch)")
+			rm -f "$tmp"
+			continue
+		fi
+		{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$tmp.ptx"
 		rm -f "$tmp"
-		continue
-	fi
-	{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$out/$base.ptx"
-	rm -f "$tmp"
-	# Assemble once to catch PTX the driver would reject, and show the
-	# kernels' register and spill counts.
-	if command -v ptxas >/dev/null && [ "$arch" = compute_90 ]; then
-		ptxas -arch=sm_90 -v -o /dev/null "$out/$base.ptx" 2>&1 | grep -E 'Compiling|registers|spill' | sed 's/^ptxas info *: //' || true
-	fi
-	echo "generated $out/$base.ptx ($arch, source sha256 $hash)"
+		# Assemble once to catch PTX the driver would reject, and show the
+		# kernels' register and spill counts.
+		if command -v ptxas >/dev/null && [ "$sm" != - ]; then
+			ptxas -arch="$sm" -v -o /dev/null "$tmp.ptx" 2>&1 | grep -E 'Compiling|registers|spill|error' | sed 's/^ptxas info *: //' || true
+		fi
+		case "$dest" in
+		*.gz) gzip -9n <"$tmp.ptx" >"$dest" ;; # no name or time: the same bytes every run
+		*) cat "$tmp.ptx" >"$dest" ;;
+		esac
+		rm -f "$tmp.ptx"
+		echo "generated $dest ($arch, source sha256 $hash)"
+	done
 done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAILED: ${failed[*]}" >&2

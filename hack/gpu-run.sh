@@ -5,6 +5,8 @@
 # Usage: hack/gpu-run.sh DIR OUT [STAGES]   (comma-separated; default tests)
 #   tests  every gpu-tagged test: bit-exactness against the reference,
 #          graph replays, grouped steps, payloads (the default)
+#   tests80 the kernels and internal/gpu tests on the compute_80 PTX
+#          (KQUANT_PTX_TARGET=compute_80: Ampere's software conversions)
 #   bench  bench-agent (gpu.test -test.run Benchmark: every recipe through
 #          Measure, the agent's path), bench-kernels (kernels.test -test.run
 #          'Measure|Bench') and torch (hack/torch_bench.py where PyTorch is
@@ -14,7 +16,9 @@
 #          L2 and issue-slot utilisation, occupancy, registers (ncu.csv)
 # With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX is first regenerated from kernels/*.cu into
 # ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
-# the committed PTX is what the sources give. OUT receives summary.txt (the
+# the committed PTX is what the sources give. KQUANT_PTX_TARGET=compute_80
+# runs the suite on the compute_80 PTX (Ampere's software FP8 conversions)
+# whatever the GPU. OUT receives summary.txt (the
 # GPU, pass/fail counts per binary, failures) and results.tgz (every log and
 # the regenerated PTX): two files, since a device call returns only a few.
 set -uo pipefail
@@ -27,9 +31,10 @@ for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)";
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
 if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
-	for p in kernels/*.ptx; do
-		cmp -s <(tail -n +2 "$p") <(tail -n +2 "$out/ptx/$(basename "$p")") && s=same || s=DIFFERENT
-		echo "regenerated $(basename "$p"): $s as committed" | tee -a "$out/summary.txt"
+	for p in kernels/*.ptx kernels/ptx80/*.ptx.gz; do
+		rel=${p#kernels/}
+		cmp -s <(zcat -f "$p" | tail -n +2) <(zcat -f "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
+		echo "regenerated $rel: $s as committed" | tee -a "$out/summary.txt"
 	done
 	export KQUANT_PTX_DIR=$out/ptx
 fi
@@ -57,6 +62,17 @@ case $what in
 	# timing.
 	run kernels.test kernels -test.timeout=9m &
 	run gpu.test gpu -test.timeout=9m &
+	wait
+	;;
+esac
+# tests80: the kernels and internal/gpu suites again on the compute_80 PTX
+# (Ampere and Ada's: software FP8 conversions), which must give the same
+# bytes on any GPU.
+case $what in
+*,tests80,*)
+	export KQUANT_EXPECT_GPU=1
+	KQUANT_PTX_TARGET=compute_80 run kernels.test kernels-compute_80 -test.timeout=9m &
+	KQUANT_PTX_TARGET=compute_80 run gpu.test gpu-compute_80 -test.timeout=9m &
 	wait
 	;;
 esac

@@ -51,6 +51,8 @@ typedef unsigned long long u64;
 #define KQ_DEV static __device__ __forceinline__
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 
+#include "kq_fp8_sw.cuh"
+
 // Rowwise kernel block: KQ_ROW_ROWS rows x KQ_ROW_COLS columns (16
 // half-warps of one 1x128 block each). block.go sizes the grid from these.
 #define KQ_ROW_ROWS 4
@@ -183,15 +185,7 @@ KQ_DEV float kq_max32(float a) {
 // Two saturating RNE conversions in one instruction (cvt.rn.satfinite, the
 // contract's rule): lo in bits 0-7, hi in bits 8-15.
 template <int FMT>
-KQ_DEV u32 kq_cvt2(float lo, float hi) {
-	u16 r;
-	if (FMT == 0) {
-		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	} else {
-		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	}
-	return r;
-}
+KQ_DEV u32 kq_cvt2(float lo, float hi) { return kq_fp8x2(lo, hi, FMT == 0); }
 
 // Codes of 8 elements times s, element j in byte j of the pair.
 template <int FMT>

@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	info := dev.Info()
-	fmt.Printf("device: %s, CC %s, %d SMs, driver CUDA %s\n", info.Name, info.ComputeCapability(), info.SMs, drv.VersionString())
+	fmt.Printf("device: %s, CC %s, %d SMs, driver CUDA %s, PTX %s\n", info.Name, info.ComputeCapability(), info.SMs, drv.VersionString(), set.Target())
 	code := m.Run()
 	_ = dev.Close()
 	os.Exit(code)

@@ -118,10 +118,8 @@ func (s *Set) GroupedNVFP4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buff
 // sizes (int32, 128-row aligned), each group a tensor of its own with its
 // own amax (ws.Amax[g], 4*groups bytes) and tensor scale:
 //
-//   - rowwise: codes rows*NVFP4RowBytes(cols) (row.Data, optional: the 2D
-//     kernel writes the rowwise scales even when only the columnwise
-//     operand is wanted, so row.Scales is required), scales and, unless
-//     row.Swizzled is the zero Buffer, their GEMM layout,
+//   - rowwise (row.Data set): codes rows*NVFP4RowBytes(cols), scales
+//     and, unless row.Swizzled is the zero Buffer, their GEMM layout,
 //     rows*roundup(ceil(cols/16),4) bytes each (the groups' matrices
 //     concatenate into the whole tensor's);
 //   - columnwise (col.Data set): the same codes transposed per group,
@@ -138,15 +136,21 @@ func (s *Set) GroupedNVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buf
 		return err
 	}
 	sc := roundUp(ceilDiv(cols, 16), 4)
-	if err := need("grouped NVFP4 2D scales", row.Scales, rows*sc); err != nil {
-		return err
-	}
-	if row.Data.Ptr() != 0 {
+	hasRow := row.Data.Ptr() != 0
+	if hasRow {
 		if err := need("grouped NVFP4 2D data", row.Data, rows*NVFP4RowBytes(cols)); err != nil {
 			return err
 		}
+		if err := need("grouped NVFP4 2D scales", row.Scales, rows*sc); err != nil {
+			return err
+		}
+	} else {
+		row = GroupedNVFP4Out{}
 	}
 	hasCol := col.Data.Ptr() != 0
+	if !hasRow && !hasCol {
+		return fmt.Errorf("kernels: GroupedNVFP4TwoD without outputs")
+	}
 	if hasCol {
 		if err := need("grouped NVFP4 2D columnwise data", col.Data, cols*NVFP4RowBytes(rows)); err != nil {
 			return err
@@ -174,7 +178,7 @@ func (s *Set) GroupedNVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buf
 		}
 		return nil
 	}
-	if ceilDiv(cols, 16)%4 != 0 {
+	if hasRow && ceilDiv(cols, 16)%4 != 0 {
 		if err := zero(row.Scales.Slice(0, rows*sc), optionalSlice(row.Swizzled, rows*sc)); err != nil {
 			return err
 		}

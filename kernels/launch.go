@@ -119,12 +119,23 @@ type Set struct {
 	extra []cuda.Module
 	// payload is the kernel-parameter payload's staging buffer (payload.go).
 	payload [payloadParamBytes]byte
+	// target is the PTX target the modules were loaded from.
+	target Target
 }
 
+// Target is the PTX target the set was loaded from.
+func (s *Set) Target() Target { return s.target }
+
 // Load JIT-compiles the quantize module and the other kernel modules
-// (modules.go) for the current device.
+// (modules.go) for the current device, from the PTX of its target
+// (TargetFor, or PTXTargetEnv).
 func Load(c *cuda.Ctx) (*Set, error) {
-	ptx, err := PTX(ModuleQuantize)
+	info := c.Info()
+	target, err := deviceTarget(info.Major, info.Minor)
+	if err != nil {
+		return nil, fmt.Errorf("loading kernels on %s: %w", info.Name, err)
+	}
+	ptx, err := PTX(ModuleQuantize, target)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +143,7 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels module %s: %w", ModuleQuantize, err)
 	}
-	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(c.Info().SMs, 1)}
+	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target}
 	var names []string
 	for _, k := range typedKernels {
 		for _, d := range []DType{F32, BF16, F16} {

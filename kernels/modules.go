@@ -48,7 +48,7 @@ func extraModules() []struct {
 // loadExtra loads the modules of extraModules into s.
 func (s *Set) loadExtra(c *cuda.Ctx) error {
 	for _, m := range extraModules() {
-		ptx, err := PTX(m.name)
+		ptx, err := PTX(m.name, s.target)
 		if err != nil {
 			return err
 		}

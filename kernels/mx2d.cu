@@ -36,6 +36,8 @@ typedef unsigned long long u64;
 #define KQ2_E4M3 0
 #define KQ2_E5M2 1
 
+#include "kq_fp8_sw.cuh"
+
 // The per-tensor state words (as quantize.cu's): the amax reduction's
 // scratch (left zero) and the tensor amax.
 #define KQ2_ST_ACC 0
@@ -60,15 +62,7 @@ KQ2_DEV float kq2_f16_f32(u32 bits) {
 // 0x7F); lo lands in the low byte. PTX puts its first source operand in the
 // upper half.
 template <int fmt>
-KQ2_DEV u32 kq2_cvt2(float lo, float hi) {
-	u16 r;
-	if (fmt == KQ2_E4M3) {
-		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	} else {
-		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	}
-	return r;
-}
+KQ2_DEV u32 kq2_cvt2(float lo, float hi) { return kq_fp8x2(lo, hi, fmt == KQ2_E4M3); }
 
 // The E8M0 exponent of a tile amax: TE rounds up (amax times the float32
 // reciprocal of fp8_max, then the exponent, plus one for a nonzero

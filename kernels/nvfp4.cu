@@ -33,6 +33,8 @@ typedef unsigned long long u64;
 #define KQ_DEV static __device__ __forceinline__
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 
+#include "kq_fp8_sw.cuh"
+
 struct kq_bf16 { u16 bits; };
 struct kq_f16 { u16 bits; };
 
@@ -147,13 +149,8 @@ KQ_DEV float kq_tensor_scale(float amax) {
 	return s;
 }
 
-// E4M3 of a float32 (hardware conversion, RNE, saturating).
-KQ_DEV u32 kq_e4m3(float x) {
-	u16 r;
-	float z = 0.0f;
-	asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(z), "f"(x));
-	return r & 0xFFu;
-}
+// E4M3 of a float32 (RNE, saturating: kq_fp8x2).
+KQ_DEV u32 kq_e4m3(float x) { return kq_fp8x2(x, 0.0f, 1) & 0xFFu; }
 
 // Exact value of an E4M3 code.
 KQ_DEV float kq_e4m3_val(u32 b) {
@@ -537,10 +534,12 @@ __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 
 }
 
 // 2D 16x16 tiles (weights): one thread per tile; the tile amax gives one
-// block scale for its 16 rows; writes the rowwise codes and, when out_col
-// is not NULL, the same codes transposed (columnwise operand) with the
-// transposed scale entries; swz_row and swz_col, when not NULL, receive
-// the scales in the GEMM layout. The caller zeroes the scale matrices
+// block scale for its 16 rows; writes the rowwise codes and scales when
+// out_row and scales_row are not NULL and, when out_col is not NULL, the
+// same codes transposed (columnwise operand) with the transposed scale
+// entries, so that a step wanting one operand writes only that one;
+// swz_row and swz_col, when not NULL, receive the scales in the GEMM
+// layout. The caller zeroes the scale matrices
 // (their padding) first; only tiles inside the tensor are visited.
 // Grouped (offsets != NULL): tile row mb lies in group g, quantized as a
 // tensor of its own (amax[g]; rowwise rows as in the whole tensor;
@@ -572,7 +571,7 @@ KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, const u32 *amax, int
 			for (int t = 0; t < 16; t++) v[t] = t < nc ? kq_ld(x, base + t) : 0.0f;
 			rowcodes[i] = kq_quant16(v, nc, f, 0, 0, 0u, 0u, 0);
 			if (out_row != 0) kq_store_packed(out_row + (long long)(m0 + i) * stride_r + kb * 8, rowcodes[i], nc, (stride_r & 7) == 0);
-			scales_row[(long long)(m0 + i) * scols_row + kb] = (u8)d;
+			if (scales_row != 0) scales_row[(long long)(m0 + i) * scols_row + kb] = (u8)d;
 			if (swz_row != 0) swz_row[kq_swz(m0 + i, kb, scols_row)] = (u8)d;
 		}
 	}
@@ -605,7 +604,8 @@ __device__ void kq_nvf4_2d(const T *x, int rows, int cols, const u32 *amax, u8 *
 		if (g < 0) continue;
 		const long long srows_c = (long long)((cols + 127) >> 7) << 7;
 		kq_nvf4_2d_tile(x + (long long)o * cols, n, cols, amax + g, mb - (o >> 4), kb,
-			out_row != 0 ? out_row + (long long)o * ((cols + 1) >> 1) : out_row, scales_row + (long long)o * scols_row, scols_row,
+			out_row != 0 ? out_row + (long long)o * ((cols + 1) >> 1) : out_row,
+			scales_row != 0 ? scales_row + (long long)o * scols_row : scales_row, scols_row,
 			swz_row != 0 ? swz_row + (long long)o * scols_row : swz_row,
 			out_col != 0 ? out_col + (long long)cols * (o >> 1) : out_col,
 			scales_col != 0 ? scales_col + srows_c * (o >> 4) : scales_col, n >> 4,
@@ -692,9 +692,13 @@ KQ_DEV u32 kq_rawkey(const float v[16]) {
 // bits, 0xFFFFFFFF when the block holds a NaN: one 16x2 max per two
 // elements (|x| orders like its bits below the NaN codes).
 KQ_DEV u32 kq_u16max(u32 a, u32 b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+	return __vmaxu2(a, b); // max.u16x2 is sm_90's
+#else
 	u32 d;
 	asm("max.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
 	return d;
+#endif
 }
 KQ_DEV u32 kq_key16_max(const uint4 *L) {
 	const u32 m0 = kq_u16max(kq_u16max(L[0].x & 0x7FFF7FFFu, L[0].y & 0x7FFF7FFFu), kq_u16max(L[0].z & 0x7FFF7FFFu, L[0].w & 0x7FFF7FFFu));
@@ -1101,7 +1105,7 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 		const int kb = sp + 4 * h;
 		if (k0 + kb * 16 >= cols) continue;
 		if (out_row != 0) *reinterpret_cast<u64 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + kb * 8) = p[h];
-		scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
+		if (scales_row != 0) scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
 		if (swz_row != 0) swz_row[kq_swz(m0 + m, (k0 >> 4) + kb, scols_row)] = (u8)d[h];
 	}
 	if (out_col == 0) return;
@@ -1204,7 +1208,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2d_##sfx(const T *x, i
 		rows = n; \
 		amax += g; \
 		if (out_row != 0) out_row += (long long)o * (cols >> 1); \
-		scales_row += (long long)o * scols_row; \
+		if (scales_row != 0) scales_row += (long long)o * scols_row; \
 		if (swz_row != 0) swz_row += (long long)o * scols_row; \
 		if (out_col != 0) out_col += (long long)cols * (o >> 1); \
 		if (scales_col != 0) scales_col += srows_c * (o >> 4); \

@@ -178,9 +178,10 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 }
 
 // NVFP4TwoD quantizes with 16x16 tiles (weights) and the tensor scale from
-// amax (NVFP4Amax without RHT): rowwise codes and scales, and unless outCol
-// is the zero Buffer the columnwise operand (the same codes transposed,
-// transposed scale entries). swzRow and swzCol, unless zero Buffers,
+// amax (NVFP4Amax without RHT): unless outRow is the zero Buffer the
+// rowwise codes and scales, and unless outCol is the zero Buffer the
+// columnwise operand (the same codes transposed, transposed scale
+// entries); an operand not wanted is not written at all. swzRow and swzCol, unless zero Buffers,
 // receive the scales in the GEMM swizzled layout, written by the kernel
 // itself (no Swizzle launch). One launch, after a memset of each scale
 // buffer whose padded shape (NVFP4ScaleShape) has padding: the kernel
@@ -194,18 +195,19 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		n      int
 		padded bool
 	}
-	rowPadded := NVFP4ScalePadded(rows, cols, false)
-	bufs := []scaleBuf{
-		{"rowwise scales", scalesRow, srr * scr, rowPadded},
-		{"rowwise swizzled scales", swzRow, srr * scr, rowPadded},
+	var bufs []scaleBuf
+	// operand adds a wanted operand's scale buffers, and clears them for
+	// an operand not wanted (the kernel then writes none of it).
+	operand := func(what string, data cuda.Buffer, scales, swz *cuda.Buffer, n int, colwise bool) {
+		if data.Ptr() == 0 {
+			*scales, *swz = cuda.Buffer{}, cuda.Buffer{}
+			return
+		}
+		padded := NVFP4ScalePadded(rows, cols, colwise)
+		bufs = append(bufs, scaleBuf{what + " scales", *scales, n, padded}, scaleBuf{what + " swizzled scales", *swz, n, padded})
 	}
-	if outCol.Ptr() != 0 {
-		colPadded := NVFP4ScalePadded(rows, cols, true)
-		bufs = append(bufs, scaleBuf{"columnwise scales", scalesCol, src * scc, colPadded},
-			scaleBuf{"columnwise swizzled scales", swzCol, src * scc, colPadded})
-	} else {
-		scalesCol, swzCol = cuda.Buffer{}, cuda.Buffer{}
-	}
+	operand("rowwise", outRow, &scalesRow, &swzRow, srr*scr, false)
+	operand("columnwise", outCol, &scalesCol, &swzCol, src*scc, true)
 	for i, b := range bufs {
 		if i%2 == 1 && b.buf.Ptr() == 0 {
 			continue // no swizzled layout wanted
@@ -237,7 +239,7 @@ func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	if fast {
 		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
 	}
-	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Buffer(scalesRow).I32(int32(scr)).
+	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Ptr(optional(scalesRow)).I32(int32(scr)).
 		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
 		Ptr(optional(swzRow)).Ptr(optional(swzCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
 	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), grid, cuda.Dim(threads), st)

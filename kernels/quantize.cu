@@ -27,6 +27,8 @@ typedef unsigned long long u64;
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 #define KQ_QNAN_BITS 0x7FC00000u
 
+#include "kq_fp8_sw.cuh"
+
 // Element formats, as the host passes them.
 #define KQ_E4M3 0
 #define KQ_E5M2 1
@@ -69,48 +71,13 @@ KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7
 // saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
 // 0x7F). lo lands in the low byte: the lower-index element goes first in
 // memory. PTX puts its first source operand in the upper half.
-KQ_DEV u32 kq_cvt2(float lo, float hi, int fmt) {
-	u16 r;
-	if (fmt == KQ_E4M3) {
-		asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	} else {
-		asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-	}
-	return r;
-}
+KQ_DEV u32 kq_cvt2(float lo, float hi, int fmt) { return kq_fp8x2(lo, hi, fmt == KQ_E4M3); }
 KQ_DEV u32 kq_cvt1(float x, int fmt) { return kq_cvt2(x, 0.0f, fmt) & 0xFFu; }
 
 // kq_cvt1_sw is the same conversion in integer arithmetic, written from the
-// contract; kq_cvt_check compares it with the hardware over every float32
-// bit pattern, which pins down the contract's rules exactly.
-KQ_DEV u32 kq_cvt1_sw(float x, int fmt) {
-	u32 b = __float_as_uint(x);
-	u32 sign = (b >> 24) & 0x80u;
-	u32 a = b & 0x7FFFFFFFu;
-	int mb = fmt == KQ_E4M3 ? 3 : 2;
-	int bias = fmt == KQ_E4M3 ? 7 : 15;
-	u32 maxcode = fmt == KQ_E4M3 ? 0x7Eu : 0x7Bu;
-	if (a > 0x7F800000u) return 0x7Fu;
-	if (a == 0x7F800000u) return sign | maxcode;
-	int e = (int)(a >> 23) - 127;
-	u32 code;
-	if (e < 1 - bias) {
-		// Below the smallest normal: count quanta of 2^(1-bias-mb).
-		// Scaling by a power of two upward is exact, rintf rounds to
-		// nearest even; 2^mb quanta is the smallest normal's code.
-		float v = __fmul_rn(__uint_as_float(a), __uint_as_float((u32)(127 + bias - 1 + mb) << 23));
-		code = (u32)rintf(v);
-	} else {
-		u32 shift = 23 - mb;
-		u32 r = a >> shift;
-		u32 rem = a & ((1u << shift) - 1u);
-		u32 half = 1u << (shift - 1);
-		if (rem > half || (rem == half && (r & 1u))) r++;
-		code = r - ((u32)(127 - bias) << mb);
-		if (code > maxcode) code = maxcode;
-	}
-	return sign | code;
-}
+// contract (kq_fp8_sw.cuh); kq_cvt_check compares it with the hardware over
+// every float32 bit pattern, which pins down the contract's rules exactly.
+KQ_DEV u32 kq_cvt1_sw(float x, int fmt) { return kq_fp8_sw(x, fmt == KQ_E4M3); }
 
 // kq_fp8_decode widens an FP8 byte to float32 exactly; NaN bytes become a
 // quiet NaN with the byte's sign.
@@ -444,79 +411,118 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 // launcher gives one block per tile, with it (delayed scaling) a grid of
 // the resident blocks, so that the amax commits once per block: one
 // same-address atomic per tile cost more than the cast at 16384^2. It
-// computes the same bytes as the 32x32 kernel above.
+// computes the same bytes as the 32x32 kernel above. The tile itself
+// (kq_trw_tile) is also the grouped kernels' cast + transpose.
 #define KQ_TRW 128
 #define KQ_TRW_PITCH 129
+
+// kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
+// below off[ngroups], the (nonempty) group holding row m. off is
+// nondecreasing with off[0] = 0 (empty groups repeat an entry). The grouped
+// kernels (below) find the group of their rows with it.
+KQ_DEV int kq_gsearch(const int *off, int ngroups, int m) {
+	int lo = 0, hi = ngroups - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) >> 1;
+		if (off[mid] <= m) lo = mid;
+		else hi = mid - 1;
+	}
+	return lo;
+}
+
+// kq_trw_tile: the 128x128 tile at (r0, c0) of cast + transpose, for
+// rows % 8 == 0 and cols % 8 == 0 with a 16-byte aligned input and out_col
+// and an 8-byte aligned out_row (the patches are wholly in or out):
+// thread (rg, cg) = (tid/16, tid%16) loads its 8x8 patch at rows r0 + 8rg,
+// columns c0 + 8cg as raw bits (32 registers for 16-bit inputs, all 8
+// loads in flight at once; float32 ones 4 rows at a time: held as float32
+// values, the 8 rows spilled), casts it with its scale s, stores the
+// rowwise codes (when out_row is not NULL), byte-permutes them into the
+// shared tile (column word: byte j is row j's code of that column), and
+// the 16-row column runs go to the transposed [cols, rows] matrix, or with
+// offsets (grouped) to the transposed [cols, n_g] matrix of their group at
+// cols * offsets[g] (16-byte aligned: offsets and sizes are multiples of
+// 16; a tile may span groups, but its 8-row patches and 16-row runs never
+// do). With AMAX m rises to the max |x| of the patch.
+template <typename T, bool AMAX>
+KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int ngroups, int r0, int c0, float s,
+		u8 *out_row, u8 *out_col, int fmt, u32 *tile, float &m) {
+	const u32 tid = threadIdx.x;
+	const int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
+	const int q = (int)(tid & 7u); // the 16-row run of the store phase
+	const int c = c0 + 8 * cg, r = r0 + 8 * rg;
+	const bool in = r < rows && c < cols;
+	const float fs[8] = {s, s, s, s, s, s, s, s};
+	uint4 raw[8][2];
+#pragma unroll
+	for (int hr = 0; hr < 2; hr++) {
+		if (hr == 0 || sizeof(T) == 4) {
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				if (sizeof(T) == 4 && j / 4 != hr) continue;
+				raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
+				if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
+			}
+		}
+		u32 w[4][2];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float vj[8];
+			kq_unpack8(x, raw[4 * hr + j], vj);
+			if (AMAX) {
+#pragma unroll
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
+			}
+			uint2 qq = kq_cvt8(vj, fs, fmt);
+			w[j][0] = qq.x;
+			w[j][1] = qq.y;
+			if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
+		}
+		u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
+			u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
+			t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
+			t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
+			t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
+			t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
+		}
+	}
+	__syncthreads();
+	const int rr = r0 + 16 * q;
+	int goff = 0, gn = rows;
+	if (offsets != 0 && rr < rows) {
+		const int g = kq_gsearch(offsets, ngroups, rr);
+		goff = offsets[g];
+		gn = offsets[g + 1] - goff;
+	}
+	u8 *ob = out_col + (long long)cols * goff + (rr - goff);
+#pragma unroll
+	for (int h = 0; h < 4; h++) {
+		const int tc = ((int)tid + 256 * h) >> 3;
+		const int cc = c0 + tc;
+		if (cc < cols && rr < rows) {
+			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
+			*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
+				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
+		}
+	}
+	// The next tile overwrites the shared tile.
+	__syncthreads();
+}
+
 template <typename T>
 KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt) {
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
-	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
-	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
-	long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	u32 tid = threadIdx.x;
-	int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
+	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
+	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	float m = 0.0f;
 	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
-		long long tl = ntiles - 1 - k;
-		int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
-		int c = c0 + 8 * cg, r = r0 + 8 * rg;
-		// rows % 8 == 0 and cols % 8 == 0: the patch is wholly in or out.
-		bool in = r < rows && c < cols;
-		// The patch as raw bits: 32 registers for 16-bit inputs (all 8
-		// loads in flight at once), float32 ones 4 rows at a time. (Held
-		// as float32 values, the 8 rows spilled at this kernel's bound.)
-		uint4 raw[8][2];
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			if (hr == 0 || sizeof(T) == 4) {
-#pragma unroll
-				for (int j = 0; j < 8; j++) {
-					if (sizeof(T) == 4 && j / 4 != hr) continue;
-					raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
-					if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
-				}
-			}
-			u32 w[4][2];
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				float vj[8];
-				kq_unpack8(x, raw[4 * hr + j], vj);
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
-				uint2 q = kq_cvt8(vj, fs, fmt);
-				w[j][0] = q.x;
-				w[j][1] = q.y;
-				if (in && out_row != 0)
-					*reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = q;
-			}
-			// Column word: byte j is row j's code of that column.
-			u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-				u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-				t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-				t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-				t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-				t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-			}
-		}
-		__syncthreads();
-#pragma unroll
-		for (int h = 0; h < 4; h++) {
-			int u = (int)tid + 256 * h;
-			int tc = u >> 3, q = u & 7;
-			int cc = c0 + tc, rr = r0 + 16 * q;
-			if (cc < cols && rr < rows) {
-				const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-				*reinterpret_cast<uint4 *>(out_col + (long long)cc * rows + rr) =
-					make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-			}
-		}
-		// The next tile overwrites the shared tile.
-		__syncthreads();
+		const long long tl = ntiles - 1 - k;
+		kq_trw_tile<T, true>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile, m);
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history);
 }
@@ -1226,19 +1232,6 @@ extern "C" __global__ void kq_cvt_check(u64 start, u64 count, u64 *res, int fmt)
 // by binary search over the offsets. The results are the per-group results
 // of the reference (internal/quant/reference, QuantizeGrouped) concatenated.
 
-// kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
-// below off[ngroups], the (nonempty) group holding row m. off is
-// nondecreasing with off[0] = 0 (empty groups repeat an entry).
-KQ_DEV int kq_gsearch(const int *off, int ngroups, int m) {
-	int lo = 0, hi = ngroups - 1;
-	while (lo < hi) {
-		int mid = (lo + hi + 1) >> 1;
-		if (off[mid] <= m) lo = mid;
-		else hi = mid - 1;
-	}
-	return lo;
-}
-
 // kq_scale_from_amax is the contract's "Per-tensor scale from an amax", as
 // in kq_amax_impl.
 KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
@@ -1308,6 +1301,85 @@ KQ_DEV void kq_grp_scales(const u32 *amax, int ngroups, float *scale, float *sca
 template <typename T>
 struct kq_grp_rows { static const int n = sizeof(T) == 4 ? 4 : 8; };
 
+// The grouped per-tensor FP8 kernels below, current scaling and delayed
+// scaling alike, share three work items: kq_grp_band (a 16-row band of one
+// group, rowwise), kq_trw_tile (a 128x128 tile, cast + transpose, as the
+// ungrouped kq_cast_trw) and
+// kq_grp_tr_tile (a 16x32 tile of one group, any shape). The two schemes
+// differ only in where a group's scale comes from (its amax, or its state)
+// and whether the cast also reduces the amax (AMAX: delayed scaling
+// records it), so each kernel is its walk over the items around them.
+
+// kq_grp_band: a warp's 16-row band r0.. x 8 columns c.. per lane, with
+// the band's scale s: with STORE its codes go to out, with AMAX m rises to
+// the band's max |x| (NaN ignored).
+template <typename T, bool AMAX, bool STORE>
+KQ_DEV void kq_grp_band(const T *x, int cols, int r0, int c, float s, u8 *out, int fmt, int vec, float &m) {
+	const int R = kq_grp_rows<T>::n;
+	const float fs[8] = {s, s, s, s, s, s, s, s};
+#pragma unroll
+	for (int h = 0; h < 16; h += R) {
+		uint4 q[R][2];
+#pragma unroll
+		for (int j = 0; j < R; j++) kq_grp_ld8(x, (long long)(r0 + h + j) * cols, c, cols, vec, q[j]);
+#pragma unroll
+		for (int j = 0; j < R; j++) {
+			float v[8];
+			kq_unpack8(x, q[j], v);
+			if (AMAX) {
+#pragma unroll
+				for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
+			}
+			if (STORE) kq_grp_st8(out, (long long)(r0 + h + j) * cols, c, cols, vec, kq_cvt8(v, fs, fmt));
+		}
+	}
+}
+
+// kq_grp_band_walk: warp w's items (band, 256-column chunk) of the
+// rowwise kernels, in order; fn(it, r0, c) each.
+template <typename F>
+KQ_DEV void kq_grp_band_walk(int rows, int cols, bool contiguous, F fn) {
+	const int lane = (int)(threadIdx.x & 31u);
+	const int nch = (cols + 255) / 256;
+	const long long items = (long long)(rows / 16) * nch;
+	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+	const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	const long long i0 = contiguous ? items * w / nwarps : w, i1 = contiguous ? items * (w + 1) / nwarps : items;
+	const long long step = contiguous ? 1 : nwarps;
+	for (long long it = i0; it < i1; it += step) fn((int)(it / nch) * 16, (int)(it % nch) * 256 + 8 * lane);
+}
+
+// kq_grp_tr_tile: the 16x32 tile at (r0, c0), in group [goff, goff + gn),
+// of cast + transpose for any shape and alignment, element by element
+// with the group's scale s (256 threads); with AMAX m rises to the max |x|
+// of the thread's elements.
+template <typename T, bool AMAX>
+KQ_DEV void kq_grp_tr_tile(const T *x, int cols, int r0, int c0, int goff, int gn, float s, u8 *out_row, u8 *out_col, int fmt,
+		u8 (*tile)[33], float &m) {
+	const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
+#pragma unroll
+	for (int j = 0; j < 16; j += 8) {
+		const int r = r0 + ty + j, cc = c0 + tx;
+		if (cc < cols) {
+			const long long i = (long long)r * cols + cc;
+			const float v = kq_f32(x[i]);
+			if (AMAX) m = fmaxf(m, fabsf(v));
+			const u32 code = kq_cvt1(__fmul_rn(v, s), fmt);
+			if (out_row != 0) out_row[i] = (u8)code;
+			tile[ty + j][tx] = (u8)code;
+		}
+	}
+	__syncthreads();
+#pragma unroll
+	for (int j = 0; j < 2; j++) {
+		const int e = (int)threadIdx.x + 256 * j;
+		const int tc = e >> 4, tr = e & 15;
+		const int cc = c0 + tc;
+		if (cc < cols) out_col[(long long)cols * goff + (long long)cc * gn + (r0 + tr - goff)] = tile[tr][tc];
+	}
+	__syncthreads();
+}
+
 // Per-group amax (current scaling). Work items are 16-row bands x 256
 // columns, one per warp (groups are multiples of 16 rows, so a band lies in
 // one group); a lane reads 8 columns of the 16 rows. The warp's maximum goes
@@ -1317,31 +1389,12 @@ struct kq_grp_rows { static const int n = sizeof(T) == 4 ? 4 : 8; };
 template <typename T>
 KQ_DEV void kq_grp_amax_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax, int vec) {
 	if (*flag != 0) return;
-	const int R = kq_grp_rows<T>::n;
-	const int lane = (int)(threadIdx.x & 31u);
-	const int nch = (cols + 255) / 256;
-	const long long items = (long long)(rows / 16) * nch;
-	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-	for (long long it = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; it < items; it += nwarps) {
-		const int r0 = (int)(it / nch) * 16;
-		const int c = (int)(it % nch) * 256 + 8 * lane;
+	kq_grp_band_walk(rows, cols, false, [&](int r0, int c) {
 		float m = 0.0f;
-#pragma unroll
-		for (int h = 0; h < 16; h += R) {
-			uint4 q[R][2];
-#pragma unroll
-			for (int j = 0; j < R; j++) kq_grp_ld8(x, (long long)(r0 + h + j) * cols, c, cols, vec, q[j]);
-#pragma unroll
-			for (int j = 0; j < R; j++) {
-				float v[8];
-				kq_unpack8(x, q[j], v);
-#pragma unroll
-				for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
-			}
-		}
+		kq_grp_band<T, true, false>(x, cols, r0, c, 1.0f, 0, 0, vec, m);
 		m = kq_warp_max(m);
-		if (lane == 0 && m > 0.0f) atomicMax(&amax[kq_gsearch(offsets, ngroups, r0)], __float_as_uint(m));
-	}
+		if ((threadIdx.x & 31u) == 0u && m > 0.0f) atomicMax(&amax[kq_gsearch(offsets, ngroups, r0)], __float_as_uint(m));
+	});
 }
 
 // Rowwise cast (current scaling), the items of kq_grp_amax: each band's
@@ -1351,124 +1404,43 @@ KQ_DEV void kq_grp_cast_impl(const T *x, int rows, int cols, const int *offsets,
 		u8 *out, float *scale, float *scale_inv, int fmt, float fp8max, float eps, int pow2, int vec) {
 	if (*flag != 0) return;
 	kq_grp_scales(amax, ngroups, scale, scale_inv, fp8max, eps, pow2);
-	const int R = kq_grp_rows<T>::n;
-	const int lane = (int)(threadIdx.x & 31u);
-	const int nch = (cols + 255) / 256;
-	const long long items = (long long)(rows / 16) * nch;
-	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-	for (long long it = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; it < items; it += nwarps) {
-		const int r0 = (int)(it / nch) * 16;
-		const int c = (int)(it % nch) * 256 + 8 * lane;
+	kq_grp_band_walk(rows, cols, false, [&](int r0, int c) {
 		const float s = kq_scale_from_amax(__uint_as_float(amax[kq_gsearch(offsets, ngroups, r0)]), fp8max, eps, pow2);
-		const float fs[8] = {s, s, s, s, s, s, s, s};
-#pragma unroll
-		for (int h = 0; h < 16; h += R) {
-			uint4 q[R][2];
-#pragma unroll
-			for (int j = 0; j < R; j++) kq_grp_ld8(x, (long long)(r0 + h + j) * cols, c, cols, vec, q[j]);
-#pragma unroll
-			for (int j = 0; j < R; j++) {
-				float v[8];
-				kq_unpack8(x, q[j], v);
-				kq_grp_st8(out, (long long)(r0 + h + j) * cols, c, cols, vec, kq_cvt8(v, fs, fmt));
-			}
-		}
-	}
+		float m = 0.0f;
+		kq_grp_band<T, false, true>(x, cols, r0, c, s, out, fmt, vec, m);
+	});
 }
 
 // Cast + transpose (current scaling) over the 128x128 tiles of the whole
-// tensor, as kq_cast_trw (same thread layout, loads, byte permutes and
-// shared tile), for cols % 8 == 0 with a 16-byte aligned input and out_col
-// and an 8-byte aligned out_row. A tile may span groups, but its 8-row
-// patches and 16-row column runs never do (groups are multiples of 16
-// rows): a thread takes the scale of its patch's group, and its runs go to
-// the transposed [cols, n_g] matrix of their group at cols * offsets[g]
-// (16-byte aligned: offsets and sizes are multiples of 16).
+// tensor (kq_trw_tile), strided over the blocks from the last tile;
+// a thread takes the scale of its patch's group.
 template <typename T>
 KQ_DEV void kq_grp_cast_trw_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, const u32 *amax,
 		u8 *out_row, u8 *out_col, float *scale, float *scale_inv, int fmt, float fp8max, float eps, int pow2) {
 	if (*flag != 0) return;
 	kq_grp_scales(amax, ngroups, scale, scale_inv, fp8max, eps, pow2);
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
-	int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
-	long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	u32 tid = threadIdx.x;
-	int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
-	int q = (int)(tid & 7u); // the 16-row run of the store phase
+	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
+	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
-		long long tl = ntiles - 1 - k;
-		int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
-		int c = c0 + 8 * cg, r = r0 + 8 * rg;
-		bool in = r < rows && c < cols;
-		float s = 1.0f;
-		if (in) s = kq_scale_from_amax(__uint_as_float(amax[kq_gsearch(offsets, ngroups, r)]), fp8max, eps, pow2);
-		float fs[8] = {s, s, s, s, s, s, s, s};
-		uint4 raw[8][2];
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			if (hr == 0 || sizeof(T) == 4) {
-#pragma unroll
-				for (int j = 0; j < 8; j++) {
-					if (sizeof(T) == 4 && j / 4 != hr) continue;
-					raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
-					if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
-				}
-			}
-			u32 w[4][2];
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				float vj[8];
-				kq_unpack8(x, raw[4 * hr + j], vj);
-				uint2 qq = kq_cvt8(vj, fs, fmt);
-				w[j][0] = qq.x;
-				w[j][1] = qq.y;
-				if (in && out_row != 0)
-					*reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
-			}
-			u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-				u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-				t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-				t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-				t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-				t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-			}
-		}
-		__syncthreads();
-		int rr = r0 + 16 * q;
-		int goff = 0, gn = 0;
-		if (rr < rows) {
-			int g = kq_gsearch(offsets, ngroups, rr);
-			goff = offsets[g];
-			gn = offsets[g + 1] - goff;
-		}
-		u8 *ob = out_col + (long long)cols * goff + (rr - goff);
-#pragma unroll
-		for (int h = 0; h < 4; h++) {
-			int tc = ((int)tid + 256 * h) >> 3;
-			int cc = c0 + tc;
-			if (cc < cols && rr < rows) {
-				const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-				*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
-					make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-			}
-		}
-		// The next tile overwrites the shared tile.
-		__syncthreads();
+		const long long tl = ntiles - 1 - k;
+		const int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
+		const int r = r0 + 8 * (int)(threadIdx.x >> 4), c = c0 + 8 * (int)(threadIdx.x & 15u);
+		float s = 1.0f, m = 0.0f;
+		if (r < rows && c < cols) s = kq_scale_from_amax(__uint_as_float(amax[kq_gsearch(offsets, ngroups, r)]), fp8max, eps, pow2);
+		kq_trw_tile<T, false>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
 	}
 }
 
-// Cast + transpose (current scaling) for any shape and alignment: 16x32
-// tiles (16 rows lie in one group), element by element, 256 threads.
+// Cast + transpose (current scaling) for any shape and alignment: the
+// 16x32 tiles of kq_grp_tr_tile (16 rows lie in one group), strided over
+// the blocks.
 template <typename T>
 KQ_DEV void kq_grp_cast_tr_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, const u32 *amax,
 		u8 *out_row, u8 *out_col, float *scale, float *scale_inv, int fmt, float fp8max, float eps, int pow2) {
 	if (*flag != 0) return;
 	kq_grp_scales(amax, ngroups, scale, scale_inv, fp8max, eps, pow2);
 	__shared__ u8 tile[16][33];
-	const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
 	const int ntx = (cols + 31) / 32;
 	const long long ntiles = (long long)ntx * (rows / 16);
 	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
@@ -1476,25 +1448,8 @@ KQ_DEV void kq_grp_cast_tr_impl(const T *x, int rows, int cols, const int *offse
 		const int g = kq_gsearch(offsets, ngroups, r0);
 		const int goff = offsets[g], gn = offsets[g + 1] - goff;
 		const float s = kq_scale_from_amax(__uint_as_float(amax[g]), fp8max, eps, pow2);
-#pragma unroll
-		for (int j = 0; j < 16; j += 8) {
-			int r = r0 + ty + j, cc = c0 + tx;
-			if (cc < cols) {
-				long long i = (long long)r * cols + cc;
-				u32 code = kq_cvt1(__fmul_rn(kq_f32(x[i]), s), fmt);
-				if (out_row != 0) out_row[i] = (u8)code;
-				tile[ty + j][tx] = (u8)code;
-			}
-		}
-		__syncthreads();
-#pragma unroll
-		for (int j = 0; j < 2; j++) {
-			int e = (int)threadIdx.x + 256 * j;
-			int tc = e >> 4, tr = e & 15;
-			int cc = c0 + tc;
-			if (cc < cols) out_col[(long long)cols * goff + (long long)cc * gn + (r0 + tr - goff)] = tile[tr][tc];
-		}
-		__syncthreads();
+		float m = 0.0f;
+		kq_grp_tr_tile<T, false>(x, cols, r0, c0, goff, gn, s, out_row, out_col, fmt, tile, m);
 	}
 }
 
@@ -1889,27 +1844,18 @@ KQ_DEV void kq_grp_dscale_inv(const float *scale, float *scale_inv, int ngroups)
 	for (int g = (int)threadIdx.x; g < ngroups; g += (int)blockDim.x) scale_inv[g] = __fdiv_rn(1.0f, scale[g]);
 }
 
-// Rowwise cast, the items of kq_grp_cast (16-row bands x 256 columns, one
-// warp each), warp w taking items [w*items/nwarps, (w+1)*items/nwarps).
-// 3 blocks per SM: at kq_grp_cast's 4 (64 registers) the running maximum
-// and group spilled about 600 bytes per thread.
+// Rowwise cast, the items of kq_grp_cast (kq_grp_band), warp w taking
+// items [w*items/nwarps, (w+1)*items/nwarps). 3 blocks per SM: at
+// kq_grp_cast's 4 (64 registers) the running maximum and group spilled
+// about 600 bytes per thread.
 template <typename T>
 KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
 		u8 *out, const float *scale, float *scale_inv, int fmt, int vec) {
 	if (*flag != 0) return;
 	kq_grp_dscale_inv(scale, scale_inv, ngroups);
-	const int R = kq_grp_rows<T>::n;
-	const int lane = (int)(threadIdx.x & 31u);
-	const int nch = (cols + 255) / 256;
-	const long long items = (long long)(rows / 16) * nch;
-	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-	const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	const long long i0 = items * w / nwarps, i1 = items * (w + 1) / nwarps;
 	int gcur = -1;
 	float m = 0.0f, s = 1.0f;
-	for (long long it = i0; it < i1; it++) {
-		const int r0 = (int)(it / nch) * 16;
-		const int c = (int)(it % nch) * 256 + 8 * lane;
+	kq_grp_band_walk(rows, cols, true, [&](int r0, int c) {
 		const int g = kq_gsearch(offsets, ngroups, r0);
 		if (g != gcur) {
 			kq_grp_commit(amax, gcur, m);
@@ -1917,29 +1863,14 @@ KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets
 			m = 0.0f;
 			s = scale[g];
 		}
-		const float fs[8] = {s, s, s, s, s, s, s, s};
-#pragma unroll
-		for (int h = 0; h < 16; h += R) {
-			uint4 q[R][2];
-#pragma unroll
-			for (int j = 0; j < R; j++) kq_grp_ld8(x, (long long)(r0 + h + j) * cols, c, cols, vec, q[j]);
-#pragma unroll
-			for (int j = 0; j < R; j++) {
-				float v[8];
-				kq_unpack8(x, q[j], v);
-#pragma unroll
-				for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[k]));
-				kq_grp_st8(out, (long long)(r0 + h + j) * cols, c, cols, vec, kq_cvt8(v, fs, fmt));
-			}
-		}
-	}
+		kq_grp_band<T, true, true>(x, cols, r0, c, s, out, fmt, vec, m);
+	});
 	kq_grp_commit(amax, gcur, m);
 }
 
-// Cast + transpose over the 128x128 tiles of kq_grp_cast_trw (same thread
-// layout, loads, byte permutes, shared tile and group-wise column stores),
-// block b taking tiles [b*tiles/grid, (b+1)*tiles/grid) in row-major order,
-// so that its warps mostly stay in one 128-row band. Warp w holds tile rows
+// Cast + transpose over the 128x128 tiles of kq_trw_tile, block b
+// taking tiles [b*tiles/grid, (b+1)*tiles/grid) in row-major order, so
+// that its warps mostly stay in one 128-row band. Warp w holds tile rows
 // 16w..16w+15 (rg = 2w, 2w+1): one group, whose maximum it keeps.
 template <typename T>
 KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
@@ -1947,97 +1878,35 @@ KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *off
 	if (*flag != 0) return;
 	kq_grp_dscale_inv(scale, scale_inv, ngroups);
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
-	int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
-	long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	u32 tid = threadIdx.x;
-	int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
-	int q = (int)(tid & 7u); // the 16-row run of the store phase
+	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
+	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	const long long t0 = ntiles * blockIdx.x / gridDim.x, t1 = ntiles * (blockIdx.x + 1) / gridDim.x;
 	int gcur = -1;
 	float m = 0.0f, s = 1.0f;
 	for (long long tl = t0; tl < t1; tl++) {
-		int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
-		int c = c0 + 8 * cg, r = r0 + 8 * rg;
-		bool in = r < rows && c < cols;
+		const int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
 		// The warp's 16 rows (warp-uniform group; -1 past the rows).
-		int rb = r0 + 16 * (int)(tid >> 5);
-		int g = rb < rows ? kq_gsearch(offsets, ngroups, rb) : -1;
+		const int rb = r0 + 16 * (int)(threadIdx.x >> 5);
+		const int g = rb < rows ? kq_gsearch(offsets, ngroups, rb) : -1;
 		if (g != gcur) {
 			kq_grp_commit(amax, gcur, m);
 			gcur = g;
 			m = 0.0f;
 			s = g >= 0 ? scale[g] : 1.0f;
 		}
-		float fs[8] = {s, s, s, s, s, s, s, s};
-		uint4 raw[8][2];
-#pragma unroll
-		for (int hr = 0; hr < 2; hr++) {
-			if (hr == 0 || sizeof(T) == 4) {
-#pragma unroll
-				for (int j = 0; j < 8; j++) {
-					if (sizeof(T) == 4 && j / 4 != hr) continue;
-					raw[j][0] = raw[j][1] = make_uint4(0u, 0u, 0u, 0u);
-					if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
-				}
-			}
-			u32 w[4][2];
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				float vj[8];
-				kq_unpack8(x, raw[4 * hr + j], vj);
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
-				uint2 qq = kq_cvt8(vj, fs, fmt);
-				w[j][0] = qq.x;
-				w[j][1] = qq.y;
-				if (in && out_row != 0)
-					*reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
-			}
-			u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-				u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-				t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-				t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-				t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-				t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-			}
-		}
-		__syncthreads();
-		int rr = r0 + 16 * q;
-		int goff = 0, gn = 0;
-		if (rr < rows) {
-			int gq = kq_gsearch(offsets, ngroups, rr);
-			goff = offsets[gq];
-			gn = offsets[gq + 1] - goff;
-		}
-		u8 *ob = out_col + (long long)cols * goff + (rr - goff);
-#pragma unroll
-		for (int h = 0; h < 4; h++) {
-			int tc = ((int)tid + 256 * h) >> 3;
-			int cc = c0 + tc;
-			if (cc < cols && rr < rows) {
-				const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-				*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
-					make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-			}
-		}
-		// The next tile overwrites the shared tile.
-		__syncthreads();
+		kq_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
 	}
 	kq_grp_commit(amax, gcur, m);
 }
 
 // Cast + transpose for any shape and alignment: the 16x32 tiles of
-// kq_grp_cast_tr (one group each), block b taking a contiguous range.
+// kq_grp_tr_tile (one group each), block b taking a contiguous range.
 template <typename T>
 KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
 		u8 *out_row, u8 *out_col, const float *scale, float *scale_inv, int fmt) {
 	if (*flag != 0) return;
 	kq_grp_dscale_inv(scale, scale_inv, ngroups);
 	__shared__ u8 tile[16][33];
-	const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
 	const int ntx = (cols + 31) / 32;
 	const long long ntiles = (long long)ntx * (rows / 16);
 	const long long t0 = ntiles * blockIdx.x / gridDim.x, t1 = ntiles * (blockIdx.x + 1) / gridDim.x;
@@ -2053,27 +1922,7 @@ KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offs
 			m = 0.0f;
 			s = scale[g];
 		}
-#pragma unroll
-		for (int j = 0; j < 16; j += 8) {
-			int r = r0 + ty + j, cc = c0 + tx;
-			if (cc < cols) {
-				long long i = (long long)r * cols + cc;
-				float v = kq_f32(x[i]);
-				m = fmaxf(m, fabsf(v));
-				u32 code = kq_cvt1(__fmul_rn(v, s), fmt);
-				if (out_row != 0) out_row[i] = (u8)code;
-				tile[ty + j][tx] = (u8)code;
-			}
-		}
-		__syncthreads();
-#pragma unroll
-		for (int j = 0; j < 2; j++) {
-			int e = (int)threadIdx.x + 256 * j;
-			int tc = e >> 4, tr = e & 15;
-			int cc = c0 + tc;
-			if (cc < cols) out_col[(long long)cols * goff + (long long)cc * gn + (r0 + tr - goff)] = tile[tr][tc];
-		}
-		__syncthreads();
+		kq_grp_tr_tile<T, true>(x, cols, r0, c0, goff, gn, s, out_row, out_col, fmt, tile, m);
 	}
 	kq_grp_commit(amax, gcur, m);
 }

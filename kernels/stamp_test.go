@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// TestPTXStamps fails when a kernel source changed and its PTX was not
-// regenerated with hack/gen-kernels.sh (which needs nvcc, so CI cannot do
-// it: it can only notice).
+// TestPTXStamps fails when a kernel source or a header it includes changed
+// and its PTX, for either target, was not regenerated with
+// hack/gen-kernels.sh (which needs nvcc, so CI cannot do it: it can only
+// notice).
 func TestPTXStamps(t *testing.T) {
 	if _, err := os.Stat("kernels.go"); err != nil {
 		// A compiled test binary run elsewhere (the GPU machine runs
@@ -25,33 +26,68 @@ func TestPTXStamps(t *testing.T) {
 	if len(sources) == 0 {
 		t.Fatal("no kernel sources found")
 	}
+	headers, err := filepath.Glob("*.cuh") // in name order
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, src := range sources {
 		module := strings.TrimSuffix(src, ".cu")
 		t.Run(module, func(t *testing.T) {
-			text, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
+			h := sha256.New()
+			for _, f := range append([]string{src}, headers...) {
+				text, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Write(text)
 			}
-			sum := sha256.Sum256(text)
-			want := hex.EncodeToString(sum[:])
-			ptx, err := ptxFS.ReadFile(module + ".ptx")
-			if err != nil {
-				t.Fatalf("%s has no embedded %s.ptx: run hack/gen-kernels.sh on a machine with nvcc", src, module)
-			}
-			if got := SourceHash(ptx); got != want {
-				t.Errorf("%s.ptx was generated from source sha256 %q, %s is now %s: run hack/gen-kernels.sh", module, got, src, want)
+			want := hex.EncodeToString(h.Sum(nil))
+			for _, target := range []Target{TargetHopper, TargetAmpere} {
+				if strings.HasSuffix(module, "_sm100a") && target == TargetAmpere {
+					continue
+				}
+				ptx, err := PTX(module, target)
+				if err != nil {
+					t.Fatalf("%s has no embedded %s PTX: run hack/gen-kernels.sh on a machine with nvcc", src, target)
+				}
+				if got := SourceHash(ptx); got != want {
+					t.Errorf("%s PTX of %s was generated from source sha256 %q, %s and the headers are now %s: run hack/gen-kernels.sh", target, module, got, src, want)
+				}
 			}
 		})
 	}
 	// Every embedded PTX must still have its source.
-	entries, err := ptxFS.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		src := strings.TrimSuffix(e.Name(), ".ptx") + ".cu"
-		if _, err := os.Stat(src); err != nil {
-			t.Errorf("%s has no source %s", e.Name(), src)
+	for _, dir := range []string{".", "ptx80"} {
+		entries, err := ptxFS.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			src := strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".gz"), ".ptx") + ".cu"
+			if _, err := os.Stat(src); err != nil {
+				t.Errorf("%s/%s has no source %s", dir, e.Name(), src)
+			}
+		}
+	}
+}
+
+func TestTargetFor(t *testing.T) {
+	cases := []struct {
+		major, minor int
+		want         Target
+	}{
+		{8, 0, TargetAmpere}, {8, 6, TargetAmpere}, {8, 9, TargetAmpere},
+		{9, 0, TargetHopper}, {10, 0, TargetHopper}, {12, 0, TargetHopper},
+	}
+	for _, tc := range cases {
+		if got, err := TargetFor(tc.major, tc.minor); err != nil || got != tc.want {
+			t.Errorf("TargetFor(%d, %d) = %q, %v; want %q", tc.major, tc.minor, got, err, tc.want)
+		}
+	}
+	if _, err := TargetFor(7, 5); err == nil {
+		t.Error("TargetFor(7, 5) found a target; the kernels need 8.0")
 	}
 }

@@ -349,6 +349,7 @@ type QuantJobStatus struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1
 // +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.summary.bandwidthGBps.median`,priority=1
 // +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.summary.hostEagerMicros.median`,priority=1
 // +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.summary.hostGraphMicros.median`,priority=1

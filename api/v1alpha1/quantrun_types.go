@@ -292,6 +292,11 @@ type RunResults struct {
 	// backend is the backend that ran the step: cuda or reference.
 	// +optional
 	Backend string `json:"backend,omitempty"`
+	// usage is the operands each step produced (the workload's usage): the
+	// bandwidth counts only their bytes, and the accuracy figures describe the
+	// rowwise operand when it was produced, else the columnwise one.
+	// +optional
+	Usage Usage `json:"usage,omitempty"`
 	// capability of the GPU for the recipe.
 	// +optional
 	Capability *Capability `json:"capability,omitempty"`
@@ -405,6 +410,7 @@ type AllocatedGPU struct {
 // +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.results.overhead.hostGraphMicros`
 // +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.results.performance.bandwidthGBps`
 // +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.results.accuracy.snrDB`
+// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1
 // +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -42,6 +42,23 @@ const (
 	TensorRoleGradient TensorRole = "Gradient"
 )
 
+// Usage is which operands a quantize step produces (TransformerEngine's
+// rowwise and columnwise usage).
+// +kubebuilder:validation:Enum=Rowwise;Columnwise;Both
+type Usage string
+
+const (
+	// UsageRowwise produces only the rowwise operand (the input's layout,
+	// blocks along rows): what inference needs.
+	UsageRowwise Usage = "Rowwise"
+	// UsageColumnwise produces only the columnwise operand (blocks along
+	// columns; transposed data except for MXFP8): the other half of training.
+	UsageColumnwise Usage = "Columnwise"
+	// UsageBoth produces both operands, as training's forward and backward
+	// GEMMs need.
+	UsageBoth Usage = "Both"
+)
+
 // Distribution is the distribution the input is drawn from.
 // +kubebuilder:validation:Enum=Normal;Uniform;HeavyTailed
 type Distribution string
@@ -142,6 +159,7 @@ type Groups struct {
 //
 // +kubebuilder:validation:XValidation:rule="(self.operation == 'GroupedQuantize') == has(self.groups)",message="spec.workload.groups is required with operation GroupedQuantize and allowed only with it",fieldPath=".groups"
 // +kubebuilder:validation:XValidation:rule="self.operation == 'QuantizedLinear' || self.shapes.all(s, !has(s.outFeatures))",message="spec.workload.shapes[].outFeatures is allowed only with operation QuantizedLinear",fieldPath=".shapes"
+// +kubebuilder:validation:XValidation:rule="self.operation != 'QuantizedLinear' || !has(self.usage) || self.usage != 'Columnwise'",message="spec.workload.usage Columnwise is not allowed with operation QuantizedLinear: its product reads the rowwise operands",fieldPath=".usage"
 type Workload struct {
 	// operation is Quantize (default), GroupedQuantize or QuantizedLinear.
 	// +optional
@@ -170,6 +188,16 @@ type Workload struct {
 	// +optional
 	// +kubebuilder:default=Input
 	TensorRole TensorRole `json:"tensorRole,omitempty"`
+
+	// usage is which operands each step produces: Both (default; training needs
+	// the rowwise operand for the forward GEMM and the columnwise one for the
+	// backward), Rowwise (inference) or Columnwise. A step that produces one
+	// operand reads the input once and writes only that operand, and its
+	// bandwidth counts only those bytes. QuantizedLinear multiplies the rowwise
+	// operands, so it takes Rowwise or Both.
+	// +optional
+	// +kubebuilder:default=Both
+	Usage Usage `json:"usage,omitempty"`
 
 	// distribution is Normal (default), Uniform or HeavyTailed.
 	// +optional

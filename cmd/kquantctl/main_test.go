@@ -271,3 +271,33 @@ func FuzzDecodeManifests(f *testing.F) {
 		}
 	})
 }
+
+func TestUsageInTableAndJSON(t *testing.T) {
+	job := `apiVersion: kquant.dev/v1alpha1
+kind: QuantJob
+metadata: {name: inference}
+spec:
+  recipeRef: {name: nvfp4}
+  workload:
+    shapes: [{rows: 64, cols: 128}]
+    usage: USAGE
+`
+	for _, usage := range []string{"Rowwise", "Columnwise"} {
+		t.Run(usage, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "job.yaml")
+			if err := os.WriteFile(f, []byte(strings.Replace(job, "USAGE", usage, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			recipe := filepath.Join(repoRoot, "recipes/nvfp4.yaml")
+			code, out, errOut := runCmd(t, "run", "-f", recipe, "-f", f, "--backend", "reference")
+			if code != exitOK || !strings.Contains(out, "usage "+usage) {
+				t.Errorf("exit %d, table without %q:\n%s%s", code, "usage "+usage, out, errOut)
+			}
+			code, out, errOut = runCmd(t, "run", "-f", recipe, "-f", f, "--backend", "reference", "-o", "json")
+			var res v1alpha1.RunResults
+			if err := json.Unmarshal([]byte(out), &res); code != exitOK || err != nil || string(res.Usage) != usage {
+				t.Errorf("exit %d, %v: usage %q, want %q; %s", code, err, res.Usage, usage, errOut)
+			}
+		})
+	}
+}

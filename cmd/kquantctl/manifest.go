@@ -155,6 +155,9 @@ func (m *manifests) spec() bench.Spec {
 	if w.TensorRole == "" {
 		w.TensorRole = v1alpha1.TensorRoleInput
 	}
+	if w.Usage == "" {
+		w.Usage = v1alpha1.UsageBoth
+	}
 	if w.Distribution == "" {
 		w.Distribution = v1alpha1.DistributionNormal
 	}

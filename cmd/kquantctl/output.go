@@ -32,7 +32,7 @@ func writeTable(w io.Writer, m *manifests, spec bench.Spec, rep *bench.Report) e
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "RECIPE\t%s\t%s\n", m.recipe.Name, spec.RecipeKey)
 	wl := spec.Workload
-	fmt.Fprintf(tw, "JOB\t%s\t%s %s, %s %s %s, seed %d\n", m.job.Name, spec.Mode, wl.Operation, wl.TensorRole, wl.InputDType, wl.Distribution, wl.Seed)
+	fmt.Fprintf(tw, "JOB\t%s\t%s %s, %s %s %s, usage %s, seed %d\n", m.job.Name, spec.Mode, wl.Operation, wl.TensorRole, wl.InputDType, wl.Distribution, wl.Usage, wl.Seed)
 	backendNote := ""
 	if res.Backend == "reference" {
 		backendNote = "pure Go on the CPU; timings are CPU time per step, not GPU figures"

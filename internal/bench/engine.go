@@ -99,9 +99,11 @@ type ShapeArtifacts struct {
 
 // TensorArtifacts are one quantized tensor and where it came from.
 type TensorArtifacts struct {
-	Name        string
-	Input       quant.Tensor
-	Result      *quant.Result
+	Name   string
+	Input  quant.Tensor
+	Result *quant.Result
+	// Dequantized is the measured operand (accuracy.Measured) decoded, in
+	// its stored orientation.
 	Dequantized quant.Tensor
 	// RowOffset is a group's first row in the grouped input.
 	RowOffset int
@@ -218,7 +220,10 @@ func (e *Engine) reference() quant.Backend {
 func (e *Engine) isReference() bool { return e.Backend.Name() == reference.New().Name() }
 
 func (e *Engine) report(spec Spec, outs []shapeOutcome) *Report {
-	res := v1alpha1.RunResults{Backend: e.Backend.Name()}
+	res := v1alpha1.RunResults{Backend: e.Backend.Name(), Usage: spec.Workload.Usage}
+	if res.Usage == "" {
+		res.Usage = v1alpha1.UsageBoth
+	}
 	for i := range outs {
 		res.Shapes = append(res.Shapes, outs[i].result())
 	}
@@ -372,7 +377,7 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 		return nil, nil, err
 	}
 	stage(StageQuantize)
-	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
+	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), usageFromAPI(r.spec.Workload.Usage))
 	st, err := r.calibrated(ctx, r.e.Backend, req, x)
 	if err != nil {
 		return nil, nil, err
@@ -382,7 +387,8 @@ func (r *shapeRunner) quantize(ctx context.Context, i int, stage func(Stage), ou
 		return nil, nil, err
 	}
 	stage(StageCompare)
-	deq, err := r.e.Backend.Dequantize(ctx, res, quant.UsageRowwise)
+	_, measured := accuracy.Measured(res)
+	deq, err := r.e.Backend.Dequantize(ctx, res, measured)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -452,7 +458,7 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		return nil, nil, err
 	}
 	stage(StageQuantize)
-	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), quant.UsageBoth)
+	req := r.request(roleFromAPI(r.spec.Workload.TensorRole), usageFromAPI(r.spec.Workload.Usage))
 	var states []*quant.State
 	if r.delayed() {
 		states = make([]*quant.State, len(splits))
@@ -486,12 +492,19 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 	stage(StageCompare)
 	arts := r.artifacts(i)
 	arts.Splits = splits
-	full := quant.NewTensor(x.Rows, x.Cols)
+	// Each group's measured operand and its source values, concatenated
+	// (the SNR is a sum over elements, whatever their order).
+	var exact, approx []float32
 	var counts accuracy.Counts
 	off := 0
 	for g, n := range splits {
 		xg := x.RowSlice(off, off+n)
-		deq, err := r.e.Backend.Dequantize(ctx, results[g], quant.UsageRowwise)
+		_, measured := accuracy.Measured(results[g])
+		deq, err := r.e.Backend.Dequantize(ctx, results[g], measured)
+		if err != nil {
+			return nil, nil, fmt.Errorf("group %d: %w", g, err)
+		}
+		src, err := accuracy.Source(xg, results[g])
 		if err != nil {
 			return nil, nil, fmt.Errorf("group %d: %w", g, err)
 		}
@@ -501,14 +514,15 @@ func (r *shapeRunner) grouped(ctx context.Context, i int, stage func(Stage), out
 		}
 		counts.Saturated += c.Saturated
 		counts.FlushedToZero += c.FlushedToZero
-		copy(full.Data[off*x.Cols:], deq.Data)
+		exact, approx = append(exact, src.Data...), append(approx, deq.Data...)
 		arts.Tensors = append(arts.Tensors, TensorArtifacts{
 			Name: fmt.Sprintf("group-%d", g), Input: xg, Result: results[g], Dequantized: deq, RowOffset: off,
 		})
 		off += n
 	}
 	// SNR over the whole tensor, not an average of the groups' dB.
-	if out.metrics, err = accuracy.Compare(x, full); err != nil {
+	all := func(d []float32) quant.Tensor { return quant.Tensor{Rows: 1, Cols: len(d), Data: d} }
+	if out.metrics, err = accuracy.Compare(all(exact), all(approx)); err != nil {
 		return nil, nil, err
 	}
 	out.metrics.Saturated, out.metrics.FlushedToZero = counts.Saturated, counts.FlushedToZero
@@ -592,6 +606,10 @@ func (r *shapeRunner) linear(ctx context.Context, i int, stage func(Stage), out 
 		{Name: "w", Input: w, Result: res.W, Dequantized: wd},
 	}
 	arts.Y, arts.Exact = &res.Y, &res.Exact
-	req.Role = quant.Input
+	// The product reads the rowwise operands (compared above); the timed
+	// step produces the operands of the workload's usage: Both is a
+	// training forward, which keeps the columnwise ones for the backward
+	// GEMMs, Rowwise inference.
+	req.Role, req.Usage = quant.Input, usageFromAPI(r.spec.Workload.Usage)
 	return measure.QuantizedLinear{Request: req, X: x, W: w, States: states}, arts, nil
 }

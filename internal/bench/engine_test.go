@@ -354,3 +354,33 @@ func TestSaturatedCountsFollowTheContract(t *testing.T) {
 		})
 	}
 }
+
+func TestUsageSelectsTheOperands(t *testing.T) {
+	ops := []v1alpha1.Operation{v1alpha1.OperationQuantize, v1alpha1.OperationGroupedQuantize}
+	for _, scheme := range v1alpha1.Schemes {
+		for _, op := range ops {
+			for _, usage := range []v1alpha1.Usage{v1alpha1.UsageRowwise, v1alpha1.UsageColumnwise} {
+				t.Run(string(scheme)+"/"+string(op)+"/"+string(usage), func(t *testing.T) {
+					spec := testSpec(scheme, op, shape(512, 64))
+					spec.Workload.Usage = usage
+					spec.Tolerances.MinSNRdB = "5"
+					var arts *ShapeArtifacts
+					obs := observerFunc(func(_ context.Context, a *ShapeArtifacts) error { arts = a; return nil })
+					rep, err := (&Engine{Backend: reference.New(), Observer: obs}).Run(context.Background(), spec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v := rep.Results.Verdict; v != v1alpha1.VerdictPass && v != v1alpha1.VerdictWarn {
+						t.Errorf("verdict %s (%s): %s", v, rep.Results.Reason, rep.Message)
+					}
+					wantRow := usage == v1alpha1.UsageRowwise
+					for _, ta := range arts.Tensors {
+						if gotRow, gotCol := ta.Result.Rowwise != nil, ta.Result.Columnwise != nil; gotRow != wantRow || gotCol == wantRow {
+							t.Errorf("%s: rowwise %v, columnwise %v; want only the %s operand", ta.Name, gotRow, gotCol, usage)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -64,6 +64,17 @@ func roleFromAPI(r v1alpha1.TensorRole) quant.TensorRole {
 	return quant.TensorRole(r)
 }
 
+// usageFromAPI maps the API's usage, empty meaning the default Both.
+func usageFromAPI(u v1alpha1.Usage) quant.Usage {
+	switch u {
+	case v1alpha1.UsageRowwise:
+		return quant.UsageRowwise
+	case v1alpha1.UsageColumnwise:
+		return quant.UsageColumnwise
+	}
+	return quant.UsageBoth
+}
+
 // inputSpec is the generator spec of tensor stream of a workload.
 func inputSpec(w v1alpha1.Workload, stream uint32) workload.Spec {
 	return workload.Spec{

@@ -21,9 +21,9 @@ type nvfp4 struct{}
 // swizzled layout and the tensor amaxes. 1D: amax (a memset and a kernel)
 // and the quantize kernel, which also writes the swizzled scales, per
 // operand (the columnwise operand shares the rowwise amax unless it takes
-// the RHT). 16x16 weights: amax and the 2D kernel for both operands, which
-// writes the swizzled scales too (after a memset of each scale buffer
-// whose padded shape has padding).
+// the RHT). 16x16 weights: amax and the 2D kernel for the wanted operands
+// only, which writes their swizzled scales too (after a memset of each
+// scale buffer whose padded shape has padding).
 func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	var err error
 	row, col, _ := p.operands()
@@ -41,15 +41,9 @@ func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 		if p.row, err = s.out(c, p, rowB); err != nil {
 			return err
 		}
-	}
-	if row || twoD {
-		// The 2D kernel writes the tile scales rowwise even when only the
-		// columnwise operand is wanted.
 		if p.rowSc, err = s.out(c, p, rsr*rsc); err != nil {
 			return err
 		}
-	}
-	if row {
 		if p.rowSwz, err = s.out(c, p, rsr*rsc); err != nil {
 			return err
 		}
@@ -70,24 +64,20 @@ func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	s.bytes += n*ds + 4
 	switch {
 	case twoD:
-		// The 2D kernel: input read, both operands' codes, scales and
-		// swizzled scales written (the tile scales rowwise even without
-		// the rowwise operand); before it a memset of each scale buffer
-		// whose padded shape has padding (kernels.NVFP4TwoD).
+		// The 2D kernel: input read, the wanted operands' codes, scales
+		// and swizzled scales written; before it a memset of each scale
+		// buffer whose padded shape has padding (kernels.NVFP4TwoD).
 		s.kernels++
-		s.bytes += n*ds + int64(rsr*rsc)
+		s.bytes += n * ds
 		memset := func(bytes int64, copies int) {
 			s.kernels += copies
 			s.bytes += int64(copies) * bytes
 		}
-		if kernels.NVFP4ScalePadded(rows, cols, false) {
-			memset(int64(rsr*rsc), 1)
-			if row {
-				memset(int64(rsr*rsc), 1)
-			}
-		}
 		if row {
-			s.bytes += int64(rowB) + int64(rsr*rsc)
+			s.bytes += int64(rowB) + 2*int64(rsr*rsc)
+			if kernels.NVFP4ScalePadded(rows, cols, false) {
+				memset(int64(rsr*rsc), 2)
+			}
 		}
 		if col {
 			s.bytes += int64(colB) + 2*int64(csr*csc)
@@ -225,15 +215,9 @@ func (nvfp4) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage,
 		if g.out, err = out(rowB); err != nil {
 			return err
 		}
-	}
-	if row || twoD {
-		// The 2D kernel writes the rowwise tile scales even when only the
-		// columnwise operand is wanted.
 		if g.scales, err = out(rows * sc); err != nil {
 			return err
 		}
-	}
-	if row {
 		if g.swz, err = out(rows * sc); err != nil {
 			return err
 		}
@@ -262,15 +246,15 @@ func (nvfp4) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage,
 		// The amax pass and the 2D kernel (input read twice, every
 		// output written once), and a memset per padded scale layout.
 		s.kernels += 2
-		s.bytes += 2*n*ds + int64(rows*sc)
+		s.bytes += 2 * n * ds
 		if row {
-			s.bytes += int64(rowB + rows*sc)
+			s.bytes += int64(rowB + 2*rows*sc)
 		}
 		if col {
 			s.bytes += int64(colB + 2*csb)
 		}
-		if ceilDiv(cols, 16)%4 != 0 {
-			s.kernels += 1 + b2i(row)
+		if row && ceilDiv(cols, 16)%4 != 0 {
+			s.kernels += 2
 		}
 		if col && cols%128 != 0 {
 			s.kernels += 2
@@ -296,13 +280,6 @@ func (nvfp4) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage,
 		s.bytes += n*ds + int64(colB+2*csb)
 	}
 	return nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // enqueueGrouped queues the grouped NVFP4 kernels.

@@ -155,6 +155,8 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"explicit splits without sizes", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 2, splits: Explicit}}\n", "spec.workload.groups.sizes"},
 		{"sizes with uniform splits", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 2, sizes: [32, 32]}}\n", "spec.workload.groups.sizes"},
 		{"outFeatures outside QuantizedLinear", validJob + "  workload: {shapes: [{rows: 1, cols: 1, outFeatures: 8}]}\n", "spec.workload.shapes"},
+		{"unknown usage", validJob + "  workload: {shapes: [{rows: 1, cols: 1}], usage: Diagonal}\n", "spec.workload.usage"},
+		{"columnwise QuantizedLinear", validJob + "  workload: {operation: QuantizedLinear, shapes: [{rows: 1, cols: 1}], usage: Columnwise}\n", "spec.workload.usage"},
 		{"unknown graph mode", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  execution: {graphs: Sometimes}\n", "spec.execution.graphs"},
 		{"zero iterations", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  execution: {iterations: 0}\n", "spec.execution.iterations"},
 		{"unknown placement policy", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {policy: AllGPUs}\n", "spec.placement.policy"},
@@ -241,7 +243,7 @@ func TestDefaultsAreTransformerEngines(t *testing.T) {
 	s := gotJob.Spec
 	if s.Mode != kquantv1alpha1.JobModeValidation || s.Level != kquantv1alpha1.LevelStandard ||
 		s.Workload.Operation != kquantv1alpha1.OperationQuantize || s.Workload.InputDType != kquantv1alpha1.DTypeBF16 ||
-		s.Workload.TensorRole != kquantv1alpha1.TensorRoleInput || s.Workload.Distribution != kquantv1alpha1.DistributionNormal ||
+		s.Workload.TensorRole != kquantv1alpha1.TensorRoleInput || s.Workload.Usage != kquantv1alpha1.UsageBoth || s.Workload.Distribution != kquantv1alpha1.DistributionNormal ||
 		s.Execution.Graphs != kquantv1alpha1.GraphModeBoth || s.Placement.Policy != kquantv1alpha1.PlacementAnyGPU ||
 		s.Placement.MaxParallel == nil || *s.Placement.MaxParallel != 8 || s.BackoffLimit == nil || *s.BackoffLimit != 3 {
 		t.Errorf("job defaults not applied: %+v", s)
@@ -337,5 +339,11 @@ func TestKubectl(t *testing.T) {
 		if out, err := kubectl("get", "-n", ns, resource, "-o", "wide"); err != nil {
 			t.Errorf("kubectl get %s -o wide: %v\n%s", resource, err, out)
 		}
+	}
+	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(testenv.RepoRoot(), "config", "samples", "validation-quantize.yaml")); err != nil {
+		t.Fatalf("kubectl apply the validation sample: %v\n%s", err, out)
+	}
+	if out, err := kubectl("get", "-n", ns, "qj", "-o", "wide"); err != nil || !strings.Contains(out, "USAGE") || !strings.Contains(out, "Both") {
+		t.Errorf("kubectl get qj -o wide does not show USAGE Both (the default): %v\n%s", err, out)
 	}
 }

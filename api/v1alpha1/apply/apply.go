@@ -76,6 +76,7 @@ func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
 	}
 	out := &ac.RunResultsApplyConfiguration{
 		Backend:     nz(r.Backend),
+		Usage:       nz(r.Usage),
 		Overhead:    overhead(r.Overhead),
 		Performance: performance(r.Performance),
 		Accuracy:    accuracy(r.Accuracy),

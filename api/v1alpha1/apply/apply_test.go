@@ -38,7 +38,7 @@ func TestRunResultsEncodeAsTheTypedValue(t *testing.T) {
 	perf := &v1alpha1.Performance{GPUMicros: "10", BandwidthGBps: "3000", FractionOfCopyBandwidth: "0.9"}
 	cases := map[string]*v1alpha1.RunResults{
 		"every field": {
-			Backend: "cuda", Capability: &v1alpha1.Capability{Native: true, Reason: "r"},
+			Backend: "cuda", Usage: v1alpha1.UsageRowwise, Capability: &v1alpha1.Capability{Native: true, Reason: "r"},
 			Graph: &v1alpha1.GraphResult{Capturable: true}, Overhead: oh, Performance: perf,
 			Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &yes, SNRdB: "31", MaxAbsError: "0.1", Saturated: 2, FlushedToZero: 1},
 			Shapes:   []v1alpha1.ShapeResult{{Rows: 1, Cols: 2, Overhead: oh, Performance: perf, Accuracy: &v1alpha1.Accuracy{BitExactVsReference: &no}}, {}},

@@ -109,6 +109,10 @@ func ValidateWorkload(w *v1alpha1.Workload, p *field.Path) field.ErrorList {
 		v1alpha1.OperationQuantize, v1alpha1.OperationGroupedQuantize, v1alpha1.OperationQuantizedLinear)...)
 	errs = append(errs, validateEnum(p.Child("inputDType"), w.InputDType, v1alpha1.DTypeBF16, v1alpha1.DTypeFP16, v1alpha1.DTypeFP32)...)
 	errs = append(errs, validateEnum(p.Child("tensorRole"), w.TensorRole, v1alpha1.TensorRoleInput, v1alpha1.TensorRoleWeight, v1alpha1.TensorRoleGradient)...)
+	errs = append(errs, validateEnum(p.Child("usage"), w.Usage, v1alpha1.UsageRowwise, v1alpha1.UsageColumnwise, v1alpha1.UsageBoth)...)
+	if w.Operation == v1alpha1.OperationQuantizedLinear && w.Usage == v1alpha1.UsageColumnwise {
+		errs = append(errs, field.Invalid(p.Child("usage"), w.Usage, "Columnwise is not allowed with operation QuantizedLinear: its product reads the rowwise operands"))
+	}
 	errs = append(errs, validateEnum(p.Child("distribution"), w.Distribution, v1alpha1.DistributionNormal, v1alpha1.DistributionUniform, v1alpha1.DistributionHeavyTailed)...)
 	sp := p.Child("shapes")
 	switch n := len(w.Shapes); {

@@ -38,3 +38,30 @@ func TestValidateQuantRecipeSpec(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateWorkloadUsage(t *testing.T) {
+	shapes := []v1alpha1.Shape{{Rows: 32, Cols: 32}}
+	cases := map[string]struct {
+		w         v1alpha1.Workload
+		wantField string
+	}{
+		"usage left out (Both)":    {w: v1alpha1.Workload{Shapes: shapes}},
+		"rowwise quantize":         {w: v1alpha1.Workload{Shapes: shapes, Usage: v1alpha1.UsageRowwise}},
+		"columnwise quantize":      {w: v1alpha1.Workload{Shapes: shapes, Usage: v1alpha1.UsageColumnwise}},
+		"rowwise quantized linear": {w: v1alpha1.Workload{Operation: v1alpha1.OperationQuantizedLinear, Shapes: shapes, Usage: v1alpha1.UsageRowwise}},
+		"unknown usage":            {w: v1alpha1.Workload{Shapes: shapes, Usage: "Diagonal"}, wantField: "spec.workload.usage"},
+		"columnwise quantized linear": {w: v1alpha1.Workload{Operation: v1alpha1.OperationQuantizedLinear, Shapes: shapes, Usage: v1alpha1.UsageColumnwise},
+			wantField: "spec.workload.usage"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := ValidateWorkload(&tc.w, field.NewPath("spec", "workload"))
+			switch {
+			case tc.wantField == "" && len(errs) > 0:
+				t.Errorf("got %v, want no errors", errs)
+			case tc.wantField != "" && (len(errs) != 1 || errs[0].Field != tc.wantField):
+				t.Errorf("got %v, want one error on %s", errs, tc.wantField)
+			}
+		})
+	}
+}

@@ -11,8 +11,9 @@
 //	  columnwise_data.npy          as data.npy for the columnwise operand, where produced
 //	  columnwise_scale_inv.npy     as scale_inv.npy for the columnwise operand
 //	  columnwise_scale_inv_swizzled.npy
-//	  dequantized.npy              float32 [rows, cols], the rowwise operand decoded
-//	  meta.json                    recipe key, scheme, format, tensorRole, scaleRounding (MXFP8), shape, tensor scale and amax, files
+//	  dequantized.npy              float32, the measured operand decoded: the rowwise one [rows, cols] when produced,
+//	                               else (usage Columnwise) the columnwise one in its stored orientation (transposed, after the RHT)
+//	  meta.json                    recipe key, scheme, format, tensorRole, usage, scaleRounding (MXFP8), shape, tensor scale and amax, files
 //
 // GroupedQuantize puts that set in group-<g>/ per group (input.npy being the
 // group's rows) with a meta.json at the shape level listing the splits.

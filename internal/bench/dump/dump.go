@@ -12,6 +12,7 @@ import (
 	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/bench/npy"
 	"github.com/kquant/kquant/internal/quant"
+	"github.com/kquant/kquant/internal/quant/accuracy"
 )
 
 // Writer writes each observed shape under Dir. It is used by one run at a
@@ -49,7 +50,7 @@ func (w *Writer) ObserveShape(ctx context.Context, a *bench.ShapeArtifacts) erro
 		Operation: string(a.Operation), Rows: a.Shape.Rows, Cols: a.Shape.Cols,
 		OutFeatures: a.Shape.OutFeatures,
 		InputDType:  string(a.Spec.Workload.InputDType), Distribution: string(a.Spec.Workload.Distribution),
-		Seed: a.Spec.Workload.Seed, Splits: a.Splits,
+		Usage: string(a.Spec.Workload.Usage), Seed: a.Spec.Workload.Seed, Splits: a.Splits,
 	}
 	if len(a.Tensors) == 1 && a.Tensors[0].Name == "" {
 		// Quantize: one tensor, written in the shape's directory.
@@ -87,6 +88,7 @@ type shapeMeta struct {
 	OutFeatures  *int64   `json:"outFeatures,omitempty"`
 	InputDType   string   `json:"inputDType,omitempty"`
 	Distribution string   `json:"distribution,omitempty"`
+	Usage        string   `json:"usage,omitempty"`
 	Seed         int64    `json:"seed"`
 	Splits       []int    `json:"splits,omitempty"`
 	Tensors      []string `json:"tensors,omitempty"`
@@ -166,7 +168,7 @@ func (w *Writer) writeTensor(ctx context.Context, dir string, a *bench.ShapeArti
 			Scheme: string(a.Recipe.Scheme), Format: string(a.Recipe.Format),
 			Operation: string(a.Operation), Rows: a.Shape.Rows, Cols: a.Shape.Cols,
 			InputDType: string(a.Spec.Workload.InputDType), Distribution: string(a.Spec.Workload.Distribution),
-			Seed: a.Spec.Workload.Seed,
+			Usage: string(a.Spec.Workload.Usage), Seed: a.Spec.Workload.Seed,
 		}
 	}
 	if p.Scheme == quant.MXFP8BlockScaling {
@@ -176,7 +178,7 @@ func (w *Writer) writeTensor(ctx context.Context, dir string, a *bench.ShapeArti
 		mask := p.RHTSignMask
 		m.RHTSignMask = &mask
 	}
-	if o := res.Rowwise; o != nil && (p.PerTensor() || p.Scales == quant.ScaleE4M3) {
+	if o, _ := accuracy.Measured(res); o != nil && (p.PerTensor() || p.Scales == quant.ScaleE4M3) {
 		s := jsonNum(o.Scale)
 		m.TensorScale = &s
 	}

@@ -56,18 +56,49 @@ func snr(sig, noise float64) float64 {
 	return 10 * math.Log10(sig/noise)
 }
 
-// Measure compares the rowwise operand of res, dequantized as deq, with the
-// input x it was quantized from, and adds the contract's saturated and
-// flushed-to-zero counts (Count).
-func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, error) {
-	o := res.Rowwise
+// Measured is the operand of res that accuracy figures describe, by the
+// contract's one rule: the rowwise operand when res has one, else the
+// columnwise one. It returns the operand (nil when res has none) and its
+// usage, which is what the caller dequantizes for Measure.
+func Measured(res *quant.Result) (*quant.Operand, quant.Usage) {
+	if res.Rowwise != nil {
+		return res.Rowwise, quant.UsageRowwise
+	}
+	if res.Columnwise != nil {
+		return res.Columnwise, quant.UsageColumnwise
+	}
+	return nil, 0
+}
+
+// Source returns the values that the measured operand of res (Measured)
+// was quantized from, in its stored orientation: x itself, transposed, or
+// after the RHT, as the operand is. Measure compares a dequantized operand
+// with them; a caller combining several tensors (the groups of a grouped
+// quantize) concatenates them.
+func Source(x quant.Tensor, res *quant.Result) (quant.Tensor, error) {
+	o, _ := Measured(res)
 	if o == nil {
-		return Metrics{}, fmt.Errorf("measuring: result has no rowwise operand")
+		return quant.Tensor{}, fmt.Errorf("result has no operand")
 	}
-	if o.Rows != x.Rows || o.Cols != x.Cols {
-		return Metrics{}, fmt.Errorf("measuring: operand [%d, %d] does not match input [%d, %d]", o.Rows, o.Cols, x.Rows, x.Cols)
+	rows, cols := x.Rows, x.Cols
+	if o.Transposed {
+		rows, cols = cols, rows
 	}
-	m, err := Compare(x, deq)
+	if o.Rows != rows || o.Cols != cols || len(x.Data) != x.Rows*x.Cols {
+		return quant.Tensor{}, fmt.Errorf("operand [%d, %d] does not match input [%d, %d]", o.Rows, o.Cols, x.Rows, x.Cols)
+	}
+	return quant.Tensor{Rows: rows, Cols: cols, Data: operandValues(x, o)}, nil
+}
+
+// Measure compares the measured operand of res (Measured), dequantized as
+// deq, with the values it was quantized from (Source), and adds the
+// contract's saturated and flushed-to-zero counts (Count).
+func Measure(x quant.Tensor, res *quant.Result, deq quant.Tensor) (Metrics, error) {
+	src, err := Source(x, res)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("measuring: %w", err)
+	}
+	m, err := Compare(src, deq)
 	if err != nil {
 		return Metrics{}, fmt.Errorf("measuring: %w", err)
 	}

@@ -52,14 +52,59 @@ func TestMeasureCountsSaturationAndFlush(t *testing.T) {
 	// so it is not counted; 1e-4 flushes to zero; 448 is the max code.
 	r := quant.DefaultRecipe(quant.DelayedScaling)
 	r.Delayed.AmaxHistoryLen = 1
-	st := quant.NewState(r)
 	x := tensor(1, 7, 1000, -1000, 448, 1e-4, 1, 455, 470)
+	_, m := measureReference(t, quant.Request{Recipe: r, Role: quant.Input, State: quant.NewState(r)}, x)
+	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
+		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552", m)
+	}
+}
+
+func TestMeasureColumnwiseOnly(t *testing.T) {
+	// The example above as a [7, 1] column quantized columnwise only: the
+	// transposed operand holds the same codes with the same scale, so the
+	// figures are the rowwise ones: 3 saturated, 1 flushed, max error 552.
+	r := quant.DefaultRecipe(quant.DelayedScaling)
+	r.Delayed.AmaxHistoryLen = 1
+	x := tensor(7, 1, 1000, -1000, 448, 1e-4, 1, 455, 470)
+	res, m := measureReference(t, quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageColumnwise, State: quant.NewState(r)}, x)
+	if o, u := Measured(res); o != res.Columnwise || u != quant.UsageColumnwise {
+		t.Fatalf("Measured = %v, %v; want the columnwise operand", o, u)
+	}
+	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 || m.Elements != 7 {
+		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552 over 7 elements", m)
+	}
+}
+
+func TestMeasureColumnwiseRHT(t *testing.T) {
+	// NVFP4 input, columnwise only: the operand is the RHT of the
+	// transposed input; Measure compares it in that domain, where E2M1 with
+	// 1x16 scales keeps Gaussian-like data at about 20 dB (against the
+	// untransformed input it would be noise, far below 0 dB).
+	x := quant.NewTensor(32, 64)
+	for i := range x.Data {
+		x.Data[i] = float32(math.Sin(float64(7*i+1))) * float32(1+i%5)
+	}
+	req := quant.Request{Recipe: quant.DefaultRecipe(quant.NVFP4BlockScaling), Role: quant.Input, Usage: quant.UsageColumnwise}
+	res, m := measureReference(t, req, x)
+	if res.Columnwise == nil || !res.Columnwise.RHT || res.Rowwise != nil {
+		t.Fatalf("want only a columnwise RHT operand, got %+v", res)
+	}
+	if m.SNRdB < 15 || m.Elements != 32*64 {
+		t.Errorf("Measure = %+v, want SNR >= 15 dB over %d elements", m, 32*64)
+	}
+}
+
+// measureReference quantizes x on the reference backend, dequantizes the
+// measured operand and measures it.
+func measureReference(t *testing.T, req quant.Request, x quant.Tensor) (*quant.Result, Metrics) {
+	t.Helper()
 	be := reference.New()
-	res, err := be.Quantize(context.Background(), quant.Request{Recipe: r, Role: quant.Input, State: st}, x)
+	res, err := be.Quantize(context.Background(), req, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deq, err := be.Dequantize(context.Background(), res, quant.UsageRowwise)
+	_, u := Measured(res)
+	deq, err := be.Dequantize(context.Background(), res, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +112,5 @@ func TestMeasureCountsSaturationAndFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Saturated != 3 || m.FlushedToZero != 1 || m.MaxAbsError != 552 {
-		t.Errorf("Measure = %+v, want 3 saturated, 1 flushed, max error 552", m)
-	}
+	return res, m
 }

@@ -38,10 +38,8 @@ type Counts struct {
 // rounded scale_inv, whose reciprocal need not be the scale). Elements
 // that are NaN or ±inf (after the RHT) are counted in neither.
 func Count(x quant.Tensor, res *quant.Result) (Counts, error) {
-	o, columnwise := res.Rowwise, false
-	if o == nil {
-		o, columnwise = res.Columnwise, true
-	}
+	o, u := Measured(res)
+	columnwise := u == quant.UsageColumnwise
 	if o == nil {
 		return Counts{}, fmt.Errorf("counting: result has no operand")
 	}

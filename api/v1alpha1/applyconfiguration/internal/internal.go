@@ -793,6 +793,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.kquant.kquant.api.v1alpha1.ShapeResult
           elementRelationship: atomic
+    - name: usage
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Usage
     - name: verdict
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Verdict
@@ -857,6 +860,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: requireBitExact
       type:
         scalar: boolean
+- name: com.github.kquant.kquant.api.v1alpha1.Usage
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Verdict
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.VerdictCounts
@@ -905,6 +910,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.TensorRole
       default: Input
+    - name: usage
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Usage
+      default: Both
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
   map:
     fields:

@@ -14,6 +14,10 @@ import (
 type RunResultsApplyConfiguration struct {
 	// backend is the backend that ran the step: cuda or reference.
 	Backend *string `json:"backend,omitempty"`
+	// usage is the operands each step produced (the workload's usage): the
+	// bandwidth counts only their bytes, and the accuracy figures describe the
+	// rowwise operand when it was produced, else the columnwise one.
+	Usage *apiv1alpha1.Usage `json:"usage,omitempty"`
 	// capability of the GPU for the recipe.
 	Capability *CapabilityApplyConfiguration `json:"capability,omitempty"`
 	// graph capture and replay results.
@@ -48,6 +52,14 @@ func RunResults() *RunResultsApplyConfiguration {
 // If called multiple times, the Backend field is set to the value of the last call.
 func (b *RunResultsApplyConfiguration) WithBackend(value string) *RunResultsApplyConfiguration {
 	b.Backend = &value
+	return b
+}
+
+// WithUsage sets the Usage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Usage field is set to the value of the last call.
+func (b *RunResultsApplyConfiguration) WithUsage(value apiv1alpha1.Usage) *RunResultsApplyConfiguration {
+	b.Usage = &value
 	return b
 }
 

@@ -23,6 +23,13 @@ type WorkloadApplyConfiguration struct {
 	// HYBRID, 2D blocks for weights, and NVFP4's Hadamard transform and stochastic
 	// rounding as TransformerEngine does.
 	TensorRole *apiv1alpha1.TensorRole `json:"tensorRole,omitempty"`
+	// usage is which operands each step produces: Both (default; training needs
+	// the rowwise operand for the forward GEMM and the columnwise one for the
+	// backward), Rowwise (inference) or Columnwise. A step that produces one
+	// operand reads the input once and writes only that operand, and its
+	// bandwidth counts only those bytes. QuantizedLinear multiplies the rowwise
+	// operands, so it takes Rowwise or Both.
+	Usage *apiv1alpha1.Usage `json:"usage,omitempty"`
 	// distribution is Normal (default), Uniform or HeavyTailed.
 	Distribution *apiv1alpha1.Distribution `json:"distribution,omitempty"`
 	// seed makes the generated input reproducible: the same seed gives the same
@@ -78,6 +85,14 @@ func (b *WorkloadApplyConfiguration) WithInputDType(value apiv1alpha1.DType) *Wo
 // If called multiple times, the TensorRole field is set to the value of the last call.
 func (b *WorkloadApplyConfiguration) WithTensorRole(value apiv1alpha1.TensorRole) *WorkloadApplyConfiguration {
 	b.TensorRole = &value
+	return b
+}
+
+// WithUsage sets the Usage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Usage field is set to the value of the last call.
+func (b *WorkloadApplyConfiguration) WithUsage(value apiv1alpha1.Usage) *WorkloadApplyConfiguration {
+	b.Usage = &value
 	return b
 }
 
