@@ -173,7 +173,8 @@ const (
 	JobPhasePending JobPhase = "Pending"
 	// JobPhaseRunning: at least one run is bound or running.
 	JobPhaseRunning JobPhase = "Running"
-	// JobPhaseSucceeded: every run succeeded.
+	// JobPhaseSucceeded: every run finished with a verdict. Finished is not
+	// passed: the Passed condition says whether the verdicts are good.
 	JobPhaseSucceeded JobPhase = "Succeeded"
 	// JobPhaseFailed: retries are exhausted, the deadline passed or the recipe is invalid.
 	JobPhaseFailed JobPhase = "Failed"
@@ -192,6 +193,12 @@ const (
 	// JobConditionFailed is True when the job failed (BackoffLimitExceeded,
 	// DeadlineExceeded, RecipeNotFound, RecipeInvalid).
 	JobConditionFailed = "Failed"
+	// JobConditionPassed is set once the job finished (as Katib separates a
+	// finished trial from a passing one). Its reason is the worst verdict of
+	// the runs (WorstVerdict): True with reason Pass or Warn, False with
+	// reason Fail or Skip, or False with reason Incomplete when the job
+	// failed before any run could give a verdict.
+	JobConditionPassed = "Passed"
 )
 
 // Job condition reasons.
@@ -205,6 +212,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonNodeLost             = "NodeLost"
+	// ReasonIncomplete (Passed False): the job failed before any run gave a
+	// verdict.
+	ReasonIncomplete = "Incomplete"
 )
 
 // Stat is the minimum, median and maximum of one metric over a job's succeeded
@@ -247,20 +257,21 @@ type Outlier struct {
 	Median string `json:"median,omitempty"`
 }
 
-// VerdictCounts counts the runs of a job by verdict.
+// VerdictCounts counts the runs of a job by verdict. Zero counts are
+// written, so that the PASS, FAIL and WARN columns show 0, not <none>.
 type VerdictCounts struct {
 	// pass is the number of runs with verdict Pass.
 	// +optional
-	Pass int32 `json:"pass,omitempty"`
+	Pass int32 `json:"pass"`
 	// fail is the number of runs with verdict Fail.
 	// +optional
-	Fail int32 `json:"fail,omitempty"`
+	Fail int32 `json:"fail"`
 	// warn is the number of runs with verdict Warn.
 	// +optional
-	Warn int32 `json:"warn,omitempty"`
+	Warn int32 `json:"warn"`
 	// skip is the number of runs with verdict Skip.
 	// +optional
-	Skip int32 `json:"skip,omitempty"`
+	Skip int32 `json:"skip"`
 }
 
 // JobSummary aggregates the results of a job's succeeded runs.
@@ -283,6 +294,10 @@ type JobSummary struct {
 	// verdicts counts runs by verdict.
 	// +optional
 	Verdicts VerdictCounts `json:"verdicts,omitempty"`
+	// medians mirrors the medians above as JSON numbers, for the printer
+	// columns and kubectl --sort-by.
+	// +optional
+	Medians *ResultNumbers `json:"medians,omitempty"`
 	// outliers lists runs far worse than their product's fleet median (needs at
 	// least 5 runs of that product).
 	// +optional
@@ -345,14 +360,18 @@ type QuantJobStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=qj,categories=kquant
-// +kubebuilder:printcolumn:name="Recipe",type=string,JSONPath=`.spec.recipeRef.name`
-// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
-// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
-// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.summary.bandwidthGBps.median`,priority=1
-// +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.summary.hostEagerMicros.median`,priority=1
-// +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.summary.hostGraphMicros.median`,priority=1
-// +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.summary.snrDB.median`,priority=1
+// +kubebuilder:printcolumn:name="Recipe",type=string,JSONPath=`.spec.recipeRef.name`,description="The recipe the job runs."
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,description="Validation or Benchmark."
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,description="Succeeded runs over the runs the job needs."
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Whether the job finished; the Passed condition says whether it passed."
+// +kubebuilder:printcolumn:name="Pass",type=integer,JSONPath=`.status.summary.verdicts.pass`,description="Runs with verdict Pass."
+// +kubebuilder:printcolumn:name="Fail",type=integer,JSONPath=`.status.summary.verdicts.fail`,description="Runs with verdict Fail: a tolerance was violated."
+// +kubebuilder:printcolumn:name="Warn",type=integer,JSONPath=`.status.summary.verdicts.warn`,description="Runs with verdict Warn."
+// +kubebuilder:printcolumn:name="Passed",type=string,JSONPath=`.status.conditions[?(@.type=="Passed")].reason`,priority=1,description="The worst verdict, once the job finished."
+// +kubebuilder:printcolumn:name="GB/s",type=number,JSONPath=`.status.summary.medians.bandwidthGBps`,priority=1,description="Median bandwidth over the runs, GB/s."
+// +kubebuilder:printcolumn:name="Eager-us",type=number,JSONPath=`.status.summary.medians.hostEagerMicros`,priority=1,description="Median host time of one eager step, microseconds."
+// +kubebuilder:printcolumn:name="Graph-us",type=number,JSONPath=`.status.summary.medians.hostGraphMicros`,priority=1,description="Median host time of one CUDA-graph replay, microseconds."
+// +kubebuilder:printcolumn:name="SNR-dB",type=number,JSONPath=`.status.summary.medians.snrDB`,priority=1,description="Median signal-to-noise ratio, dB."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type QuantJob struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -318,6 +318,10 @@ type RunResults struct {
 	// reason is a stable CamelCase code for the verdict (for example SNRBelowTolerance).
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// numbers mirrors the headline decimals above as JSON numbers, for the
+	// printer columns and kubectl --sort-by; written with the results.
+	// +optional
+	Numbers *ResultNumbers `json:"numbers,omitempty"`
 }
 
 // QuantRunStatus is written by the controller (NodeLost, deadlines, failed jobs)
@@ -391,16 +395,16 @@ type AllocatedGPU struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=qrun,categories=kquant
-// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
-// +kubebuilder:printcolumn:name="GPU",type=integer,JSONPath=`.spec.gpuIndex`
-// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.results.verdict`
-// +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.results.overhead.hostEagerMicros`
-// +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.results.overhead.hostGraphMicros`
-// +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.results.performance.bandwidthGBps`
-// +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.results.accuracy.snrDB`
-// +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`,description="The node the run is bound to."
+// +kubebuilder:printcolumn:name="GPU",type=integer,JSONPath=`.spec.gpuIndex`,description="The bound GPU's index on its node."
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Pending, Running, Succeeded or Failed."
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.results.verdict`,description="Pass, Fail, Warn or Skip against the job's tolerances."
+// +kubebuilder:printcolumn:name="Eager-us",type=number,JSONPath=`.status.results.numbers.hostEagerMicros`,description="Host time of one eager step, microseconds."
+// +kubebuilder:printcolumn:name="Graph-us",type=number,JSONPath=`.status.results.numbers.hostGraphMicros`,description="Host time of one CUDA-graph replay of a step, microseconds."
+// +kubebuilder:printcolumn:name="GB/s",type=number,JSONPath=`.status.results.numbers.bandwidthGBps`,description="Bytes a step moves over its GPU time, GB/s."
+// +kubebuilder:printcolumn:name="SNR-dB",type=number,JSONPath=`.status.results.numbers.snrDB`,description="Worst signal-to-noise ratio of the dequantized tensor, dB."
+// +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1,description="The bound GPU's UUID."
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1,description="The verdict's stable reason code."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type QuantRun struct {
 	metav1.TypeMeta   `json:",inline"`

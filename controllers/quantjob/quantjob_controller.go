@@ -168,11 +168,23 @@ func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1al
 	case kquantv1alpha1.JobPhaseRunning:
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Running", "Schedule", "%d runs bound, %d waiting, %s succeeded", job.Status.Running, job.Status.Pending, job.Status.Progress)
 	case kquantv1alpha1.JobPhaseSucceeded:
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Completed", "Complete", "all %d runs succeeded", job.Status.Total)
+		r.completionEvent(job)
 	case kquantv1alpha1.JobPhaseFailed:
 		c := failedCondition(job)
 		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, c.Reason, "Fail", "%s", c.Message)
 	}
+}
+
+// completionEvent reports a finished job with its verdict counts: a Normal
+// event when it passed, a Warning when a run failed its tolerances or none
+// could run the recipe.
+func (r *Reconciler) completionEvent(job *kquantv1alpha1.QuantJob) {
+	c := verdictCounts(&job.Status)
+	typ := corev1.EventTypeNormal
+	if !c.WorstVerdict().Passes() {
+		typ = corev1.EventTypeWarning
+	}
+	r.recorder.Eventf(job, nil, typ, "Completed", "Complete", "%d runs finished: %s", job.Status.Total, countsText(c))
 }
 
 // nextDeadline is when the job must be looked at again even if nothing

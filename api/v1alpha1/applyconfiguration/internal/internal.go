@@ -334,6 +334,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: hostGraphMicros
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Stat
+    - name: medians
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.ResultNumbers
     - name: outliers
       type:
         list:
@@ -376,6 +379,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: boolean
       default: true
+- name: com.github.kquant.kquant.api.v1alpha1.Number
+  scalar: numeric
 - name: com.github.kquant.kquant.api.v1alpha1.Operation
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Outlier
@@ -758,6 +763,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: support
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Support
+- name: com.github.kquant.kquant.api.v1alpha1.ResultNumbers
+  map:
+    fields:
+    - name: bandwidthGBps
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
+    - name: hostEagerMicros
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
+    - name: hostGraphMicros
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
+    - name: snrDB
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
 - name: com.github.kquant.kquant.api.v1alpha1.RunPhase
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.RunResults
@@ -775,6 +795,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: graph
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.GraphResult
+    - name: numbers
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.ResultNumbers
     - name: overhead
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Overhead

@@ -30,6 +30,9 @@ type RunResultsApplyConfiguration struct {
 	Verdict *apiv1alpha1.Verdict `json:"verdict,omitempty"`
 	// reason is a stable CamelCase code for the verdict (for example SNRBelowTolerance).
 	Reason *string `json:"reason,omitempty"`
+	// numbers mirrors the headline decimals above as JSON numbers, for the
+	// printer columns and kubectl --sort-by; written with the results.
+	Numbers *ResultNumbersApplyConfiguration `json:"numbers,omitempty"`
 }
 
 // RunResultsApplyConfiguration constructs a declarative configuration of the RunResults type for use with
@@ -112,5 +115,13 @@ func (b *RunResultsApplyConfiguration) WithVerdict(value apiv1alpha1.Verdict) *R
 // If called multiple times, the Reason field is set to the value of the last call.
 func (b *RunResultsApplyConfiguration) WithReason(value string) *RunResultsApplyConfiguration {
 	b.Reason = &value
+	return b
+}
+
+// WithNumbers sets the Numbers field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Numbers field is set to the value of the last call.
+func (b *RunResultsApplyConfiguration) WithNumbers(value *ResultNumbersApplyConfiguration) *RunResultsApplyConfiguration {
+	b.Numbers = value
 	return b
 }
