@@ -83,6 +83,7 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		setup func(ctrl.Manager) error
 	}{
 		{quantrecipe.ControllerName, quantrecipe.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
+		{quantrecipe.ClusterControllerName, quantrecipe.NewCluster(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{binder.ControllerName, binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace).SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},

@@ -59,9 +59,27 @@ const (
 	ArchitectureUnknown Architecture = "Unknown"
 )
 
-// RecipeReference names a QuantRecipe in the job's namespace.
+// RecipeKind is the kind of recipe a job references.
+// +kubebuilder:validation:Enum=QuantRecipe;ClusterQuantRecipe
+type RecipeKind string
+
+const (
+	// RecipeKindNamespaced is a QuantRecipe in the job's namespace.
+	RecipeKindNamespaced RecipeKind = "QuantRecipe"
+	// RecipeKindCluster is a ClusterQuantRecipe of the cluster's catalog.
+	RecipeKindCluster RecipeKind = "ClusterQuantRecipe"
+)
+
+// RecipeReference names a QuantRecipe in the job's namespace, or a
+// ClusterQuantRecipe.
 type RecipeReference struct {
-	// name is the QuantRecipe's name.
+	// kind is QuantRecipe (default: in the job's namespace) or
+	// ClusterQuantRecipe (the cluster's catalog).
+	// +optional
+	// +kubebuilder:default=QuantRecipe
+	Kind RecipeKind `json:"kind,omitempty"`
+
+	// name is the recipe's name.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -108,9 +126,9 @@ type Placement struct {
 
 // QuantJobSpec asks for a benchmark or validation of a recipe on a workload.
 type QuantJobSpec struct {
-	// recipeRef names the QuantRecipe to run, in the job's namespace. The recipe is
-	// copied into each run when the run is created, so later edits to the recipe
-	// never change work in flight.
+	// recipeRef names the recipe to run: a QuantRecipe in the job's namespace
+	// or a ClusterQuantRecipe. The recipe is copied into each run when the run
+	// is created, so later edits to the recipe never change work in flight.
 	// +required
 	RecipeRef RecipeReference `json:"recipeRef"`
 
@@ -398,3 +416,6 @@ type QuantJobList struct {
 func init() {
 	SchemeBuilder.Register(&QuantJob{}, &QuantJobList{})
 }
+
+// IsCluster reports whether ref names a ClusterQuantRecipe.
+func (ref RecipeReference) IsCluster() bool { return ref.Kind == RecipeKindCluster }

@@ -48,7 +48,10 @@ type JobReference struct {
 
 // RecipeSnapshot is a copy of a QuantRecipe taken when the run was created.
 type RecipeSnapshot struct {
-	// name is the QuantRecipe's name.
+	// kind is QuantRecipe or ClusterQuantRecipe; empty means QuantRecipe.
+	// +optional
+	Kind RecipeKind `json:"kind,omitempty"`
+	// name is the recipe's name.
 	// +required
 	Name string `json:"name"`
 	// generation is the recipe's metadata.generation at the time of the copy.

@@ -26,6 +26,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BlockScalingOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Capability"):
 		return &apiv1alpha1.CapabilityApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClusterQuantRecipe"):
+		return &apiv1alpha1.ClusterQuantRecipeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CurrentScalingOptions"):
 		return &apiv1alpha1.CurrentScalingOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DelayedScalingOptions"):

@@ -95,6 +95,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.ClusterQuantRecipe
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantRecipeSpec
+    - name: status
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantRecipeStatus
 - name: com.github.kquant.kquant.api.v1alpha1.CurrentScalingOptions
   map:
     fields:
@@ -721,6 +739,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: startTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.kquant.kquant.api.v1alpha1.RecipeKind
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.RecipeNodeCounts
   map:
     fields:
@@ -733,6 +753,10 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.kquant.kquant.api.v1alpha1.RecipeReference
   map:
     fields:
+    - name: kind
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.RecipeKind
+      default: QuantRecipe
     - name: name
       type:
         scalar: string
@@ -745,6 +769,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: key
       type:
         scalar: string
+    - name: kind
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.RecipeKind
     - name: name
       type:
         scalar: string
