@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -19,6 +22,7 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
+	"github.com/kquant/kquant/controllers/uninstall"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -37,6 +41,10 @@ type flags struct {
 	workers int
 	// pprofAddr serves net/http/pprof, for profiling at scale; "0" is off.
 	pprofAddr string
+	// uninstall runs the chart's post-delete cleanup instead of the manager.
+	uninstall            bool
+	uninstallPodSelector string
+	uninstallTimeout     time.Duration
 }
 
 // DefaultWorkers is --max-concurrent-reconciles' default. A burst of one-run
@@ -74,6 +82,9 @@ func run() error {
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove kquant's node labels, taints and GPUNodeProfiles once the pods of --uninstall-pod-selector in --lease-namespace are gone, then exit (the chart's post-delete hook)")
+	fs.StringVar(&f.uninstallPodSelector, "uninstall-pod-selector", "", "label selector of the release's manager and agent pods that --uninstall waits for")
+	fs.DurationVar(&f.uninstallTimeout, "uninstall-timeout", 5*time.Minute, "how long --uninstall waits and works before it fails")
 	var logOpts logging.Options
 	logOpts.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -94,7 +105,33 @@ func run() error {
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
 	ctx := logging.IntoContext(ctrl.SetupSignalHandler(), log)
+	if f.uninstall {
+		return runUninstall(ctx, f)
+	}
 	return runManager(ctx, f)
+}
+
+// runUninstall is --uninstall: kquant's marks off the cluster, then exit.
+func runUninstall(ctx context.Context, f flags) error {
+	sel, err := labels.Parse(f.uninstallPodSelector)
+	if err != nil {
+		return fmt.Errorf("parsing --uninstall-pod-selector: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	scheme, err := kquantscheme.New()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.uninstallTimeout)
+	defer cancel()
+	return uninstall.Run(ctx, c, uninstall.Options{Namespace: f.leaseNamespace, PodSelector: sel})
 }
 
 func runManager(ctx context.Context, f flags) error {
