@@ -59,9 +59,13 @@ app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{/* kquant.image: repository:tag, the tag defaulting to the chart's appVersion. */}}
+{{/* kquant.image: repository@digest when a digest is set, else repository:tag, the tag defaulting to the chart's appVersion. */}}
 {{- define "kquant.image" -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else -}}
 {{- printf "%s:%s" .repository (default $.appVersion .tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

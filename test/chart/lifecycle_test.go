@@ -1,0 +1,126 @@
+package chart
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The default install upgrades its CRDs before every upgrade, cleans its
+// marks off the nodes after a delete, extends view/edit/admin, and ships the
+// recipe catalog.
+func TestLifecycleDefaults(t *testing.T) {
+	_, objs := render(t, "kquant", "kquant-system")
+	m := byKey(objs)
+	str := func(o *unstructured.Unstructured, path ...string) string {
+		if o == nil {
+			return "<missing>"
+		}
+		v, _, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
+		return fmt.Sprint(v)
+	}
+	hook := func(k string) string { return str(m[k], "metadata", "annotations", "helm.sh/hook") }
+	for k, want := range map[string]string{
+		"Job/kquant-system/kquant-crd-upgrade": "pre-upgrade",
+		"Job/kquant-system/kquant-uninstall":   "post-delete",
+		"ClusterRole/kquant-uninstall":         "post-delete",
+		"Role/kquant-system/kquant-uninstall":  "post-delete",
+	} {
+		if got := hook(k); got != want {
+			t.Errorf("%s helm.sh/hook = %s, want %s", k, got, want)
+		}
+	}
+	job := m["Job/kquant-system/kquant-uninstall"]
+	cs, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
+	args := fmt.Sprint(cs[0].(map[string]any)["args"])
+	for _, want := range []string{"--uninstall", "--lease-namespace=kquant-system",
+		"--uninstall-pod-selector=app.kubernetes.io/instance=kquant,app.kubernetes.io/component in (manager,agent)", "--uninstall-timeout=5m"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("uninstall job args %s lack %s", args, want)
+		}
+	}
+	if img := fmt.Sprint(cs[0].(map[string]any)["image"]); !strings.HasPrefix(img, "ghcr.io/kquant/kquant-manager:") {
+		t.Errorf("uninstall job image = %s, want the manager's", img)
+	}
+
+	for k, label := range map[string]string{
+		"ClusterRole/kquant-view": "rbac.authorization.k8s.io/aggregate-to-view",
+		"ClusterRole/kquant-edit": "rbac.authorization.k8s.io/aggregate-to-edit",
+	} {
+		if got := str(m[k], "metadata", "labels", label); got != "true" {
+			t.Errorf("%s label %s = %s, want true", k, label, got)
+		}
+	}
+
+	// The catalog is recipes/ verbatim, as ClusterQuantRecipes.
+	recipes, err := filepath.Glob(filepath.Join(tl.root, "recipes/*.yaml"))
+	if err != nil || len(recipes) == 0 {
+		t.Fatalf("no recipes: %v", err)
+	}
+	for _, p := range recipes {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		robjs, err := parseObjects(data)
+		if err != nil || len(robjs) != 1 {
+			t.Fatalf("%s: %v", p, err)
+		}
+		cqr := m["ClusterQuantRecipe/"+robjs[0].GetName()]
+		if cqr == nil {
+			t.Errorf("the catalog lacks %s", robjs[0].GetName())
+			continue
+		}
+		if diff := cmp.Diff(robjs[0].Object["spec"], cqr.Object["spec"]); diff != "" {
+			t.Errorf("ClusterQuantRecipe %s differs from %s (-recipes +chart):\n%s", robjs[0].GetName(), p, diff)
+		}
+	}
+}
+
+// Digests pin images; NetworkPolicies open only metrics, DNS and the API server.
+func TestDigestsAndNetworkPolicy(t *testing.T) {
+	_, objs := render(t, "fleet", "gpu-ops", "-f", "test/chart/testdata/nondefault-values.yaml")
+	m := byKey(objs)
+	ds := m["DaemonSet/gpu-ops/gpu-quant-agent"]
+	cs, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+	if img, want := fmt.Sprint(cs[0].(map[string]any)["image"]), "registry.example.com/kquant/agent@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; img != want {
+		t.Errorf("agent image = %s, want %s", img, want)
+	}
+	np := m["NetworkPolicy/gpu-ops/gpu-quant-manager"]
+	if np == nil {
+		t.Fatalf("no manager NetworkPolicy in %v", keys(objs))
+	}
+	spec := fmt.Sprint(np.Object["spec"])
+	for _, want := range []string{"port:9090", "kubernetes.io/metadata.name:monitoring", "port:6443", "port:53", "policyTypes:[Ingress Egress]"} {
+		if !strings.Contains(spec, want) {
+			t.Errorf("manager NetworkPolicy %s lacks %s", spec, want)
+		}
+	}
+}
+
+// The kustomize namespace pins the Pod Security level the agent needs.
+func TestNamespacePodSecurity(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(tl.root, "config/default/namespace.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := parseObjects(data)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("namespace.yaml: %v", err)
+	}
+	got := objs[0].GetLabels()
+	for k, want := range map[string]string{
+		"pod-security.kubernetes.io/enforce": "privileged",
+		"pod-security.kubernetes.io/audit":   "restricted",
+		"pod-security.kubernetes.io/warn":    "restricted",
+	} {
+		if got[k] != want {
+			t.Errorf("namespace label %s = %q, want %q", k, got[k], want)
+		}
+	}
+}
