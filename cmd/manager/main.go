@@ -22,7 +22,7 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
-	"github.com/kquant/kquant/controllers/uninstall"
+	"github.com/kquant/kquant/controllers/hooks"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -41,7 +41,8 @@ type flags struct {
 	workers int
 	// pprofAddr serves net/http/pprof, for profiling at scale; "0" is off.
 	pprofAddr string
-	// uninstall runs the chart's post-delete cleanup instead of the manager.
+	// applyCRDs and uninstall run one of the chart's hooks instead of the manager.
+	applyCRDs            string
 	uninstall            bool
 	uninstallPodSelector string
 	uninstallTimeout     time.Duration
@@ -82,6 +83,7 @@ func run() error {
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
+	fs.StringVar(&f.applyCRDs, "apply-crds", "", "server-side apply the CustomResourceDefinitions in this directory's *.yaml, then exit (the chart's pre-upgrade hook)")
 	fs.BoolVar(&f.uninstall, "uninstall", false, "remove kquant's node labels, taints and GPUNodeProfiles once the pods of --uninstall-pod-selector in --lease-namespace are gone, then exit (the chart's post-delete hook)")
 	fs.StringVar(&f.uninstallPodSelector, "uninstall-pod-selector", "", "label selector of the release's manager and agent pods that --uninstall waits for")
 	fs.DurationVar(&f.uninstallTimeout, "uninstall-timeout", 5*time.Minute, "how long --uninstall waits and works before it fails")
@@ -105,7 +107,14 @@ func run() error {
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
 	ctx := logging.IntoContext(ctrl.SetupSignalHandler(), log)
-	if f.uninstall {
+	switch {
+	case f.applyCRDs != "":
+		c, err := hookClient(f)
+		if err != nil {
+			return err
+		}
+		return hooks.ApplyCRDs(ctx, c, f.applyCRDs)
+	case f.uninstall:
 		return runUninstall(ctx, f)
 	}
 	return runManager(ctx, f)
@@ -117,21 +126,30 @@ func runUninstall(ctx context.Context, f flags) error {
 	if err != nil {
 		return fmt.Errorf("parsing --uninstall-pod-selector: %w", err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
-	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	scheme, err := kquantscheme.New()
+	c, err := hookClient(f)
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
-	}
 	ctx, cancel := context.WithTimeout(ctx, f.uninstallTimeout)
 	defer cancel()
-	return uninstall.Run(ctx, c, uninstall.Options{Namespace: f.leaseNamespace, PodSelector: sel})
+	return hooks.Uninstall(ctx, c, hooks.UninstallOptions{Namespace: f.leaseNamespace, PodSelector: sel})
+}
+
+// hookClient is a direct client for a hook's few requests.
+func hookClient(f flags) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	scheme, err := kquantscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return c, nil
 }
 
 func runManager(ctx context.Context, f flags) error {

@@ -35,6 +35,11 @@ func TestLifecycleDefaults(t *testing.T) {
 			t.Errorf("%s helm.sh/hook = %s, want %s", k, got, want)
 		}
 	}
+	crdJob := m["Job/kquant-system/kquant-crd-upgrade"]
+	ccs, _, _ := unstructured.NestedSlice(crdJob.Object, "spec", "template", "spec", "containers")
+	if c := ccs[0].(map[string]any); fmt.Sprint(c["args"]) != "[--apply-crds=/crds]" || !strings.HasPrefix(fmt.Sprint(c["image"]), "ghcr.io/kquant/kquant-manager:") {
+		t.Errorf("CRD upgrade job runs %v %v, want the manager image with --apply-crds=/crds", c["image"], c["args"])
+	}
 	job := m["Job/kquant-system/kquant-uninstall"]
 	cs, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
 	args := fmt.Sprint(cs[0].(map[string]any)["args"])

@@ -1,4 +1,4 @@
-package uninstall
+package hooks
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 // whose key starts with it is kquant's and goes.
 const Prefix = "kquant.dev/"
 
-// Options say which pods must be gone first.
-type Options struct {
+// UninstallOptions say which pods must be gone first.
+type UninstallOptions struct {
 	// Namespace is the release's namespace.
 	Namespace string
 	// PodSelector selects the release's manager and agent pods; nil waits
@@ -31,10 +31,10 @@ type Options struct {
 	Poll time.Duration
 }
 
-// Run waits for the release's pods to be gone, then deletes every
+// Uninstall waits for the release's pods to be gone, then deletes every
 // GPUNodeProfile and removes kquant's labels and taints from every Node. It
 // gives up when ctx ends.
-func Run(ctx context.Context, c client.Client, opts Options) error {
+func Uninstall(ctx context.Context, c client.Client, opts UninstallOptions) error {
 	if err := waitForPods(ctx, c, opts); err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func Run(ctx context.Context, c client.Client, opts Options) error {
 }
 
 // waitForPods returns once no pod matches opts.PodSelector.
-func waitForPods(ctx context.Context, c client.Client, opts Options) error {
+func waitForPods(ctx context.Context, c client.Client, opts UninstallOptions) error {
 	if opts.PodSelector == nil || opts.PodSelector.Empty() {
 		return nil
 	}

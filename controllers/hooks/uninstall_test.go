@@ -1,4 +1,4 @@
-package uninstall_test
+package hooks_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/uninstall"
+	"github.com/kquant/kquant/controllers/hooks"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Run waits for the release's pods, then takes kquant's labels, taints and
+// Uninstall waits for the release's pods, then takes kquant's labels, taints and
 // profiles off the cluster and leaves everything else alone.
 func TestRunRemovesKquantsMarks(t *testing.T) {
 	ctx := t.Context()
@@ -53,7 +53,7 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A manager pod of the release is still terminating: Run must wait for it.
+	// A manager pod of the release is still terminating: Uninstall must wait for it.
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "kquant-manager-0", Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": "kquant", "app.kubernetes.io/component": "manager"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "kquant-manager"}}},
@@ -67,11 +67,11 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- uninstall.Run(ctx, c, uninstall.Options{Namespace: ns, PodSelector: sel, Poll: 50 * time.Millisecond})
+		done <- hooks.Uninstall(ctx, c, hooks.UninstallOptions{Namespace: ns, PodSelector: sel, Poll: 50 * time.Millisecond})
 	}()
 	select {
 	case err := <-done:
-		t.Fatalf("Run returned while the release's pod still exists: %v", err)
+		t.Fatalf("Uninstall returned while the release's pod still exists: %v", err)
 	case <-time.After(500 * time.Millisecond):
 	}
 	if err := c.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
@@ -80,10 +80,10 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("Run: %v", err)
+			t.Fatalf("Uninstall: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return after the pod was gone")
+		t.Fatal("Uninstall did not return after the pod was gone")
 	}
 
 	profiles := &kquantv1alpha1.GPUNodeProfileList{}
@@ -110,7 +110,7 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 	}
 }
 
-// Run gives up when its context ends while the pods stay.
+// Uninstall gives up when its context ends while the pods stay.
 func TestRunGivesUpWhilePodsStay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -126,7 +126,7 @@ func TestRunGivesUpWhilePodsStay(t *testing.T) {
 		t.Fatal(err)
 	}
 	sel := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/component": "agent"})
-	if err := uninstall.Run(ctx, env.Client, uninstall.Options{Namespace: ns, PodSelector: sel, Poll: 50 * time.Millisecond}); err == nil {
-		t.Error("Run succeeded while the agent pod still exists")
+	if err := hooks.Uninstall(ctx, env.Client, hooks.UninstallOptions{Namespace: ns, PodSelector: sel, Poll: 50 * time.Millisecond}); err == nil {
+		t.Error("Uninstall succeeded while the agent pod still exists")
 	}
 }
