@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kquantscheme "github.com/kquant/kquant/api/scheme"
@@ -27,9 +28,13 @@ import (
 )
 
 type flags struct {
-	kubeconfig     string
-	leaderElect    bool
-	metricsAddr    string
+	kubeconfig  string
+	leaderElect bool
+	metricsAddr string
+	// metricsSecure serves metrics over HTTPS behind the API server's authn
+	// and authz; metricsCertDir holds its certificate (self-signed when empty).
+	metricsSecure  bool
+	metricsCertDir string
 	probeAddr      string
 	leaseNamespace string
 	showVersion    bool
@@ -67,6 +72,8 @@ func run() error {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; in-cluster configuration when empty")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader through a Lease, so that only one replica reconciles")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS and let only clients that the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview) read them; false serves plain HTTP to anyone")
+	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure; empty generates a self-signed certificate")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.StringVar(&f.leaseNamespace, "lease-namespace", controllers.DefaultLeaseNamespace, "namespace of the agents' Leases, and of the leader election Lease")
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
@@ -120,6 +127,20 @@ func run() error {
 	return runManager(ctx, f)
 }
 
+// metricsOptions serves metrics plainly, or with --metrics-secure over HTTPS
+// behind controller-runtime's authentication and authorization filter.
+func metricsOptions(f flags) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: f.metricsAddr}
+	if f.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		if f.metricsCertDir != "" {
+			opts.CertDir, opts.CertName, opts.KeyName = f.metricsCertDir, "tls.crt", "tls.key"
+		}
+	}
+	return opts
+}
+
 // runUninstall is --uninstall: kquant's marks off the cluster, then exit.
 func runUninstall(ctx context.Context, f flags) error {
 	sel, err := labels.Parse(f.uninstallPodSelector)
@@ -166,7 +187,7 @@ func runManager(ctx context.Context, f flags) error {
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(f.leaseNamespace),
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                 metricsOptions(f),
 		Controller:              config.Controller{MaxConcurrentReconciles: f.workers},
 		PprofBindAddress:        f.pprofAddr,
 		HealthProbeBindAddress:  f.probeAddr,

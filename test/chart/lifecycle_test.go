@@ -96,6 +96,18 @@ func TestDigestsAndNetworkPolicy(t *testing.T) {
 	if img, want := fmt.Sprint(cs[0].(map[string]any)["image"]), "registry.example.com/kquant/agent@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; img != want {
 		t.Errorf("agent image = %s, want %s", img, want)
 	}
+	// The manager's ServiceMonitor scrapes HTTPS with the scraper's token, and
+	// carries the relabelings given.
+	sm := fmt.Sprint(m["ServiceMonitor/gpu-ops/gpu-quant-manager"].Object["spec"])
+	for _, want := range []string{"scheme:https", "bearerTokenFile:/var/run/secrets/kubernetes.io/serviceaccount/token", "insecureSkipVerify:true",
+		"honorLabels:true", "targetLabel:node", "action:drop"} {
+		if !strings.Contains(sm, want) {
+			t.Errorf("manager ServiceMonitor %s lacks %s", sm, want)
+		}
+	}
+	if agentSM := fmt.Sprint(m["ServiceMonitor/gpu-ops/gpu-quant-agent"].Object["spec"]); strings.Contains(agentSM, "https") {
+		t.Errorf("agent ServiceMonitor %s scrapes HTTPS; the agent serves plain HTTP", agentSM)
+	}
 	np := m["NetworkPolicy/gpu-ops/gpu-quant-manager"]
 	if np == nil {
 		t.Fatalf("no manager NetworkPolicy in %v", keys(objs))

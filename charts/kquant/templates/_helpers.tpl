@@ -120,3 +120,33 @@ subjects:
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+kquant.serviceMonitorEndpoint: the ServiceMonitor endpoint of a component's
+metrics port, from its serviceMonitor values (sm) and whether it serves
+HTTPS behind the API server's authentication (secure; the manager's
+--metrics-secure, with a self-signed certificate, so the scraper presents
+its service-account token and skips verification).
+*/}}
+{{- define "kquant.serviceMonitorEndpoint" -}}
+{{- $sm := .sm -}}
+- port: metrics
+  path: /metrics
+  interval: {{ $sm.interval }}
+  scrapeTimeout: {{ $sm.scrapeTimeout }}
+  honorLabels: {{ $sm.honorLabels | default false }}
+  {{- if .secure }}
+  scheme: https
+  bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+  tlsConfig:
+    insecureSkipVerify: true
+  {{- end }}
+  {{- with $sm.relabelings }}
+  relabelings:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $sm.metricRelabelings }}
+  metricRelabelings:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
