@@ -42,10 +42,10 @@ func runMain(m *testing.M) int {
 // proves they apply cleanly), a stand-in ServiceMonitor CRD, and the namespaces
 // the releases go to.
 func prepareCluster() error {
-	if _, err := tl.kubectlCmd(nil, "apply", "--server-side", "--field-manager=kquant-chart-test", "-f", filepath.Join(chartDir, "crds"), "-f", "test/chart/testdata/servicemonitor-crd.yaml"); err != nil {
+	if _, err := tl.kubectlCmd(nil, "apply", "--server-side", "--field-manager=kquant-chart-test", "-f", filepath.Join(chartDir, "crds"), "-f", "test/chart/testdata/servicemonitor-crd.yaml", "-f", "test/chart/testdata/prometheusrule-crd.yaml"); err != nil {
 		return err
 	}
-	if _, err := tl.kubectlCmd(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com"); err != nil {
+	if _, err := tl.kubectlCmd(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"); err != nil {
 		return err
 	}
 	for _, ns := range []string{"kquant-system", "gpu-ops", "minimal", "live"} {
@@ -192,11 +192,13 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRoleBinding/gpu-quant-crd-upgrade",
 				"ClusterRoleBinding/gpu-quant-manager",
 				"ConfigMap/gpu-ops/gpu-quant-crd-upgrade",
+				"ConfigMap/gpu-ops/gpu-quant-dashboard",
 				"DaemonSet/gpu-ops/gpu-quant-agent",
 				"Deployment/gpu-ops/gpu-quant-manager",
 				"Job/gpu-ops/gpu-quant-crd-upgrade",
 				"NetworkPolicy/gpu-ops/gpu-quant-agent",
 				"NetworkPolicy/gpu-ops/gpu-quant-manager",
+				"PrometheusRule/gpu-ops/gpu-quant",
 				"Role/gpu-ops/gpu-quant-leader-election",
 				"RoleBinding/gpu-ops/gpu-quant-leader-election",
 				"Service/gpu-ops/gpu-quant-agent-metrics",

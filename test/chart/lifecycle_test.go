@@ -108,6 +108,18 @@ func TestDigestsAndNetworkPolicy(t *testing.T) {
 	if agentSM := fmt.Sprint(m["ServiceMonitor/gpu-ops/gpu-quant-agent"].Object["spec"]); strings.Contains(agentSM, "https") {
 		t.Errorf("agent ServiceMonitor %s scrapes HTTPS; the agent serves plain HTTP", agentSM)
 	}
+	// The dashboard is the file, for the sidecar; the rule takes noSuccessDays.
+	dash := m["ConfigMap/gpu-ops/gpu-quant-dashboard"]
+	if want, _ := os.ReadFile(filepath.Join(tl.root, chartDir, "files/grafana/kquant-dashboard.json")); dash == nil ||
+		strings.TrimSpace(fmt.Sprint(dash.Object["data"].(map[string]any)["kquant-dashboard.json"])) != strings.TrimSpace(string(want)) || dash.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("dashboard ConfigMap is not files/grafana/kquant-dashboard.json labelled grafana_dashboard=1")
+	}
+	rule := fmt.Sprint(m["PrometheusRule/gpu-ops/gpu-quant"].Object["spec"])
+	for _, want := range []string{"KquantGPUValidationFailing", "KquantGPUBandwidthOutlier", "KquantGPUNoRecentValidation", "(3 * 86400)"} {
+		if !strings.Contains(rule, want) {
+			t.Errorf("PrometheusRule lacks %s", want)
+		}
+	}
 	np := m["NetworkPolicy/gpu-ops/gpu-quant-manager"]
 	if np == nil {
 		t.Fatalf("no manager NetworkPolicy in %v", keys(objs))
