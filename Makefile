@@ -64,7 +64,12 @@ test: verify envtest-assets ## Run all tests against a real kube-apiserver and e
 	go test -count=1 $(PURE_PKGS)
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test $(GO_TEST_FLAGS) $(RACE_PKGS)
 	cd hack/tools/images && go test -count=1 ./...
+	cd hack/tools/promql && go test -count=1 ./...
 
+
+.PHONY: promql-test
+promql-test: ## Evaluate the chart's Prometheus rules and parse its dashboard's queries with Prometheus' PromQL engine (also part of make test).
+	cd hack/tools/promql && go test -count=1 ./...
 
 .PHONY: e2e
 e2e: envtest-assets ## Fault scenarios only: real binaries, etcd and kube-apiserver as processes (also part of make test).

@@ -51,6 +51,10 @@ func CacheOptions(leaseNamespace string) cache.Options {
 }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create;update
+// The manager's secure metrics (--metrics-secure) ask the API server who a
+// scraper is and whether it may GET /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // SetupControllers registers kquant's indexes, metrics and controllers with mgr.
 func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error {
@@ -83,6 +87,7 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		setup func(ctrl.Manager) error
 	}{
 		{quantrecipe.ControllerName, quantrecipe.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
+		{quantrecipe.ClusterControllerName, quantrecipe.NewCluster(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{binder.ControllerName, binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace).SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},

@@ -59,9 +59,27 @@ const (
 	ArchitectureUnknown Architecture = "Unknown"
 )
 
-// RecipeReference names a QuantRecipe in the job's namespace.
+// RecipeKind is the kind of recipe a job references.
+// +kubebuilder:validation:Enum=QuantRecipe;ClusterQuantRecipe
+type RecipeKind string
+
+const (
+	// RecipeKindNamespaced is a QuantRecipe in the job's namespace.
+	RecipeKindNamespaced RecipeKind = "QuantRecipe"
+	// RecipeKindCluster is a ClusterQuantRecipe of the cluster's catalog.
+	RecipeKindCluster RecipeKind = "ClusterQuantRecipe"
+)
+
+// RecipeReference names a QuantRecipe in the job's namespace, or a
+// ClusterQuantRecipe.
 type RecipeReference struct {
-	// name is the QuantRecipe's name.
+	// kind is QuantRecipe (default: in the job's namespace) or
+	// ClusterQuantRecipe (the cluster's catalog).
+	// +optional
+	// +kubebuilder:default=QuantRecipe
+	Kind RecipeKind `json:"kind,omitempty"`
+
+	// name is the recipe's name.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -108,9 +126,9 @@ type Placement struct {
 
 // QuantJobSpec asks for a benchmark or validation of a recipe on a workload.
 type QuantJobSpec struct {
-	// recipeRef names the QuantRecipe to run, in the job's namespace. The recipe is
-	// copied into each run when the run is created, so later edits to the recipe
-	// never change work in flight.
+	// recipeRef names the recipe to run: a QuantRecipe in the job's namespace
+	// or a ClusterQuantRecipe. The recipe is copied into each run when the run
+	// is created, so later edits to the recipe never change work in flight.
 	// +required
 	RecipeRef RecipeReference `json:"recipeRef"`
 
@@ -173,7 +191,8 @@ const (
 	JobPhasePending JobPhase = "Pending"
 	// JobPhaseRunning: at least one run is bound or running.
 	JobPhaseRunning JobPhase = "Running"
-	// JobPhaseSucceeded: every run succeeded.
+	// JobPhaseSucceeded: every run finished with a verdict. Finished is not
+	// passed: the Passed condition says whether the verdicts are good.
 	JobPhaseSucceeded JobPhase = "Succeeded"
 	// JobPhaseFailed: retries are exhausted, the deadline passed or the recipe is invalid.
 	JobPhaseFailed JobPhase = "Failed"
@@ -192,6 +211,12 @@ const (
 	// JobConditionFailed is True when the job failed (BackoffLimitExceeded,
 	// DeadlineExceeded, RecipeNotFound, RecipeInvalid).
 	JobConditionFailed = "Failed"
+	// JobConditionPassed is set once the job finished (as Katib separates a
+	// finished trial from a passing one). Its reason is the worst verdict of
+	// the runs (WorstVerdict): True with reason Pass or Warn, False with
+	// reason Fail or Skip, or False with reason Incomplete when the job
+	// failed before any run could give a verdict.
+	JobConditionPassed = "Passed"
 )
 
 // Job condition reasons.
@@ -205,6 +230,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonNodeLost             = "NodeLost"
+	// ReasonIncomplete (Passed False): the job failed before any run gave a
+	// verdict.
+	ReasonIncomplete = "Incomplete"
 )
 
 // Stat is the minimum, median and maximum of one metric over a job's succeeded
@@ -247,20 +275,21 @@ type Outlier struct {
 	Median string `json:"median,omitempty"`
 }
 
-// VerdictCounts counts the runs of a job by verdict.
+// VerdictCounts counts the runs of a job by verdict. Zero counts are
+// written, so that the PASS, FAIL and WARN columns show 0, not <none>.
 type VerdictCounts struct {
 	// pass is the number of runs with verdict Pass.
 	// +optional
-	Pass int32 `json:"pass,omitempty"`
+	Pass int32 `json:"pass"`
 	// fail is the number of runs with verdict Fail.
 	// +optional
-	Fail int32 `json:"fail,omitempty"`
+	Fail int32 `json:"fail"`
 	// warn is the number of runs with verdict Warn.
 	// +optional
-	Warn int32 `json:"warn,omitempty"`
+	Warn int32 `json:"warn"`
 	// skip is the number of runs with verdict Skip.
 	// +optional
-	Skip int32 `json:"skip,omitempty"`
+	Skip int32 `json:"skip"`
 }
 
 // JobSummary aggregates the results of a job's succeeded runs.
@@ -283,6 +312,10 @@ type JobSummary struct {
 	// verdicts counts runs by verdict.
 	// +optional
 	Verdicts VerdictCounts `json:"verdicts,omitempty"`
+	// medians mirrors the medians above as JSON numbers, for the printer
+	// columns and kubectl --sort-by.
+	// +optional
+	Medians *ResultNumbers `json:"medians,omitempty"`
 	// outliers lists runs far worse than their product's fleet median (needs at
 	// least 5 runs of that product).
 	// +optional
@@ -345,15 +378,19 @@ type QuantJobStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=qj,categories=kquant
-// +kubebuilder:printcolumn:name="Recipe",type=string,JSONPath=`.spec.recipeRef.name`
-// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
-// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
-// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1
-// +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.summary.bandwidthGBps.median`,priority=1
-// +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.summary.hostEagerMicros.median`,priority=1
-// +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.summary.hostGraphMicros.median`,priority=1
-// +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.summary.snrDB.median`,priority=1
+// +kubebuilder:printcolumn:name="Recipe",type=string,JSONPath=`.spec.recipeRef.name`,description="The recipe the job runs."
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,description="Validation or Benchmark."
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,description="Succeeded runs over the runs the job needs."
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Whether the job finished; the Passed condition says whether it passed."
+// +kubebuilder:printcolumn:name="Pass",type=integer,JSONPath=`.status.summary.verdicts.pass`,description="Runs with verdict Pass."
+// +kubebuilder:printcolumn:name="Fail",type=integer,JSONPath=`.status.summary.verdicts.fail`,description="Runs with verdict Fail: a tolerance was violated."
+// +kubebuilder:printcolumn:name="Warn",type=integer,JSONPath=`.status.summary.verdicts.warn`,description="Runs with verdict Warn."
+// +kubebuilder:printcolumn:name="Passed",type=string,JSONPath=`.status.conditions[?(@.type=="Passed")].reason`,priority=1,description="The worst verdict, once the job finished."
+// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1,description="Which operands the step produces: Rowwise, Columnwise or Both."
+// +kubebuilder:printcolumn:name="GB/s",type=number,JSONPath=`.status.summary.medians.bandwidthGBps`,priority=1,description="Median bandwidth over the runs, GB/s."
+// +kubebuilder:printcolumn:name="Eager-us",type=number,JSONPath=`.status.summary.medians.hostEagerMicros`,priority=1,description="Median host time of one eager step, microseconds."
+// +kubebuilder:printcolumn:name="Graph-us",type=number,JSONPath=`.status.summary.medians.hostGraphMicros`,priority=1,description="Median host time of one CUDA-graph replay, microseconds."
+// +kubebuilder:printcolumn:name="SNR-dB",type=number,JSONPath=`.status.summary.medians.snrDB`,priority=1,description="Median signal-to-noise ratio, dB."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type QuantJob struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -380,3 +417,6 @@ type QuantJobList struct {
 func init() {
 	SchemeBuilder.Register(&QuantJob{}, &QuantJobList{})
 }
+
+// IsCluster reports whether ref names a ClusterQuantRecipe.
+func (ref RecipeReference) IsCluster() bool { return ref.Kind == RecipeKindCluster }

@@ -48,7 +48,10 @@ type JobReference struct {
 
 // RecipeSnapshot is a copy of a QuantRecipe taken when the run was created.
 type RecipeSnapshot struct {
-	// name is the QuantRecipe's name.
+	// kind is QuantRecipe or ClusterQuantRecipe; empty means QuantRecipe.
+	// +optional
+	Kind RecipeKind `json:"kind,omitempty"`
+	// name is the recipe's name.
 	// +required
 	Name string `json:"name"`
 	// generation is the recipe's metadata.generation at the time of the copy.
@@ -329,6 +332,10 @@ type RunResults struct {
 	// baselines of the node's latest run that has them.
 	// +optional
 	Baselines *Baselines `json:"baselines,omitempty"`
+	// numbers mirrors the headline decimals above as JSON numbers, for the
+	// printer columns and kubectl --sort-by; written with the results.
+	// +optional
+	Numbers *ResultNumbers `json:"numbers,omitempty"`
 }
 
 // QuantRunStatus is written by the controller (NodeLost, deadlines, failed jobs)
@@ -402,17 +409,17 @@ type AllocatedGPU struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=qrun,categories=kquant
-// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
-// +kubebuilder:printcolumn:name="GPU",type=integer,JSONPath=`.spec.gpuIndex`
-// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.results.verdict`
-// +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.results.overhead.hostEagerMicros`
-// +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.results.overhead.hostGraphMicros`
-// +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.results.performance.bandwidthGBps`
-// +kubebuilder:printcolumn:name="SNR",type=string,JSONPath=`.status.results.accuracy.snrDB`
-// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1
-// +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`,description="The node the run is bound to."
+// +kubebuilder:printcolumn:name="GPU",type=integer,JSONPath=`.spec.gpuIndex`,description="The bound GPU's index on its node."
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Pending, Running, Succeeded or Failed."
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.results.verdict`,description="Pass, Fail, Warn or Skip against the job's tolerances."
+// +kubebuilder:printcolumn:name="Eager-us",type=number,JSONPath=`.status.results.numbers.hostEagerMicros`,description="Host time of one eager step, microseconds."
+// +kubebuilder:printcolumn:name="Graph-us",type=number,JSONPath=`.status.results.numbers.hostGraphMicros`,description="Host time of one CUDA-graph replay of a step, microseconds."
+// +kubebuilder:printcolumn:name="GB/s",type=number,JSONPath=`.status.results.numbers.bandwidthGBps`,description="Bytes a step moves over its GPU time, GB/s."
+// +kubebuilder:printcolumn:name="SNR-dB",type=number,JSONPath=`.status.results.numbers.snrDB`,description="Worst signal-to-noise ratio of the dequantized tensor, dB."
+// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.spec.workload.usage`,priority=1,description="Which operands the step produces: Rowwise, Columnwise or Both."
+// +kubebuilder:printcolumn:name="GPU-UUID",type=string,JSONPath=`.spec.gpuUUID`,priority=1,description="The bound GPU's UUID."
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.results.reason`,priority=1,description="The verdict's stable reason code."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type QuantRun struct {
 	metav1.TypeMeta   `json:",inline"`

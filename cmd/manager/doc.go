@@ -5,4 +5,6 @@
 //
 //	kquant-manager --leader-elect --lease-namespace=kquant-system
 //	kquant-manager --version
+//	kquant-manager --apply-crds=/crds
+//	kquant-manager --uninstall --lease-namespace=kquant-system --uninstall-pod-selector=app.kubernetes.io/instance=kquant
 package main

@@ -7,25 +7,34 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
+	"github.com/kquant/kquant/controllers/hooks"
 	"github.com/kquant/kquant/internal/logging"
 )
 
 type flags struct {
-	kubeconfig     string
-	leaderElect    bool
-	metricsAddr    string
+	kubeconfig  string
+	leaderElect bool
+	metricsAddr string
+	// metricsSecure serves metrics over HTTPS behind the API server's authn
+	// and authz; metricsCertDir holds its certificate (self-signed when empty).
+	metricsSecure  bool
+	metricsCertDir string
 	probeAddr      string
 	leaseNamespace string
 	showVersion    bool
@@ -37,6 +46,11 @@ type flags struct {
 	workers int
 	// pprofAddr serves net/http/pprof, for profiling at scale; "0" is off.
 	pprofAddr string
+	// applyCRDs and uninstall run one of the chart's hooks instead of the manager.
+	applyCRDs            string
+	uninstall            bool
+	uninstallPodSelector string
+	uninstallTimeout     time.Duration
 }
 
 // DefaultWorkers is --max-concurrent-reconciles' default. A burst of one-run
@@ -58,6 +72,8 @@ func run() error {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; in-cluster configuration when empty")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader through a Lease, so that only one replica reconciles")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS and let only clients that the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview) read them; false serves plain HTTP to anyone")
+	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure; empty generates a self-signed certificate")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.StringVar(&f.leaseNamespace, "lease-namespace", controllers.DefaultLeaseNamespace, "namespace of the agents' Leases, and of the leader election Lease")
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
@@ -74,6 +90,10 @@ func run() error {
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
+	fs.StringVar(&f.applyCRDs, "apply-crds", "", "server-side apply the CustomResourceDefinitions in this directory's *.yaml, then exit (the chart's pre-upgrade hook)")
+	fs.BoolVar(&f.uninstall, "uninstall", false, "remove kquant's node labels, taints and GPUNodeProfiles once the pods of --uninstall-pod-selector in --lease-namespace are gone, then exit (the chart's post-delete hook)")
+	fs.StringVar(&f.uninstallPodSelector, "uninstall-pod-selector", "", "label selector of the release's manager and agent pods that --uninstall waits for")
+	fs.DurationVar(&f.uninstallTimeout, "uninstall-timeout", 5*time.Minute, "how long --uninstall waits and works before it fails")
 	var logOpts logging.Options
 	logOpts.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -94,7 +114,63 @@ func run() error {
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
 	ctx := logging.IntoContext(ctrl.SetupSignalHandler(), log)
+	switch {
+	case f.applyCRDs != "":
+		c, err := hookClient(f)
+		if err != nil {
+			return err
+		}
+		return hooks.ApplyCRDs(ctx, c, f.applyCRDs)
+	case f.uninstall:
+		return runUninstall(ctx, f)
+	}
 	return runManager(ctx, f)
+}
+
+// metricsOptions serves metrics plainly, or with --metrics-secure over HTTPS
+// behind controller-runtime's authentication and authorization filter.
+func metricsOptions(f flags) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: f.metricsAddr}
+	if f.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		if f.metricsCertDir != "" {
+			opts.CertDir, opts.CertName, opts.KeyName = f.metricsCertDir, "tls.crt", "tls.key"
+		}
+	}
+	return opts
+}
+
+// runUninstall is --uninstall: kquant's marks off the cluster, then exit.
+func runUninstall(ctx context.Context, f flags) error {
+	sel, err := labels.Parse(f.uninstallPodSelector)
+	if err != nil {
+		return fmt.Errorf("parsing --uninstall-pod-selector: %w", err)
+	}
+	c, err := hookClient(f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.uninstallTimeout)
+	defer cancel()
+	return hooks.Uninstall(ctx, c, hooks.UninstallOptions{Namespace: f.leaseNamespace, PodSelector: sel})
+}
+
+// hookClient is a direct client for a hook's few requests.
+func hookClient(f flags) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	scheme, err := kquantscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return c, nil
 }
 
 func runManager(ctx context.Context, f flags) error {
@@ -111,7 +187,7 @@ func runManager(ctx context.Context, f flags) error {
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(f.leaseNamespace),
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                 metricsOptions(f),
 		Controller:              config.Controller{MaxConcurrentReconciles: f.workers},
 		PprofBindAddress:        f.pprofAddr,
 		HealthProbeBindAddress:  f.probeAddr,

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +27,10 @@ func freeAddr(t *testing.T) string {
 }
 
 // The manager starts against a real API server with leader election, becomes
-// ready, and serves kquant's metrics.
+// ready, and serves kquant's metrics securely (metricsSecure, the default):
+// HTTPS, and only to scrapers the API server authenticates and authorizes
+// for GET /metrics. (Plain HTTP, --metrics-secure=false, is what test/e2e
+// scrapes.)
 func TestManagerStartsAndServesProbesAndMetrics(t *testing.T) {
 	env, err := testenv.Start()
 	if err != nil {
@@ -42,7 +44,8 @@ func TestManagerStartsAndServesProbesAndMetrics(t *testing.T) {
 	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kquant-test"}}); err != nil {
 		t.Fatal(err)
 	}
-	f := flags{kubeconfig: kubeconfig, leaderElect: true, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), leaseNamespace: "kquant-test"}
+	f := flags{kubeconfig: kubeconfig, leaderElect: true, metricsAddr: freeAddr(t), metricsSecure: true, probeAddr: freeAddr(t), leaseNamespace: "kquant-test"}
+	token := scraperToken(t, env)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- runManager(ctx, f) }()
@@ -76,12 +79,5 @@ func TestManagerStartsAndServesProbesAndMetrics(t *testing.T) {
 	if code, _ := get(fmt.Sprintf("http://%s/healthz", f.probeAddr)); code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200", code)
 	}
-	for time.Now().Before(deadline) {
-		_, body := get(fmt.Sprintf("http://%s/metrics", f.metricsAddr))
-		if strings.Contains(body, "kquant_runs_pending") && strings.Contains(body, "kquant_jobs_unschedulable") {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Error("/metrics never showed kquant_runs_pending and kquant_jobs_unschedulable")
+	checkSecureMetrics(t, env, f.metricsAddr, token)
 }

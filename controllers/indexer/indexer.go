@@ -21,7 +21,8 @@ const (
 	RunActiveGPUKey = "quantrun.activeGPU"
 	// RunPhaseKey indexes QuantRuns by phase, an unset phase as Pending.
 	RunPhaseKey = "quantrun.phase"
-	// JobRecipeKey indexes QuantJobs by spec.recipeRef.name.
+	// JobRecipeKey indexes QuantJobs by spec.recipeRef.name (by
+	// ClusterRecipeIndexValue for a ClusterQuantRecipe).
 	JobRecipeKey = "spec.recipeRef.name"
 	// JobPhaseKey indexes QuantJobs by status.phase, an unset phase as Pending.
 	JobPhaseKey = "status.phase"
@@ -69,7 +70,17 @@ func JobRecipe(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
+	if job.Spec.RecipeRef.IsCluster() {
+		return []string{ClusterRecipeIndexValue(job.Spec.RecipeRef.Name)}
+	}
 	return []string{job.Spec.RecipeRef.Name}
+}
+
+// ClusterRecipeIndexValue is JobRecipeKey's value for a job that references
+// the ClusterQuantRecipe name; a QuantRecipe's is its plain name, which
+// cannot contain "/".
+func ClusterRecipeIndexValue(name string) string {
+	return string(kquantv1alpha1.RecipeKindCluster) + "/" + name
 }
 
 // JobPhase extracts JobPhaseKey.

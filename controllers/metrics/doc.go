@@ -5,7 +5,22 @@
 // (controller-runtime's in the manager), never in init.
 //
 //	kquant_runs_total{phase}                 runs that entered phase, as the manager saw them
-//	kquant_run_scheduling_latency_seconds    from run creation to binding to a GPU
-//	kquant_runs_pending                      runs waiting for a GPU
+//	kquant_run_scheduling_latency_seconds    binding latency: from run creation to binding to a GPU
+//	kquant_runs_pending                      runs waiting for a GPU (the queue depth)
+//	kquant_runs{phase}, kquant_jobs{phase}   runs and jobs stored now, by phase
 //	kquant_jobs_unschedulable                jobs with no eligible GPU
+//
+// Per GPU, labelled as dcgm-exporter labels its series (Hostname, UUID, gpu,
+// modelName) so that the two join in PromQL, in base units:
+//
+//	kquant_gpu_info{computeCapability,driverVersion}             from GPUNodeProfiles
+//	kquant_gpu_recipe_support{scheme,support}                    1 for the GPU's support, 0 otherwise
+//	kquant_gpu_verdict{quantjob,recipe,scheme,mode,verdict}      latest finished run of each job on the GPU
+//	kquant_gpu_snr_decibels, kquant_gpu_bandwidth_bytes_per_second,
+//	kquant_gpu_host_eager_seconds, kquant_gpu_host_graph_seconds,
+//	kquant_gpu_run_completion_timestamp_seconds                  the same runs' results
+//	kquant_gpu_last_success_timestamp_seconds{recipe,scheme}     last passing Validation run
+//
+// Work queue depth and reconcile latency per controller are
+// controller-runtime's own (workqueue_depth{name}, ...), not repeated here.
 package metrics

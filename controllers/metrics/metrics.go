@@ -22,6 +22,9 @@ type Metrics struct {
 	schedulingLatency prometheus.Histogram
 	pendingRuns       *prometheus.Desc
 	unschedulableJobs *prometheus.Desc
+	runsByPhase       *prometheus.Desc
+	jobsByPhase       *prometheus.Desc
+	gpus              gpuDescs
 	reader            client.Reader
 }
 
@@ -34,12 +37,17 @@ func New(reader client.Reader) *Metrics {
 		}, []string{"phase"}),
 		schedulingLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kquant_run_scheduling_latency_seconds",
-			Help:    "Time from a QuantRun's creation to its binding to a GPU, in seconds. No labels.",
+			Help:    "Binding latency: time from a QuantRun's creation to its binding to a GPU, in seconds. No labels.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 16),
 		}),
 		pendingRuns:       prometheus.NewDesc("kquant_runs_pending", "QuantRuns waiting for a GPU. No labels.", nil, nil),
 		unschedulableJobs: prometheus.NewDesc("kquant_jobs_unschedulable", "QuantJobs in phase Unschedulable. No labels.", nil, nil),
-		reader:            reader,
+		runsByPhase: prometheus.NewDesc("kquant_runs",
+			"QuantRuns stored now, by phase (Pending, Bound, Running, Succeeded, Failed; Pending is the queue of runs waiting for a GPU).", []string{"phase"}, nil),
+		jobsByPhase: prometheus.NewDesc("kquant_jobs",
+			"QuantJobs stored now, by phase (Pending, Running, Succeeded, Failed, Unschedulable).", []string{"phase"}, nil),
+		gpus:   newGPUDescs(),
+		reader: reader,
 	}
 }
 
@@ -84,6 +92,9 @@ type gauges struct{ m *Metrics }
 func (g gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.m.pendingRuns
 	ch <- g.m.unschedulableJobs
+	ch <- g.m.runsByPhase
+	ch <- g.m.jobsByPhase
+	g.m.gpus.describe(ch)
 }
 
 func (g gauges) Collect(ch chan<- prometheus.Metric) {
@@ -103,5 +114,26 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	jobs := &kquantv1alpha1.QuantJobList{}
 	if err := g.m.reader.List(ctx, jobs, client.MatchingFields{indexer.JobPhaseKey: string(kquantv1alpha1.JobPhaseUnschedulable)}, client.UnsafeDisableDeepCopy); err == nil {
 		ch <- prometheus.MustNewConstMetric(g.m.unschedulableJobs, prometheus.GaugeValue, float64(len(jobs.Items)))
+	}
+	g.collectByPhase(ctx, ch)
+	g.m.gpus.collectGPUs(ctx, g.m.reader, ch)
+}
+
+// collectByPhase counts stored runs and jobs by phase, through the phase
+// indexes (a bound run not yet started counts as Bound).
+func (g gauges) collectByPhase(ctx context.Context, ch chan<- prometheus.Metric) {
+	for _, p := range []kquantv1alpha1.RunPhase{kquantv1alpha1.RunPhasePending, kquantv1alpha1.RunPhaseBound, kquantv1alpha1.RunPhaseRunning,
+		kquantv1alpha1.RunPhaseSucceeded, kquantv1alpha1.RunPhaseFailed} {
+		runs := &kquantv1alpha1.QuantRunList{}
+		if err := g.m.reader.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(p)}, client.UnsafeDisableDeepCopy); err == nil {
+			ch <- prometheus.MustNewConstMetric(g.m.runsByPhase, prometheus.GaugeValue, float64(len(runs.Items)), string(p))
+		}
+	}
+	for _, p := range []kquantv1alpha1.JobPhase{kquantv1alpha1.JobPhasePending, kquantv1alpha1.JobPhaseRunning, kquantv1alpha1.JobPhaseSucceeded,
+		kquantv1alpha1.JobPhaseFailed, kquantv1alpha1.JobPhaseUnschedulable} {
+		jobs := &kquantv1alpha1.QuantJobList{}
+		if err := g.m.reader.List(ctx, jobs, client.MatchingFields{indexer.JobPhaseKey: string(p)}, client.UnsafeDisableDeepCopy); err == nil {
+			ch <- prometheus.MustNewConstMetric(g.m.jobsByPhase, prometheus.GaugeValue, float64(len(jobs.Items)), string(p))
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -26,25 +25,24 @@ import (
 // attempt of every slot that has no run yet. It returns the runs that exist
 // afterwards and, when it created none, why.
 func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun, now time.Time) ([]kquantv1alpha1.QuantRun, outcome, error) {
-	recipe := &kquantv1alpha1.QuantRecipe{}
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Spec.RecipeRef.Name}, recipe)
+	recipe, err := r.getRecipe(ctx, job)
 	if apierrors.IsNotFound(err) {
 		// Waiting, not failing: a job applied before its recipe (kubectl apply -f
 		// dir/ sorts by name) starts as soon as the recipe exists.
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonRecipeNotFound,
-			waitMessage: fmt.Sprintf("QuantRecipe %s not found in namespace %s", job.Spec.RecipeRef.Name, job.Namespace)}, nil
+			waitMessage: describeRecipe(job) + " not found"}, nil
 	} else if err != nil {
 		return nil, outcome{}, fmt.Errorf("getting recipe %s: %w", job.Spec.RecipeRef.Name, err)
 	}
-	if problems := quantrecipe.Validate(&recipe.Spec); len(problems) > 0 {
+	if problems := quantrecipe.Validate(&recipe.spec); len(problems) > 0 {
 		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
-			failMessage: fmt.Sprintf("QuantRecipe %s is invalid: %s", recipe.Name, strings.Join(problems, "; "))}, nil
+			failMessage: fmt.Sprintf("%s %s is invalid: %s", recipe.kind, recipe.name, strings.Join(problems, "; "))}, nil
 	}
-	req, err := scheduling.NewRequirements(recipe.Spec.Scheme, &job.Spec.Placement)
+	req, err := scheduling.NewRequirements(recipe.spec.Scheme, &job.Spec.Placement)
 	if err != nil {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
 	}
-	ev, err := r.evaluate(ctx, recipe.Spec.Scheme, &job.Spec.Placement, &req, now)
+	ev, err := r.evaluate(ctx, recipe.spec.Scheme, &job.Spec.Placement, &req, now)
 	if err != nil {
 		return nil, outcome{}, err
 	}
@@ -52,7 +50,7 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	if len(slots) == 0 {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: scheduling.UnschedulableMessage(ev.results)}, nil
 	}
-	snapshot := kquantv1alpha1.RecipeSnapshot{Name: recipe.Name, Generation: recipe.Generation, Key: recipe.Spec.Key(), Spec: recipe.Spec}
+	snapshot := recipe.snapshot()
 	have := map[int]bool{}
 	for i := range runs {
 		have[quantrun.Slot(&runs[i])] = true
@@ -70,7 +68,7 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	runs = append(runs, created...)
 	if created := len(created); created > 0 {
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "RunsCreated", "Expand", "created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
-			created, job.Spec.Placement.Policy, len(ev.eligible), recipe.Name, recipe.Generation, snapshot.Key)
+			created, job.Spec.Placement.Policy, len(ev.eligible), recipe.name, recipe.generation, snapshot.Key)
 	}
 	return runs, outcome{}, nil
 }

@@ -51,6 +51,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -168,11 +169,23 @@ func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1al
 	case kquantv1alpha1.JobPhaseRunning:
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Running", "Schedule", "%d runs bound, %d waiting, %s succeeded", job.Status.Running, job.Status.Pending, job.Status.Progress)
 	case kquantv1alpha1.JobPhaseSucceeded:
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Completed", "Complete", "all %d runs succeeded", job.Status.Total)
+		r.completionEvent(job)
 	case kquantv1alpha1.JobPhaseFailed:
 		c := failedCondition(job)
 		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, c.Reason, "Fail", "%s", c.Message)
 	}
+}
+
+// completionEvent reports a finished job with its verdict counts: a Normal
+// event when it passed, a Warning when a run failed its tolerances or none
+// could run the recipe.
+func (r *Reconciler) completionEvent(job *kquantv1alpha1.QuantJob) {
+	c := verdictCounts(&job.Status)
+	typ := corev1.EventTypeNormal
+	if !c.WorstVerdict().Passes() {
+		typ = corev1.EventTypeWarning
+	}
+	r.recorder.Eventf(job, nil, typ, "Completed", "Complete", "%d runs finished: %s", job.Status.Total, countsText(c))
 }
 
 // nextDeadline is when the job must be looked at again even if nothing
@@ -206,6 +219,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kquantv1alpha1.QuantJob{}).
 		Owns(&kquantv1alpha1.QuantRun{}).
 		Watches(&kquantv1alpha1.QuantRecipe{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfRecipe)).
+		Watches(&kquantv1alpha1.ClusterQuantRecipe{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfClusterRecipe)).
 		Watches(&kquantv1alpha1.GPUNodeProfile{}, waiting).
 		Watches(&coordinationv1.Lease{}, waiting, builder.WithPredicates(fleet.LeaseEvents())).
 		WatchesMetadata(fleet.NodeMetadata(), waiting, builder.WithPredicates(fleet.NodeLabelsChanged())).
@@ -226,9 +240,16 @@ func (r *Reconciler) unschedulableJobs(ctx context.Context, _ client.Object) []r
 // jobsOfRecipe maps a recipe change to the jobs that reference it and have not
 // expanded yet: expanded jobs use their snapshot and never look again.
 func (r *Reconciler) jobsOfRecipe(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.unexpandedJobs(ctx, obj, obj.GetName(), client.InNamespace(obj.GetNamespace()))
+}
+
+// unexpandedJobs are the jobs whose JobRecipeKey is value and that have not
+// expanded yet.
+func (r *Reconciler) unexpandedJobs(ctx context.Context, recipe client.Object, value string, opts ...client.ListOption) []reconcile.Request {
 	list := &kquantv1alpha1.QuantJobList{}
-	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexer.JobRecipeKey: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
-		logging.FromContext(ctx).Error(err, "Listing jobs of recipe failed", "quantRecipe", client.ObjectKeyFromObject(obj))
+	opts = append(opts, client.MatchingFields{indexer.JobRecipeKey: value}, client.UnsafeDisableDeepCopy)
+	if err := r.client.List(ctx, list, opts...); err != nil {
+		logging.FromContext(ctx).Error(err, "Listing jobs of recipe failed", "recipe", client.ObjectKeyFromObject(recipe))
 		return nil
 	}
 	kept := list.Items[:0]

@@ -144,7 +144,8 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	case st.Total > 0 && st.Succeeded == st.Total:
 		st.Phase = kquantv1alpha1.JobPhaseSucceeded
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: kquantv1alpha1.JobConditionComplete, Status: metav1.ConditionTrue,
-			Reason: kquantv1alpha1.ReasonAllRunsSucceeded, Message: fmt.Sprintf("all %d runs succeeded", st.Total), ObservedGeneration: job.Generation})
+			Reason: kquantv1alpha1.ReasonAllRunsSucceeded, ObservedGeneration: job.Generation,
+			Message: fmt.Sprintf("all %d runs finished (%s); the Passed condition says whether they passed", st.Total, countsText(verdictCounts(st)))})
 	case len(runs) == 0 && out.waitReason == kquantv1alpha1.ReasonUnschedulable:
 		st.Phase = kquantv1alpha1.JobPhaseUnschedulable
 	case st.Running > 0:
@@ -155,6 +156,7 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	if isFinished(st.Phase) && st.CompletionTime == nil {
 		st.CompletionTime = ptr.To(metav1.NewTime(now))
 	}
+	setPassed(st, job.Generation)
 	return st
 }
 

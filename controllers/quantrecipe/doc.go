@@ -3,5 +3,6 @@
 // recipe) and status.format once per generation, and keeps status.nodes, the
 // number of Ready nodes that run the recipe natively or emulated, current as
 // profiles and agents' Leases change. It owns the whole status and the Ready
-// condition.
+// condition. The same reconciler, built with NewCluster, does all of this for
+// ClusterQuantRecipes, the cluster's catalog.
 package quantrecipe

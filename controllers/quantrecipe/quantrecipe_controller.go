@@ -30,6 +30,9 @@ import (
 // ControllerName is the controller's stable name (logs, metrics, queue).
 const ControllerName = "quantrecipe"
 
+// ClusterControllerName is the ClusterQuantRecipe controller's stable name.
+const ClusterControllerName = "clusterquantrecipe"
+
 // Reasons of the Ready condition.
 const (
 	// ReasonValid: the recipe passed validation and its key is computed.
@@ -39,21 +42,47 @@ const (
 	ReasonInvalid = "Invalid"
 )
 
-// Reconciler reconciles QuantRecipes.
+// Reconciler reconciles QuantRecipes, or ClusterQuantRecipes: the same spec
+// and status, one reconciler of each kind.
 type Reconciler struct {
 	client         client.Client
 	recorder       events.EventRecorder
 	clock          clock.PassiveClock
 	leaseNamespace string
+	cluster        bool
 }
 
-// New returns a Reconciler that reads agents' Leases from leaseNamespace.
+// New returns a QuantRecipe Reconciler that reads agents' Leases from leaseNamespace.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
 	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace}
 }
 
+// NewCluster returns the ClusterQuantRecipe Reconciler.
+func NewCluster(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, cluster: true}
+}
+
+// recipe is a QuantRecipe or a ClusterQuantRecipe, with its spec and status.
+type recipe struct {
+	client.Object
+	spec   *kquantv1alpha1.QuantRecipeSpec
+	status *kquantv1alpha1.QuantRecipeStatus
+}
+
+// newRecipe is an empty recipe of the reconciler's kind.
+func (r *Reconciler) newRecipe() recipe {
+	if r.cluster {
+		o := &kquantv1alpha1.ClusterQuantRecipe{}
+		return recipe{o, &o.Spec, &o.Status}
+	}
+	o := &kquantv1alpha1.QuantRecipe{}
+	return recipe{o, &o.Spec, &o.Status}
+}
+
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -62,8 +91,8 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // Reconcile computes a recipe's status.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := logging.FromContext(ctx)
-	recipe := &kquantv1alpha1.QuantRecipe{}
-	if err := r.client.Get(ctx, req.NamespacedName, recipe); err != nil {
+	recipe := r.newRecipe()
+	if err := r.client.Get(ctx, req.NamespacedName, recipe.Object); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
@@ -72,42 +101,43 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	now := r.clock.Now()
 	status, problems := computeStatus(recipe, nodes, now)
-	if !equality.Semantic.DeepEqual(&recipe.Status, status) {
+	if !equality.Semantic.DeepEqual(recipe.status, status) {
 		// Warn once per invalid generation, not on every count change.
-		newlyInvalid := len(problems) > 0 && (recipe.Status.ObservedGeneration != recipe.Generation ||
-			meta.IsStatusConditionTrue(recipe.Status.Conditions, kquantv1alpha1.ConditionReady))
+		newlyInvalid := len(problems) > 0 && (recipe.status.ObservedGeneration != recipe.GetGeneration() ||
+			meta.IsStatusConditionTrue(recipe.status.Conditions, kquantv1alpha1.ConditionReady))
 		// The controller is the status' only writer: an update (conditional on
 		// the version read) writes zero counts too, so kubectl shows 0, not blank.
-		recipe.Status = *status
-		if err := r.client.Status().Update(ctx, recipe); err != nil {
+		*recipe.status = *status
+		if err := r.client.Status().Update(ctx, recipe.Object); err != nil {
 			return conflict.Requeue(fmt.Errorf("updating status of recipe %s: %w", req.Name, err))
 		}
 		log.V(logging.Trace).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
 		if newlyInvalid {
-			r.recorder.Eventf(recipe, nil, corev1.EventTypeWarning, ReasonInvalid, "Validate", "%s", strings.Join(problems, "; "))
+			r.recorder.Eventf(recipe.Object, nil, corev1.EventTypeWarning, ReasonInvalid, "Validate", "%s", strings.Join(problems, "; "))
 		}
 	}
 	return reconcile.Result{RequeueAfter: nextExpiry(nodes, now)}, nil
 }
 
 // computeStatus is the recipe's whole new status, and its validation problems.
-func computeStatus(recipe *kquantv1alpha1.QuantRecipe, nodes []scheduling.NodeState, now time.Time) (*kquantv1alpha1.QuantRecipeStatus, []string) {
-	st := recipe.Status.DeepCopy()
-	problems := Validate(&recipe.Spec)
-	cond := metav1.Condition{Type: kquantv1alpha1.ConditionReady, ObservedGeneration: recipe.Generation}
+func computeStatus(recipe recipe, nodes []scheduling.NodeState, now time.Time) (*kquantv1alpha1.QuantRecipeStatus, []string) {
+	st := recipe.status.DeepCopy()
+	problems := Validate(recipe.spec)
+	generation := recipe.GetGeneration()
+	cond := metav1.Condition{Type: kquantv1alpha1.ConditionReady, ObservedGeneration: generation}
 	if len(problems) > 0 {
 		st.Key, st.Format = "", ""
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonInvalid, strings.Join(problems, "; ")
 	} else {
 		// The key is a pure function of the spec: compute it once per generation.
-		if st.ObservedGeneration != recipe.Generation || st.Key == "" {
-			st.Key = recipe.Spec.Key()
+		if st.ObservedGeneration != generation || st.Key == "" {
+			st.Key = recipe.spec.Key()
 		}
-		st.Format = recipe.Spec.Effective().Format
+		st.Format = recipe.spec.Effective().Format
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonValid, "recipe is valid; status.key is its canonical form"
 	}
-	st.ObservedGeneration = recipe.Generation
-	st.Nodes = countNodes(recipe.Spec.Scheme, nodes, now)
+	st.ObservedGeneration = generation
+	st.Nodes = countNodes(recipe.spec.Scheme, nodes, now)
 	meta.SetStatusCondition(&st.Conditions, cond)
 	return st, problems
 }
@@ -153,9 +183,13 @@ func nextExpiry(nodes []scheduling.NodeState, now time.Time) time.Duration {
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	allRecipes := handler.EnqueueRequestsFromMapFunc(r.allRecipes)
+	name := ControllerName
+	if r.cluster {
+		name = ClusterControllerName
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&kquantv1alpha1.QuantRecipe{}).
+		Named(name).
+		For(r.newRecipe().Object).
 		Watches(&kquantv1alpha1.GPUNodeProfile{}, allRecipes).
 		Watches(&coordinationv1.Lease{}, allRecipes, builder.WithPredicates(fleet.LeaseEvents())).
 		Complete(r)
@@ -163,14 +197,29 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // allRecipes maps a fleet change to every recipe: each one's counts may change.
 func (r *Reconciler) allRecipes(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &kquantv1alpha1.QuantRecipeList{}
-	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		logging.FromContext(ctx).Error(err, "Listing recipes failed")
-		return nil
+	var keys []types.NamespacedName
+	if r.cluster {
+		list := &kquantv1alpha1.ClusterQuantRecipeList{}
+		if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			logging.FromContext(ctx).Error(err, "Listing cluster recipes failed")
+			return nil
+		}
+		for i := range list.Items {
+			keys = append(keys, types.NamespacedName{Name: list.Items[i].Name})
+		}
+	} else {
+		list := &kquantv1alpha1.QuantRecipeList{}
+		if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			logging.FromContext(ctx).Error(err, "Listing recipes failed")
+			return nil
+		}
+		for i := range list.Items {
+			keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+		}
 	}
-	out := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}}
+	out := make([]reconcile.Request, len(keys))
+	for i, k := range keys {
+		out[i] = reconcile.Request{NamespacedName: k}
 	}
 	return out
 }

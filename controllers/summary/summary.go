@@ -111,6 +111,7 @@ func Compute(runs []Run) *kquantv1alpha1.JobSummary {
 			sum.Outliers = append(sum.Outliers, outliers(vals, m)...)
 		}
 	}
+	sum.Medians = medians(sum)
 	slices.SortFunc(sum.Outliers, func(a, b kquantv1alpha1.Outlier) int {
 		if c := strings.Compare(a.Run, b.Run); c != 0 {
 			return c
@@ -191,4 +192,22 @@ func outliers(sorted []value, m metric) []kquantv1alpha1.Outlier {
 		}
 	}
 	return out
+}
+
+// medians mirrors the summary's medians as numbers; nil when it has none.
+func medians(sum *kquantv1alpha1.JobSummary) *kquantv1alpha1.ResultNumbers {
+	med := func(st *kquantv1alpha1.Stat) kquantv1alpha1.Number {
+		if st == nil {
+			return ""
+		}
+		return kquantv1alpha1.NumberOf(st.Median)
+	}
+	n := kquantv1alpha1.ResultNumbers{
+		HostEagerMicros: med(sum.HostEagerMicros), HostGraphMicros: med(sum.HostGraphMicros),
+		BandwidthGBps: med(sum.BandwidthGBps), SNRdB: med(sum.SNRdB),
+	}
+	if n == (kquantv1alpha1.ResultNumbers{}) {
+		return nil
+	}
+	return &n
 }

@@ -32,6 +32,7 @@ func TestCompute(t *testing.T) {
 				HostGraphMicros: &kquantv1alpha1.Stat{Min: "2.5", Median: "2.5", Max: "2.5"},
 				SNRdB:           &kquantv1alpha1.Stat{Min: "31.5", Median: "31.5", Max: "31.5"},
 				Verdicts:        kquantv1alpha1.VerdictCounts{Pass: 2, Warn: 1},
+				Medians:         &kquantv1alpha1.ResultNumbers{HostEagerMicros: "11", HostGraphMicros: "2.5", BandwidthGBps: "800.0", SNRdB: "31.5"},
 			},
 		},
 		"even count takes the exact mean": {
@@ -43,6 +44,7 @@ func TestCompute(t *testing.T) {
 				HostGraphMicros: &kquantv1alpha1.Stat{Min: "2.5", Median: "2.5", Max: "2.5"},
 				SNRdB:           &kquantv1alpha1.Stat{Min: "31.5", Median: "31.5", Max: "31.5"},
 				Verdicts:        kquantv1alpha1.VerdictCounts{Pass: 1, Fail: 1},
+				Medians:         &kquantv1alpha1.ResultNumbers{HostEagerMicros: "11.5", HostGraphMicros: "2.5", BandwidthGBps: "800.15", SNRdB: "31.5"},
 			},
 		},
 	}

@@ -38,6 +38,12 @@ func (w *QuantJobWrapper) Recipe(name string) *QuantJobWrapper {
 	return w
 }
 
+// ClusterRecipe references the ClusterQuantRecipe name.
+func (w *QuantJobWrapper) ClusterRecipe(name string) *QuantJobWrapper {
+	w.Spec.RecipeRef = kquantv1alpha1.RecipeReference{Kind: kquantv1alpha1.RecipeKindCluster, Name: name}
+	return w
+}
+
 // Benchmark sets mode Benchmark.
 func (w *QuantJobWrapper) Benchmark() *QuantJobWrapper {
 	w.Spec.Mode = kquantv1alpha1.JobModeBenchmark

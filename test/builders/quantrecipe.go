@@ -68,3 +68,11 @@ func (w *QuantRecipeWrapper) Power2Scales(on bool) *QuantRecipeWrapper {
 
 // Obj returns the recipe.
 func (w *QuantRecipeWrapper) Obj() *kquantv1alpha1.QuantRecipe { return &w.QuantRecipe }
+
+// ClusterObj returns the recipe as a ClusterQuantRecipe of the same name and spec.
+func (w *QuantRecipeWrapper) ClusterObj() *kquantv1alpha1.ClusterQuantRecipe {
+	return &kquantv1alpha1.ClusterQuantRecipe{
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Labels: w.Labels},
+		Spec:       *w.Spec.DeepCopy(),
+	}
+}

@@ -42,10 +42,10 @@ func runMain(m *testing.M) int {
 // proves they apply cleanly), a stand-in ServiceMonitor CRD, and the namespaces
 // the releases go to.
 func prepareCluster() error {
-	if _, err := tl.kubectlCmd(nil, "apply", "--server-side", "--field-manager=kquant-chart-test", "-f", filepath.Join(chartDir, "crds"), "-f", "test/chart/testdata/servicemonitor-crd.yaml"); err != nil {
+	if _, err := tl.kubectlCmd(nil, "apply", "--server-side", "--field-manager=kquant-chart-test", "-f", filepath.Join(chartDir, "crds"), "-f", "test/chart/testdata/servicemonitor-crd.yaml", "-f", "test/chart/testdata/prometheusrule-crd.yaml"); err != nil {
 		return err
 	}
-	if _, err := tl.kubectlCmd(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com"); err != nil {
+	if _, err := tl.kubectlCmd(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"); err != nil {
 		return err
 	}
 	for _, ns := range []string{"kquant-system", "gpu-ops", "minimal", "live"} {
@@ -94,10 +94,14 @@ func TestChartCopiesMatchGenerated(t *testing.T) {
 			t.Errorf("charts/kquant/crds/%s differs from config/crd/bases; run `make chart-sync`", filepath.Base(p))
 		}
 	}
-	policy := "agent-node-restriction.yaml"
-	want, _ := os.ReadFile(filepath.Join(tl.root, "config/policy", policy))
-	if got, err := os.ReadFile(filepath.Join(tl.root, chartDir, "files/policy", policy)); err != nil || !bytes.Equal(want, got) {
-		t.Errorf("charts/kquant/files/policy/%s differs from config/policy/%s; run `make chart-sync`", policy, policy)
+	for _, c := range []struct{ src, dst string }{
+		{"config/policy/agent-node-restriction.yaml", "files/policy/agent-node-restriction.yaml"},
+		{"config/catalog/catalog.yaml", "files/catalog/catalog.yaml"},
+	} {
+		want, _ := os.ReadFile(filepath.Join(tl.root, c.src))
+		if got, err := os.ReadFile(filepath.Join(tl.root, chartDir, c.dst)); err != nil || !bytes.Equal(want, got) {
+			t.Errorf("charts/kquant/%s differs from %s; run `make chart-sync`", c.dst, c.src)
+		}
 	}
 	for _, role := range []string{"manager", "agent"} {
 		src := filepath.Join(tl.root, "config/rbac", role+"_role.yaml")
@@ -141,18 +145,37 @@ func TestHelmTemplateDryRun(t *testing.T) {
 		{
 			name: "default values", release: "kquant", namespace: "kquant-system",
 			want: []string{
+				"ClusterQuantRecipe/fp8-block-scaling",
+				"ClusterQuantRecipe/fp8-current-scaling",
+				"ClusterQuantRecipe/fp8-delayed-scaling",
+				"ClusterQuantRecipe/mxfp8",
+				"ClusterQuantRecipe/nvfp4",
 				"ClusterRole/kquant-agent",
+				"ClusterRole/kquant-crd-upgrade",
+				"ClusterRole/kquant-edit",
 				"ClusterRole/kquant-manager",
+				"ClusterRole/kquant-metrics-reader",
+				"ClusterRole/kquant-uninstall",
+				"ClusterRole/kquant-view",
 				"ClusterRoleBinding/kquant-agent",
+				"ClusterRoleBinding/kquant-crd-upgrade",
 				"ClusterRoleBinding/kquant-manager",
+				"ClusterRoleBinding/kquant-uninstall",
+				"ConfigMap/kquant-system/kquant-crd-upgrade",
 				"DaemonSet/kquant-system/kquant-agent",
 				"Deployment/kquant-system/kquant-manager",
+				"Job/kquant-system/kquant-crd-upgrade",
+				"Job/kquant-system/kquant-uninstall",
 				"Role/kquant-system/kquant-leader-election",
+				"Role/kquant-system/kquant-uninstall",
 				"RoleBinding/kquant-system/kquant-leader-election",
+				"RoleBinding/kquant-system/kquant-uninstall",
 				"Service/kquant-system/kquant-agent-metrics",
 				"Service/kquant-system/kquant-manager-metrics",
 				"ServiceAccount/kquant-system/kquant-agent",
+				"ServiceAccount/kquant-system/kquant-crd-upgrade",
 				"ServiceAccount/kquant-system/kquant-manager",
+				"ServiceAccount/kquant-system/kquant-uninstall",
 				"ValidatingAdmissionPolicy/kquant-agent-node-restriction",
 				"ValidatingAdmissionPolicyBinding/kquant-agent-node-restriction",
 			},
@@ -164,13 +187,18 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/gpu-quant-agent",
 				"ClusterRole/gpu-quant-crd-upgrade",
 				"ClusterRole/gpu-quant-manager",
+				"ClusterRole/gpu-quant-metrics-reader",
 				"ClusterRoleBinding/gpu-quant-agent",
 				"ClusterRoleBinding/gpu-quant-crd-upgrade",
 				"ClusterRoleBinding/gpu-quant-manager",
 				"ConfigMap/gpu-ops/gpu-quant-crd-upgrade",
+				"ConfigMap/gpu-ops/gpu-quant-dashboard",
 				"DaemonSet/gpu-ops/gpu-quant-agent",
 				"Deployment/gpu-ops/gpu-quant-manager",
 				"Job/gpu-ops/gpu-quant-crd-upgrade",
+				"NetworkPolicy/gpu-ops/gpu-quant-agent",
+				"NetworkPolicy/gpu-ops/gpu-quant-manager",
+				"PrometheusRule/gpu-ops/gpu-quant",
 				"Role/gpu-ops/gpu-quant-leader-election",
 				"RoleBinding/gpu-ops/gpu-quant-leader-election",
 				"Service/gpu-ops/gpu-quant-agent-metrics",
@@ -187,10 +215,29 @@ func TestHelmTemplateDryRun(t *testing.T) {
 			name: "manager only without leader election or services", release: "kq", namespace: "minimal",
 			args: []string{"--set", "agent.enabled=false", "--set", "manager.leaderElection.enabled=false", "--set", "manager.metrics.service.enabled=false"},
 			want: []string{
+				"ClusterQuantRecipe/fp8-block-scaling",
+				"ClusterQuantRecipe/fp8-current-scaling",
+				"ClusterQuantRecipe/fp8-delayed-scaling",
+				"ClusterQuantRecipe/mxfp8",
+				"ClusterQuantRecipe/nvfp4",
+				"ClusterRole/kq-kquant-crd-upgrade",
+				"ClusterRole/kq-kquant-edit",
 				"ClusterRole/kq-kquant-manager",
+				"ClusterRole/kq-kquant-metrics-reader",
+				"ClusterRole/kq-kquant-uninstall",
+				"ClusterRole/kq-kquant-view",
+				"ClusterRoleBinding/kq-kquant-crd-upgrade",
 				"ClusterRoleBinding/kq-kquant-manager",
+				"ClusterRoleBinding/kq-kquant-uninstall",
+				"ConfigMap/minimal/kq-kquant-crd-upgrade",
 				"Deployment/minimal/kq-kquant-manager",
+				"Job/minimal/kq-kquant-crd-upgrade",
+				"Job/minimal/kq-kquant-uninstall",
+				"Role/minimal/kq-kquant-uninstall",
+				"RoleBinding/minimal/kq-kquant-uninstall",
+				"ServiceAccount/minimal/kq-kquant-crd-upgrade",
 				"ServiceAccount/minimal/kq-kquant-manager",
+				"ServiceAccount/minimal/kq-kquant-uninstall",
 			},
 		},
 	} {
@@ -326,6 +373,9 @@ func TestBadValuesFail(t *testing.T) {
 		{"replicas without leader election", []string{"manager.replicas=2", "manager.leaderElection.enabled=false"}, "leaderElection"},
 		{"unknown validation action", []string{"agent.admissionPolicy.validationActions={Block}"}, "validationActions"},
 		{"unknown failure policy", []string{"agent.admissionPolicy.failurePolicy=Retry"}, "failurePolicy"},
+		{"digest that is not sha256", []string{"manager.image.digest=latest"}, "digest"},
+		{"uninstall timeout that is not a duration", []string{"uninstall.timeout=5"}, "timeout"},
+		{"no API server port", []string{"networkPolicy.apiServerPorts={}"}, "apiServerPorts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"template", "kquant", chartDir, "--kube-version", tl.kubeVersion}
@@ -402,7 +452,15 @@ func TestKustomizeDryRun(t *testing.T) {
 		t.Errorf("kubectl reported %d objects dry-run, want %d", n, len(kobjs))
 	}
 
-	_, hobjs := render(t, "kquant", "kquant-system")
+	// Hooks are Helm's lifecycle (CRD upgrades, uninstall cleanup): a
+	// kustomize install has none.
+	_, rendered := render(t, "kquant", "kquant-system")
+	var hobjs []*unstructured.Unstructured
+	for _, o := range rendered {
+		if _, hook := o.GetAnnotations()["helm.sh/hook"]; !hook {
+			hobjs = append(hobjs, o)
+		}
+	}
 	if diff := cmp.Diff(keys(hobjs), rest); diff != "" {
 		t.Fatalf("config/default and the chart install different objects (-chart +kustomize):\n%s", diff)
 	}
@@ -412,8 +470,8 @@ func TestKustomizeDryRun(t *testing.T) {
 			crds = append(crds, o.GetName())
 		}
 	}
-	if len(crds) != 4 {
-		t.Errorf("config/default has CRDs %v, want the 4 of config/crd/bases", crds)
+	if len(crds) != 5 {
+		t.Errorf("config/default has CRDs %v, want the 5 of config/crd/bases", crds)
 	}
 
 	km, hm := byKey(kobjs), byKey(hobjs)
@@ -431,7 +489,7 @@ func TestKustomizeDryRun(t *testing.T) {
 			// The chart matches its own agent service account exactly; the rest
 			// is config/policy verbatim.
 			fields = [][]string{{"spec", "failurePolicy"}, {"spec", "matchConstraints"}, {"spec", "variables"}, {"spec", "validations"}}
-		case "ValidatingAdmissionPolicyBinding":
+		case "ValidatingAdmissionPolicyBinding", "ClusterQuantRecipe":
 			fields = [][]string{{"spec"}}
 		case "Deployment", "DaemonSet":
 			fields = [][]string{{"spec", "replicas"}, {"spec", "selector"}, {"spec", "updateStrategy"}, {"spec", "template", "spec"}}

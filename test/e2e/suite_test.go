@@ -103,7 +103,7 @@ func (s *suite) startManager(t *testing.T, i int) *manager {
 	m := &manager{metricsPort: freePort(t)}
 	m.process = startProcess(t, s.dir, fmt.Sprintf("manager-%d", i), filepath.Join(s.bin, "manager"),
 		"--kubeconfig="+s.cp.kubeconfig, "--leader-elect", "--lease-namespace="+systemNamespace,
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", m.metricsPort),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", m.metricsPort), "--metrics-secure=false",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)))
 	return m
 }

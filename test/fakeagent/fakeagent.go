@@ -243,6 +243,9 @@ func (a *Agent) finishRun(ctx context.Context, run *kquantv1alpha1.QuantRun) err
 		st["phase"], st["reason"], st["message"] = string(kquantv1alpha1.RunPhaseFailed), "AgentError", err.Error()
 		return a.applyRun(ctx, run, st)
 	}
+	// As every real writer (apply.RunResults), with the numeric mirrors.
+	results = results.DeepCopy()
+	results.Numbers = kquantv1alpha1.NumbersOf(results)
 	res, cerr := runtime.DefaultUnstructuredConverter.ToUnstructured(results)
 	if cerr != nil {
 		return cerr

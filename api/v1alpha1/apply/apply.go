@@ -69,7 +69,9 @@ func Conditions(cs []metav1.Condition) []metav1ac.ConditionApplyConfiguration {
 	return out
 }
 
-// RunResults is r as an apply configuration; nil for nil.
+// RunResults is r as an apply configuration; nil for nil. Its numbers are
+// always derived from r's decimals (v1alpha1.NumbersOf), whatever r.Numbers
+// holds, so every writer of results writes matching mirrors.
 func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
 	if r == nil {
 		return nil
@@ -83,6 +85,7 @@ func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
 		Verdict:     nz(r.Verdict),
 		Reason:      nz(r.Reason),
 		Baselines:   baselines(r.Baselines),
+		Numbers:     ResultNumbers(v1alpha1.NumbersOf(r)),
 	}
 	if c := r.Capability; c != nil {
 		out.Capability = &ac.CapabilityApplyConfiguration{Native: ptr(c.Native), Emulated: ptr(c.Emulated), Reason: nz(c.Reason)}
@@ -100,6 +103,17 @@ func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
 		}
 	}
 	return out
+}
+
+// ResultNumbers is n as an apply configuration; nil for nil.
+func ResultNumbers(n *v1alpha1.ResultNumbers) *ac.ResultNumbersApplyConfiguration {
+	if n == nil {
+		return nil
+	}
+	return &ac.ResultNumbersApplyConfiguration{
+		HostEagerMicros: nz(n.HostEagerMicros), HostGraphMicros: nz(n.HostGraphMicros),
+		BandwidthGBps: nz(n.BandwidthGBps), SNRdB: nz(n.SNRdB),
+	}
 }
 
 func overhead(o *v1alpha1.Overhead) *ac.OverheadApplyConfiguration {

@@ -26,6 +26,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BlockScalingOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Capability"):
 		return &apiv1alpha1.CapabilityApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClusterQuantRecipe"):
+		return &apiv1alpha1.ClusterQuantRecipeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CurrentScalingOptions"):
 		return &apiv1alpha1.CurrentScalingOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DelayedScalingOptions"):
@@ -86,6 +88,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RecipeSnapshotApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RecipeSupport"):
 		return &apiv1alpha1.RecipeSupportApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ResultNumbers"):
+		return &apiv1alpha1.ResultNumbersApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunResults"):
 		return &apiv1alpha1.RunResultsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Shape"):

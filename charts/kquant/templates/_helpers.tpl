@@ -59,9 +59,13 @@ app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{/* kquant.image: repository:tag, the tag defaulting to the chart's appVersion. */}}
+{{/* kquant.image: repository@digest when a digest is set, else repository:tag, the tag defaulting to the chart's appVersion. */}}
 {{- define "kquant.image" -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else -}}
 {{- printf "%s:%s" .repository (default $.appVersion .tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -115,4 +119,34 @@ subjects:
   namespace: {{ $root.Release.Namespace }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+kquant.serviceMonitorEndpoint: the ServiceMonitor endpoint of a component's
+metrics port, from its serviceMonitor values (sm) and whether it serves
+HTTPS behind the API server's authentication (secure; the manager's
+--metrics-secure, with a self-signed certificate, so the scraper presents
+its service-account token and skips verification).
+*/}}
+{{- define "kquant.serviceMonitorEndpoint" -}}
+{{- $sm := .sm -}}
+- port: metrics
+  path: /metrics
+  interval: {{ $sm.interval }}
+  scrapeTimeout: {{ $sm.scrapeTimeout }}
+  honorLabels: {{ $sm.honorLabels | default false }}
+  {{- if .secure }}
+  scheme: https
+  bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+  tlsConfig:
+    insecureSkipVerify: true
+  {{- end }}
+  {{- with $sm.relabelings }}
+  relabelings:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $sm.metricRelabelings }}
+  metricRelabelings:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}

@@ -95,6 +95,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.ClusterQuantRecipe
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantRecipeSpec
+    - name: status
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantRecipeStatus
 - name: com.github.kquant.kquant.api.v1alpha1.CurrentScalingOptions
   map:
     fields:
@@ -334,6 +352,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: hostGraphMicros
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Stat
+    - name: medians
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.ResultNumbers
     - name: outliers
       type:
         list:
@@ -376,6 +397,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: boolean
       default: true
+- name: com.github.kquant.kquant.api.v1alpha1.Number
+  scalar: numeric
 - name: com.github.kquant.kquant.api.v1alpha1.Operation
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Outlier
@@ -716,6 +739,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: startTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.kquant.kquant.api.v1alpha1.RecipeKind
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.RecipeNodeCounts
   map:
     fields:
@@ -728,6 +753,10 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.kquant.kquant.api.v1alpha1.RecipeReference
   map:
     fields:
+    - name: kind
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.RecipeKind
+      default: QuantRecipe
     - name: name
       type:
         scalar: string
@@ -740,6 +769,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: key
       type:
         scalar: string
+    - name: kind
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.RecipeKind
     - name: name
       type:
         scalar: string
@@ -758,6 +790,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: support
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Support
+- name: com.github.kquant.kquant.api.v1alpha1.ResultNumbers
+  map:
+    fields:
+    - name: bandwidthGBps
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
+    - name: hostEagerMicros
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
+    - name: hostGraphMicros
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
+    - name: snrDB
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Number
 - name: com.github.kquant.kquant.api.v1alpha1.RunPhase
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.RunResults
@@ -778,6 +825,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: graph
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.GraphResult
+    - name: numbers
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.ResultNumbers
     - name: overhead
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Overhead

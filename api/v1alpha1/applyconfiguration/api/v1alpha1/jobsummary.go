@@ -19,6 +19,9 @@ type JobSummaryApplyConfiguration struct {
 	SNRdB *StatApplyConfiguration `json:"snrDB,omitempty"`
 	// verdicts counts runs by verdict.
 	Verdicts *VerdictCountsApplyConfiguration `json:"verdicts,omitempty"`
+	// medians mirrors the medians above as JSON numbers, for the printer
+	// columns and kubectl --sort-by.
+	Medians *ResultNumbersApplyConfiguration `json:"medians,omitempty"`
 	// outliers lists runs far worse than their product's fleet median (needs at
 	// least 5 runs of that product).
 	Outliers []OutlierApplyConfiguration `json:"outliers,omitempty"`
@@ -75,6 +78,14 @@ func (b *JobSummaryApplyConfiguration) WithSNRdB(value *StatApplyConfiguration) 
 // If called multiple times, the Verdicts field is set to the value of the last call.
 func (b *JobSummaryApplyConfiguration) WithVerdicts(value *VerdictCountsApplyConfiguration) *JobSummaryApplyConfiguration {
 	b.Verdicts = value
+	return b
+}
+
+// WithMedians sets the Medians field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Medians field is set to the value of the last call.
+func (b *JobSummaryApplyConfiguration) WithMedians(value *ResultNumbersApplyConfiguration) *JobSummaryApplyConfiguration {
+	b.Medians = value
 	return b
 }
 

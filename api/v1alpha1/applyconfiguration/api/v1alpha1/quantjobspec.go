@@ -11,9 +11,9 @@ import (
 //
 // QuantJobSpec asks for a benchmark or validation of a recipe on a workload.
 type QuantJobSpecApplyConfiguration struct {
-	// recipeRef names the QuantRecipe to run, in the job's namespace. The recipe is
-	// copied into each run when the run is created, so later edits to the recipe
-	// never change work in flight.
+	// recipeRef names the recipe to run: a QuantRecipe in the job's namespace
+	// or a ClusterQuantRecipe. The recipe is copied into each run when the run
+	// is created, so later edits to the recipe never change work in flight.
 	RecipeRef *RecipeReferenceApplyConfiguration `json:"recipeRef,omitempty"`
 	// mode is Validation (default: correctness against the reference) or Benchmark
 	// (overhead, GPU time and bandwidth as well).

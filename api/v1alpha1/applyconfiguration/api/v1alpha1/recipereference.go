@@ -2,12 +2,20 @@
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
 // RecipeReferenceApplyConfiguration represents a declarative configuration of the RecipeReference type for use
 // with apply.
 //
-// RecipeReference names a QuantRecipe in the job's namespace.
+// RecipeReference names a QuantRecipe in the job's namespace, or a
+// ClusterQuantRecipe.
 type RecipeReferenceApplyConfiguration struct {
-	// name is the QuantRecipe's name.
+	// kind is QuantRecipe (default: in the job's namespace) or
+	// ClusterQuantRecipe (the cluster's catalog).
+	Kind *apiv1alpha1.RecipeKind `json:"kind,omitempty"`
+	// name is the recipe's name.
 	Name *string `json:"name,omitempty"`
 }
 
@@ -15,6 +23,14 @@ type RecipeReferenceApplyConfiguration struct {
 // apply.
 func RecipeReference() *RecipeReferenceApplyConfiguration {
 	return &RecipeReferenceApplyConfiguration{}
+}
+
+// WithKind sets the Kind field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Kind field is set to the value of the last call.
+func (b *RecipeReferenceApplyConfiguration) WithKind(value apiv1alpha1.RecipeKind) *RecipeReferenceApplyConfiguration {
+	b.Kind = &value
+	return b
 }
 
 // WithName sets the Name field in the declarative configuration to the given value

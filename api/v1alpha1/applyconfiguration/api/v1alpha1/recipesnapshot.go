@@ -2,12 +2,18 @@
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
 // RecipeSnapshotApplyConfiguration represents a declarative configuration of the RecipeSnapshot type for use
 // with apply.
 //
 // RecipeSnapshot is a copy of a QuantRecipe taken when the run was created.
 type RecipeSnapshotApplyConfiguration struct {
-	// name is the QuantRecipe's name.
+	// kind is QuantRecipe or ClusterQuantRecipe; empty means QuantRecipe.
+	Kind *apiv1alpha1.RecipeKind `json:"kind,omitempty"`
+	// name is the recipe's name.
 	Name *string `json:"name,omitempty"`
 	// generation is the recipe's metadata.generation at the time of the copy.
 	Generation *int64 `json:"generation,omitempty"`
@@ -21,6 +27,14 @@ type RecipeSnapshotApplyConfiguration struct {
 // apply.
 func RecipeSnapshot() *RecipeSnapshotApplyConfiguration {
 	return &RecipeSnapshotApplyConfiguration{}
+}
+
+// WithKind sets the Kind field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Kind field is set to the value of the last call.
+func (b *RecipeSnapshotApplyConfiguration) WithKind(value apiv1alpha1.RecipeKind) *RecipeSnapshotApplyConfiguration {
+	b.Kind = &value
+	return b
 }
 
 // WithName sets the Name field in the declarative configuration to the given value

@@ -39,6 +39,9 @@ type RunResultsApplyConfiguration struct {
 	// node's agent holds no CUDA context, and its GPUNodeProfile publishes the
 	// baselines of the node's latest run that has them.
 	Baselines *BaselinesApplyConfiguration `json:"baselines,omitempty"`
+	// numbers mirrors the headline decimals above as JSON numbers, for the
+	// printer columns and kubectl --sort-by; written with the results.
+	Numbers *ResultNumbersApplyConfiguration `json:"numbers,omitempty"`
 }
 
 // RunResultsApplyConfiguration constructs a declarative configuration of the RunResults type for use with
@@ -137,5 +140,13 @@ func (b *RunResultsApplyConfiguration) WithReason(value string) *RunResultsApply
 // If called multiple times, the Baselines field is set to the value of the last call.
 func (b *RunResultsApplyConfiguration) WithBaselines(value *BaselinesApplyConfiguration) *RunResultsApplyConfiguration {
 	b.Baselines = value
+	return b
+}
+
+// WithNumbers sets the Numbers field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Numbers field is set to the value of the last call.
+func (b *RunResultsApplyConfiguration) WithNumbers(value *ResultNumbersApplyConfiguration) *RunResultsApplyConfiguration {
+	b.Numbers = value
 	return b
 }

@@ -5,7 +5,8 @@ package v1alpha1
 // VerdictCountsApplyConfiguration represents a declarative configuration of the VerdictCounts type for use
 // with apply.
 //
-// VerdictCounts counts the runs of a job by verdict.
+// VerdictCounts counts the runs of a job by verdict. Zero counts are
+// written, so that the PASS, FAIL and WARN columns show 0, not <none>.
 type VerdictCountsApplyConfiguration struct {
 	// pass is the number of runs with verdict Pass.
 	Pass *int32 `json:"pass,omitempty"`

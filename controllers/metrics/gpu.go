@@ -1,0 +1,216 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/scheduling"
+)
+
+// gpuLabels are dcgm-exporter's GPU labels, spelt as it spells them, so that
+// kquant's series join DCGM_FI_DEV_* ones in PromQL (on UUID, or Hostname
+// and gpu): the node's name, the GPU's UUID, its NVML index and its product.
+// extra labels follow.
+func gpuLabels(extra ...string) []string {
+	return append([]string{"Hostname", "UUID", "gpu", "modelName"}, extra...)
+}
+
+// runLabels name what a run measured on a GPU: its job ("namespace/name";
+// job is Prometheus' own label), its recipe and scheme, and its mode.
+func runLabels(extra ...string) []string {
+	return gpuLabels(append([]string{"quantjob", "recipe", "scheme", "mode"}, extra...)...)
+}
+
+// schemes are every scheme, for the one-hot support series.
+func schemes() []kquantv1alpha1.Scheme {
+	return []kquantv1alpha1.Scheme{
+		kquantv1alpha1.SchemeDelayedScaling, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.SchemeFloat8BlockScaling,
+		kquantv1alpha1.SchemeMXFP8BlockScaling, kquantv1alpha1.SchemeNVFP4BlockScaling,
+	}
+}
+
+func supports() []kquantv1alpha1.Support {
+	return []kquantv1alpha1.Support{kquantv1alpha1.SupportNative, kquantv1alpha1.SupportEmulated, kquantv1alpha1.SupportUnsupported}
+}
+
+func verdicts() []kquantv1alpha1.Verdict {
+	return []kquantv1alpha1.Verdict{kquantv1alpha1.VerdictPass, kquantv1alpha1.VerdictFail, kquantv1alpha1.VerdictWarn, kquantv1alpha1.VerdictSkip}
+}
+
+// gpuDescs are the per-GPU series, computed at scrape time from the cache:
+// GPUs from GPUNodeProfiles, results from the Succeeded QuantRuns still there
+// (a run's series goes with the run, at its job's TTL).
+type gpuDescs struct {
+	info, support, verdict, snr, bandwidth, hostEager, hostGraph, completion, lastSuccess *prometheus.Desc
+}
+
+func newGPUDescs() gpuDescs {
+	return gpuDescs{
+		info: prometheus.NewDesc("kquant_gpu_info",
+			"1 for every GPU an agent reports; labels Hostname, UUID, gpu, modelName (as dcgm-exporter's), computeCapability, driverVersion.",
+			gpuLabels("computeCapability", "driverVersion"), nil),
+		support: prometheus.NewDesc("kquant_gpu_recipe_support",
+			"1 for how the GPU supports each scheme (support Native, Emulated or Unsupported), 0 for the others; labels Hostname, UUID, gpu, modelName, scheme, support.",
+			gpuLabels("scheme", "support"), nil),
+		verdict: prometheus.NewDesc("kquant_gpu_verdict",
+			"1 for the verdict (Pass, Fail, Warn, Skip) of the latest finished run of a job on the GPU, 0 for the others; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode, verdict.",
+			runLabels("verdict"), nil),
+		snr: prometheus.NewDesc("kquant_gpu_snr_decibels",
+			"Worst signal-to-noise ratio of the dequantized tensor in the latest finished run of a job on the GPU, in dB; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
+			runLabels(), nil),
+		bandwidth: prometheus.NewDesc("kquant_gpu_bandwidth_bytes_per_second",
+			"Bytes one step moves over its GPU time, in the latest finished run of a job on the GPU; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
+			runLabels(), nil),
+		hostEager: prometheus.NewDesc("kquant_gpu_host_eager_seconds",
+			"Host (CPU) time of one eager step in the latest finished run of a job on the GPU; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
+			runLabels(), nil),
+		hostGraph: prometheus.NewDesc("kquant_gpu_host_graph_seconds",
+			"Host (CPU) time of one CUDA-graph replay of a step in the latest finished run of a job on the GPU; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
+			runLabels(), nil),
+		completion: prometheus.NewDesc("kquant_gpu_run_completion_timestamp_seconds",
+			"When the latest finished run of a job on the GPU completed, Unix seconds; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
+			runLabels(), nil),
+		lastSuccess: prometheus.NewDesc("kquant_gpu_last_success_timestamp_seconds",
+			"When a Validation run of the recipe last passed (verdict Pass or Warn) on the GPU, Unix seconds, over the runs still stored; labels Hostname, UUID, gpu, modelName, recipe, scheme.",
+			gpuLabels("recipe", "scheme"), nil),
+	}
+}
+
+func (d gpuDescs) describe(ch chan<- *prometheus.Desc) {
+	for _, desc := range []*prometheus.Desc{d.info, d.support, d.verdict, d.snr, d.bandwidth, d.hostEager, d.hostGraph, d.completion, d.lastSuccess} {
+		ch <- desc
+	}
+}
+
+// gpuIdentity is a GPU's dcgm-exporter labels.
+type gpuIdentity struct{ hostname, uuid, index, model string }
+
+func (g gpuIdentity) values(extra ...string) []string {
+	return append([]string{g.hostname, g.uuid, g.index, g.model}, extra...)
+}
+
+// collectGPUs sends the per-GPU series.
+func (d gpuDescs) collectGPUs(ctx context.Context, reader client.Reader, ch chan<- prometheus.Metric) {
+	profiles := &kquantv1alpha1.GPUNodeProfileList{}
+	if err := reader.List(ctx, profiles, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	models := map[string]string{}
+	for i := range profiles.Items {
+		p := &profiles.Items[i]
+		for j := range p.Status.GPUs {
+			g := &p.Status.GPUs[j]
+			id := gpuIdentity{p.Name, g.UUID, strconv.Itoa(int(g.Index)), g.Product}
+			models[g.UUID] = g.Product
+			ch <- prometheus.MustNewConstMetric(d.info, prometheus.GaugeValue, 1, id.values(g.ComputeCapability, p.Status.DriverVersion)...)
+			for _, s := range schemes() {
+				got, _ := scheduling.GPUSupport(g, s)
+				for _, sup := range supports() {
+					ch <- prometheus.MustNewConstMetric(d.support, prometheus.GaugeValue, oneIf(got == sup), id.values(string(s), string(sup))...)
+				}
+			}
+		}
+	}
+	runs := &kquantv1alpha1.QuantRunList{}
+	if err := reader.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhaseSucceeded)}, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	d.collectRuns(runs.Items, models, ch)
+}
+
+// runKey is one job's series on one GPU.
+type runKey struct{ uuid, quantjob string }
+
+// successKey is one recipe's last success on one GPU.
+type successKey struct{ uuid, recipe string }
+
+func (d gpuDescs) collectRuns(runs []kquantv1alpha1.QuantRun, models map[string]string, ch chan<- prometheus.Metric) {
+	latest := map[runKey]*kquantv1alpha1.QuantRun{}
+	lastSuccess := map[successKey]*kquantv1alpha1.QuantRun{}
+	for i := range runs {
+		run := &runs[i]
+		r := run.Status.Results
+		if r == nil || run.Status.CompletionTime == nil {
+			continue
+		}
+		id := runGPU(run, models)
+		k := runKey{id.uuid, run.Namespace + "/" + run.Spec.JobRef.Name}
+		if prev := latest[k]; prev == nil || prev.Status.CompletionTime.Before(run.Status.CompletionTime) {
+			latest[k] = run
+		}
+		if run.Spec.Mode == kquantv1alpha1.JobModeValidation && r.Verdict.Passes() {
+			sk := successKey{id.uuid, run.Spec.Recipe.Name}
+			if prev := lastSuccess[sk]; prev == nil || prev.Status.CompletionTime.Before(run.Status.CompletionTime) {
+				lastSuccess[sk] = run
+			}
+		}
+	}
+	for k, run := range latest {
+		id := runGPU(run, models)
+		r := run.Status.Results
+		labels := id.values(k.quantjob, run.Spec.Recipe.Name, string(run.Spec.Recipe.Spec.Scheme), string(run.Spec.Mode))
+		for _, v := range verdicts() {
+			ch <- prometheus.MustNewConstMetric(d.verdict, prometheus.GaugeValue, oneIf(r.Verdict == v), append(labels, string(v))...)
+		}
+		ch <- prometheus.MustNewConstMetric(d.completion, prometheus.GaugeValue, unixSeconds(run.Status.CompletionTime.Time), labels...)
+		if a := r.Accuracy; a != nil {
+			sendDecimal(ch, d.snr, a.SNRdB, 1, labels)
+		}
+		if p := r.Performance; p != nil {
+			sendDecimal(ch, d.bandwidth, p.BandwidthGBps, 1e9, labels)
+		}
+		if o := r.Overhead; o != nil {
+			sendDecimal(ch, d.hostEager, o.HostEagerMicros, 1e-6, labels)
+			sendDecimal(ch, d.hostGraph, o.HostGraphMicros, 1e-6, labels)
+		}
+	}
+	for k, run := range lastSuccess {
+		id := runGPU(run, models)
+		ch <- prometheus.MustNewConstMetric(d.lastSuccess, prometheus.GaugeValue, unixSeconds(run.Status.CompletionTime.Time),
+			id.values(k.recipe, string(run.Spec.Recipe.Spec.Scheme))...)
+	}
+}
+
+// runGPU is the GPU a run ran on: the one its run pod got when it says so,
+// else the one it was bound to.
+func runGPU(run *kquantv1alpha1.QuantRun, models map[string]string) gpuIdentity {
+	id := gpuIdentity{hostname: run.Spec.NodeName, uuid: run.Spec.GPUUUID}
+	index := run.Spec.GPUIndex
+	if a := run.Status.AllocatedGPU; a != nil && a.UUID != "" {
+		id.uuid, index = a.UUID, a.Index
+	}
+	if index != nil {
+		id.index = strconv.Itoa(int(*index))
+	}
+	id.model = models[id.uuid]
+	if id.model == "" {
+		id.model = run.Annotations[quantrun.AnnotationProduct]
+	}
+	return id
+}
+
+// sendDecimal sends a decimal string times scale (to base units); nothing
+// for an empty or malformed one.
+func sendDecimal(ch chan<- prometheus.Metric, desc *prometheus.Desc, s string, scale float64, labels []string) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v*scale, labels...)
+}
+
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
