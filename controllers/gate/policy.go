@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/nodelabels"
 )
 
 // Observation is one finished run of a gated job on the node.
@@ -65,6 +66,17 @@ func Decide(obs []Observation) map[string]State {
 			}
 		}
 		out[k.family] = s
+	}
+	return out
+}
+
+// Tolerations tolerate every gate taint, of any effect: kquant's run pods
+// carry them, because a validation must be able to run on a node that an
+// earlier one gated, or the gate could never clear.
+func Tolerations() []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, f := range nodelabels.Families() {
+		out = append(out, corev1.Toleration{Key: Key(f), Operator: corev1.TolerationOpExists})
 	}
 	return out
 }

@@ -96,6 +96,15 @@ func Changes(current, desired map[string]string) map[string]any {
 	return out
 }
 
+// Families are the recipe families, sorted: fp8, fp8-block, mxfp8, nvfp4.
+func Families() []string {
+	var out []string
+	for _, label := range slices.Sorted(maps.Keys(labelSchemes())) {
+		out = append(out, strings.TrimPrefix(label, "kquant.dev/"))
+	}
+	return out
+}
+
 // Family is the recipe family of scheme: the part of its support label after
 // "kquant.dev/" (fp8, fp8-block, mxfp8, nvfp4), or "" for an unknown scheme.
 // The gate controller names its labels after it.
