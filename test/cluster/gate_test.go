@@ -89,7 +89,7 @@ func trainingPod(ns string) *corev1.Pod {
 					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: gateKey, Operator: corev1.NodeSelectorOpDoesNotExist}},
 				}}},
 			}},
-			Containers: []corev1.Container{{Name: "train", Image: "registry.k8s.io/pause:3.10"}},
+			Containers: []corev1.Container{{Name: "train", Image: "kquant.local/pause:3.10", ImagePullPolicy: corev1.PullNever}},
 		},
 	}
 }
