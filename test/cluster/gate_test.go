@@ -23,7 +23,7 @@ import (
 const gateKey = v1alpha1.GateLabelPrefix + "fp8"
 
 // gatesKeepTrainingAway forces a validation to fail through a tolerance no GPU
-// meets (an SNR of 500 dB): the node gets the gate label and taint, and a
+// meets (an SNR of 150 dB): the node gets the gate label and taint, and a
 // training pod that selects nodes without the label stays Pending. A passing
 // validation (whose run pods tolerate the gate) clears both, and the training
 // pod is scheduled.
@@ -31,7 +31,7 @@ func gatesKeepTrainingAway(t *testing.T, cl *cluster) {
 	ns := cl.namespace(t, "e2e-gates")
 	cl.apply(t, ns, nil, filepath.Join(testenv.RepoRoot(), "recipes"))
 	failing := builders.MakeQuantJob("gate-fails", ns).Recipe("fp8-current-scaling").EachGPU().
-		MinSNRdB("500").Gate(true, corev1.TaintEffectNoSchedule).Obj()
+		MinSNRdB("150").Gate(true, corev1.TaintEffectNoSchedule).Obj()
 	if err := cl.c.Create(t.Context(), failing); err != nil {
 		t.Fatal(err)
 	}
