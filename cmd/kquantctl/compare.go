@@ -109,13 +109,7 @@ func writeComparison(w io.Writer, by string, groups []group) error {
 	fmt.Fprintf(tw, "%s\tRUNS\tPASS\tWARN\tFAIL\tGBPS min/median/max\tSNR-DB min/median/max\tEAGER-US median\tGRAPH-US median\n", strings.ToUpper(by))
 	var outliers []string
 	for _, g := range groups {
-		runs := make([]summary.Run, 0, len(g.rows))
-		for _, r := range g.rows {
-			if r.run.Status.Phase != v1alpha1.RunPhaseSucceeded {
-				continue
-			}
-			runs = append(runs, summary.Run{Name: r.Name, Node: r.Node, GPU: r.GPU, Product: r.Product, Results: r.run.Status.Results})
-		}
+		runs := summaryRuns(g)
 		s := summary.Compute(runs)
 		if s == nil {
 			s = &v1alpha1.JobSummary{}
@@ -139,6 +133,17 @@ func writeComparison(w io.Writer, by string, groups []group) error {
 		fmt.Fprintln(tw, o)
 	}
 	return tw.Flush()
+}
+
+// summaryRuns are g's succeeded runs as the job summary sees them.
+func summaryRuns(g group) []summary.Run {
+	runs := make([]summary.Run, 0, len(g.rows))
+	for _, r := range g.rows {
+		if r.run.Status.Phase == v1alpha1.RunPhaseSucceeded {
+			runs = append(runs, summary.Run{Name: r.Name, Node: r.Node, GPU: r.GPU, Product: r.Product, Results: r.run.Status.Results})
+		}
+	}
+	return runs
 }
 
 func stat3(s *v1alpha1.Stat) string {

@@ -90,11 +90,8 @@ func (a *app) printRows(rows []row, o *listOptions) error {
 	case strings.HasPrefix(o.output, "custom-columns="):
 		return writeCustomColumns(a.stdout, rows, strings.TrimPrefix(o.output, "custom-columns="))
 	}
-	format, tmpl, _ := strings.Cut(o.output, "=")
-	o.print.OutputFormat = &format
-	if tmpl != "" {
-		o.print.TemplatePrinterFlags.TemplateArgument = &tmpl
-	}
+	// The printers take "jsonpath=..." and "go-template=..." whole.
+	o.print.OutputFormat = &o.output
 	p, err := o.print.ToPrinter()
 	if err != nil {
 		return usagef("-o %s: %w", o.output, err)
@@ -104,7 +101,7 @@ func (a *app) printRows(rows []row, o *listOptions) error {
 	for _, r := range rows {
 		list.Items = append(list.Items, *r.run)
 	}
-	if format == "name" {
+	if o.output == "name" {
 		for i := range list.Items {
 			if err := p.PrintObj(&list.Items[i], a.stdout); err != nil {
 				return err
