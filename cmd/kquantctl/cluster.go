@@ -169,8 +169,16 @@ func columnByKey(k string) (resultColumn, bool) {
 	return resultColumn{}, false
 }
 
-// sortRows sorts rows by f, numerically for numbers (empty values last).
-func sortRows(rows []row, f resultColumn) {
+// sortRows sorts rows by the column named key (--sort-by; none when empty),
+// numerically for numbers, empty values last.
+func sortRows(rows []row, key string) error {
+	if key == "" {
+		return nil
+	}
+	f, ok := columnByKey(key)
+	if !ok {
+		return usagef("--sort-by %q: want one of %s", key, strings.Join(columnKeys(false), ", "))
+	}
 	slices.SortStableFunc(rows, func(a, b row) int {
 		va, vb := f.get(&a), f.get(&b)
 		if !f.numeric {
@@ -188,4 +196,5 @@ func sortRows(rows []row, f resultColumn) {
 		}
 		return 0
 	})
+	return nil
 }

@@ -55,12 +55,7 @@ func TestClusterCommands(t *testing.T) {
 		}
 		p := builders.MakeGPUNodeProfile(n.name).GPUs(n.product, count).Ready().Obj()
 		p.Status.DriverVersion = n.driver
-		status := p.Status
-		if err := c.Create(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		p.Status = status
-		if err := c.Status().Update(ctx, p); err != nil {
+		if err := testenv.CreateWithStatus(ctx, c, p); err != nil {
 			t.Fatal(err)
 		}
 		for i := range count {
@@ -76,13 +71,9 @@ func TestClusterCommands(t *testing.T) {
 				snr = "29.25"
 			}
 			name := fmt.Sprintf("mxfp8-check-%s-%d", n.name, i)
-			run := builders.MakeQuantRun(name, ns, "mxfp8-check").Bound(n.name, i).Obj()
-			if err := c.Create(ctx, run); err != nil {
-				t.Fatal(err)
-			}
-			run.Status.Phase = v1alpha1.RunPhaseSucceeded
-			run.Status.Results = builders.SyntheticResults(bw, "12.5", "2.25", snr, v1alpha1.VerdictPass)
-			if err := c.Status().Update(ctx, run); err != nil {
+			run := builders.MakeQuantRun(name, ns, "mxfp8-check").Bound(n.name, i).
+				Phase(v1alpha1.RunPhaseSucceeded).Results(bw, "12.5", "2.25", snr, v1alpha1.VerdictPass).Obj()
+			if err := testenv.CreateWithStatus(ctx, c, run); err != nil {
 				t.Fatal(err)
 			}
 		}

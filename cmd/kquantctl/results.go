@@ -51,12 +51,8 @@ QuantRuns); --plot writes the per-GPU distribution of --metric as a PNG.`,
 			if err != nil {
 				return err
 			}
-			if o.sortBy != "" {
-				f, ok := columnByKey(o.sortBy)
-				if !ok {
-					return usagef("--sort-by %q: want one of %s", o.sortBy, strings.Join(columnKeys(false), ", "))
-				}
-				sortRows(rows, f)
+			if err := sortRows(rows, o.sortBy); err != nil {
+				return err
 			}
 			if o.plot != "" {
 				if err := a.plotRows(o.plot, o.metric, "GPU", "job "+args[0], groupRows(rows, "product")); err != nil {
@@ -219,12 +215,8 @@ func (a *app) exportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if sortBy != "" {
-				f, ok := columnByKey(sortBy)
-				if !ok {
-					return usagef("--sort-by %q: want one of %s", sortBy, strings.Join(columnKeys(false), ", "))
-				}
-				sortRows(rows, f)
+			if err := sortRows(rows, sortBy); err != nil {
+				return err
 			}
 			return writeCSV(a.stdout, rows)
 		},

@@ -71,14 +71,7 @@ func TestMalformedYAMLNamesTheLine(t *testing.T) {
 }
 
 func TestTableNamesTheGPU(t *testing.T) {
-	docs, err := splitDocuments("m.yaml", strings.NewReader(goodRecipe+"---\n"+goodJob))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := decodeManifests(docs, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := decodeGood(t)
 	var out bytes.Buffer
 	rep := &bench.Report{}
 	rep.Results.Backend = "cuda"
@@ -96,14 +89,7 @@ func TestTableNamesTheGPU(t *testing.T) {
 }
 
 func TestDefaultsComeFromTheCRD(t *testing.T) {
-	docs, err := splitDocuments("m.yaml", strings.NewReader(goodRecipe+"---\n"+goodJob))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := decodeManifests(docs, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := decodeGood(t)
 	j := m.job.Spec
 	got := []string{string(j.Mode), string(j.Level), string(j.Workload.Operation), string(j.Workload.InputDType), string(j.Workload.TensorRole), string(j.Workload.Distribution), string(j.Execution.Graphs)}
 	want := []string{"Validation", "Standard", "Quantize", "BF16", "Input", "Normal", "Both"}
@@ -117,4 +103,18 @@ func TestProgressBar(t *testing.T) {
 	if want := "[##################......]  75%  shape 2/2 64x64: timing 5/10"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+// decodeGood decodes goodRecipe and goodJob.
+func decodeGood(t *testing.T) *manifests {
+	t.Helper()
+	docs, err := splitDocuments("m.yaml", strings.NewReader(goodRecipe+"---\n"+goodJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := decodeManifests(docs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

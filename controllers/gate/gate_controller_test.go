@@ -9,15 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/gate"
@@ -38,8 +34,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// run starts a control plane and a manager with the run indexes and the gate
-// controller only: nothing else writes Nodes or runs.
+// run starts a control plane and a manager.
 func run(m *testing.M) (int, error) {
 	if testing.Short() {
 		return m.Run(), nil
@@ -51,22 +46,16 @@ func run(m *testing.M) (int, error) {
 	defer func() { _ = env.Stop() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err := ctrl.NewManager(env.Config, manager.Options{
-		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: new(true)}, Logger: logr.Discard(),
+	// The run indexes and the gate controller only: nothing else writes
+	// Nodes or runs.
+	_, err = env.StartManager(ctx, func(mgr manager.Manager) error {
+		if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return gate.New(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
 	})
 	if err != nil {
 		return 0, err
-	}
-	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
-		return 0, err
-	}
-	if err := gate.New(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr); err != nil {
-		return 0, err
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return 0, fmt.Errorf("cache did not sync")
 	}
 	c = env.Client
 	return m.Run(), nil
@@ -76,14 +65,9 @@ func run(m *testing.M) (int, error) {
 // completed at t.
 func finish(t *testing.T, ns, job, name, node string, index int, scheme kquantv1alpha1.Scheme, v kquantv1alpha1.Verdict, at time.Time) {
 	t.Helper()
-	run := builders.MakeQuantRun(name, ns, job).Bound(node, index).Scheme(scheme).Obj()
-	status := builders.MakeQuantRun(name, ns, job).Results("100", "10", "2", "30", v).Completed(at).Obj().Status
-	if err := c.Create(t.Context(), run); err != nil {
-		t.Fatalf("creating run %s: %v", name, err)
-	}
-	run.Status = status
-	if err := c.Status().Update(t.Context(), run); err != nil {
-		t.Fatalf("finishing run %s: %v", name, err)
+	run := builders.MakeQuantRun(name, ns, job).Bound(node, index).Scheme(scheme).Results("100", "10", "2", "30", v).Completed(at).Obj()
+	if err := testenv.CreateWithStatus(t.Context(), c, run); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -9,16 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
@@ -57,24 +54,20 @@ func run(m *testing.M) (int, error) {
 	defer func() { _ = env.Stop() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err = ctrl.NewManager(env.Config, manager.Options{
-		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Logger: logr.Discard(),
+	mgr, err = env.StartManager(ctx, func(mgr manager.Manager) error {
+		if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		// Informers for the kinds the reconciler reads.
+		for _, obj := range []client.Object{&kquantv1alpha1.QuantCronJob{}, &kquantv1alpha1.QuantJob{}, &kquantv1alpha1.GPUNodeProfile{}} {
+			if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
-	}
-	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
-		return 0, err
-	}
-	// Informers for the kinds the reconciler reads.
-	for _, obj := range []client.Object{&kquantv1alpha1.QuantCronJob{}, &kquantv1alpha1.QuantJob{}, &kquantv1alpha1.GPUNodeProfile{}} {
-		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
-			return 0, err
-		}
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return 0, fmt.Errorf("cache did not sync")
 	}
 	c = env.Client
 	return m.Run(), nil
@@ -265,12 +258,7 @@ func TestDriverChangeCreatesAJobForThatNode(t *testing.T) {
 		builders.MakeGPUNodeProfile("driver-node-b").GPUs(builders.H100, 2).Ready().Obj(),
 	}
 	for _, p := range profiles {
-		status := p.Status
-		if err := c.Create(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		p.Status = status
-		if err := c.Status().Update(ctx, p); err != nil {
+		if err := testenv.CreateWithStatus(ctx, c, p); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Delete(context.Background(), p) })
