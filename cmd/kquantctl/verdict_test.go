@@ -118,3 +118,16 @@ func decodeGood(t *testing.T) *manifests {
 	}
 	return m
 }
+
+func TestPluginName(t *testing.T) {
+	for arg0, want := range map[string]string{"/usr/local/bin/kubectl-kquant": "kubectl kquant", "bin/kquantctl": "kquantctl"} {
+		if got := programName(arg0); got != want {
+			t.Errorf("programName(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+	var out bytes.Buffer
+	a := newApp("kubectl kquant", &out, &out, strings.NewReader(""), false)
+	if code := a.main(t.Context(), []string{"--help"}); code != exitOK || !strings.Contains(out.String(), "kubectl kquant [command]") {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+}
