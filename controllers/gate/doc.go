@@ -14,5 +14,6 @@
 // Decide is the policy, a pure function; the Reconciler (one request per node)
 // reads the node's finished runs through the run-by-node index and patches the
 // Node's labels and taints in one merge patch conditioned on its
-// resourceVersion.
+// resourceVersion. It also watches the Nodes' gate labels (metadata only), so
+// that a gate removed by hand while its failure stands comes back.
 package gate

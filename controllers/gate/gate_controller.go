@@ -4,16 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/nodelabels"
 	"github.com/kquant/kquant/internal/logging"
@@ -143,10 +149,33 @@ func runNode(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: run.Spec.NodeName}}}
 }
 
+// gateLabelsChanged passes Node updates that change a gate label, so that a
+// gate removed by hand while its failure stands comes back (one owner).
+func gateLabelsChanged() predicate.Predicate {
+	gates := func(o client.Object) map[string]string {
+		out := map[string]string{}
+		for k, v := range o.GetLabels() {
+			if strings.HasPrefix(k, kquantv1alpha1.GateLabelPrefix) {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !maps.Equal(gates(e.ObjectOld), gates(e.ObjectNew))
+		},
+	}
+}
+
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&kquantv1alpha1.QuantRun{}, handler.EnqueueRequestsFromMapFunc(runNode)).
+		WatchesMetadata(fleet.NodeMetadata(), &handler.EnqueueRequestForObject{}, builder.WithPredicates(gateLabelsChanged())).
 		Complete(r)
 }

@@ -140,6 +140,16 @@ func TestGateLabelsTaintsAndClears(t *testing.T) {
 	finish(t, ns, "fails", "fails-1-0", node, 1, kquantv1alpha1.SchemeDelayedScaling, kquantv1alpha1.VerdictPass, t0.Add(time.Minute))
 	waitNode(t, node, nodeGate{labels: map[string]string{"kquant.dev/fp8": "native", key: "failed"}, taints: []corev1.Taint{other, gated}})
 
+	// A gate label removed by hand while the failure stands comes back.
+	if err := c.Get(ctx, types.NamespacedName{Name: node}, n); err != nil {
+		t.Fatal(err)
+	}
+	delete(n.Labels, key)
+	if err := c.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	waitNode(t, node, nodeGate{labels: map[string]string{"kquant.dev/fp8": "native", key: "failed"}, taints: []corev1.Taint{other, gated}})
+
 	// A later pass of another family (mxfp8) does not clear fp8's gate.
 	finish(t, ns, "passes", "passes-mx-0-0", node, 0, kquantv1alpha1.SchemeMXFP8BlockScaling, kquantv1alpha1.VerdictPass, t0.Add(2*time.Minute))
 	waitNode(t, node, nodeGate{labels: map[string]string{"kquant.dev/fp8": "native", key: "failed"}, taints: []corev1.Taint{other, gated}})
