@@ -77,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	var result reconcile.Result
 	if !cj.Spec.Suspend {
-		if result, err = r.schedule(ctx, cj, active, status); err != nil {
+		if result, err = r.schedule(ctx, cj, jobs.Items, active, status); err != nil {
 			return reconcile.Result{}, err
 		}
 		if err := r.driverChanges(ctx, cj, status); err != nil {
@@ -134,7 +134,7 @@ func (r *Reconciler) history(ctx context.Context, cj *kquantv1alpha1.QuantCronJo
 }
 
 // schedule creates the job of the most recent due schedule time, as CronJob.
-func (r *Reconciler) schedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, active []*kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantCronJobStatus) (reconcile.Result, error) {
+func (r *Reconciler) schedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, jobs []kquantv1alpha1.QuantJob, active []*kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantCronJobStatus) (reconcile.Result, error) {
 	if cj.Spec.Schedule == "" {
 		return reconcile.Result{}, nil
 	}
@@ -169,7 +169,8 @@ func (r *Reconciler) schedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJ
 	case due.TooLate:
 		r.recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonMissSchedule, "Schedule", "missed the start time %s: more than startingDeadlineSeconds ago", due.Time.UTC().Format(time.RFC3339))
 		return result, nil
-	case slices.ContainsFunc(active, func(j *kquantv1alpha1.QuantJob) bool { return j.Name == name }):
+	case slices.ContainsFunc(jobs, func(j kquantv1alpha1.QuantJob) bool { return j.Name == name }):
+		// Created already (the status write that should have followed failed).
 	case cj.Spec.ConcurrencyPolicy == kquantv1alpha1.ConcurrencyForbid && len(active) > 0:
 		r.recorder.Eventf(cj, nil, corev1.EventTypeNormal, ReasonJobAlreadyActive, "Schedule", "not starting the job of %s: %d jobs still active (concurrencyPolicy Forbid)", due.Time.UTC().Format(time.RFC3339), len(active))
 		return result, nil
