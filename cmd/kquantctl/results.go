@@ -43,15 +43,8 @@ QuantRuns); --plot writes the per-GPU distribution of --metric as a PNG.`,
 		Args:              exactArgs(1),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := a.clusterClient()
+			rows, err := a.jobRows(cmd, args[0], o.sortBy)
 			if err != nil {
-				return err
-			}
-			rows, err := loadRows(cmd.Context(), c, ns, args[0])
-			if err != nil {
-				return err
-			}
-			if err := sortRows(rows, o.sortBy); err != nil {
 				return err
 			}
 			if o.plot != "" {
@@ -65,6 +58,20 @@ QuantRuns); --plot writes the per-GPU distribution of --metric as a PNG.`,
 	a.listFlags(results, &o)
 	get.AddCommand(results)
 	return get
+}
+
+// jobRows are the rows of job's runs in the selected namespace, sorted by
+// the column sortBy names.
+func (a *app) jobRows(cmd *cobra.Command, job, sortBy string) ([]row, error) {
+	c, ns, err := a.clusterClient()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := loadRows(cmd.Context(), c, ns, job)
+	if err != nil {
+		return nil, err
+	}
+	return rows, sortRows(rows, sortBy)
 }
 
 // listFlags adds the output, sort and plot flags.
@@ -207,15 +214,8 @@ func (a *app) exportCommand() *cobra.Command {
 			if output != "csv" {
 				return usagef("-o %q: export writes csv", output)
 			}
-			c, ns, err := a.clusterClient()
+			rows, err := a.jobRows(cmd, args[0], sortBy)
 			if err != nil {
-				return err
-			}
-			rows, err := loadRows(cmd.Context(), c, ns, args[0])
-			if err != nil {
-				return err
-			}
-			if err := sortRows(rows, sortBy); err != nil {
 				return err
 			}
 			return writeCSV(a.stdout, rows)

@@ -18,7 +18,7 @@ func (a *app) rootCommand() *cobra.Command {
 		// The command's name is one word; kubectl's plugin shows its own.
 		Use:         "kquantctl",
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: a.name},
-		Short: "kquant's command line: local runs of the engine, and a cluster's results",
+		Short:       "kquant's command line: local runs of the engine, and a cluster's results",
 		Long: a.name + ` runs kquant's quantization engine without a cluster ("run"), and reads
 the QuantJobs and QuantRuns of a cluster ("get results", "compare", "export",
 "describe run") with kubectl's kubeconfig flags. kquantctl and kubectl-kquant are

@@ -2,9 +2,7 @@ package gate_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -24,41 +22,16 @@ import (
 
 var c client.Client
 
+// TestMain starts a control plane and a manager with the run indexes and the
+// gate controller only: nothing else writes Nodes or runs.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
-
-// run starts a control plane and a manager.
-func run(m *testing.M) (int, error) {
-	if testing.Short() {
-		return m.Run(), nil
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = env.Stop() }()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// The run indexes and the gate controller only: nothing else writes
-	// Nodes or runs.
-	_, err = env.StartManager(ctx, func(mgr manager.Manager) error {
+	testenv.Main(m, func(ctx context.Context, env *testenv.Env, mgr manager.Manager) error {
+		c = env.Client
 		if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		return gate.New(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
 	})
-	if err != nil {
-		return 0, err
-	}
-	c = env.Client
-	return m.Run(), nil
 }
 
 // finish creates a finished run of job on GPU index of node with verdict v,

@@ -2,9 +2,6 @@ package quantcronjob_test
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -34,27 +31,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
-
-func run(m *testing.M) (int, error) {
-	if testing.Short() {
-		return m.Run(), nil
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = env.Stop() }()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	mgr, err = env.StartManager(ctx, func(mgr manager.Manager) error {
+	testenv.Main(m, func(ctx context.Context, env *testenv.Env, m manager.Manager) error {
+		c, mgr = env.Client, m
 		if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
@@ -66,11 +44,6 @@ func run(m *testing.M) (int, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	c = env.Client
-	return m.Run(), nil
 }
 
 // fixture is one QuantCronJob and the reconciler that runs it on clock.

@@ -2,7 +2,10 @@ package testenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"testing"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,4 +53,35 @@ func CreateWithStatus(ctx context.Context, c client.Client, obj client.Object) e
 		return fmt.Errorf("writing the status of %s: %w", obj.GetName(), err)
 	}
 	return nil
+}
+
+// Main is the body of a package's TestMain for tests that share one control
+// plane and one manager: under -short it runs the tests without either;
+// otherwise it starts both, with setup registering what the tests need
+// before the manager starts, then runs the tests and exits.
+func Main(m *testing.M, setup func(ctx context.Context, env *Env, mgr manager.Manager) error) {
+	flag.Parse()
+	code, err := runMain(m, setup)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func runMain(m *testing.M, setup func(ctx context.Context, env *Env, mgr manager.Manager) error) (int, error) {
+	if testing.Short() {
+		return m.Run(), nil
+	}
+	env, err := Start()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = env.Stop() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := env.StartManager(ctx, func(mgr manager.Manager) error { return setup(ctx, env, mgr) }); err != nil {
+		return 0, err
+	}
+	return m.Run(), nil
 }
