@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/nodelabels"
@@ -78,10 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("encoding gate patch of node %s: %w", req.Name, err)
 	}
 	if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, body)); err != nil {
-		if apierrors.IsConflict(err) {
-			return reconcile.Result{Requeue: true}, nil
-		}
-		return reconcile.Result{}, fmt.Errorf("patching gates of node %s: %w", req.Name, err)
+		return conflict.Requeue(fmt.Errorf("patching gates of node %s: %w", req.Name, err))
 	}
 	logging.FromContext(ctx).Info("Node gates updated", "node", req.Name, "labels", labelChanges, "taints", len(taints))
 	return reconcile.Result{}, nil

@@ -24,6 +24,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
+	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -88,7 +89,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	status.Active = slices.Compact(status.Active)
 	if !equality.Semantic.DeepEqual(&cj.Status, status) {
 		if err := r.applyStatus(ctx, cj, status); err != nil {
-			return reconcile.Result{}, err
+			// A conflict: the cronjob changed since it was read; read it again.
+			return conflict.Requeue(err)
 		}
 	}
 	return result, nil
