@@ -16,11 +16,12 @@ all: build
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/manager, bin/agent and bin/kquantctl.
+build: ## Build bin/manager, bin/agent and bin/kquantctl, and bin/kubectl-kquant (the same program as a kubectl plugin).
 	@mkdir -p $(BIN)
 	@for cmd in manager agent kquantctl; do \
 	  if [[ -d cmd/$$cmd ]]; then go build -ldflags "$(LDFLAGS)" -o $(BIN)/$$cmd ./cmd/$$cmd || exit 1; fi; \
 	done
+	@ln -f $(BIN)/kquantctl $(BIN)/kubectl-kquant
 
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen

@@ -14,10 +14,12 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/binder"
+	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/nodelabels"
 	"github.com/kquant/kquant/controllers/nodelifecycle"
+	"github.com/kquant/kquant/controllers/quantcronjob"
 	"github.com/kquant/kquant/controllers/quantjob"
 	"github.com/kquant/kquant/controllers/quantrecipe"
 )
@@ -92,6 +94,8 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{binder.ControllerName, binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace).SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},
 		{nodelabels.ControllerName, nodelabels.New(c).SetupWithManager},
+		{gate.ControllerName, gate.New(c, mgr.GetAPIReader()).SetupWithManager},
+		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
 	}
 	for _, s := range setups {
 		if err := s.setup(mgr); err != nil {

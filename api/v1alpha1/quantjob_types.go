@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -180,7 +181,36 @@ type QuantJobSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// gate, when set on a Validation job, marks the nodes it validates: a node
+	// with a GPU whose latest gated run of a recipe family has verdict Fail gets
+	// the label gate.kquant.dev/<family>=failed and/or the taint of the same key;
+	// both are removed when a later gated validation of that family passes there.
+	// +optional
+	Gate *Gate `json:"gate,omitempty"`
 }
+
+// Gate says how a validation job marks the nodes whose runs fail.
+// +kubebuilder:validation:XValidation:rule="self.label || has(self.taint)",message="spec.gate needs label: true or a taint effect"
+type Gate struct {
+	// label sets gate.kquant.dev/<family>=failed on a failing node, so that
+	// training pods can avoid it with a nodeAffinity `DoesNotExist` term.
+	// +optional
+	Label bool `json:"label,omitempty"`
+	// taint, when set, also taints a failing node with
+	// gate.kquant.dev/<family>=failed and this effect.
+	// +optional
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	Taint corev1.TaintEffect `json:"taint,omitempty"`
+}
+
+// GateLabelPrefix prefixes the gate labels and taints: gate.kquant.dev/<family>.
+// It is a prefix of its own so that the gate never shares a key with the
+// recipe-support labels (kquant.dev/<family>=native|emulated).
+const GateLabelPrefix = "gate.kquant.dev/"
+
+// GateValueFailed is the value of a gate label or taint.
+const GateValueFailed = "failed"
 
 // JobPhase is where a QuantJob is in its life.
 // +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Unschedulable

@@ -5,40 +5,52 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
-	"github.com/kquant/kquant/cmd/internal/version"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/gpu"
 	"github.com/kquant/kquant/internal/quant"
 )
 
 // Exit codes. Usage covers everything the user can fix in the command line
-// or the manifests; a run that completes exits 0 whatever its verdict (the
-// verdict is in the output), so that scripts can tell "the recipe failed
-// its tolerance" from "kquantctl could not run".
+// or the manifests; a local run whose verdict is at least as bad as
+// --fail-on (Fail by default) exits exitVerdict, so that scripts can tell
+// "the recipe failed its tolerance" (3) from "kquantctl could not run" (1).
 const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitVerdict = 3
 )
 
-// app is kquantctl with its dependencies injected, so that tests run the
+// app is the program with its dependencies injected, so that tests run the
 // real command in-process with their own streams and a fake or absent GPU.
 type app struct {
+	// name is how the program was called: "kquantctl" or "kubectl kquant".
+	name           string
 	stdout, stderr io.Writer
-	// stderrIsTerminal enables the progress line.
+	stdin          io.Reader
+	// stderrIsTerminal enables the progress bar.
 	stderrIsTerminal bool
 	// cudaAvailable reports whether a CUDA driver can be opened, and why not.
 	cudaAvailable func() (bool, string)
 	// openCUDA returns the CUDA quant.Backend of device 0.
 	openCUDA func(ctx context.Context) (quant.Backend, error)
+	// gpuInfo describes the GPU the CUDA backend runs on.
+	gpuInfo func(ctx context.Context, b quant.Backend) (gpuDescription, error)
+	// config are the kubeconfig flags of the cluster commands.
+	config *genericclioptions.ConfigFlags
 }
 
-func newApp(stdout, stderr io.Writer, stderrIsTerminal bool) *app {
+func newApp(name string, stdout, stderr io.Writer, stdin io.Reader, stderrIsTerminal bool) *app {
 	return &app{
-		stdout: stdout, stderr: stderr, stderrIsTerminal: stderrIsTerminal,
+		name: name, stdout: stdout, stderr: stderr, stdin: stdin, stderrIsTerminal: stderrIsTerminal,
 		cudaAvailable: cuda.Available,
 		openCUDA:      openCUDABackend,
+		gpuInfo:       describeGPU,
 	}
 }
 
@@ -58,6 +70,43 @@ func openCUDABackend(ctx context.Context) (quant.Backend, error) {
 	return b, nil
 }
 
+// gpuDescription names the GPU a local run used.
+type gpuDescription struct {
+	Product, UUID, Driver, CUDA string
+}
+
+// describeGPU names the device the CUDA backend b runs on: the CUDA driver
+// says the model, UUID and CUDA version, the kernel module its driver version.
+// (Not NVML: go-nvml leaves its symbols unresolved until the library is
+// loaded, and the kubeconfig flags link the plugin package, which makes the
+// binary bind every symbol at start.)
+func describeGPU(_ context.Context, b quant.Backend) (gpuDescription, error) {
+	gb, ok := b.(*gpu.Backend)
+	if !ok {
+		return gpuDescription{}, errors.New("not the CUDA backend")
+	}
+	info := gb.Device().Info()
+	d := gpuDescription{Product: info.Name, UUID: info.UUID, Driver: "unknown"}
+	if drv, err := cuda.Open(); err == nil {
+		d.CUDA = drv.VersionString()
+	}
+	if v, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
+		d.Driver = kernelModuleVersion(string(v))
+	}
+	return d, nil
+}
+
+// kernelModuleVersion is the version in /proc/driver/nvidia/version's first
+// line ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ...").
+func kernelModuleVersion(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	_, rest, ok := strings.Cut(line, "Kernel Module")
+	if f := strings.Fields(rest); ok && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
 // usageError marks errors that exit with exitUsage.
 type usageError struct{ err error }
 
@@ -66,45 +115,31 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-const usage = `kquantctl runs kquant's quantization engine without a cluster.
+// verdictError ends a run whose verdict is at least as bad as --fail-on.
+type verdictError struct{ verdict, reason string }
 
-Usage:
-  kquantctl run -f RECIPE.yaml -f JOB.yaml [--backend auto|reference|cuda] [-o table|json] [--dump-dir DIR]
-  kquantctl version
+func (e verdictError) Error() string {
+	return fmt.Sprintf("verdict %s (%s)", e.verdict, e.reason)
+}
 
-Run "kquantctl run --help" for the flags of run.
-`
-
+// main runs the command line args and returns the exit code.
 func (a *app) main(ctx context.Context, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(a.stderr, usage)
-		return exitUsage
-	}
-	var err error
-	switch args[0] {
-	case "version", "--version":
-		fmt.Fprintln(a.stdout, version.String("kquantctl"))
-		return exitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(a.stdout, usage)
-		return exitOK
-	case "run":
-		err = a.run(ctx, args[1:])
-	default:
-		fmt.Fprintf(a.stderr, "kquantctl: unknown command %q\n\n%s", args[0], usage)
-		return exitUsage
-	}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
 	var ue usageError
+	var ve verdictError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, errHelp):
-		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(a.stderr, "kquantctl: %v\n", err)
+	case errors.As(err, &ve):
+		fmt.Fprintf(a.stderr, "%s: %v\n", a.name, err)
+		return exitVerdict
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
+		fmt.Fprintf(a.stderr, "%s: %v\n", a.name, err)
 		return exitUsage
 	default:
-		fmt.Fprintf(a.stderr, "kquantctl: %v\n", err)
+		fmt.Fprintf(a.stderr, "%s: %v\n", a.name, err)
 		return exitError
 	}
 }

@@ -21,7 +21,7 @@ const repoRoot = "../.."
 // testApp is kquantctl with captured streams and no CUDA driver.
 func testApp() (*app, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
-	a := newApp(&out, &errOut, false)
+	a := newApp("kquantctl", &out, &errOut, strings.NewReader(""), false)
 	a.cudaAvailable = func() (bool, string) { return false, "no CUDA driver: libcuda.so.1: not found (test)" }
 	return a, &out, &errOut
 }
@@ -58,7 +58,9 @@ func TestRunEveryRecipeOnTheValidationSamples(t *testing.T) {
 			name := strings.TrimSuffix(filepath.Base(recipe), ".yaml") + "/" + strings.TrimSuffix(sample, ".yaml")
 			t.Run(name, func(t *testing.T) {
 				dir := t.TempDir()
-				code, out, errOut := runCmd(t, "run", "-f", recipe, "-f", filepath.Join(repoRoot, "config", "samples", sample),
+				// The whole catalog as a directory; --recipe picks one.
+				code, out, errOut := runCmd(t, "run", "-f", filepath.Join(repoRoot, "recipes"), "-f", filepath.Join(repoRoot, "config", "samples", sample),
+					"--recipe", strings.TrimSuffix(filepath.Base(recipe), ".yaml"), "--fail-on", "never",
 					"--backend", "reference", "-o", "json", "--dump-dir", dir)
 				if code != exitOK {
 					t.Fatalf("exit %d: %s", code, errOut)
@@ -114,7 +116,7 @@ func TestTableOutput(t *testing.T) {
 
 func TestBenchmarkOverridesShowCPUFigures(t *testing.T) {
 	code, out, errOut := runCmd(t, "run", "-f", filepath.Join(repoRoot, "recipes/fp8-current-scaling.yaml"), "-f", filepath.Join(repoRoot, "config/samples/validation-quantize.yaml"),
-		"--backend", "reference", "--iterations", "2", "--warmup", "0", "-o", "json")
+		"--recipe", "fp8-current-scaling", "--backend", "reference", "--iterations", "2", "--warmup", "0", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -200,7 +202,10 @@ func TestBadManifestsExit2NamingTheField(t *testing.T) {
 		{"bad level", goodRecipe, goodJob + "  level: Heroic\n", "spec.level"},
 		{"bad tolerance", goodRecipe, goodJob + "  tolerances: {minSNRdB: \"lots\"}\n", "spec.tolerances.minSNRdB"},
 		{"no job", goodRecipe, "", "no QuantJob"},
-		{"two recipes", goodRecipe, goodRecipe + "---\n" + goodJob, "a second QuantRecipe"},
+		{"two recipes of one name", goodRecipe, goodRecipe + "---\n" + goodJob, `a second QuantRecipe "mxfp8"`},
+		{"recipe not given", strings.Replace(goodRecipe, "name: mxfp8", "name: other", 1), goodJob, `spec.recipeRef.name "mxfp8" names no given QuantRecipe: the recipes given are other`},
+		{"malformed yaml", goodRecipe, goodJob + "  mode: [Benchmark\n", "line"},
+		{"no kind", goodRecipe, "metadata: {name: x}\n", "apiVersion and kind are required"},
 		{"other kind", goodRecipe, "apiVersion: v1\nkind: Pod\n", `apiVersion "v1"`},
 		{"not yaml", goodRecipe, "{{{", "job.yaml"},
 	}
@@ -256,7 +261,10 @@ func FuzzDecodeManifests(f *testing.F) {
 	f.Add([]byte(goodRecipe + "---\n" + goodJob))
 	f.Add([]byte("---\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := decodeManifests(splitDocuments("fuzz.yaml", data))
+		docs, err := splitDocuments("fuzz.yaml", bytes.NewReader(data))
+		if err == nil {
+			_, err = decodeManifests(docs, "")
+		}
 		if err != nil {
 			var ue usageError
 			if !errors.As(err, &ue) {
@@ -265,6 +273,7 @@ func FuzzDecodeManifests(f *testing.F) {
 			return
 		}
 		// What decodes must make a valid spec.
+		m, _ := decodeManifests(docs, "")
 		spec := m.spec()
 		if err := spec.Validate(); err != nil {
 			t.Fatalf("decoded manifests give an invalid spec: %v", err)

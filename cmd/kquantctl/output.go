@@ -27,7 +27,9 @@ type column struct {
 	value func(s *v1alpha1.ShapeResult) string
 }
 
-func writeTable(w io.Writer, m *manifests, spec bench.Spec, rep *bench.Report) error {
+// writeTable prints a local run; g names the GPU of a CUDA run (nil on the
+// reference backend, or when NVML could not say).
+func writeTable(w io.Writer, m *manifests, spec bench.Spec, rep *bench.Report, g *gpuDescription) error {
 	res := &rep.Results
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "RECIPE\t%s\t%s\n", m.recipe.Name, spec.RecipeKey)
@@ -38,6 +40,9 @@ func writeTable(w io.Writer, m *manifests, spec bench.Spec, rep *bench.Report) e
 		backendNote = "pure Go on the CPU; timings are CPU time per step, not GPU figures"
 	}
 	fmt.Fprintf(tw, "BACKEND\t%s\t%s\n", res.Backend, backendNote)
+	if g != nil {
+		fmt.Fprintf(tw, "GPU\t%s\t%s, driver %s, CUDA %s\n", g.Product, g.UUID, g.Driver, g.CUDA)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -4,79 +4,81 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
+	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/bench/dump"
 	"github.com/kquant/kquant/internal/quant"
 	"github.com/kquant/kquant/internal/quant/reference"
 )
 
-// errHelp ends a command that printed its help.
-var errHelp = errors.New("help requested")
-
-// runOptions are the flags of kquantctl run.
+// runOptions are the flags of run.
 type runOptions struct {
 	files       []string
+	recipe      string
+	recursive   bool
 	backend     string
 	output      string
 	dumpDir     string
+	failOn      string
 	maxElements int64
 	iterations  int32
 	warmup      int32
 }
 
-func (a *app) run(ctx context.Context, args []string) error {
+func (a *app) runCommand() *cobra.Command {
 	var o runOptions
-	fs := pflag.NewFlagSet("kquantctl run", pflag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	fs.StringArrayVarP(&o.files, "filename", "f", nil, "a QuantRecipe or QuantJob manifest (repeatable; - reads stdin); one of each is needed")
-	fs.StringVar(&o.backend, "backend", "auto", "auto (cuda when a CUDA driver is present, else reference), reference or cuda")
-	fs.StringVarP(&o.output, "output", "o", "table", "table or json (shaped like QuantRun.status.results)")
+	cmd := &cobra.Command{
+		Use:   "run -f RECIPES -f JOB.yaml [flags]",
+		Short: "Run a QuantJob locally: on this machine's GPU or the pure-Go reference backend",
+		Long: `run reads QuantRecipes and one QuantJob from files, directories (-R recurses)
+or stdin (-f -), and runs the job's recipe (spec.recipeRef) with the engine,
+without a cluster. It exits 3 when the verdict is at least as bad as --fail-on.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd, &o) },
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVarP(&o.files, "filename", "f", nil, "a manifest file, a directory of them, or - for stdin (repeatable); QuantRecipes and one QuantJob")
+	fs.StringVar(&o.recipe, "recipe", "", "run this QuantRecipe instead of the one the job's spec.recipeRef names")
+	fs.BoolVarP(&o.recursive, "recursive", "R", false, "process the directories of -f recursively")
+	oneOf(fs, cmd, &o.backend, "backend", "", "auto", "auto (cuda when a CUDA driver is present, else reference), reference or cuda", "auto", "reference", "cuda")
+	oneOf(fs, cmd, &o.output, "output", "o", "table", "table or json (shaped like QuantRun.status.results)", "table", "json")
+	oneOf(fs, cmd, &o.failOn, "fail-on", "", "fail", "exit 3 on this verdict or worse: fail, warn or never", "fail", "warn", "never")
 	fs.StringVar(&o.dumpDir, "dump-dir", "", "write each shape's input, codes, scales and dequantized tensor as .npy files under this directory")
 	fs.Int64Var(&o.maxElements, "max-elements", bench.DefaultMaxElements, "refuse shapes with more elements than this (host memory guard)")
 	fs.Int32Var(&o.iterations, "iterations", 0, "timed steps per shape, overriding the job's execution and level (0: the job's)")
 	fs.Int32Var(&o.warmup, "warmup", -1, "untimed steps per shape, overriding the job's execution and level (-1: the job's)")
-	fs.Usage = func() {
-		fmt.Fprintf(a.stderr, "Usage: kquantctl run -f RECIPE.yaml -f JOB.yaml [flags]\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("run takes no arguments, got %q (manifests go with -f)", fs.Args())
-	}
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	return cmd
+}
+
+func (a *app) run(cmd *cobra.Command, o *runOptions) error {
+	ctx := cmd.Context()
 	if o.output != "table" && o.output != "json" {
 		return usagef("-o %q: want table or json", o.output)
 	}
+	if o.failOn != "fail" && o.failOn != "warn" && o.failOn != "never" {
+		return usagef("--fail-on %q: want fail, warn or never", o.failOn)
+	}
 	if len(o.files) == 0 {
-		return usagef("no manifests; use -f RECIPE.yaml -f JOB.yaml")
+		return usagef("no manifests; use -f RECIPE.yaml -f JOB.yaml (or -f recipes/ -f JOB.yaml)")
 	}
-	docs, err := readManifests(o.files, func() ([]byte, error) { return io.ReadAll(os.Stdin) })
+	docs, err := readManifests(o.files, o.recursive, a.stdin)
 	if err != nil {
 		return err
 	}
-	m, err := decodeManifests(docs)
+	m, err := decodeManifests(docs, o.recipe)
 	if err != nil {
 		return err
-	}
-	if ref := m.job.Spec.RecipeRef.Name; ref != "" && ref != m.recipe.Name {
-		// kquantctl runs the recipe it is given: trying one job with every
-		// recipe is the point of a local run. Say so, since the cluster would not.
-		fmt.Fprintf(a.stderr, "kquantctl: note: %s refers to recipe %q; running %q from %s\n", m.jobSource, ref, m.recipe.Name, m.recipeSource)
 	}
 	// Overrides go into the job before validation, so that their bounds
 	// are checked as the job's own would be.
-	if fs.Changed("iterations") {
+	if cmd.Flags().Changed("iterations") {
 		m.job.Spec.Execution.Iterations = &o.iterations
 	}
-	if fs.Changed("warmup") {
+	if cmd.Flags().Changed("warmup") {
 		m.job.Spec.Execution.Warmup = &o.warmup
 	}
 	spec := m.spec()
@@ -88,9 +90,9 @@ func (a *app) run(ctx context.Context, args []string) error {
 		return err
 	}
 	e := &bench.Engine{Backend: backend, MaxElements: o.maxElements}
-	var prog *progressLine
+	var prog *progressBar
 	if a.stderrIsTerminal {
-		prog = &progressLine{w: a.stderr}
+		prog = &progressBar{w: a.stderr}
 		e.Progress = prog.update
 	}
 	if o.dumpDir != "" {
@@ -109,9 +111,31 @@ func (a *app) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if o.output == "json" {
-		return writeJSON(a.stdout, &rep.Results)
+		err = writeJSON(a.stdout, &rep.Results)
+	} else {
+		var g *gpuDescription
+		if rep.Results.Backend == string(v1alpha1.BackendCUDA) {
+			if d, derr := a.gpuInfo(ctx, backend); derr == nil {
+				g = &d
+			} else {
+				fmt.Fprintf(a.stderr, "%s: note: cannot name the GPU: %v\n", a.name, derr)
+			}
+		}
+		err = writeTable(a.stdout, m, spec, rep, g)
 	}
-	return writeTable(a.stdout, m, spec, rep)
+	if err != nil {
+		return err
+	}
+	return failOn(o.failOn, rep.Results.Verdict, rep.Results.Reason)
+}
+
+// failOn is a verdictError when v is at least as bad as the --fail-on level.
+func failOn(level string, v v1alpha1.Verdict, reason string) error {
+	bad := v == v1alpha1.VerdictFail && level != "never" || v == v1alpha1.VerdictWarn && level == "warn"
+	if bad {
+		return verdictError{verdict: string(v), reason: reason}
+	}
+	return nil
 }
 
 // selectBackend opens the backend the --backend flag names.
@@ -134,7 +158,7 @@ func (a *app) selectBackend(ctx context.Context, name string) (quant.Backend, er
 		}
 		b, err := a.openCUDA(ctx)
 		if err != nil {
-			fmt.Fprintf(a.stderr, "kquantctl: note: a CUDA driver is present but %v; using the reference backend\n", err)
+			fmt.Fprintf(a.stderr, "%s: note: a CUDA driver is present but %v; using the reference backend\n", a.name, err)
 			return reference.New(), nil
 		}
 		return b, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
@@ -26,6 +27,8 @@ const (
 	JobRecipeKey = "spec.recipeRef.name"
 	// JobPhaseKey indexes QuantJobs by status.phase, an unset phase as Pending.
 	JobPhaseKey = "status.phase"
+	// JobCronJobKey indexes QuantJobs by the QuantCronJob that controls them.
+	JobCronJobKey = "quantjob.cronjob"
 )
 
 // RunJob extracts RunJobKey.
@@ -95,6 +98,15 @@ func JobPhase(obj client.Object) []string {
 	return []string{string(job.Status.Phase)}
 }
 
+// JobCronJob extracts JobCronJobKey.
+func JobCronJob(obj client.Object) []string {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil || owner.Kind != "QuantCronJob" || owner.APIVersion != kquantv1alpha1.GroupVersion.String() {
+		return nil
+	}
+	return []string{owner.Name}
+}
+
 // Setup registers every index with indexer (the manager's field indexer).
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	indexes := []struct {
@@ -108,6 +120,7 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 		{&kquantv1alpha1.QuantRun{}, RunPhaseKey, RunPhase},
 		{&kquantv1alpha1.QuantJob{}, JobRecipeKey, JobRecipe},
 		{&kquantv1alpha1.QuantJob{}, JobPhaseKey, JobPhase},
+		{&kquantv1alpha1.QuantJob{}, JobCronJobKey, JobCronJob},
 	}
 	for _, ix := range indexes {
 		if err := indexer.IndexField(ctx, ix.obj, ix.key, ix.extract); err != nil {

@@ -3,6 +3,7 @@ package nodelabels
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/scheduling"
@@ -93,4 +94,25 @@ func Changes(current, desired map[string]string) map[string]any {
 		}
 	}
 	return out
+}
+
+// Families are the recipe families, sorted: fp8, fp8-block, mxfp8, nvfp4.
+func Families() []string {
+	var out []string
+	for _, label := range slices.Sorted(maps.Keys(labelSchemes())) {
+		out = append(out, strings.TrimPrefix(label, "kquant.dev/"))
+	}
+	return out
+}
+
+// Family is the recipe family of scheme: the part of its support label after
+// "kquant.dev/" (fp8, fp8-block, mxfp8, nvfp4), or "" for an unknown scheme.
+// The gate controller names its labels after it.
+func Family(scheme kquantv1alpha1.Scheme) string {
+	for label, schemes := range labelSchemes() {
+		if slices.Contains(schemes, scheme) {
+			return strings.TrimPrefix(label, "kquant.dev/")
+		}
+	}
+	return ""
 }

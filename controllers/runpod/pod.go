@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/quantrun"
 )
 
@@ -146,7 +147,8 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 			EnableServiceLinks:           ptr.To(false),
 			PriorityClassName:            cfg.PriorityClassName,
 			Affinity:                     nodeAffinity(run.Spec.NodeName),
-			Tolerations:                  append([]corev1.Toleration(nil), cfg.Tolerations...),
+			// Gated nodes stay open to validation: a later pass clears the gate.
+			Tolerations: append(append([]corev1.Toleration(nil), cfg.Tolerations...), gate.Tolerations()...),
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot:   ptr.To(true),
 				RunAsUser:      ptr.To(runAsUser),

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/test/builders"
 )
 
@@ -67,7 +68,7 @@ func TestBuildDevicePluginPod(t *testing.T) {
 					MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu-node-1"}}},
 				}}},
 			}},
-			Tolerations: cfg.Tolerations,
+			Tolerations: append(cfg.Tolerations, gate.Tolerations()...),
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},

@@ -23,6 +23,8 @@ const (
 type DeviceInfo struct {
 	Ordinal int
 	Name    string
+	// UUID is the device's UUID as NVML and nvidia-smi write it ("GPU-...").
+	UUID string
 	// Major and Minor are the compute capability (9.0 for Hopper).
 	Major, Minor int
 	// SMs is the number of multiprocessors.
@@ -113,6 +115,11 @@ func queryInfo(l *lib, h int32, ordinal int) (DeviceInfo, error) {
 	if err := l.check(r, "cuDeviceGetName"); err != nil {
 		return info, err
 	}
+	u, r := l.deviceUUID(h)
+	if err := l.check(r, "cuDeviceGetUuid"); err != nil {
+		return info, err
+	}
+	info.UUID = fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 	info.TotalMemBytes, r = l.deviceTotalMem(h)
 	if err := l.check(r, "cuDeviceTotalMem_v2"); err != nil {
 		return info, err

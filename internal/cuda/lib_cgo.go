@@ -28,6 +28,7 @@ typedef struct {
 	kq_res (*cuDeviceGet)(int *, int);
 	kq_res (*cuDeviceGetAttribute)(int *, int, int);
 	kq_res (*cuDeviceGetName)(char *, int, int);
+	kq_res (*cuDeviceGetUuid)(unsigned char *, int);
 	kq_res (*cuDeviceTotalMem)(size_t *, int);
 	kq_res (*cuDevicePrimaryCtxRetain)(void **, int);
 	kq_res (*cuDevicePrimaryCtxRelease)(int);
@@ -93,6 +94,7 @@ static int kq_open(kq_lib *l, char *err, size_t errlen) {
 	KQ_LOAD(cuDeviceGet, "cuDeviceGet", NULL);
 	KQ_LOAD(cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL);
 	KQ_LOAD(cuDeviceGetName, "cuDeviceGetName", NULL);
+	KQ_LOAD(cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
 	KQ_LOAD(cuDeviceTotalMem, "cuDeviceTotalMem_v2", NULL);
 	KQ_LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL);
 	KQ_LOAD(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
@@ -139,6 +141,7 @@ static kq_res kq_device_count(kq_lib *l, int *n) { return l->cuDeviceGetCount(n)
 static kq_res kq_device_get(kq_lib *l, int *d, int ord) { return l->cuDeviceGet(d, ord); }
 static kq_res kq_device_attr(kq_lib *l, int *v, int attr, int d) { return l->cuDeviceGetAttribute(v, attr, d); }
 static kq_res kq_device_name(kq_lib *l, char *name, int len, int d) { return l->cuDeviceGetName(name, len, d); }
+static kq_res kq_device_uuid(kq_lib *l, unsigned char *u, int d) { return l->cuDeviceGetUuid(u, d); }
 static kq_res kq_device_mem(kq_lib *l, size_t *b, int d) { return l->cuDeviceTotalMem(b, d); }
 static kq_res kq_ctx_retain(kq_lib *l, void **c, int d) { return l->cuDevicePrimaryCtxRetain(c, d); }
 static kq_res kq_ctx_release(kq_lib *l, int d) { return l->cuDevicePrimaryCtxRelease(d); }
@@ -278,6 +281,16 @@ func (l *lib) deviceName(dev int32) (string, result) {
 	var name [256]C.char
 	r := C.kq_device_name(l.t, &name[0], C.int(len(name)), C.int(dev))
 	return C.GoString(&name[0]), result(r)
+}
+
+func (l *lib) deviceUUID(dev int32) ([16]byte, result) {
+	var u [16]C.uchar
+	r := C.kq_device_uuid(l.t, &u[0], C.int(dev))
+	var out [16]byte
+	for i := range u {
+		out[i] = byte(u[i])
+	}
+	return out, result(r)
 }
 
 func (l *lib) deviceTotalMem(dev int32) (uint64, result) {

@@ -26,6 +26,7 @@ func (*lib) deviceCount() (int, result)                          { return 0, err
 func (*lib) deviceGet(int) (int32, result)                       { return 0, errNoCgo }
 func (*lib) deviceAttr(int, int32) (int, result)                 { return 0, errNoCgo }
 func (*lib) deviceName(int32) (string, result)                   { return "", errNoCgo }
+func (*lib) deviceUUID(int32) ([16]byte, result)                 { return [16]byte{}, errNoCgo }
 func (*lib) deviceTotalMem(int32) (uint64, result)               { return 0, errNoCgo }
 func (*lib) primaryCtxRetain(int32) (uintptr, result)            { return 0, errNoCgo }
 func (*lib) primaryCtxRelease(int32) result                      { return errNoCgo }

@@ -110,6 +110,17 @@ spec:
   recipeRef: {name: mxfp8}
 `
 
+const validCronJob = `
+apiVersion: kquant.dev/v1alpha1
+kind: QuantCronJob
+metadata: {name: c}
+spec:
+  jobTemplate:
+    spec:
+      recipeRef: {name: mxfp8}
+      workload: {shapes: [{rows: 1, cols: 1}]}
+`
+
 func TestInvalidManifestsAreRefused(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -168,6 +179,11 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"negative backoffLimit", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  backoffLimit: -1\n", "spec.backoffLimit"},
 		{"zero activeDeadlineSeconds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: 0\n", "spec.activeDeadlineSeconds"},
 		{"negative ttlSecondsAfterFinished", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  ttlSecondsAfterFinished: -5\n", "spec.ttlSecondsAfterFinished"},
+		{"gate without label or taint", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {label: false}\n", "spec.gate"},
+		{"gate with an unknown taint effect", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {taint: Evict}\n", "spec.gate.taint"},
+		{"cronjob without schedule or trigger", validCronJob, "spec"},
+		{"cronjob with unknown concurrency policy", validCronJob + "  schedule: \"@daily\"\n  concurrencyPolicy: Sometimes\n", "spec.concurrencyPolicy"},
+		{"cronjob with negative starting deadline", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: -1\n", "spec.startingDeadlineSeconds"},
 	}
 	ns := newNamespace(t)
 	for _, tc := range cases {

@@ -2,6 +2,7 @@ package builders
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,6 +157,13 @@ func (w *QuantJobWrapper) TTLAfterFinished(d time.Duration) *QuantJobWrapper {
 // MinSNRdB sets tolerances.minSNRdB.
 func (w *QuantJobWrapper) MinSNRdB(db string) *QuantJobWrapper {
 	w.Spec.Tolerances.MinSNRdB = db
+	return w
+}
+
+// Gate sets spec.gate: the failing-node label and/or a taint of effect taint
+// ("" for none).
+func (w *QuantJobWrapper) Gate(label bool, taint corev1.TaintEffect) *QuantJobWrapper {
+	w.Spec.Gate = &kquantv1alpha1.Gate{Label: label, Taint: taint}
 	return w
 }
 

@@ -1,6 +1,8 @@
 package builders
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -83,6 +85,19 @@ func SyntheticResults(bandwidthGBps, eagerMicros, graphMicros, snrDB string, v k
 		Verdict:     v,
 		Reason:      reason,
 	}
+}
+
+// Completed sets phase Succeeded and the completion time.
+func (w *QuantRunWrapper) Completed(t time.Time) *QuantRunWrapper {
+	w.Status.Phase = kquantv1alpha1.RunPhaseSucceeded
+	w.Status.CompletionTime = &metav1.Time{Time: t}
+	return w
+}
+
+// Scheme sets the snapshot's recipe scheme.
+func (w *QuantRunWrapper) Scheme(s kquantv1alpha1.Scheme) *QuantRunWrapper {
+	w.Spec.Recipe.Spec.Scheme = s
+	return w
 }
 
 // Obj returns the run.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kquant/kquant/test/testenv"
 )
 
 const chartDir = "charts/kquant"
@@ -470,8 +472,12 @@ func TestKustomizeDryRun(t *testing.T) {
 			crds = append(crds, o.GetName())
 		}
 	}
-	if len(crds) != 5 {
-		t.Errorf("config/default has CRDs %v, want the 5 of config/crd/bases", crds)
+	bases, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crds) != len(bases) {
+		t.Errorf("config/default has CRDs %v, want the %d of config/crd/bases", crds, len(bases))
 	}
 
 	km, hm := byKey(kobjs), byKey(hobjs)

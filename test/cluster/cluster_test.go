@@ -39,6 +39,7 @@ func TestCluster(t *testing.T) {
 		{"jobs from recipes and samples succeed", jobsSucceed},
 		{"an agent pod deleted mid-run loses nothing", agentPodDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
+		{"a failing gated validation keeps training away; a passing one lets it back", gatesKeepTrainingAway},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
 		{"helm uninstall removes what the chart made", helmUninstall},

@@ -34,6 +34,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.DelayedScalingOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Execution"):
 		return &apiv1alpha1.ExecutionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Gate"):
+		return &apiv1alpha1.GateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPU"):
 		return &apiv1alpha1.GPUApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPUAllocation"):
@@ -52,6 +54,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.JobSummaryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MXFP8Options"):
 		return &apiv1alpha1.MXFP8OptionsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NodeDriver"):
+		return &apiv1alpha1.NodeDriverApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NVFP4Options"):
 		return &apiv1alpha1.NVFP4OptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Outlier"):
@@ -62,12 +66,22 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.PerformanceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Placement"):
 		return &apiv1alpha1.PlacementApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantCronJob"):
+		return &apiv1alpha1.QuantCronJobApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantCronJobSpec"):
+		return &apiv1alpha1.QuantCronJobSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantCronJobStatus"):
+		return &apiv1alpha1.QuantCronJobStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantJob"):
 		return &apiv1alpha1.QuantJobApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantJobSpec"):
 		return &apiv1alpha1.QuantJobSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantJobStatus"):
 		return &apiv1alpha1.QuantJobStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantJobTemplate"):
+		return &apiv1alpha1.QuantJobTemplateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantJobTemplateMetadata"):
+		return &apiv1alpha1.QuantJobTemplateMetadataApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantRecipe"):
 		return &apiv1alpha1.QuantRecipeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantRecipeSpec"):
@@ -100,6 +114,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.StatApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Tolerances"):
 		return &apiv1alpha1.TolerancesApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Triggers"):
+		return &apiv1alpha1.TriggersApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VerdictCounts"):
 		return &apiv1alpha1.VerdictCountsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Workload"):

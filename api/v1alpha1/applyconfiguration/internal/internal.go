@@ -113,6 +113,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.QuantRecipeStatus
+- name: com.github.kquant.kquant.api.v1alpha1.ConcurrencyPolicy
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.CurrentScalingOptions
   map:
     fields:
@@ -292,6 +294,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: simulated
       type:
         scalar: boolean
+- name: com.github.kquant.kquant.api.v1alpha1.Gate
+  map:
+    fields:
+    - name: label
+      type:
+        scalar: boolean
+    - name: taint
+      type:
+        namedType: io.k8s.api.core.v1.TaintEffect
 - name: com.github.kquant.kquant.api.v1alpha1.GraphMode
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.GraphResult
@@ -397,6 +408,18 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: boolean
       default: true
+- name: com.github.kquant.kquant.api.v1alpha1.NodeDriver
+  map:
+    fields:
+    - name: cudaDriverVersion
+      type:
+        scalar: string
+    - name: driverVersion
+      type:
+        scalar: string
+    - name: nodeName
+      type:
+        scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Number
   scalar: numeric
 - name: com.github.kquant.kquant.api.v1alpha1.Operation
@@ -480,6 +503,80 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: boolean
 - name: com.github.kquant.kquant.api.v1alpha1.PlacementPolicy
   scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.QuantCronJob
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantCronJobSpec
+    - name: status
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantCronJobStatus
+- name: com.github.kquant.kquant.api.v1alpha1.QuantCronJobSpec
+  map:
+    fields:
+    - name: concurrencyPolicy
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.ConcurrencyPolicy
+      default: Forbid
+    - name: failedJobsHistoryLimit
+      type:
+        scalar: numeric
+      default: 1
+    - name: jobTemplate
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantJobTemplate
+    - name: schedule
+      type:
+        scalar: string
+    - name: startingDeadlineSeconds
+      type:
+        scalar: numeric
+    - name: successfulJobsHistoryLimit
+      type:
+        scalar: numeric
+      default: 3
+    - name: suspend
+      type:
+        scalar: boolean
+    - name: timeZone
+      type:
+        scalar: string
+    - name: triggers
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Triggers
+- name: com.github.kquant.kquant.api.v1alpha1.QuantCronJobStatus
+  map:
+    fields:
+    - name: active
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: lastScheduleTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastSuccessfulTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: nodeDrivers
+      type:
+        list:
+          elementType:
+            namedType: com.github.kquant.kquant.api.v1alpha1.NodeDriver
+          elementRelationship: associative
+          keys:
+          - nodeName
 - name: com.github.kquant.kquant.api.v1alpha1.QuantJob
   map:
     fields:
@@ -512,6 +609,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Execution
       default: {}
+    - name: gate
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Gate
     - name: level
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Level
@@ -580,6 +680,28 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: total
       type:
         scalar: numeric
+- name: com.github.kquant.kquant.api.v1alpha1.QuantJobTemplate
+  map:
+    fields:
+    - name: metadata
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantJobTemplateMetadata
+    - name: spec
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantJobSpec
+- name: com.github.kquant.kquant.api.v1alpha1.QuantJobTemplateMetadata
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.QuantRecipe
   map:
     fields:
@@ -910,6 +1032,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: requireBitExact
       type:
         scalar: boolean
+- name: com.github.kquant.kquant.api.v1alpha1.Triggers
+  map:
+    fields:
+    - name: driverChange
+      type:
+        scalar: boolean
 - name: com.github.kquant.kquant.api.v1alpha1.Usage
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.Verdict
@@ -964,6 +1092,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Usage
       default: Both
+- name: io.k8s.api.core.v1.TaintEffect
+  scalar: string
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
   map:
     fields:

@@ -37,6 +37,11 @@ type QuantJobSpecApplyConfiguration struct {
 	// ttlSecondsAfterFinished deletes the job and its runs this long after it
 	// finished.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// gate, when set on a Validation job, marks the nodes it validates: a node
+	// with a GPU whose latest gated run of a recipe family has verdict Fail gets
+	// the label gate.kquant.dev/<family>=failed and/or the taint of the same key;
+	// both are removed when a later gated validation of that family passes there.
+	Gate *GateApplyConfiguration `json:"gate,omitempty"`
 }
 
 // QuantJobSpecApplyConfiguration constructs a declarative configuration of the QuantJobSpec type for use with
@@ -122,5 +127,13 @@ func (b *QuantJobSpecApplyConfiguration) WithActiveDeadlineSeconds(value int64) 
 // If called multiple times, the TTLSecondsAfterFinished field is set to the value of the last call.
 func (b *QuantJobSpecApplyConfiguration) WithTTLSecondsAfterFinished(value int32) *QuantJobSpecApplyConfiguration {
 	b.TTLSecondsAfterFinished = &value
+	return b
+}
+
+// WithGate sets the Gate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Gate field is set to the value of the last call.
+func (b *QuantJobSpecApplyConfiguration) WithGate(value *GateApplyConfiguration) *QuantJobSpecApplyConfiguration {
+	b.Gate = value
 	return b
 }

@@ -1,0 +1,5 @@
+// Package crd embeds kquant's generated CustomResourceDefinitions
+// (bases/*.yaml, written by `make manifests`), so that programs without an
+// API server can apply exactly the defaults the API server applies: the
+// structural schema is the one owner of every default.
+package crd
