@@ -316,6 +316,11 @@ type QuantJobStatus struct {
 	// failed is the number of failed run attempts, retried or not.
 	// +optional
 	Failed int32 `json:"failed"`
+	// waitingForGPU is the number of runs that wait because the GPUs they
+	// may use are allocated to other pods (their reason is WaitingForGPU):
+	// kquant never runs beside another workload, it waits for a free GPU.
+	// +optional
+	WaitingForGPU int32 `json:"waitingForGPU,omitempty"`
 	// progress is "succeeded/total", for kubectl get.
 	// +optional
 	Progress string `json:"progress,omitempty"`
@@ -349,6 +354,7 @@ type QuantJobStatus struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Waiting-GPU",type=integer,JSONPath=`.status.waitingForGPU`
 // +kubebuilder:printcolumn:name="GB/s",type=string,JSONPath=`.status.summary.bandwidthGBps.median`,priority=1
 // +kubebuilder:printcolumn:name="Eager-µs",type=string,JSONPath=`.status.summary.hostEagerMicros.median`,priority=1
 // +kubebuilder:printcolumn:name="Graph-µs",type=string,JSONPath=`.status.summary.hostGraphMicros.median`,priority=1

@@ -37,6 +37,8 @@ type flags struct {
 	workers int
 	// pprofAddr serves net/http/pprof, for profiling at scale; "0" is off.
 	pprofAddr string
+	// runPods are the run-pod settings.
+	runPods runPodFlags
 }
 
 // DefaultWorkers is --max-concurrent-reconciles' default. A burst of one-run
@@ -74,6 +76,7 @@ func run() error {
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
+	f.runPods.addFlags(fs)
 	var logOpts logging.Options
 	logOpts.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -124,7 +127,12 @@ func runManager(ctx context.Context, f flags) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if err := controllers.SetupControllers(ctx, mgr, controllers.Options{LeaseNamespace: f.leaseNamespace}); err != nil {
+	opts, err := f.runPods.options()
+	if err != nil {
+		return err
+	}
+	opts.LeaseNamespace = f.leaseNamespace
+	if err := controllers.SetupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -139,7 +147,8 @@ func runManager(ctx context.Context, f flags) error {
 	}); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
-	log.Info("Starting manager", "version", version.Version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect)
+	log.Info("Starting manager", "version", version.Version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect,
+		"gpuAllocation", f.runPods.allocation)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -94,6 +94,18 @@ func (r *Reconciler) retry(ctx context.Context, job *kquantv1alpha1.QuantJob, ru
 		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Retrying", "Retry", "run %s failed (%s); created %s to run elsewhere",
 			prev.Name, prev.Status.Reason, run.Name)
 	}
+	for _, i := range uncoveredSlots(job, slots) {
+		prev := slots[i].latest
+		next := newRun(job, i, int(prev.Spec.Attempt)+1, prev.Spec.Recipe,
+			prev.Annotations[quantrun.AnnotationTargetNode], prev.Annotations[quantrun.AnnotationTargetGPU], nil, nil)
+		run, err := r.createRun(ctx, job, next)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, *run)
+		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Rerun", "Retry", "run %s executed on GPU %s, which another run covered, not on its target %s; created %s for the target",
+			prev.Name, quantrun.ExecutedGPU(prev), prev.Annotations[quantrun.AnnotationTargetGPU], run.Name)
+	}
 	return runs, nil
 }
 

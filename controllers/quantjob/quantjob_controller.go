@@ -158,6 +158,10 @@ func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1al
 	if sched != nil && sched.Reason == kquantv1alpha1.ReasonRecipeNotFound && (oldSched == nil || oldSched.Reason != sched.Reason) {
 		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, sched.Reason, "ResolveRecipe", "%s", sched.Message)
 	}
+	if old.Status.WaitingForGPU == 0 && job.Status.WaitingForGPU > 0 {
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, kquantv1alpha1.RunReasonWaitingForGPU, "Schedule",
+			"%d runs wait for GPUs that other pods hold; they start as the GPUs become free", job.Status.WaitingForGPU)
+	}
 	if old.Status.Phase == job.Status.Phase {
 		return
 	}

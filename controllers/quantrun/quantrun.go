@@ -34,6 +34,10 @@ const (
 	AnnotationBindTime = kquantv1alpha1.AnnotationBindTime
 )
 
+// LabelKueueQueue names a Kueue LocalQueue: on a QuantJob, the queue of its
+// run pods; copied to its runs and from them to the run pods.
+const LabelKueueQueue = "kueue.x-k8s.io/queue-name"
+
 // maxNameLength is the longest object name the API server takes.
 const maxNameLength = 253
 
@@ -106,4 +110,14 @@ func SplitList(v string) []string {
 		return nil
 	}
 	return strings.Split(v, ",")
+}
+
+// ExecutedGPU is the GPU run executed on: the one its run pod got from the
+// kubelet (status.allocatedGPU), which under the device plugin may differ
+// from the bound spec.gpuUUID; the bound GPU when the run has not said.
+func ExecutedGPU(run *kquantv1alpha1.QuantRun) string {
+	if a := run.Status.AllocatedGPU; a != nil && a.UUID != "" {
+		return a.UUID
+	}
+	return run.Spec.GPUUUID
 }
