@@ -3,7 +3,7 @@
 # cannot read files outside its own directory: the CRDs (config/crd/bases ->
 # charts/kquant/crds) and the RBAC roles from the kubebuilder markers
 # (config/rbac/{manager,agent}_role.yaml -> charts/kquant/files/rbac) and the
-# agents' admission policy (config/policy -> charts/kquant/files/policy). test/chart
+# agents' and run pods' admission policies (config/policy -> charts/kquant/files/policy). test/chart
 # fails while the copies differ.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,4 +20,4 @@ for role in manager agent; do
   fi
 done
 mkdir -p "$CHART/files/policy"
-cp "$ROOT/config/policy/agent-node-restriction.yaml" "$CHART/files/policy/"
+cp "$ROOT/config/policy/agent-node-restriction.yaml" "$ROOT/config/policy/run-pod-restriction.yaml" "$CHART/files/policy/"
