@@ -94,10 +94,11 @@ func TestChartCopiesMatchGenerated(t *testing.T) {
 			t.Errorf("charts/kquant/crds/%s differs from config/crd/bases; run `make chart-sync`", filepath.Base(p))
 		}
 	}
-	policy := "agent-node-restriction.yaml"
-	want, _ := os.ReadFile(filepath.Join(tl.root, "config/policy", policy))
-	if got, err := os.ReadFile(filepath.Join(tl.root, chartDir, "files/policy", policy)); err != nil || !bytes.Equal(want, got) {
-		t.Errorf("charts/kquant/files/policy/%s differs from config/policy/%s; run `make chart-sync`", policy, policy)
+	for _, policy := range []string{"agent-node-restriction.yaml", "run-pod-restriction.yaml"} {
+		want, _ := os.ReadFile(filepath.Join(tl.root, "config/policy", policy))
+		if got, err := os.ReadFile(filepath.Join(tl.root, chartDir, "files/policy", policy)); err != nil || !bytes.Equal(want, got) {
+			t.Errorf("charts/kquant/files/policy/%s differs from config/policy/%s; run `make chart-sync`", policy, policy)
+		}
 	}
 	for _, role := range []string{"manager", "agent"} {
 		src := filepath.Join(tl.root, "config/rbac", role+"_role.yaml")
@@ -143,10 +144,12 @@ func TestHelmTemplateDryRun(t *testing.T) {
 			want: []string{
 				"ClusterRole/kquant-agent",
 				"ClusterRole/kquant-manager",
+				"ClusterRole/kquant-run",
 				"ClusterRoleBinding/kquant-agent",
 				"ClusterRoleBinding/kquant-manager",
 				"DaemonSet/kquant-system/kquant-agent",
 				"Deployment/kquant-system/kquant-manager",
+				"PriorityClass/kquant-run",
 				"Role/kquant-system/kquant-leader-election",
 				"RoleBinding/kquant-system/kquant-leader-election",
 				"Service/kquant-system/kquant-agent-metrics",
@@ -154,7 +157,9 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceAccount/kquant-system/kquant-agent",
 				"ServiceAccount/kquant-system/kquant-manager",
 				"ValidatingAdmissionPolicy/kquant-agent-node-restriction",
+				"ValidatingAdmissionPolicy/kquant-run-pod-restriction",
 				"ValidatingAdmissionPolicyBinding/kquant-agent-node-restriction",
+				"ValidatingAdmissionPolicyBinding/kquant-run-pod-restriction",
 			},
 		},
 		{
@@ -164,6 +169,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/gpu-quant-agent",
 				"ClusterRole/gpu-quant-crd-upgrade",
 				"ClusterRole/gpu-quant-manager",
+				"ClusterRole/gpu-quant-run",
 				"ClusterRoleBinding/gpu-quant-agent",
 				"ClusterRoleBinding/gpu-quant-crd-upgrade",
 				"ClusterRoleBinding/gpu-quant-manager",
@@ -180,7 +186,9 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceMonitor/gpu-ops/gpu-quant-agent",
 				"ServiceMonitor/gpu-ops/gpu-quant-manager",
 				"ValidatingAdmissionPolicy/gpu-quant-agent-node-restriction",
+				"ValidatingAdmissionPolicy/gpu-quant-run-pod-restriction",
 				"ValidatingAdmissionPolicyBinding/gpu-quant-agent-node-restriction",
+				"ValidatingAdmissionPolicyBinding/gpu-quant-run-pod-restriction",
 			},
 		},
 		{
@@ -188,9 +196,13 @@ func TestHelmTemplateDryRun(t *testing.T) {
 			args: []string{"--set", "agent.enabled=false", "--set", "manager.leaderElection.enabled=false", "--set", "manager.metrics.service.enabled=false"},
 			want: []string{
 				"ClusterRole/kq-kquant-manager",
+				"ClusterRole/kq-kquant-run",
 				"ClusterRoleBinding/kq-kquant-manager",
 				"Deployment/minimal/kq-kquant-manager",
+				"PriorityClass/kquant-run",
 				"ServiceAccount/minimal/kq-kquant-manager",
+				"ValidatingAdmissionPolicy/kq-kquant-run-pod-restriction",
+				"ValidatingAdmissionPolicyBinding/kq-kquant-run-pod-restriction",
 			},
 		},
 	} {
@@ -285,6 +297,22 @@ func TestHelmTemplateDefaults(t *testing.T) {
 	}
 	if args := fmt.Sprint(manager["args"]); !strings.Contains(args, "--leader-elect=true") {
 		t.Errorf("manager args %s lack --leader-elect=true", args)
+	}
+	// The safe mode by default: runs in run pods that ask the device plugin
+	// for their GPU, started from the agent image.
+	agentImage := fmt.Sprint(agent["image"])
+	for _, want := range []string{"--gpu-allocation=DevicePlugin", "--run-image=" + agentImage, "--run-cluster-role=kquant-run", "--allow-shared-gpus=false"} {
+		if args := fmt.Sprint(manager["args"]); !strings.Contains(args, want) {
+			t.Errorf("manager args %s lack %s", args, want)
+		}
+	}
+	if cr := m["ClusterRole/kquant-run"]; cr == nil {
+		t.Error("no ClusterRole/kquant-run for the run pods")
+	} else {
+		got, _, _ := unstructured.NestedSlice(cr.Object, "rules")
+		if diff := cmp.Diff(readGeneratedRules(t, filepath.Join(tl.root, "config/rbac/run_role.yaml")), got); diff != "" {
+			t.Errorf("ClusterRole/kquant-run rules differ from config/rbac/run_role.yaml (-config +chart):\n%s", diff)
+		}
 	}
 
 	for _, role := range []string{"manager", "agent"} {
