@@ -57,6 +57,7 @@ const BindWriters = 16
 // guarded by mu.
 type Reconciler struct {
 	client         client.Client
+	reader         client.Reader
 	recorder       events.EventRecorder
 	clock          clock.PassiveClock
 	metrics        *metrics.Metrics
@@ -82,7 +83,7 @@ type Options struct {
 
 // New returns a Reconciler.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, m *metrics.Metrics, leaseNamespace string, opts Options) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace, opts: opts,
+	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace, opts: opts,
 		assumed: map[types.NamespacedName]assumption{}}
 }
 
@@ -391,8 +392,7 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	}
 	r.assume(client.ObjectKeyFromObject(run), assumption{job: jobKey(run), gpu: gpu})
 	if run.Status.Reason == kquantv1alpha1.RunReasonWaitingForGPU {
-		// It waited for a GPU and has one: the wait is over.
-		if err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{Phase: kquantv1alpha1.RunPhasePending}); err != nil {
+		if err := r.clearWait(ctx, run); err != nil {
 			return err
 		}
 	}
@@ -405,6 +405,8 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 // SetupWithManager registers the controller: every relevant change anywhere
 // maps to the one binding pass, and the queue folds bursts into one pass.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// A just-bound run's status is re-read from the API server itself (clearWait).
+	r.reader = mgr.GetAPIReader()
 	pass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: passName}}}
 	})

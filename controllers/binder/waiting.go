@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
@@ -17,8 +21,8 @@ import (
 	"github.com/kquant/kquant/internal/logging"
 )
 
-// wait is a run left unbound because other pods hold the GPUs it may use.
-type wait struct {
+// waiting is a run left unbound because other pods hold the GPUs it may use.
+type waiting struct {
 	run     string
 	message string
 }
@@ -29,7 +33,7 @@ type wait struct {
 // its target node). Runs held back by their job's maxParallel, or waiting
 // only for kquant's own runs, are not waiting for a GPU in this sense.
 func waitingForGPU(pending []scheduling.PendingRun, bindings []scheduling.Binding, jobs map[string]*scheduling.JobCapacity,
-	busy map[string]bool, foreign map[string]string) []wait {
+	busy map[string]bool, foreign map[string]string) []waiting {
 	if len(foreign) == 0 {
 		return nil
 	}
@@ -37,7 +41,7 @@ func waitingForGPU(pending []scheduling.PendingRun, bindings []scheduling.Bindin
 	for _, b := range bindings {
 		bound[b.Run] = true
 	}
-	var out []wait
+	var out []waiting
 	for i := range pending {
 		pr := &pending[i]
 		jc := jobs[pr.Job]
@@ -46,12 +50,12 @@ func waitingForGPU(pending []scheduling.PendingRun, bindings []scheduling.Bindin
 		}
 		if pr.TargetGPU != "" {
 			if holder, ok := foreign[pr.TargetGPU]; ok {
-				out = append(out, wait{run: pr.Name, message: fmt.Sprintf("GPU %s is allocated to %s; the run waits until it is free", pr.TargetGPU, holder)})
+				out = append(out, waiting{run: pr.Name, message: fmt.Sprintf("GPU %s is allocated to %s; the run waits until it is free", pr.TargetGPU, holder)})
 			}
 			continue
 		}
 		if msg, ok := allBusy(pr, jc.Eligible, busy, foreign); ok {
-			out = append(out, wait{run: pr.Name, message: msg})
+			out = append(out, waiting{run: pr.Name, message: msg})
 		}
 	}
 	return out
@@ -84,9 +88,30 @@ func allBusy(pr *scheduling.PendingRun, eligible []scheduling.GPU, busy map[stri
 	return fmt.Sprintf("all %d eligible GPUs are busy, %d of them allocated to other pods (%v); the run waits for a free GPU", n, len(holders), names), true
 }
 
+// clearWait drops the WaitingForGPU reason of a run just bound. Its agent or
+// run pod may write the run at once (Running), so a conflict is retried on
+// the API server's current run, in whatever phase it is, a few times.
+func (r *Reconciler) clearWait(ctx context.Context, run *kquantv1alpha1.QuantRun) error {
+	backoff := wait.Backoff{Steps: 5, Duration: 20 * time.Millisecond, Factor: 2}
+	return retry.RetryOnConflict(backoff, func() error {
+		if run.Status.Reason != kquantv1alpha1.RunReasonWaitingForGPU || run.Status.Phase.IsTerminal() {
+			return nil
+		}
+		err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{Phase: quantrun.StoredPhase(run)})
+		if apierrors.IsConflict(err) {
+			fresh := &kquantv1alpha1.QuantRun{}
+			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(run), fresh); gerr != nil {
+				return client.IgnoreNotFound(gerr)
+			}
+			run = fresh
+		}
+		return err
+	})
+}
+
 // writeWaits records WaitingForGPU on the waiting runs whose status does not
 // say so yet: one write per run and message, and an Event.
-func (r *Reconciler) writeWaits(ctx context.Context, waits []wait, byName map[string]*kquantv1alpha1.QuantRun) error {
+func (r *Reconciler) writeWaits(ctx context.Context, waits []waiting, byName map[string]*kquantv1alpha1.QuantRun) error {
 	errs := make([]error, len(waits))
 	var g errgroup.Group
 	g.SetLimit(BindWriters)

@@ -19,7 +19,7 @@ func TestWaitingForGPU(t *testing.T) {
 		free     int
 		busy     []string
 		foreign  map[string]string
-		want     []wait
+		want     []waiting
 	}{
 		"no foreign allocation, nothing to say": {
 			pending: []scheduling.PendingRun{{Name: "r0", Job: "j"}},
@@ -31,14 +31,14 @@ func TestWaitingForGPU(t *testing.T) {
 			busy:    []string{"GPU-a-1"},
 			foreign: map[string]string{"GPU-a-1": "ml/train-0"},
 			free:    1,
-			want:    []wait{{run: "r0", message: "GPU GPU-a-1 is allocated to ml/train-0; the run waits until it is free"}},
+			want:    []waiting{{run: "r0", message: "GPU GPU-a-1 is allocated to ml/train-0; the run waits until it is free"}},
 		},
 		"every eligible GPU busy, some held by other pods": {
 			pending: []scheduling.PendingRun{{Name: "r0", Job: "j"}},
 			busy:    []string{"GPU-a-0", "GPU-a-1", "GPU-b-0"},
 			foreign: map[string]string{"GPU-a-0": "ml/train-0", "GPU-b-0": "ml/train-1"},
 			free:    1,
-			want: []wait{{run: "r0", message: "all 3 eligible GPUs are busy, 2 of them allocated to other pods ([ml/train-0 ml/train-1]); the run waits for a free GPU"}},
+			want:    []waiting{{run: "r0", message: "all 3 eligible GPUs are busy, 2 of them allocated to other pods ([ml/train-0 ml/train-1]); the run waits for a free GPU"}},
 		},
 		"a free GPU left: the run just was not reached": {
 			pending: []scheduling.PendingRun{{Name: "r0", Job: "j"}},
@@ -67,7 +67,7 @@ func TestWaitingForGPU(t *testing.T) {
 			}
 			jobs := map[string]*scheduling.JobCapacity{"j": {Free: tc.free, Eligible: eligible}}
 			got := waitingForGPU(tc.pending, tc.bindings, jobs, busy, tc.foreign)
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(wait{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(waiting{})); diff != "" {
 				t.Errorf("waitingForGPU (-want +got):\n%s", diff)
 			}
 		})

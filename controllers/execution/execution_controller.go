@@ -211,7 +211,7 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	switch {
 	case out.IsZero() && isWaitingReason(run.Status.Reason):
 		// The pod got past what it waited for: drop the waiting reason.
-		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{Phase: storedPhase(run)})
+		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{Phase: quantrun.StoredPhase(run)})
 	case out.IsZero():
 		return nil
 	case out.Phase == kquantv1alpha1.RunPhasePending:
@@ -238,14 +238,6 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, out.Reason, "FailRun", "%s", out.Message)
 	logging.FromContext(ctx).Info("Run failed in its run pod", "quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
 	return nil
-}
-
-// storedPhase is the run's stored phase, Pending when unset.
-func storedPhase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
-	if run.Status.Phase == "" {
-		return kquantv1alpha1.RunPhasePending
-	}
-	return run.Status.Phase
 }
 
 // isWaitingReason reports whether reason is one of a Pending run's waiting

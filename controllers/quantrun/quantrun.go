@@ -95,6 +95,15 @@ func Phase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
 	return run.Status.Phase
 }
 
+// StoredPhase is run's stored phase, Pending when unset (runs created before
+// the CRD defaulted it).
+func StoredPhase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
+	if run.Status.Phase == "" {
+		return kquantv1alpha1.RunPhasePending
+	}
+	return run.Status.Phase
+}
+
 // Slot is run's slot, -1 when the annotation is missing or malformed.
 func Slot(run *kquantv1alpha1.QuantRun) int {
 	s, err := strconv.Atoi(run.Annotations[AnnotationSlot])
