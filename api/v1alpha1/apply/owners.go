@@ -7,35 +7,39 @@ import (
 )
 
 // QuantRunStatusOwners is which field manager writes which QuantRun status
-// field (by JSON name), the table docs/architecture.md repeats. Both write
+// field (by JSON name), the table docs/architecture.md repeats. All write
 // with ForceOwnership and only the fields listed for them: the controller
-// binds runs and fails them from outside (NodeLost, deadlines, a failed
-// job), the agent runs them. A field two managers write is the phase's
-// hand-over: whoever moved the run last owns it.
+// binds runs, says why they wait and fails them from outside (NodeLost,
+// deadlines, a failed job, a lost or failed run pod); the executor runs
+// them: a run pod (kquant-run) under gpuAllocation DevicePlugin or DRA, the
+// agent (kquant-agent) under None. A field two managers write is the
+// phase's hand-over: whoever moved the run last owns it.
 //
-//	field           controller (kquant-manager)    agent (kquant-agent)
-//	phase           Pending→Bound, →Failed         Running, Succeeded, Failed
-//	bindTime        set when binding               carried over
-//	startTime       -                              set when starting
-//	completionTime  set when failing               set when finishing
-//	agentID         -                              its own ID
-//	results         -                              the run's results
-//	reason          the failure's reason           -
-//	message         the failure's message          the run's message
-//	conditions      -                              Restarted, Abandoned
-//	observedGeneration  (neither: runs are immutable once bound)
+//	field           controller (kquant-manager)        executor (kquant-run, or kquant-agent)
+//	phase           Pending→Bound, Pending, →Failed    Running, Succeeded, Failed
+//	bindTime        set when binding                   carried over
+//	startTime       -                                  set when starting
+//	completionTime  set when failing                   set when finishing
+//	agentID         -                                  its own ID
+//	allocatedGPU    -                                  the GPU it got
+//	results         -                                  the run's results
+//	reason          waiting and failure reasons        -
+//	message         their message                      the run's message
+//	conditions      -                                  Restarted, Abandoned
+//	observedGeneration  (none: runs are immutable once bound)
 func QuantRunStatusOwners() map[string][]string {
-	c, a := ManagerController, ManagerAgent
+	c, a, r := ManagerController, ManagerAgent, ManagerRunPod
 	return map[string][]string{
-		"phase":          {c, a},
-		"bindTime":       {c, a},
-		"startTime":      {a},
-		"completionTime": {c, a},
-		"agentID":        {a},
-		"results":        {a},
+		"phase":          {c, a, r},
+		"bindTime":       {c, a, r},
+		"startTime":      {a, r},
+		"completionTime": {c, a, r},
+		"agentID":        {a, r},
+		"allocatedGPU":   {a, r},
+		"results":        {a, r},
 		"reason":         {c},
-		"message":        {c, a},
-		"conditions":     {a},
+		"message":        {c, a, r},
+		"conditions":     {a, r},
 	}
 }
 
