@@ -320,7 +320,7 @@ type QuantJobStatus struct {
 	// may use are allocated to other pods (their reason is WaitingForGPU):
 	// kquant never runs beside another workload, it waits for a free GPU.
 	// +optional
-	WaitingForGPU int32 `json:"waitingForGPU,omitempty"`
+	WaitingForGPU int32 `json:"waitingForGPU"`
 	// progress is "succeeded/total", for kubectl get.
 	// +optional
 	Progress string `json:"progress,omitempty"`
