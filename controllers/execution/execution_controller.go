@@ -38,9 +38,13 @@ const (
 	DefaultRunClusterRole = "kquant-run"
 )
 
-// creationWait is how long a run pod this process created may be missing
-// from the cache before it is looked for again.
-const creationWait = 2 * time.Second
+// creationWait is how often a run pod this process created and the cache
+// does not show yet is looked for again, and expectationTTL how long it is
+// expected before it is created again.
+const (
+	creationWait   = 2 * time.Second
+	expectationTTL = 30 * time.Second
+)
 
 // Options configure the controller.
 type Options struct {
@@ -59,8 +63,12 @@ type Reconciler struct {
 	opts     Options
 
 	mu sync.Mutex
-	// seen are the runs (by UID) whose run pod this process has seen.
+	// seen are the runs (by UID) whose run pod this process has seen in its
+	// cache: a pod seen and then missing is lost.
 	seen map[types.UID]bool
+	// created are the runs whose run pod this process created and the cache
+	// has not shown yet, with when: missing from the cache, it is not lost.
+	created map[types.UID]time.Time
 	// ready are the namespaces whose ServiceAccount and RoleBinding exist.
 	ready map[string]bool
 	// priorityClassReady is set once the PriorityClass exists.
@@ -76,7 +84,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 		opts.RunClusterRole = DefaultRunClusterRole
 	}
 	return &Reconciler{client: c, recorder: recorder, clock: clk, opts: opts,
-		seen: map[types.UID]bool{}, ready: map[string]bool{}}
+		seen: map[types.UID]bool{}, created: map[types.UID]time.Time{}, ready: map[string]bool{}}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
@@ -117,6 +125,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		if r.hadRunPod(run) {
 			return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
 		}
+		if r.expected(run.UID) {
+			// Created by this process, not in the cache yet.
+			return reconcile.Result{RequeueAfter: creationWait}, nil
+		}
 		return r.start(ctx, run)
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("getting run pod of %s: %w", run.Name, err)
@@ -143,12 +155,27 @@ func (r *Reconciler) markSeen(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen[uid] = true
+	delete(r.created, uid)
+}
+
+// expected reports whether this process created uid's run pod within
+// expectationTTL and the cache has not shown it yet.
+func (r *Reconciler) expected(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.created[uid]
+	if ok && r.clock.Since(at) > expectationTTL {
+		delete(r.created, uid)
+		return false
+	}
+	return ok
 }
 
 func (r *Reconciler) forget(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.seen, uid)
+	delete(r.created, uid)
 }
 
 // start creates what the run pod needs and the run pod. A run that already
@@ -186,7 +213,9 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 		r.mu.Unlock()
 		return reconcile.Result{}, fmt.Errorf("creating run pod of %s: %w", run.Name, err)
 	}
-	r.markSeen(run.UID)
+	r.mu.Lock()
+	r.created[run.UID] = r.clock.Now()
+	r.mu.Unlock()
 	log := logging.FromContext(ctx)
 	log.V(logging.Debug).Info("Run pod created", "quantRun", client.ObjectKeyFromObject(run), "node", run.Spec.NodeName, "gpu", run.Spec.GPUUUID)
 	if run.Status.Phase == kquantv1alpha1.RunPhaseRunning {

@@ -2,22 +2,14 @@ package policy
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/test/testenv"
 )
 
 const podNameExtra = "authentication.kubernetes.io/pod-name"
@@ -27,19 +19,8 @@ const podNameExtra = "authentication.kubernetes.io/pod-name"
 // every refusal below comes from the policy alone.
 func installRunPolicy(ctx context.Context, t *testing.T) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testenv.RepoRoot(), "config", "policy", "run-pod-restriction.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	objs := []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}}
-	for _, obj := range objs {
-		if err := dec.Decode(obj); err != nil {
-			t.Fatalf("decoding policy manifest: %v", err)
-		}
-	}
-	objs = append(objs,
+	createPolicy(ctx, t, "run-pod-restriction.yaml")
+	objs := []client.Object{
 		&rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: "test-run-everything"},
 			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"kquant.dev"}, Resources: []string{"*"}, Verbs: []string{"*"}}},
@@ -48,7 +29,8 @@ func installRunPolicy(ctx context.Context, t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "test-run-everything"},
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "test-run-everything"},
 			Subjects:   []rbacv1.Subject{{Kind: "Group", Name: "system:serviceaccounts"}},
-		})
+		},
+	}
 	for _, obj := range objs {
 		if err := env.Client.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %T: %v", obj, err)
@@ -106,26 +88,9 @@ func TestRunPodWritesOnlyItsOwnRunStatus(t *testing.T) {
 		return c.Status().Patch(ctx, fresh, patch)
 	}
 
-	// Policies take effect a moment after they are created: wait for the
-	// first refusal.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := setPhase(pod, sibling)
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the policy never refused a run pod writing another run's status (last error %v)", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitForRefusal(t, "a run pod writing another run's status", func() error { return setPhase(pod, sibling) }, nil)
 
-	cases := []struct {
-		name      string
-		do        func() error
-		wantAllow bool
-		wantMsg   string
-	}{
+	checkAdmission(t, []admissionCase{
 		{"its own run's status", func() error { return setPhase(pod, own) }, true, ""},
 		{"its own run's status, server-side apply", func() error {
 			obj := &kquantv1alpha1.QuantRun{TypeMeta: metav1.TypeMeta{APIVersion: kquantv1alpha1.GroupVersion.String(), Kind: "QuantRun"},
@@ -156,22 +121,5 @@ func TestRunPodWritesOnlyItsOwnRunStatus(t *testing.T) {
 			}
 			return setPhase(c, sibling)
 		}, true, ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.do()
-			if tc.wantAllow {
-				if err != nil {
-					t.Fatalf("want allowed, got %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("want refused with %q, was allowed", tc.wantMsg)
-			}
-			if !strings.Contains(err.Error(), tc.wantMsg) {
-				t.Errorf("refusal %q does not say %q", err, tc.wantMsg)
-			}
-		})
-	}
+	})
 }
