@@ -17,8 +17,10 @@
 // never had one gets one, even when it is already Running: that is a run left
 // running by the in-agent execution of an earlier release, or a run pod lost
 // while no manager watched, and its new run pod starts it over
-// (RunPodRestarted). "Seen" is remembered in memory, and across manager
-// restarts by the run's status.allocatedGPU.source, which only a run pod writes.
+// (RunPodRestarted). "Seen" is remembered in memory (a pod this process
+// created and its cache does not show yet is looked up on the API server
+// itself: there, or lost), and across manager restarts by the run's
+// status.allocatedGPU.source, which only a run pod writes.
 //
 // With gpuAllocation None the controller is not registered: the agent runs
 // the runs itself.

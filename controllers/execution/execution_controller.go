@@ -57,7 +57,9 @@ type Options struct {
 
 // Reconciler gives bound runs their run pods.
 type Reconciler struct {
-	client   client.Client
+	client client.Client
+	// reader reads from the API server itself, past the cache.
+	reader   client.Reader
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
 	opts     Options
@@ -83,7 +85,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 	if opts.RunClusterRole == "" {
 		opts.RunClusterRole = DefaultRunClusterRole
 	}
-	return &Reconciler{client: c, recorder: recorder, clock: clk, opts: opts,
+	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, opts: opts,
 		seen: map[types.UID]bool{}, created: map[types.UID]time.Time{}, ready: map[string]bool{}}
 }
 
@@ -126,7 +128,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
 		}
 		if r.expected(run.UID) {
-			// Created by this process, not in the cache yet.
+			// Created by this process and not in the cache: either the cache
+			// is behind, or the pod came and went before it looked. The API
+			// server tells which.
+			live := &corev1.Pod{}
+			err := r.reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, live)
+			switch {
+			case apierrors.IsNotFound(err):
+				return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
+			case err != nil:
+				return reconcile.Result{}, fmt.Errorf("reading run pod of %s: %w", run.Name, err)
+			}
 			return reconcile.Result{RequeueAfter: creationWait}, nil
 		}
 		return r.start(ctx, run)
@@ -390,6 +402,7 @@ func (r *Reconciler) deleteStale(ctx context.Context, pod *corev1.Pod) error {
 // SetupWithManager registers the controller: runs, and the pods and claims
 // they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.reader = mgr.GetAPIReader()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&kquantv1alpha1.QuantRun{}).
