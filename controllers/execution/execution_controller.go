@@ -100,11 +100,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 
 // Reconcile drives one run's run pod; lost write races are retried quietly.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := r.reconcile(ctx, req)
-	if err != nil {
-		return conflict.Requeue(err)
-	}
-	return res, nil
+	return conflict.Result(r.reconcile(ctx, req))
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
