@@ -263,6 +263,9 @@ func TestDRARunPodAndClaim(t *testing.T) {
 	if len(pod.Spec.ResourceClaims) != 1 || pod.Spec.ResourceClaims[0].ResourceClaimName == nil || *pod.Spec.ResourceClaims[0].ResourceClaimName != claim.Name {
 		t.Errorf("pod resourceClaims %+v, want %s", pod.Spec.ResourceClaims, claim.Name)
 	}
+	if args := strings.Join(pod.Spec.Containers[0].Args, " "); args != "run --run="+ns+"/dra-0-0 --allocation=DRA" {
+		t.Errorf("run pod args %q, want run mode with --allocation=DRA", args)
+	}
 	setPodStatus(t, pod, corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		Message: "0/1 nodes are available: 1 cannot allocate all claims.",
