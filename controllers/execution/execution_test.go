@@ -400,9 +400,9 @@ func TestJobRetriesARunWhosePodFoundItsGPUBusy(t *testing.T) {
 	second := &kquantv1alpha1.QuantRun{ObjectMeta: metaName("retry-0-1")}
 	second.Namespace = ns
 	got := &kquantv1alpha1.QuantRun{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(second), got); err != nil {
-		t.Fatal(err)
-	}
+	wait.For(t, timeout, "the job's second attempt", func() error {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(second), got)
+	})
 	if p := runPod(t, second); !metav1.IsControlledBy(p, got) {
 		t.Errorf("second attempt's pod %s owners %+v, want run %s", p.Name, p.OwnerReferences, got.UID)
 	}
