@@ -6,6 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -14,6 +17,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/binder"
+	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
@@ -22,6 +26,7 @@ import (
 	"github.com/kquant/kquant/controllers/quantcronjob"
 	"github.com/kquant/kquant/controllers/quantjob"
 	"github.com/kquant/kquant/controllers/quantrecipe"
+	"github.com/kquant/kquant/controllers/runpod"
 )
 
 // DefaultLeaseNamespace is where agents renew their Leases by default.
@@ -38,15 +43,34 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Registerer takes the metrics; controller-runtime's registry when nil.
 	Registerer prometheus.Registerer
+	// Execution configures run pods. With Allocation DevicePlugin or DRA the
+	// execution controller runs every bound run in a run pod; empty or None
+	// leaves runs to the agents (in-agent execution, for nodes drained of
+	// other GPU work, and for tests without a kubelet).
+	Execution execution.Options
+	// AllowSharedGPUs lets runs onto GPUs whose allocations are shared
+	// (time-slicing or MPS replicas, MIG slices): there "allocated" does not
+	// mean "exclusive", and a measurement shares the GPU with other work.
+	AllowSharedGPUs bool
+}
+
+// runsInPods reports whether opts run QuantRuns in run pods.
+func (opts Options) runsInPods() bool {
+	a := opts.Execution.RunPod.Allocation
+	return a == runpod.AllocationDevicePlugin || a == runpod.AllocationDRA
 }
 
 // CacheOptions are the manager's cache options: Leases only from the agents'
-// namespace (a cluster has many others, renewed all the time), and no
-// managedFields in memory.
+// namespace (a cluster has many others, renewed all the time), Pods and
+// ResourceClaims only kquant's run pods' (app.kubernetes.io/name=kquant,component=run),
+// and no managedFields in memory.
 func CacheOptions(leaseNamespace string) cache.Options {
+	runPods := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "kquant", runpod.LabelComponent: runpod.ComponentRun})
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{leaseNamespace: {}}},
+			&coordinationv1.Lease{}:     {Namespaces: map[string]cache.Config{leaseNamespace: {}}},
+			&corev1.Pod{}:               {Label: runPods},
+			&resourcev1.ResourceClaim{}: {Label: runPods},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}
@@ -91,11 +115,17 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{quantrecipe.ControllerName, quantrecipe.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantrecipe.ClusterControllerName, quantrecipe.NewCluster(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
-		{binder.ControllerName, binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace).SetupWithManager},
+		{binder.ControllerName, binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace, binder.Options{AllowSharedGPUs: opts.AllowSharedGPUs}).SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},
 		{nodelabels.ControllerName, nodelabels.New(c).SetupWithManager},
 		{gate.ControllerName, gate.New(c, mgr.GetAPIReader()).SetupWithManager},
 		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
+	}
+	if opts.runsInPods() {
+		setups = append(setups, struct {
+			name  string
+			setup func(ctrl.Manager) error
+		}{execution.ControllerName, execution.New(c, rec, opts.Clock, opts.Execution).SetupWithManager})
 	}
 	for _, s := range setups {
 		if err := s.setup(mgr); err != nil {

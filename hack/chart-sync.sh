@@ -3,7 +3,7 @@
 # cannot read files outside its own directory: the CRDs (config/crd/bases ->
 # charts/kquant/crds) and the RBAC roles from the kubebuilder markers
 # (config/rbac/{manager,agent}_role.yaml -> charts/kquant/files/rbac) and the
-# agents' admission policy (config/policy -> charts/kquant/files/policy), and
+# agents' and run pods' admission policies (config/policy -> charts/kquant/files/policy), and
 # makes the catalog of ClusterQuantRecipes from recipes/*.yaml
 # (config/catalog/catalog.yaml and its copy charts/kquant/files/catalog). test/chart
 # fails while the copies differ.
@@ -22,7 +22,7 @@ for role in manager agent; do
   fi
 done
 mkdir -p "$CHART/files/policy"
-cp "$ROOT/config/policy/agent-node-restriction.yaml" "$CHART/files/policy/"
+cp "$ROOT/config/policy/agent-node-restriction.yaml" "$ROOT/config/policy/run-pod-restriction.yaml" "$CHART/files/policy/"
 
 # The catalog: every recipe of recipes/ as a ClusterQuantRecipe, one file.
 mkdir -p "$ROOT/config/catalog" "$CHART/files/catalog"

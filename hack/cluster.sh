@@ -376,6 +376,7 @@ cluster_install() {
     --set manager.image.repository="$IMG_REGISTRY/kquant-manager",manager.image.tag="$IMG_TAG" \
     --set agent.image.repository="$IMG_REGISTRY/kquant-agent",agent.image.tag="$IMG_TAG" \
     --set agent.simulate="$GPUS" \
+    --set-json "runPods.extraArgs=[\"--simulate=$GPUS\",\"--backend=reference\"]" \
     --wait --timeout "${TIMEOUT}s"
   step "installed, pods Ready in $((SECONDS - t0))s"
   kubectl -n "$NAMESPACE" get pods -o wide

@@ -246,7 +246,7 @@ up() {
 
   step "starting the manager and the agents"
   start manager "$ROOT/bin/manager" \
-    --kubeconfig="$manager_kc" --leader-elect=false --lease-namespace="$NS" \
+    --kubeconfig="$manager_kc" --leader-elect=false --lease-namespace="$NS" --gpu-allocation=None \
     --metrics-bind-address="127.0.0.1:$MANAGER_METRICS_PORT" --metrics-secure=false --health-probe-bind-address="127.0.0.1:$MANAGER_HEALTH_PORT"
   local i=0 spec node product count ports
   for spec in "${agents[@]}"; do

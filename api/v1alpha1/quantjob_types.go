@@ -379,6 +379,11 @@ type QuantJobStatus struct {
 	// failed is the number of failed run attempts, retried or not.
 	// +optional
 	Failed int32 `json:"failed"`
+	// waitingForGPU is the number of runs that wait because the GPUs they
+	// may use are allocated to other pods (their reason is WaitingForGPU):
+	// kquant never runs beside another workload, it waits for a free GPU.
+	// +optional
+	WaitingForGPU int32 `json:"waitingForGPU"`
 	// progress is "succeeded/total", for kubectl get.
 	// +optional
 	Progress string `json:"progress,omitempty"`
@@ -412,6 +417,7 @@ type QuantJobStatus struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,description="Validation or Benchmark."
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,description="Succeeded runs over the runs the job needs."
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Whether the job finished; the Passed condition says whether it passed."
+// +kubebuilder:printcolumn:name="Waiting-GPU",type=integer,JSONPath=`.status.waitingForGPU`,description="Runs waiting for a GPU that another pod holds."
 // +kubebuilder:printcolumn:name="Pass",type=integer,JSONPath=`.status.summary.verdicts.pass`,description="Runs with verdict Pass."
 // +kubebuilder:printcolumn:name="Fail",type=integer,JSONPath=`.status.summary.verdicts.fail`,description="Runs with verdict Fail: a tolerance was violated."
 // +kubebuilder:printcolumn:name="Warn",type=integer,JSONPath=`.status.summary.verdicts.warn`,description="Runs with verdict Warn."

@@ -29,4 +29,9 @@ const (
 	// RunReasonRunPodExitedWithoutResult (phase Failed): the run pod exited
 	// successfully without writing a terminal status.
 	RunReasonRunPodExitedWithoutResult = "RunPodExitedWithoutResult"
+	// RunReasonRunPodRestarted (phase unchanged): the run was bound and had
+	// started without a run pod (the in-agent execution of an earlier release,
+	// or a run pod lost while no manager watched), and the controller gave it
+	// a new run pod, which starts it over.
+	RunReasonRunPodRestarted = "RunPodRestarted"
 )

@@ -51,6 +51,8 @@ type flags struct {
 	uninstall            bool
 	uninstallPodSelector string
 	uninstallTimeout     time.Duration
+	// runPods are the run-pod settings.
+	runPods runPodFlags
 }
 
 // DefaultWorkers is --max-concurrent-reconciles' default. A burst of one-run
@@ -94,6 +96,7 @@ func run() error {
 	fs.BoolVar(&f.uninstall, "uninstall", false, "remove kquant's node labels, taints and GPUNodeProfiles once the pods of --uninstall-pod-selector in --lease-namespace are gone, then exit (the chart's post-delete hook)")
 	fs.StringVar(&f.uninstallPodSelector, "uninstall-pod-selector", "", "label selector of the release's manager and agent pods that --uninstall waits for")
 	fs.DurationVar(&f.uninstallTimeout, "uninstall-timeout", 5*time.Minute, "how long --uninstall waits and works before it fails")
+	f.runPods.addFlags(fs)
 	var logOpts logging.Options
 	logOpts.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -200,7 +203,12 @@ func runManager(ctx context.Context, f flags) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if err := controllers.SetupControllers(ctx, mgr, controllers.Options{LeaseNamespace: f.leaseNamespace}); err != nil {
+	opts, err := f.runPods.options()
+	if err != nil {
+		return err
+	}
+	opts.LeaseNamespace = f.leaseNamespace
+	if err := controllers.SetupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -215,7 +223,8 @@ func runManager(ctx context.Context, f flags) error {
 	}); err != nil {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
-	log.Info("Starting manager", "version", version.Version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect)
+	log.Info("Starting manager", "version", version.Version, "leaseNamespace", f.leaseNamespace, "leaderElect", f.leaderElect,
+		"gpuAllocation", f.runPods.allocation)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -57,10 +57,12 @@ const BindWriters = 16
 // guarded by mu.
 type Reconciler struct {
 	client         client.Client
+	reader         client.Reader
 	recorder       events.EventRecorder
 	clock          clock.PassiveClock
 	metrics        *metrics.Metrics
 	leaseNamespace string
+	opts           Options
 
 	mu      sync.Mutex
 	assumed map[types.NamespacedName]assumption
@@ -72,14 +74,23 @@ type assumption struct {
 	gpu scheduling.GPU
 }
 
+// Options configure the binder.
+type Options struct {
+	// AllowSharedGPUs lets runs onto GPUs whose allocations are shared (MIG
+	// slices, time-slicing or MPS replicas); see scheduling.ForeignAllocations.
+	AllowSharedGPUs bool
+}
+
 // New returns a Reconciler.
-func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, m *metrics.Metrics, leaseNamespace string) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace,
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, m *metrics.Metrics, leaseNamespace string, opts Options) *Reconciler {
+	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace, opts: opts,
 		assumed: map[types.NamespacedName]assumption{}}
 }
 
-// A binding is a patch of the run; the binder writes no status.
+// A binding is a patch of the run; the binder's only status writes are a
+// waiting run's WaitingForGPU and its clearing when the run is bound.
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
@@ -155,6 +166,10 @@ func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.
 	if err != nil {
 		return err
 	}
+	foreign := scheduling.ForeignAllocations(nodes, r.isRunPod(ctx), r.opts.AllowSharedGPUs)
+	for uuid := range foreign {
+		busy[uuid] = true
+	}
 	now := r.clock.Now()
 	byName := map[string]*kquantv1alpha1.QuantRun{}
 	var pending []scheduling.PendingRun
@@ -182,7 +197,18 @@ func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.
 			caps[k] = &jc.cap
 		}
 	}
-	return r.writeBindings(ctx, scheduling.Assign(pending, caps, busy), byName, now)
+	bindings := scheduling.Assign(pending, caps, busy)
+	waits := waitingForGPU(pending, bindings, caps, busy, foreign)
+	return errors.Join(r.writeBindings(ctx, bindings, byName, now), r.writeWaits(ctx, waits, byName))
+}
+
+// isRunPod reports whether namespace/pod is one of kquant's run pods: a run
+// pod is named after its run.
+func (r *Reconciler) isRunPod(ctx context.Context) func(namespace, pod string) bool {
+	return func(namespace, pod string) bool {
+		run := &kquantv1alpha1.QuantRun{}
+		return r.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: pod}, run, client.UnsafeDisableDeepCopy) == nil
+	}
 }
 
 // writeBindings writes the pass's bindings, BindWriters at a time. Assign gave
@@ -365,6 +391,11 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 		return fmt.Errorf("binding run %s to %s: %w", run.Name, gpu.UUID, client.IgnoreNotFound(err))
 	}
 	r.assume(client.ObjectKeyFromObject(run), assumption{job: jobKey(run), gpu: gpu})
+	if run.Status.Reason == kquantv1alpha1.RunReasonWaitingForGPU {
+		if err := r.clearWait(ctx, run); err != nil {
+			return err
+		}
+	}
 	r.metrics.ObserveBinding(run, now)
 	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
 	logging.FromContext(ctx).V(logging.Debug).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
@@ -374,6 +405,8 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 // SetupWithManager registers the controller: every relevant change anywhere
 // maps to the one binding pass, and the queue folds bursts into one pass.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// A just-bound run's status is re-read from the API server itself (clearWait).
+	r.reader = mgr.GetAPIReader()
 	pass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: passName}}}
 	})

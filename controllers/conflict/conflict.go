@@ -35,6 +35,15 @@ func Requeue(err error) (reconcile.Result, error) {
 	return reconcile.Result{}, nil
 }
 
+// Result is a reconcile's result with its lost write races turned into quick,
+// quiet retries (Requeue): res stands when err is nil.
+func Result(res reconcile.Result, err error) (reconcile.Result, error) {
+	if err != nil {
+		return Requeue(err)
+	}
+	return res, nil
+}
+
 // flatten unwraps joined errors into their leaves.
 func flatten(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func TestRequeue(t *testing.T) {
@@ -28,5 +30,16 @@ func TestRequeue(t *testing.T) {
 				t.Errorf("Requeue() = %+v, %v; want error %v, requeue %v", res, err, tc.wantErr, tc.wantRequeue)
 			}
 		})
+	}
+}
+
+func TestResult(t *testing.T) {
+	want := reconcile.Result{RequeueAfter: time.Minute}
+	if res, err := Result(want, nil); err != nil || res != want {
+		t.Errorf("Result(res, nil) = %v, %v; want the result unchanged", res, err)
+	}
+	conflictErr := apierrors.NewConflict(schema.GroupResource{Resource: "quantruns"}, "r", errors.New("changed"))
+	if res, err := Result(want, conflictErr); err != nil || res.RequeueAfter != retryAfter {
+		t.Errorf("Result(res, conflict) = %v, %v; want a quiet retry", res, err)
 	}
 }

@@ -104,6 +104,11 @@ func newRun(job *kquantv1alpha1.QuantJob, slot, attempt int, snapshot kquantv1al
 	if len(avoidNodes) > 0 {
 		ann[quantrun.AnnotationAvoidNodes] = strings.Join(avoidNodes, ",")
 	}
+	labels := map[string]string{kquantv1alpha1.LabelJob: quantrun.JobLabelValue(job.Name)}
+	if q := job.Labels[quantrun.LabelKueueQueue]; q != "" {
+		// A job that names a Kueue LocalQueue passes it to its run pods.
+		labels[quantrun.LabelKueueQueue] = q
+	}
 	mode := job.Spec.Mode
 	if mode == "" {
 		mode = kquantv1alpha1.JobModeValidation
@@ -112,7 +117,7 @@ func newRun(job *kquantv1alpha1.QuantJob, slot, attempt int, snapshot kquantv1al
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        quantrun.Name(job.Name, slot, attempt),
 			Namespace:   job.Namespace,
-			Labels:      map[string]string{kquantv1alpha1.LabelJob: quantrun.JobLabelValue(job.Name)},
+			Labels:      labels,
 			Annotations: ann,
 		},
 		Spec: kquantv1alpha1.QuantRunSpec{

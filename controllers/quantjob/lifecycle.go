@@ -84,9 +84,7 @@ func (r *Reconciler) retry(ctx context.Context, job *kquantv1alpha1.QuantJob, ru
 		if prev.Spec.NodeName != "" && !slices.Contains(avoidNodes, prev.Spec.NodeName) {
 			avoidNodes = append(avoidNodes, prev.Spec.NodeName)
 		}
-		next := newRun(job, i, int(prev.Spec.Attempt)+1, prev.Spec.Recipe,
-			prev.Annotations[quantrun.AnnotationTargetNode], prev.Annotations[quantrun.AnnotationTargetGPU], avoidGPUs, avoidNodes)
-		run, err := r.createRun(ctx, job, next)
+		run, err := r.nextAttempt(ctx, job, i, prev, avoidGPUs, avoidNodes)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +92,25 @@ func (r *Reconciler) retry(ctx context.Context, job *kquantv1alpha1.QuantJob, ru
 		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Retrying", "Retry", "run %s failed (%s); created %s to run elsewhere",
 			prev.Name, prev.Status.Reason, run.Name)
 	}
+	for _, i := range uncoveredSlots(job, slots) {
+		prev := slots[i].latest
+		run, err := r.nextAttempt(ctx, job, i, prev, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, *run)
+		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Rerun", "Retry", "run %s executed on GPU %s, which another run covered, not on its target %s; created %s for the target",
+			prev.Name, quantrun.ExecutedGPU(prev), prev.Annotations[quantrun.AnnotationTargetGPU], run.Name)
+	}
 	return runs, nil
+}
+
+// nextAttempt creates the attempt after prev of slot, with the slot's target
+// and snapshot.
+func (r *Reconciler) nextAttempt(ctx context.Context, job *kquantv1alpha1.QuantJob, slot int, prev *kquantv1alpha1.QuantRun, avoidGPUs, avoidNodes []string) (*kquantv1alpha1.QuantRun, error) {
+	next := newRun(job, slot, int(prev.Spec.Attempt)+1, prev.Spec.Recipe,
+		prev.Annotations[quantrun.AnnotationTargetNode], prev.Annotations[quantrun.AnnotationTargetGPU], avoidGPUs, avoidNodes)
+	return r.createRun(ctx, job, next)
 }
 
 // failRemaining fails every run of the job that has not finished, with the

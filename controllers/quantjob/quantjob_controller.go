@@ -59,11 +59,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 
 // Reconcile drives one job; lost write races are retried quietly.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := r.reconcile(ctx, req)
-	if err != nil {
-		return conflict.Requeue(err)
-	}
-	return res, nil
+	return conflict.Result(r.reconcile(ctx, req))
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -158,6 +154,10 @@ func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1al
 	oldSched := meta.FindStatusCondition(old.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
 	if sched != nil && sched.Reason == kquantv1alpha1.ReasonRecipeNotFound && (oldSched == nil || oldSched.Reason != sched.Reason) {
 		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, sched.Reason, "ResolveRecipe", "%s", sched.Message)
+	}
+	if old.Status.WaitingForGPU == 0 && job.Status.WaitingForGPU > 0 {
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, kquantv1alpha1.RunReasonWaitingForGPU, "Schedule",
+			"%d runs wait for GPUs that other pods hold; they start as the GPUs become free", job.Status.WaitingForGPU)
 	}
 	if old.Status.Phase == job.Status.Phase {
 		return

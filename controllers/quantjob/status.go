@@ -93,14 +93,14 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	st.ObservedGeneration = job.Generation
 	slots := slotsOf(runs)
 	st.Total = max(job.Status.Total, int32(len(slots)))
-	st.Pending, st.Running, st.Succeeded = 0, 0, 0
+	st.Pending, st.Running, st.Succeeded, st.WaitingForGPU = 0, 0, 0, 0
 	bound := int32(0)
 	var succeeded []summary.Run
 	for _, s := range slots {
 		switch run := s.latest; {
 		case run.Status.Phase == kquantv1alpha1.RunPhaseSucceeded:
 			st.Succeeded++
-			succeeded = append(succeeded, summary.Run{Name: run.Name, Node: run.Spec.NodeName, GPU: run.Spec.GPUUUID,
+			succeeded = append(succeeded, summary.Run{Name: run.Name, Node: run.Spec.NodeName, GPU: quantrun.ExecutedGPU(run),
 				Product: run.Annotations[quantrun.AnnotationProduct], Results: run.Status.Results})
 		case quantrun.IsActive(run):
 			st.Running++
@@ -109,6 +109,9 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 		}
 		if s.everBound {
 			bound++
+		}
+		if !s.latest.Status.Phase.IsTerminal() && s.latest.Status.Reason == kquantv1alpha1.RunReasonWaitingForGPU {
+			st.WaitingForGPU++
 		}
 	}
 	st.Failed, _ = failedRuns(runs)
@@ -130,6 +133,10 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	default:
 		scheduled.Status, scheduled.Reason = metav1.ConditionFalse, kquantv1alpha1.ReasonWaitingForGPUs
 		scheduled.Message = fmt.Sprintf("%d/%d runs were bound; the others wait for a free eligible GPU", bound, st.Total)
+	}
+	if st.WaitingForGPU > 0 {
+		scheduled.Message += fmt.Sprintf("; %d wait for GPUs that the kubelet allocated to other pods (reason %s)",
+			st.WaitingForGPU, kquantv1alpha1.RunReasonWaitingForGPU)
 	}
 	if out.failReason == "" || len(runs) == 0 {
 		// A failing job keeps the scheduling story it had, unless it never got runs.

@@ -34,6 +34,10 @@ const (
 	AnnotationBindTime = kquantv1alpha1.AnnotationBindTime
 )
 
+// LabelKueueQueue names a Kueue LocalQueue: on a QuantJob, the queue of its
+// run pods; copied to its runs and from them to the run pods.
+const LabelKueueQueue = "kueue.x-k8s.io/queue-name"
+
 // maxNameLength is the longest object name the API server takes.
 const maxNameLength = 253
 
@@ -91,6 +95,15 @@ func Phase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
 	return run.Status.Phase
 }
 
+// StoredPhase is run's stored phase, Pending when unset (runs created before
+// the CRD defaulted it).
+func StoredPhase(run *kquantv1alpha1.QuantRun) kquantv1alpha1.RunPhase {
+	if run.Status.Phase == "" {
+		return kquantv1alpha1.RunPhasePending
+	}
+	return run.Status.Phase
+}
+
 // Slot is run's slot, -1 when the annotation is missing or malformed.
 func Slot(run *kquantv1alpha1.QuantRun) int {
 	s, err := strconv.Atoi(run.Annotations[AnnotationSlot])
@@ -106,4 +119,14 @@ func SplitList(v string) []string {
 		return nil
 	}
 	return strings.Split(v, ",")
+}
+
+// ExecutedGPU is the GPU run executed on: the one its run pod got from the
+// kubelet (status.allocatedGPU), which under the device plugin may differ
+// from the bound spec.gpuUUID; the bound GPU when the run has not said.
+func ExecutedGPU(run *kquantv1alpha1.QuantRun) string {
+	if a := run.Status.AllocatedGPU; a != nil && a.UUID != "" {
+		return a.UUID
+	}
+	return run.Spec.GPUUUID
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kquant/kquant/controllers/quantrun"
 )
 
 // Allocation is how the kubelet gives a run pod its GPU (the chart's
@@ -50,7 +52,7 @@ const (
 	// ComponentRun is LabelComponent's value on run pods.
 	ComponentRun = "run"
 	// LabelKueueQueue names a Kueue LocalQueue that admits the pod.
-	LabelKueueQueue = "kueue.x-k8s.io/queue-name"
+	LabelKueueQueue = quantrun.LabelKueueQueue
 	// ContainerName is the run pod's one container.
 	ContainerName = "run"
 	// claimReference is the pod's name for its DRA claim (and the request's).

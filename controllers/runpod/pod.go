@@ -159,10 +159,12 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 				Name:            ContainerName,
 				Image:           cfg.Image,
 				ImagePullPolicy: cfg.ImagePullPolicy,
-				Args:            append(Args(run), cfg.ExtraArgs...),
-				Env:             env(),
-				Resources:       resources,
-				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+				// --allocation: how the kubelet gave the GPU, which the run
+				// records in status.allocatedGPU.source.
+				Args:         append(append(Args(run), "--allocation="+string(cfg.Allocation)), cfg.ExtraArgs...),
+				Env:          env(),
+				Resources:    resources,
+				VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 				// A failing run pod writes "<Reason>: <message>" here (see
 				// Outcome); the logs' tail stands in when it could not.
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

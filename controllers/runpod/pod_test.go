@@ -77,7 +77,7 @@ func TestBuildDevicePluginPod(t *testing.T) {
 				Name:            "run",
 				Image:           "registry.local/kquant-agent:v0.4.0",
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Args:            []string{"run", "--run=team-a/mxfp8-check-0-0", "-v=1"},
+				Args:            []string{"run", "--run=team-a/mxfp8-check-0-0", "--allocation=DevicePlugin", "-v=1"},
 				Env: []corev1.EnvVar{
 					{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 					{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},

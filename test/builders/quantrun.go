@@ -50,6 +50,14 @@ func (w *QuantRunWrapper) Bound(node string, index int) *QuantRunWrapper {
 	return w
 }
 
+// Allocated records that the run's pod got GPU index of node from the
+// device plugin (status.allocatedGPU), as a run pod does.
+func (w *QuantRunWrapper) Allocated(node string, index int) *QuantRunWrapper {
+	w.Status.AllocatedGPU = &kquantv1alpha1.AllocatedGPU{UUID: GPUUUID(node, index), Index: ptr.To(int32(index)),
+		Source: kquantv1alpha1.AllocationSourceDevicePlugin}
+	return w
+}
+
 // Phase sets the phase.
 func (w *QuantRunWrapper) Phase(p kquantv1alpha1.RunPhase) *QuantRunWrapper {
 	w.Status.Phase = p

@@ -98,6 +98,7 @@ func TestChartCopiesMatchGenerated(t *testing.T) {
 	}
 	for _, c := range []struct{ src, dst string }{
 		{"config/policy/agent-node-restriction.yaml", "files/policy/agent-node-restriction.yaml"},
+		{"config/policy/run-pod-restriction.yaml", "files/policy/run-pod-restriction.yaml"},
 		{"config/catalog/catalog.yaml", "files/catalog/catalog.yaml"},
 	} {
 		want, _ := os.ReadFile(filepath.Join(tl.root, c.src))
@@ -157,6 +158,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/kquant-edit",
 				"ClusterRole/kquant-manager",
 				"ClusterRole/kquant-metrics-reader",
+				"ClusterRole/kquant-run",
 				"ClusterRole/kquant-uninstall",
 				"ClusterRole/kquant-view",
 				"ClusterRoleBinding/kquant-agent",
@@ -168,6 +170,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"Deployment/kquant-system/kquant-manager",
 				"Job/kquant-system/kquant-crd-upgrade",
 				"Job/kquant-system/kquant-uninstall",
+				"PriorityClass/kquant-run",
 				"Role/kquant-system/kquant-leader-election",
 				"Role/kquant-system/kquant-uninstall",
 				"RoleBinding/kquant-system/kquant-leader-election",
@@ -179,7 +182,9 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceAccount/kquant-system/kquant-manager",
 				"ServiceAccount/kquant-system/kquant-uninstall",
 				"ValidatingAdmissionPolicy/kquant-agent-node-restriction",
+				"ValidatingAdmissionPolicy/kquant-run-pod-restriction",
 				"ValidatingAdmissionPolicyBinding/kquant-agent-node-restriction",
+				"ValidatingAdmissionPolicyBinding/kquant-run-pod-restriction",
 			},
 		},
 		{
@@ -190,6 +195,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/gpu-quant-crd-upgrade",
 				"ClusterRole/gpu-quant-manager",
 				"ClusterRole/gpu-quant-metrics-reader",
+				"ClusterRole/gpu-quant-run",
 				"ClusterRoleBinding/gpu-quant-agent",
 				"ClusterRoleBinding/gpu-quant-crd-upgrade",
 				"ClusterRoleBinding/gpu-quant-manager",
@@ -210,7 +216,9 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceMonitor/gpu-ops/gpu-quant-agent",
 				"ServiceMonitor/gpu-ops/gpu-quant-manager",
 				"ValidatingAdmissionPolicy/gpu-quant-agent-node-restriction",
+				"ValidatingAdmissionPolicy/gpu-quant-run-pod-restriction",
 				"ValidatingAdmissionPolicyBinding/gpu-quant-agent-node-restriction",
+				"ValidatingAdmissionPolicyBinding/gpu-quant-run-pod-restriction",
 			},
 		},
 		{
@@ -226,6 +234,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/kq-kquant-edit",
 				"ClusterRole/kq-kquant-manager",
 				"ClusterRole/kq-kquant-metrics-reader",
+				"ClusterRole/kq-kquant-run",
 				"ClusterRole/kq-kquant-uninstall",
 				"ClusterRole/kq-kquant-view",
 				"ClusterRoleBinding/kq-kquant-crd-upgrade",
@@ -235,11 +244,14 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"Deployment/minimal/kq-kquant-manager",
 				"Job/minimal/kq-kquant-crd-upgrade",
 				"Job/minimal/kq-kquant-uninstall",
+				"PriorityClass/kquant-run",
 				"Role/minimal/kq-kquant-uninstall",
 				"RoleBinding/minimal/kq-kquant-uninstall",
 				"ServiceAccount/minimal/kq-kquant-crd-upgrade",
 				"ServiceAccount/minimal/kq-kquant-manager",
 				"ServiceAccount/minimal/kq-kquant-uninstall",
+				"ValidatingAdmissionPolicy/kq-kquant-run-pod-restriction",
+				"ValidatingAdmissionPolicyBinding/kq-kquant-run-pod-restriction",
 			},
 		},
 	} {
@@ -334,6 +346,22 @@ func TestHelmTemplateDefaults(t *testing.T) {
 	}
 	if args := fmt.Sprint(manager["args"]); !strings.Contains(args, "--leader-elect=true") {
 		t.Errorf("manager args %s lack --leader-elect=true", args)
+	}
+	// The safe mode by default: runs in run pods that ask the device plugin
+	// for their GPU, started from the agent image.
+	agentImage := fmt.Sprint(agent["image"])
+	for _, want := range []string{"--gpu-allocation=DevicePlugin", "--run-image=" + agentImage, "--run-cluster-role=kquant-run", "--allow-shared-gpus=false"} {
+		if args := fmt.Sprint(manager["args"]); !strings.Contains(args, want) {
+			t.Errorf("manager args %s lack %s", args, want)
+		}
+	}
+	if cr := m["ClusterRole/kquant-run"]; cr == nil {
+		t.Error("no ClusterRole/kquant-run for the run pods")
+	} else {
+		got, _, _ := unstructured.NestedSlice(cr.Object, "rules")
+		if diff := cmp.Diff(readGeneratedRules(t, filepath.Join(tl.root, "config/rbac/run_role.yaml")), got); diff != "" {
+			t.Errorf("ClusterRole/kquant-run rules differ from config/rbac/run_role.yaml (-config +chart):\n%s", diff)
+		}
 	}
 
 	for _, role := range []string{"manager", "agent"} {

@@ -37,6 +37,7 @@ func TestCluster(t *testing.T) {
 		{"the agent writes only its own node's objects with its node-bound token", agentNodeBoundWrites},
 		{"the agent image's glibc loads the binary and dlopen looks for the driver", agentImageDlopen},
 		{"jobs from recipes and samples succeed", jobsSucceed},
+		{"runs wait for GPUs another pod holds, then cover them", gpusHeldByAnotherPod},
 		{"an agent pod deleted mid-run loses nothing", agentPodDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
 		{"a failing gated validation keeps training away; a passing one lets it back", gatesKeepTrainingAway},

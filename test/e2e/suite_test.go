@@ -103,6 +103,8 @@ func (s *suite) startManager(t *testing.T, i int) *manager {
 	m := &manager{metricsPort: freePort(t)}
 	m.process = startProcess(t, s.dir, fmt.Sprintf("manager-%d", i), filepath.Join(s.bin, "manager"),
 		"--kubeconfig="+s.cp.kubeconfig, "--leader-elect", "--lease-namespace="+systemNamespace,
+		// No kubelet here: the simulated agents run the runs themselves.
+		"--gpu-allocation=None",
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", m.metricsPort), "--metrics-secure=false",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)))
 	return m

@@ -7,18 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -52,22 +46,7 @@ func TestMain(m *testing.M) {
 // RBAC, so that every refusal in these tests comes from the policy alone.
 func installPolicy(ctx context.Context, t *testing.T) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testenv.RepoRoot(), "config", "policy", "agent-node-restriction.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	for _, obj := range []client.Object{policy, binding} {
-		if err := dec.Decode(obj); err != nil {
-			t.Fatalf("decoding policy manifest: %v", err)
-		}
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatalf("creating %T: %v", obj, err)
-		}
-	}
+	createPolicy(ctx, t, "agent-node-restriction.yaml")
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentNamespace}},
 		&rbacv1.ClusterRole{
@@ -143,20 +122,9 @@ func TestAgentWritesOnlyItsOwnNode(t *testing.T) {
 
 	// Policies take effect a moment after they are created: wait until the first
 	// refusal shows, then check every rule.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := agentA.Create(ctx, profile("probe-node"))
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			break
-		}
-		if err == nil {
-			_ = env.Client.Delete(ctx, profile("probe-node"))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the policy never refused agent node-a writing another node's profile (last error %v)", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitForRefusal(t, "agent node-a writing another node's profile",
+		func() error { return agentA.Create(ctx, profile("probe-node")) },
+		func() { _ = env.Client.Delete(ctx, profile("probe-node")) })
 
 	// The controller (an administrator here) binds runs to both nodes.
 	runA, runB := run(ns, "run-a", "node-a"), run(ns, "run-b", "node-b")
@@ -171,12 +139,7 @@ func TestAgentWritesOnlyItsOwnNode(t *testing.T) {
 		return c.Status().Patch(ctx, r, patch)
 	}
 
-	cases := []struct {
-		name      string
-		do        func() error
-		wantAllow bool
-		wantMsg   string
-	}{
+	checkAdmission(t, []admissionCase{
 		{"own profile", func() error { return agentA.Create(ctx, profile("node-a")) }, true, ""},
 		{"another node's profile", func() error { return agentA.Create(ctx, profile("node-b")) }, false, "may write only GPUNodeProfile node-a"},
 		{"own lease", func() error { return agentA.Create(ctx, lease("kquant-agent-node-a")) }, true, ""},
@@ -199,22 +162,5 @@ func TestAgentWritesOnlyItsOwnNode(t *testing.T) {
 		{"a run bound to another node", func() error { return agentA.Create(ctx, run(ns, "run-c", "node-b")) }, false, "may write only QuantRuns bound to that node"},
 		{"a token bound to no node", func() error { return agentClient(t, "").Create(ctx, profile("node-z")) }, false, "must be bound to a node"},
 		{"the controller is not restricted", func() error { return env.Client.Create(ctx, profile("node-b")) }, true, ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.do()
-			if tc.wantAllow {
-				if err != nil {
-					t.Fatalf("want allowed, got %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("want refused with %q, was allowed", tc.wantMsg)
-			}
-			if !strings.Contains(err.Error(), tc.wantMsg) {
-				t.Errorf("refusal %q does not say %q", err, tc.wantMsg)
-			}
-		})
-	}
+	})
 }

@@ -170,7 +170,8 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string) *exec.Cm
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace,
+	// No kubelet: the simulated agents run the runs themselves (gpuAllocation None).
+	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace, "--gpu-allocation=None",
 		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0"}
 	args = append(args, strings.Fields(*flagManagerArgs)...)
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -18,6 +18,12 @@
 
 {{- define "kquant.manager.fullname" -}}{{ include "kquant.fullname" . }}-manager{{- end -}}
 {{- define "kquant.agent.fullname" -}}{{ include "kquant.fullname" . }}-agent{{- end -}}
+{{- define "kquant.run.fullname" -}}{{ include "kquant.fullname" . }}-run{{- end -}}
+
+{{/* kquant.runPods: whether runs execute in run pods (gpuAllocation DevicePlugin or DRA). */}}
+{{- define "kquant.runPods" -}}
+{{- if ne .Values.gpuAllocation "None" }}true{{ end -}}
+{{- end -}}
 
 {{- define "kquant.manager.serviceAccountName" -}}
 {{- if .Values.manager.serviceAccount.create -}}

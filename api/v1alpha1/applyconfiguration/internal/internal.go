@@ -680,6 +680,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: total
       type:
         scalar: numeric
+    - name: waitingForGPU
+      type:
+        scalar: numeric
 - name: com.github.kquant.kquant.api.v1alpha1.QuantJobTemplate
   map:
     fields:

@@ -27,6 +27,10 @@ type QuantJobStatusApplyConfiguration struct {
 	Succeeded *int32 `json:"succeeded,omitempty"`
 	// failed is the number of failed run attempts, retried or not.
 	Failed *int32 `json:"failed,omitempty"`
+	// waitingForGPU is the number of runs that wait because the GPUs they
+	// may use are allocated to other pods (their reason is WaitingForGPU):
+	// kquant never runs beside another workload, it waits for a free GPU.
+	WaitingForGPU *int32 `json:"waitingForGPU,omitempty"`
 	// progress is "succeeded/total", for kubectl get.
 	Progress *string `json:"progress,omitempty"`
 	// summary aggregates the succeeded runs' results.
@@ -98,6 +102,14 @@ func (b *QuantJobStatusApplyConfiguration) WithSucceeded(value int32) *QuantJobS
 // If called multiple times, the Failed field is set to the value of the last call.
 func (b *QuantJobStatusApplyConfiguration) WithFailed(value int32) *QuantJobStatusApplyConfiguration {
 	b.Failed = &value
+	return b
+}
+
+// WithWaitingForGPU sets the WaitingForGPU field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WaitingForGPU field is set to the value of the last call.
+func (b *QuantJobStatusApplyConfiguration) WithWaitingForGPU(value int32) *QuantJobStatusApplyConfiguration {
+	b.WaitingForGPU = &value
 	return b
 }
 

@@ -1,0 +1,410 @@
+package execution
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/conflict"
+	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/internal/logging"
+)
+
+// ControllerName is the controller's stable name.
+const ControllerName = "execution"
+
+// Defaults of Options.
+const (
+	// DefaultServiceAccountName is the run pods' ServiceAccount in every
+	// namespace that has runs; the admission policy matches this name.
+	DefaultServiceAccountName = "kquant-run"
+	// DefaultRunClusterRole is the ClusterRole that the run ServiceAccount is
+	// bound to in its namespace: get QuantRuns, patch their status.
+	DefaultRunClusterRole = "kquant-run"
+)
+
+// creationWait is how often a run pod this process created and the cache
+// does not show yet is looked for again, and expectationTTL how long it is
+// expected before it is created again.
+const (
+	creationWait   = 2 * time.Second
+	expectationTTL = 30 * time.Second
+)
+
+// Options configure the controller.
+type Options struct {
+	// RunPod is what the chart decides about run pods; Allocation must be
+	// DevicePlugin or DRA.
+	RunPod runpod.Config
+	// RunClusterRole is bound to the run ServiceAccount in each namespace.
+	RunClusterRole string
+}
+
+// Reconciler gives bound runs their run pods.
+type Reconciler struct {
+	client client.Client
+	// reader reads from the API server itself, past the cache.
+	reader   client.Reader
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+	opts     Options
+
+	mu sync.Mutex
+	// seen are the runs (by UID) whose run pod this process has seen in its
+	// cache: a pod seen and then missing is lost.
+	seen map[types.UID]bool
+	// created are the runs whose run pod this process created and the cache
+	// has not shown yet, with when: missing from the cache, it is not lost.
+	created map[types.UID]time.Time
+	// ready are the namespaces whose ServiceAccount and RoleBinding exist.
+	ready map[string]bool
+	// priorityClassReady is set once the PriorityClass exists.
+	priorityClassReady bool
+}
+
+// New returns a Reconciler.
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, opts Options) *Reconciler {
+	if opts.RunPod.ServiceAccountName == "" {
+		opts.RunPod.ServiceAccountName = DefaultServiceAccountName
+	}
+	if opts.RunClusterRole == "" {
+		opts.RunClusterRole = DefaultRunClusterRole
+	}
+	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, opts: opts,
+		seen: map[types.UID]bool{}, created: map[types.UID]time.Time{}, ready: map[string]bool{}}
+}
+
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile drives one run's run pod; lost write races are retried quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return conflict.Result(r.reconcile(ctx, req))
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	run := &kquantv1alpha1.QuantRun{}
+	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !quantrun.IsBound(run) || run.DeletionTimestamp != nil {
+		r.forget(run.UID)
+		return reconcile.Result{}, nil
+	}
+	if run.Status.Phase.IsTerminal() {
+		r.forget(run.UID)
+		return reconcile.Result{}, r.release(ctx, run)
+	}
+	pod := &corev1.Pod{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		if r.hadRunPod(run) {
+			return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
+		}
+		if r.expected(run.UID) {
+			// Created by this process and not in the cache: either the cache
+			// is behind, or the pod came and went before it looked. The API
+			// server tells which.
+			live := &corev1.Pod{}
+			err := r.reader.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, live)
+			switch {
+			case apierrors.IsNotFound(err):
+				return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
+			case err != nil:
+				return reconcile.Result{}, fmt.Errorf("reading run pod of %s: %w", run.Name, err)
+			}
+			return reconcile.Result{RequeueAfter: creationWait}, nil
+		}
+		return r.start(ctx, run)
+	case err != nil:
+		return reconcile.Result{}, fmt.Errorf("getting run pod of %s: %w", run.Name, err)
+	case !metav1.IsControlledBy(pod, run):
+		// A pod of the same name that is not this run's: an earlier run of the
+		// same name (a re-created job) whose pod the garbage collector has
+		// not removed yet. Remove it; its deletion brings this run back.
+		return reconcile.Result{}, r.deleteStale(ctx, pod)
+	}
+	r.markSeen(run.UID)
+	return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, pod))
+}
+
+// hadRunPod reports whether run had a run pod that is now gone: this process
+// saw it, or the run's status says a run pod executed it.
+func (r *Reconciler) hadRunPod(run *kquantv1alpha1.QuantRun) bool {
+	r.mu.Lock()
+	seen := r.seen[run.UID]
+	r.mu.Unlock()
+	return seen || run.Status.AllocatedGPU != nil && run.Status.AllocatedGPU.Source != ""
+}
+
+func (r *Reconciler) markSeen(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[uid] = true
+	delete(r.created, uid)
+}
+
+// expected reports whether this process created uid's run pod within
+// expectationTTL and the cache has not shown it yet.
+func (r *Reconciler) expected(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.created[uid]
+	if ok && r.clock.Since(at) > expectationTTL {
+		delete(r.created, uid)
+		return false
+	}
+	return ok
+}
+
+func (r *Reconciler) forget(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, uid)
+	delete(r.created, uid)
+}
+
+// start creates what the run pod needs and the run pod. A run that already
+// runs without one was started by an earlier release's agent (or its pod was
+// lost unwatched): it is marked RunPodRestarted and starts over in the pod.
+func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (reconcile.Result, error) {
+	cfg := r.opts.RunPod
+	if q := run.Labels[runpod.LabelKueueQueue]; q != "" {
+		// The job named a Kueue LocalQueue (its label, copied to its runs).
+		cfg.KueueQueueName = q
+	}
+	objs, err := runpod.Build(run, runpod.GPU{UUID: run.Spec.GPUUUID}, cfg)
+	if err != nil {
+		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "RunPodInvalid", "CreateRunPod", "cannot build the run pod: %v", err)
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("building run pod of %s: %w", run.Name, err))
+	}
+	if err := r.ensurePriorityClass(ctx); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.ensureNamespace(ctx, run.Namespace); err != nil {
+		return reconcile.Result{}, err
+	}
+	if objs.Claim != nil {
+		if err := r.createClaim(ctx, objs.Claim); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err := r.client.Create(ctx, objs.Pod); apierrors.IsAlreadyExists(err) {
+		// The cache is behind this process's own creation: wait for it.
+		return reconcile.Result{RequeueAfter: creationWait}, nil
+	} else if err != nil {
+		// A missing ServiceAccount is created again next time.
+		r.mu.Lock()
+		delete(r.ready, run.Namespace)
+		r.mu.Unlock()
+		return reconcile.Result{}, fmt.Errorf("creating run pod of %s: %w", run.Name, err)
+	}
+	r.mu.Lock()
+	r.created[run.UID] = r.clock.Now()
+	r.mu.Unlock()
+	log := logging.FromContext(ctx)
+	log.V(logging.Debug).Info("Run pod created", "quantRun", client.ObjectKeyFromObject(run), "node", run.Spec.NodeName, "gpu", run.Spec.GPUUUID)
+	if run.Status.Phase == kquantv1alpha1.RunPhaseRunning {
+		log.Info("Run restarted in a run pod", "quantRun", client.ObjectKeyFromObject(run), "agentID", run.Status.AgentID)
+		r.recorder.Eventf(run, objs.Pod, corev1.EventTypeNormal, kquantv1alpha1.RunReasonRunPodRestarted, "CreateRunPod",
+			"run was running without a run pod (agent %q); run pod %s starts it over", run.Status.AgentID, objs.Pod.Name)
+		return reconcile.Result{}, quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
+			Phase: run.Status.Phase, Reason: kquantv1alpha1.RunReasonRunPodRestarted,
+			Message: fmt.Sprintf("run was running without a run pod (agent %q); a new run pod starts it over", run.Status.AgentID),
+		})
+	}
+	r.recorder.Eventf(run, objs.Pod, corev1.EventTypeNormal, "RunPodCreated", "CreateRunPod", "created run pod %s for GPU %s on node %s",
+		objs.Pod.Name, run.Spec.GPUUUID, run.Spec.NodeName)
+	return reconcile.Result{}, nil
+}
+
+// applyOutcome writes what the run pod's state means for the run, when it
+// differs from what the run says. A waiting reason that no longer holds is
+// cleared.
+func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.QuantRun, out runpod.Outcome) error {
+	stored := quantrun.Phase(run) == kquantv1alpha1.RunPhaseBound
+	switch {
+	case out.IsZero() && isWaitingReason(run.Status.Reason):
+		// The pod got past what it waited for: drop the waiting reason.
+		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{Phase: quantrun.StoredPhase(run)})
+	case out.IsZero():
+		return nil
+	case out.Phase == kquantv1alpha1.RunPhasePending:
+		// Only a run the pod has not started may wait (a stale pod view must
+		// not move a running run back).
+		if !stored || (run.Status.Reason == out.Reason && run.Status.Message == out.Message) {
+			return nil
+		}
+		if run.Status.Reason != out.Reason {
+			r.recorder.Eventf(run, nil, corev1.EventTypeNormal, out.Reason, "WaitForRunPod", "%s", out.Message)
+		}
+		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
+			Phase: kquantv1alpha1.RunPhasePending, Reason: out.Reason, Message: out.Message})
+	}
+	now := metav1.NewTime(r.clock.Now())
+	// The run's resourceVersion conditions the write: if the run pod wrote a
+	// result the cache has not shown yet, this conflicts and is decided again.
+	if err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
+		Phase: out.Phase, Reason: out.Reason, Message: out.Message, CompletionTime: &now,
+	}); err != nil {
+		return err
+	}
+	r.forget(run.UID)
+	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, out.Reason, "FailRun", "%s", out.Message)
+	logging.FromContext(ctx).Info("Run failed in its run pod", "quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
+	return nil
+}
+
+// isWaitingReason reports whether reason is one of a Pending run's waiting
+// reasons, which this controller sets and clears.
+func isWaitingReason(reason string) bool {
+	switch reason {
+	case kquantv1alpha1.RunReasonWaitingForGPU, kquantv1alpha1.RunReasonRunPodUnschedulable, kquantv1alpha1.RunReasonRunPodWaiting:
+		return true
+	}
+	return false
+}
+
+// ensurePriorityClass creates the run pods' PriorityClass unless it exists
+// (the chart may ship it); an existing one of another value or preemption
+// policy is reported, not changed: PriorityClasses are immutable.
+func (r *Reconciler) ensurePriorityClass(ctx context.Context) error {
+	r.mu.Lock()
+	done := r.priorityClassReady
+	r.mu.Unlock()
+	if done {
+		return nil
+	}
+	want := runpod.PriorityClass(r.opts.RunPod.PriorityClassName)
+	err := r.client.Create(ctx, want)
+	if apierrors.IsAlreadyExists(err) {
+		got := want.DeepCopy()
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+			return fmt.Errorf("getting PriorityClass %s: %w", want.Name, err)
+		}
+		if got.Value > runpod.PriorityValue || got.PreemptionPolicy == nil || *got.PreemptionPolicy != corev1.PreemptNever {
+			logging.FromContext(ctx).Info("Run pods' PriorityClass is not low and non-preempting; run pods may preempt other pods",
+				"priorityClass", got.Name, "value", got.Value)
+		}
+	} else if err != nil {
+		return fmt.Errorf("creating PriorityClass %s: %w", want.Name, err)
+	}
+	r.mu.Lock()
+	r.priorityClassReady = true
+	r.mu.Unlock()
+	return nil
+}
+
+// ensureNamespace creates the run ServiceAccount of ns and binds it to the
+// run ClusterRole, once per process and namespace.
+func (r *Reconciler) ensureNamespace(ctx context.Context, ns string) error {
+	r.mu.Lock()
+	done := r.ready[ns]
+	r.mu.Unlock()
+	if done {
+		return nil
+	}
+	sa := r.opts.RunPod.ServiceAccountName
+	labels := map[string]string{"app.kubernetes.io/name": "kquant", runpod.LabelComponent: runpod.ComponentRun}
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns, Labels: labels}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: r.opts.RunClusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+		},
+	}
+	for _, obj := range objs {
+		if err := r.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s/%s for run pods: %w", obj, ns, sa, err)
+		}
+	}
+	r.mu.Lock()
+	r.ready[ns] = true
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Reconciler) createClaim(ctx context.Context, claim *resourcev1.ResourceClaim) error {
+	if err := r.client.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ResourceClaim %s: %w", claim.Name, err)
+	}
+	return nil
+}
+
+// release frees the GPU of a finished run: a run pod still pending or
+// running (the run was failed from outside: its job failed, a deadline, its
+// node was lost) is deleted, and so is the run's DRA claim. A finished pod
+// stays for its logs until the run is deleted.
+func (r *Reconciler) release(ctx context.Context, run *kquantv1alpha1.QuantRun) error {
+	pod := &corev1.Pod{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, pod)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("getting run pod of %s: %w", run.Name, err)
+	}
+	if err == nil && metav1.IsControlledBy(pod, run) && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		if err := r.deleteStale(ctx, pod); err != nil {
+			return err
+		}
+		r.recorder.Eventf(run, pod, corev1.EventTypeNormal, "RunPodDeleted", "ReleaseGPU", "run %s finished (%s); deleted its run pod", run.Status.Phase, run.Status.Reason)
+	}
+	if r.opts.RunPod.Allocation != runpod.AllocationDRA {
+		return nil
+	}
+	claim := &resourcev1.ResourceClaim{}
+	err = r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.ClaimName(run)}, claim)
+	if err != nil || !metav1.IsControlledBy(claim, run) || claim.DeletionTimestamp != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if err := r.client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting ResourceClaim %s: %w", claim.Name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) deleteStale(ctx context.Context, pod *corev1.Pod) error {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	err := r.client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting stale pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller: runs, and the pods and claims
+// they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.reader = mgr.GetAPIReader()
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&kquantv1alpha1.QuantRun{}).
+		Owns(&corev1.Pod{})
+	if r.opts.RunPod.Allocation == runpod.AllocationDRA {
+		b = b.Owns(&resourcev1.ResourceClaim{})
+	}
+	return b.Complete(r)
+}
