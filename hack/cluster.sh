@@ -5,8 +5,9 @@
 #
 #   hack/cluster.sh up        etcd, kube-apiserver, kube-controller-manager,
 #                             kube-scheduler, containerd (runc, bridge CNI),
-#                             kubelet, kube-proxy and the test device plugin
-#                             advertising simulated GPUs; writes
+#                             kubelet, kube-proxy, the test device plugin
+#                             advertising simulated GPUs and the test DRA
+#                             driver publishing the same GPUs; writes
 #                             .cluster/kubeconfig and waits for the node Ready.
 #   hack/cluster.sh install   imports the images (make images) into containerd
 #                             and `helm install`s charts/kquant with
@@ -25,8 +26,17 @@
 # route to the Service range only, no default route, and the kernel does not
 # forward (net.ipv4.ip_forward stays as it is, 0 here).
 #
-# Environment: KQUANT_CLUSTER_GPUS (default H100:4) is what the device plugin
-# and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each wait (seconds).
+# Simulated GPUs reach pods two ways, as on a real node with NVIDIA's stack:
+# the test device plugin (test/deviceplugin, resource nvidia.com/gpu) and the
+# test DRA driver (test/dradriver, driver gpu.kquant.dev, DeviceClass
+# gpu.nvidia.com, attribute gpu.nvidia.com/uuid). Both offer the same GPUs, so
+# a test uses one way at a time: the kubelet does not know that a GPU given
+# through one is taken for the other. DRA is GA (on by default) in 1.36: no
+# feature gates; containerd applies the driver's CDI specs from $RUN/cdi.
+#
+# Environment: KQUANT_CLUSTER_GPUS (default H100:4) is what the device plugin,
+# the DRA driver and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each
+# wait (seconds).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +51,7 @@ SERVICE_RANGE=10.96.0.0/16
 GPUS=${KQUANT_CLUSTER_GPUS:-H100:4}
 TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
 CONTAINERD_SOCK=$RUN/containerd.sock
+CDI_DIR=$RUN/cdi
 PAUSE_IMAGE=kquant.local/pause:3.10
 IMG_REGISTRY=kquant.local
 IMG_TAG=${KQUANT_CLUSTER_IMG_TAG:-dev}
@@ -211,7 +222,7 @@ containerd_config() {
     RESTRICT_OOM=true
     info "this machine cannot lower OOM scores (no CAP_SYS_RESOURCE): containerd clamps them"
   fi
-  mkdir -p "$STATE/containerd/root" "$STATE/containerd/certs.d/_default" "$RUN"
+  mkdir -p "$STATE/containerd/root" "$STATE/containerd/certs.d/_default" "$RUN" "$CDI_DIR"
   # Every registry resolves to a closed local port: nothing is pulled from
   # anywhere, and a missing image fails at once with "connection refused".
   cat >"$STATE/containerd/certs.d/_default/hosts.toml" <<EOF
@@ -242,6 +253,10 @@ state = "$RUN/containerd"
   restrict_oom_score_adj = $RESTRICT_OOM
   # Network namespaces under the state dir, so that cluster-down finds them.
   netns_mounts_under_state_dir = true
+  # The test DRA driver's CDI specs (containerd's default is on; the
+  # directory is the cluster's own, so that down removes it).
+  enable_cdi = true
+  cdi_spec_dirs = ["$CDI_DIR"]
   [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
@@ -308,7 +323,7 @@ EOF
 }
 
 node_components() {
-  step "kubelet, kube-proxy and the test device plugin"
+  step "kubelet, kube-proxy, the test device plugin and the test DRA driver"
   kubelet_config
   start kubelet "$NODE_ASSETS/kubelet" --config "$STATE/kubelet.yaml" \
     --kubeconfig "$STATE/kubelet.kubeconfig" --hostname-override "$NODE" --node-ip "$NODE_IP" \
@@ -334,13 +349,18 @@ conntrack:
 EOF
   start kube-proxy "$NODE_ASSETS/kube-proxy" --config "$STATE/kube-proxy.yaml"
   wait_for "node $NODE to register" kubectl get node "$NODE"
-  (cd "$ROOT" && go build -o "$STATE/bin/kquant-test-deviceplugin" ./test/deviceplugin/cmd/kquant-test-deviceplugin)
+  # One go build: the two share their compilation.
+  (cd "$ROOT" && go build -o "$STATE/bin/" ./test/deviceplugin/cmd/kquant-test-deviceplugin ./test/dradriver/cmd/kquant-test-dradriver)
   start deviceplugin "$STATE/bin/kquant-test-deviceplugin" --simulate "$GPUS" --node-name "$NODE" \
     --kubeconfig "$STATE/kubeconfig" --device-plugin-dir "$KUBELET_ROOT/device-plugins/"
+  start dradriver "$STATE/bin/kquant-test-dradriver" --simulate "$GPUS" --node-name "$NODE" \
+    --kubeconfig "$STATE/kubeconfig" --kubelet-dir "$KUBELET_ROOT" --cdi-dir "$CDI_DIR"
   wait_for "node $NODE Ready" kubectl wait --for=condition=Ready "node/$NODE" --timeout=5s
   local want=${GPUS##*:}
   wait_for "$want nvidia.com/gpu allocatable on $NODE" \
     bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get node $NODE -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}') == $want ]]"
+  wait_for "$want devices in the DRA driver's ResourceSlice" \
+    bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get resourceslices --field-selector spec.nodeName=$NODE -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) == $want ]]"
 }
 
 cluster_up() {
@@ -395,6 +415,7 @@ cluster_down() {
   local node_assets
   node_assets=$("$ROOT/hack/cluster-assets.sh" --cached 2>/dev/null) || node_assets=""
   stop deviceplugin
+  stop dradriver
   stop kubelet
   if [[ -S $CONTAINERD_SOCK && -n $node_assets ]]; then
     # Stopping the pod sandboxes tears their networks down through CNI.

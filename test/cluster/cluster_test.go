@@ -41,6 +41,7 @@ func TestCluster(t *testing.T) {
 		{"a new manager pod carries on", managerPodDeleted},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
+		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
 		{"helm uninstall removes what the chart made", helmUninstall},
 	} {
 		if !t.Run(s.name, func(t *testing.T) { s.run(t, cl) }) {
