@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	drahealth "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
@@ -139,6 +140,26 @@ func TestKubeletPathAgainstARealAPIServer(t *testing.T) {
 	}
 	if p := d.Prepared(); !slices.Equal(p, []string{uuid}) {
 		t.Errorf("prepared %v, want [%s]", p, uuid)
+	}
+
+	// The kubelet's device-health stream: every GPU healthy.
+	health, err := drahealth.NewDRAResourceHealthClient(dial(t, filepath.Join(data, "dra.sock"))).
+		NodeWatchResources(ctx, &drahealth.NodeWatchResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := health.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var healthy []string
+	for _, dh := range first.Devices {
+		if dh.Health == drahealth.HealthStatus_HEALTHY && dh.Device.PoolName == testNode {
+			healthy = append(healthy, dh.Device.DeviceName)
+		}
+	}
+	if want := []string{"gpu-0", "gpu-1", "gpu-2", "gpu-3"}; !slices.Equal(healthy, want) {
+		t.Errorf("healthy devices %v, want %v", healthy, want)
 	}
 
 	unprep, err := plugin.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{ref}})

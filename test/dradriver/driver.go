@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
+	drahealth "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
 
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/internal/logging"
@@ -42,6 +43,8 @@ type Options struct {
 // Driver prepares claims for a simulated node's GPUs. Its methods are safe
 // for concurrent use.
 type Driver struct {
+	drahealth.UnimplementedDRAResourceHealthServer
+
 	opts Options
 	gpus map[string]GPU // by device name
 	cdi  cdiStore
@@ -51,7 +54,10 @@ type Driver struct {
 	fatal    func(error)
 }
 
-var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
+var (
+	_ kubeletplugin.DRAPlugin           = (*Driver)(nil)
+	_ drahealth.DRAResourceHealthServer = (*Driver)(nil)
+)
 
 // New makes a driver and reads back the claims it prepared before a restart.
 func New(opts Options) (*Driver, error) {
