@@ -9,6 +9,9 @@
 #                             advertising simulated GPUs and the test DRA
 #                             driver publishing the same GPUs; writes
 #                             .cluster/kubeconfig and waits for the node Ready.
+#                             Kueue (built from its Go module, pod
+#                             integration) runs beside them, with the
+#                             ClusterQueue of config/samples/kueue.
 #   hack/cluster.sh install   imports the images (make images) into containerd
 #                             and `helm install`s charts/kquant with
 #                             hack/cluster/values.yaml; waits for pods Ready.
@@ -52,6 +55,7 @@ GPUS=${KQUANT_CLUSTER_GPUS:-H100:4}
 TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
 CONTAINERD_SOCK=$RUN/containerd.sock
 CDI_DIR=$RUN/cdi
+KUEUE_PORT=9443
 PAUSE_IMAGE=kquant.local/pause:3.10
 IMG_REGISTRY=kquant.local
 IMG_TAG=${KQUANT_CLUSTER_IMG_TAG:-dev}
@@ -99,6 +103,7 @@ EOF
 assets() {
   ASSETS=$("$ROOT/hack/envtest-assets.sh")
   NODE_ASSETS=$("$ROOT/hack/cluster-assets.sh")
+  KUEUE_ASSETS=$("$ROOT/hack/kueue-assets.sh")
 }
 
 # host_packages installs what comes from Debian: runc, the CNI plugins,
@@ -363,6 +368,69 @@ EOF
     bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get resourceslices --field-selector spec.nodeName=$NODE -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) == $want ]]"
 }
 
+# kueue_webhooks prints the Kueue release's webhook configurations, changed
+# for a webhook server that runs on the node: the API server calls it by URL
+# at the node's address (not through a Service) and trusts the cluster CA
+# that signed its certificate (hack/democerts, kueue-webhook). Like Kueue's
+# own install, they skip kube-system and kueue-system.
+kueue_webhooks() {
+  awk -v url="https://$NODE_IP:$KUEUE_PORT" -v ca="$(base64 -w0 <"$STATE/pki/ca.crt")" '
+    /^  name: (mutating|validating)-webhook-configuration$/ { sub(/name: /, "name: kueue-"); print; next }
+    /^    service:$/ { svc = 1; next }
+    svc && /^      (name|namespace):/ { next }
+    svc && /^      path:/ { print "    url: " url $2; print "    caBundle: " ca; svc = 0; next }
+    /^  failurePolicy:/ {
+      print
+      print "  namespaceSelector:"
+      print "    matchExpressions:"
+      print "    - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}"
+      next
+    }
+    { print }
+  ' "$KUEUE_ASSETS/webhooks.yaml"
+}
+
+# kueue runs Kueue's controller manager on the node, as the device plugin
+# runs, with the CRDs and webhooks of its release, only the pod integration,
+# and the ClusterQueue and ResourceFlavor of config/samples/kueue.
+kueue() {
+  step "Kueue $(basename "$KUEUE_ASSETS") (pod integration)"
+  local dir=$STATE/kueue
+  mkdir -p "$dir/certs"
+  cp "$STATE/pki/kueue-webhook.crt" "$dir/certs/tls.crt"
+  cp "$STATE/pki/kueue-webhook.key" "$dir/certs/tls.key"
+  kubectl apply --server-side --field-manager=kquant-cluster -f "$KUEUE_ASSETS/crds" >/dev/null
+  kubectl wait --for condition=established --timeout="${TIMEOUT}s" -f "$KUEUE_ASSETS/crds" >/dev/null
+  kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kueue_webhooks | kubectl apply --server-side --field-manager=kquant-cluster -f - >/dev/null
+  # Leader election off (one replica), Kueue's own certificate management off
+  # (the certificates above), on-demand visibility off (it needs an
+  # APIService), every port on the node's address.
+  cat >"$dir/config.yaml" <<EOF
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health:
+  healthProbeBindAddress: $NODE_IP:8081
+metrics:
+  bindAddress: $NODE_IP:8443
+webhook:
+  host: $NODE_IP
+  port: $KUEUE_PORT
+  certDir: $dir/certs
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+integrations:
+  frameworks: [pod]
+EOF
+  start kueue env KUBECONFIG="$STATE/kubeconfig" "$KUEUE_ASSETS/kueue" \
+    --config "$dir/config.yaml" --feature-gates VisibilityOnDemand=false
+  # The ClusterQueue passes through Kueue's webhooks: applied, Kueue serves.
+  wait_for "Kueue's webhooks" kubectl apply -f "$ROOT/config/samples/kueue/clusterqueue.yaml"
+}
+
 cluster_up() {
   preflight
   mkdir -p "$STATE/logs" "$STATE/pids" "$STATE/bin"
@@ -376,6 +444,7 @@ cluster_up() {
   control_plane
   node_runtime
   node_components
+  kueue
   step "cluster up in $((SECONDS - t0))s: export KUBECONFIG=$STATE/kubeconfig"
   kubectl get nodes -o wide
 }
@@ -414,6 +483,7 @@ cluster_down() {
   # The binaries as built, never a build: without them no cluster ran.
   local node_assets
   node_assets=$("$ROOT/hack/cluster-assets.sh" --cached 2>/dev/null) || node_assets=""
+  stop kueue
   stop deviceplugin
   stop dradriver
   stop kubelet
