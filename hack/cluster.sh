@@ -56,6 +56,7 @@ TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
 CONTAINERD_SOCK=$RUN/containerd.sock
 CDI_DIR=$RUN/cdi
 KUEUE_PORT=9443
+KUEUE_ETC=/etc/kueue
 PAUSE_IMAGE=kquant.local/pause:3.10
 IMG_REGISTRY=kquant.local
 IMG_TAG=${KQUANT_CLUSTER_IMG_TAG:-dev}
@@ -399,6 +400,16 @@ kueue() {
   mkdir -p "$dir/certs"
   cp "$STATE/pki/kueue-webhook.crt" "$dir/certs/tls.crt"
   cp "$STATE/pki/kueue-webhook.key" "$dir/certs/tls.key"
+  # Without its own certificate management Kueue reads the metrics server's
+  # certificate from a fixed path, /etc/kueue/metrics/certs: a link into the
+  # state directory (the same certificate: metrics serve the node's address
+  # too), which down removes.
+  if [[ -e $KUEUE_ETC && ! -L $KUEUE_ETC ]]; then
+    die "$KUEUE_ETC exists and is not this cluster's; refusing to replace it"
+  fi
+  mkdir -p "$dir/etc/metrics"
+  ln -sfn "$dir/certs" "$dir/etc/metrics/certs"
+  ln -sfn "$dir/etc" "$KUEUE_ETC"
   kubectl apply --server-side --field-manager=kquant-cluster -f "$KUEUE_ASSETS/crds" >/dev/null
   kubectl wait --for condition=established --timeout="${TIMEOUT}s" -f "$KUEUE_ASSETS/crds" >/dev/null
   kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
@@ -538,6 +549,7 @@ cluster_down() {
   done
   rmdir /var/log/containers 2>/dev/null || true
   # /var/lib/cni: the CNI library's cache of the pods' network results.
+  [[ -L $KUEUE_ETC ]] && rm -f "$KUEUE_ETC"
   rm -rf "$KUBELET_ROOT" "$RUN" "$STATE" /var/lib/cni
   info "nothing of the cluster runs or stays mounted"
 }
