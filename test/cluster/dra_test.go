@@ -18,8 +18,9 @@ import (
 
 // envPod is a pod of the pause image that prints the GPU variables the
 // runtime gave it (the pause binary prints the variables its arguments name)
-// and then waits; it takes the ResourceClaim claim, or with claim empty it
-// takes extra (a resources block, the Kueue scenarios' nvidia.com/gpu).
+// and then waits. With a claim it takes that ResourceClaim; without one,
+// resources is its container's resources (the Kueue scenario's
+// nvidia.com/gpu limit). labels may name a Kueue LocalQueue.
 func envPod(name, claim string, labels map[string]string, resources string) string {
 	var meta, claims string
 	for k, v := range labels {
