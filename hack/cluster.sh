@@ -5,9 +5,13 @@
 #
 #   hack/cluster.sh up        etcd, kube-apiserver, kube-controller-manager,
 #                             kube-scheduler, containerd (runc, bridge CNI),
-#                             kubelet, kube-proxy and the test device plugin
-#                             advertising simulated GPUs; writes
+#                             kubelet, kube-proxy, the test device plugin
+#                             advertising simulated GPUs and the test DRA
+#                             driver publishing the same GPUs; writes
 #                             .cluster/kubeconfig and waits for the node Ready.
+#                             Kueue (built from its Go module, pod
+#                             integration) runs beside them, with the
+#                             ClusterQueue of config/samples/kueue.
 #   hack/cluster.sh install   imports the images (make images) into containerd
 #                             and `helm install`s charts/kquant with
 #                             hack/cluster/values.yaml; waits for pods Ready.
@@ -25,8 +29,17 @@
 # route to the Service range only, no default route, and the kernel does not
 # forward (net.ipv4.ip_forward stays as it is, 0 here).
 #
-# Environment: KQUANT_CLUSTER_GPUS (default H100:4) is what the device plugin
-# and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each wait (seconds).
+# Simulated GPUs reach pods two ways, as on a real node with NVIDIA's stack:
+# the test device plugin (test/deviceplugin, resource nvidia.com/gpu) and the
+# test DRA driver (test/dradriver, driver gpu.kquant.dev, DeviceClass
+# gpu.nvidia.com, attribute gpu.nvidia.com/uuid). Both offer the same GPUs, so
+# a test uses one way at a time: the kubelet does not know that a GPU given
+# through one is taken for the other. DRA is GA (on by default) in 1.36: no
+# feature gates; containerd applies the driver's CDI specs from $RUN/cdi.
+#
+# Environment: KQUANT_CLUSTER_GPUS (default H100:4) is what the device plugin,
+# the DRA driver and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each
+# wait (seconds).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +54,9 @@ SERVICE_RANGE=10.96.0.0/16
 GPUS=${KQUANT_CLUSTER_GPUS:-H100:4}
 TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
 CONTAINERD_SOCK=$RUN/containerd.sock
+CDI_DIR=$RUN/cdi
+KUEUE_PORT=9443
+KUEUE_ETC=/etc/kueue
 PAUSE_IMAGE=kquant.local/pause:3.10
 IMG_REGISTRY=kquant.local
 IMG_TAG=${KQUANT_CLUSTER_IMG_TAG:-dev}
@@ -88,6 +104,7 @@ EOF
 assets() {
   ASSETS=$("$ROOT/hack/envtest-assets.sh")
   NODE_ASSETS=$("$ROOT/hack/cluster-assets.sh")
+  KUEUE_ASSETS=$("$ROOT/hack/kueue-assets.sh")
 }
 
 # host_packages installs what comes from Debian: runc, the CNI plugins,
@@ -211,7 +228,7 @@ containerd_config() {
     RESTRICT_OOM=true
     info "this machine cannot lower OOM scores (no CAP_SYS_RESOURCE): containerd clamps them"
   fi
-  mkdir -p "$STATE/containerd/root" "$STATE/containerd/certs.d/_default" "$RUN"
+  mkdir -p "$STATE/containerd/root" "$STATE/containerd/certs.d/_default" "$RUN" "$CDI_DIR"
   # Every registry resolves to a closed local port: nothing is pulled from
   # anywhere, and a missing image fails at once with "connection refused".
   cat >"$STATE/containerd/certs.d/_default/hosts.toml" <<EOF
@@ -242,6 +259,10 @@ state = "$RUN/containerd"
   restrict_oom_score_adj = $RESTRICT_OOM
   # Network namespaces under the state dir, so that cluster-down finds them.
   netns_mounts_under_state_dir = true
+  # The test DRA driver's CDI specs (containerd's default is on; the
+  # directory is the cluster's own, so that down removes it).
+  enable_cdi = true
+  cdi_spec_dirs = ["$CDI_DIR"]
   [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
@@ -308,7 +329,7 @@ EOF
 }
 
 node_components() {
-  step "kubelet, kube-proxy and the test device plugin"
+  step "kubelet, kube-proxy, the test device plugin and the test DRA driver"
   kubelet_config
   start kubelet "$NODE_ASSETS/kubelet" --config "$STATE/kubelet.yaml" \
     --kubeconfig "$STATE/kubelet.kubeconfig" --hostname-override "$NODE" --node-ip "$NODE_IP" \
@@ -334,13 +355,91 @@ conntrack:
 EOF
   start kube-proxy "$NODE_ASSETS/kube-proxy" --config "$STATE/kube-proxy.yaml"
   wait_for "node $NODE to register" kubectl get node "$NODE"
-  (cd "$ROOT" && go build -o "$STATE/bin/kquant-test-deviceplugin" ./test/deviceplugin/cmd/kquant-test-deviceplugin)
+  # One go build: the two share their compilation.
+  (cd "$ROOT" && go build -o "$STATE/bin/" ./test/deviceplugin/cmd/kquant-test-deviceplugin ./test/dradriver/cmd/kquant-test-dradriver)
   start deviceplugin "$STATE/bin/kquant-test-deviceplugin" --simulate "$GPUS" --node-name "$NODE" \
     --kubeconfig "$STATE/kubeconfig" --device-plugin-dir "$KUBELET_ROOT/device-plugins/"
+  start dradriver "$STATE/bin/kquant-test-dradriver" --simulate "$GPUS" --node-name "$NODE" \
+    --kubeconfig "$STATE/kubeconfig" --kubelet-dir "$KUBELET_ROOT" --cdi-dir "$CDI_DIR"
   wait_for "node $NODE Ready" kubectl wait --for=condition=Ready "node/$NODE" --timeout=5s
   local want=${GPUS##*:}
   wait_for "$want nvidia.com/gpu allocatable on $NODE" \
     bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get node $NODE -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}') == $want ]]"
+  wait_for "$want devices in the DRA driver's ResourceSlice" \
+    bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get resourceslices --field-selector spec.nodeName=$NODE -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) == $want ]]"
+}
+
+# kueue_webhooks prints the Kueue release's webhook configurations, changed
+# for a webhook server that runs on the node: the API server calls it by URL
+# at the node's address (not through a Service) and trusts the cluster CA
+# that signed its certificate (hack/democerts, kueue-webhook). Like Kueue's
+# own install, they skip kube-system and kueue-system.
+kueue_webhooks() {
+  awk -v url="https://$NODE_IP:$KUEUE_PORT" -v ca="$(base64 -w0 <"$STATE/pki/ca.crt")" '
+    /^  name: (mutating|validating)-webhook-configuration$/ { sub(/name: /, "name: kueue-"); print; next }
+    /^    service:$/ { svc = 1; next }
+    svc && /^      (name|namespace):/ { next }
+    svc && /^      path:/ { print "    url: " url $2; print "    caBundle: " ca; svc = 0; next }
+    /^  failurePolicy:/ {
+      print
+      print "  namespaceSelector:"
+      print "    matchExpressions:"
+      print "    - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}"
+      next
+    }
+    { print }
+  ' "$KUEUE_ASSETS/webhooks.yaml"
+}
+
+# kueue runs Kueue's controller manager on the node, as the device plugin
+# runs, with the CRDs and webhooks of its release, only the pod integration,
+# and the ClusterQueue and ResourceFlavor of config/samples/kueue.
+kueue() {
+  step "Kueue $(basename "$KUEUE_ASSETS") (pod integration)"
+  local dir=$STATE/kueue
+  mkdir -p "$dir/certs"
+  cp "$STATE/pki/kueue-webhook.crt" "$dir/certs/tls.crt"
+  cp "$STATE/pki/kueue-webhook.key" "$dir/certs/tls.key"
+  # Without its own certificate management Kueue reads the metrics server's
+  # certificate from a fixed path, /etc/kueue/metrics/certs: a link into the
+  # state directory (the same certificate: metrics serve the node's address
+  # too), which down removes.
+  if [[ -e $KUEUE_ETC && ! -L $KUEUE_ETC ]]; then
+    die "$KUEUE_ETC exists and is not this cluster's; refusing to replace it"
+  fi
+  mkdir -p "$dir/etc/metrics"
+  ln -sfn "$dir/certs" "$dir/etc/metrics/certs"
+  ln -sfn "$dir/etc" "$KUEUE_ETC"
+  kubectl apply --server-side --field-manager=kquant-cluster -f "$KUEUE_ASSETS/crds" >/dev/null
+  kubectl wait --for condition=established --timeout="${TIMEOUT}s" -f "$KUEUE_ASSETS/crds" >/dev/null
+  kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kueue_webhooks | kubectl apply --server-side --field-manager=kquant-cluster -f - >/dev/null
+  # Leader election off (one replica), Kueue's own certificate management off
+  # (the certificates above), on-demand visibility off (it needs an
+  # APIService), every port on the node's address.
+  cat >"$dir/config.yaml" <<EOF
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health:
+  healthProbeBindAddress: $NODE_IP:8081
+metrics:
+  bindAddress: $NODE_IP:8443
+webhook:
+  host: $NODE_IP
+  port: $KUEUE_PORT
+  certDir: $dir/certs
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+integrations:
+  frameworks: [pod]
+EOF
+  start kueue env KUBECONFIG="$STATE/kubeconfig" "$KUEUE_ASSETS/kueue" \
+    --config "$dir/config.yaml" --feature-gates VisibilityOnDemand=false
+  # The ClusterQueue passes through Kueue's webhooks: applied, Kueue serves.
+  wait_for "Kueue's webhooks" kubectl apply -f "$ROOT/config/samples/kueue/clusterqueue.yaml"
 }
 
 cluster_up() {
@@ -356,6 +455,7 @@ cluster_up() {
   control_plane
   node_runtime
   node_components
+  kueue
   step "cluster up in $((SECONDS - t0))s: export KUBECONFIG=$STATE/kubeconfig"
   kubectl get nodes -o wide
 }
@@ -395,7 +495,9 @@ cluster_down() {
   # The binaries as built, never a build: without them no cluster ran.
   local node_assets
   node_assets=$("$ROOT/hack/cluster-assets.sh" --cached 2>/dev/null) || node_assets=""
+  stop kueue
   stop deviceplugin
+  stop dradriver
   stop kubelet
   if [[ -S $CONTAINERD_SOCK && -n $node_assets ]]; then
     # Stopping the pod sandboxes tears their networks down through CNI.
@@ -448,6 +550,7 @@ cluster_down() {
   done
   rmdir /var/log/containers 2>/dev/null || true
   # /var/lib/cni: the CNI library's cache of the pods' network results.
+  [[ -L $KUEUE_ETC ]] && rm -f "$KUEUE_ETC"
   rm -rf "$KUBELET_ROOT" "$RUN" "$STATE" /var/lib/cni
   info "nothing of the cluster runs or stays mounted"
 }

@@ -10,7 +10,8 @@
 // identity, so that the Node authorizer, NodeRestriction and RBAC treat each one
 // as on a kubeadm cluster: the kubelet's client (system:node:<node>) and serving
 // certificates, kube-controller-manager, kube-scheduler, kube-proxy, and the API
-// server's client certificate for kubelets.
+// server's client certificate for kubelets; and Kueue's webhook server
+// (serving the node's address).
 //
 //	go run ./hack/democerts -dir .demo/pki
 //	go run ./hack/democerts -dir .cluster/pki -node kquant-node -node-ip 10.244.0.1
@@ -132,7 +133,12 @@ func clusterLeaves(o options, now time.Time, serials *serialSource) []leaf {
 	kubeletServing := template(now, serials, pkix.Name{CommonName: "system:node:" + o.Node, Organization: []string{"system:nodes"}})
 	kubeletServing.DNSNames = []string{o.Node, "localhost"}
 	kubeletServing.IPAddresses = []net.IP{o.NodeIP, net.ParseIP("127.0.0.1")}
+	// Kueue's webhook server runs on the node, and the API server calls it
+	// at the node's address.
+	kueueWebhook := template(now, serials, pkix.Name{CommonName: "kueue-webhook"})
+	kueueWebhook.IPAddresses = []net.IP{o.NodeIP}
 	return []leaf{
+		{name: "kueue-webhook", cert: kueueWebhook, usage: x509.ExtKeyUsageServerAuth},
 		client("kubelet", "system:node:"+o.Node, "system:nodes"),
 		{name: "kubelet-serving", cert: kubeletServing, usage: x509.ExtKeyUsageServerAuth},
 		client("controller-manager", "system:kube-controller-manager"),

@@ -74,6 +74,7 @@ func TestGenerateCluster(t *testing.T) {
 		{name: "apiserver", usage: x509.ExtKeyUsageServerAuth, wantCN: "kube-apiserver", wantIP: "10.244.0.1"},
 		{name: "kubelet", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:node:kquant-node", wantOrg: "system:nodes"},
 		{name: "kubelet-serving", usage: x509.ExtKeyUsageServerAuth, wantCN: "system:node:kquant-node", wantIP: "10.244.0.1"},
+		{name: "kueue-webhook", usage: x509.ExtKeyUsageServerAuth, wantCN: "kueue-webhook", wantIP: "10.244.0.1"},
 		{name: "controller-manager", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:kube-controller-manager"},
 		{name: "scheduler", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:kube-scheduler"},
 		{name: "kube-proxy", usage: x509.ExtKeyUsageClientAuth, wantCN: "system:kube-proxy"},

@@ -43,6 +43,8 @@ func TestCluster(t *testing.T) {
 		{"a failing gated validation keeps training away; a passing one lets it back", gatesKeepTrainingAway},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
+		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
+		{"Kueue gates labelled pods until admitted, and its GPU quota holds one back", kueueGatesPods},
 		{"helm uninstall removes what the chart made", helmUninstall},
 	} {
 		if !t.Run(s.name, func(t *testing.T) { s.run(t, cl) }) {

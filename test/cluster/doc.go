@@ -5,14 +5,17 @@
 // kube-proxy, kube-scheduler, kube-controller-manager), with the images built
 // offline by `make images` and the chart installed by helm, as
 // `make cluster-e2e` does. Nothing is faked but the GPUs: the test device plugin
-// advertises simulated ones to the kubelet and the agents simulate the same.
+// advertises simulated ones to the kubelet, the test DRA driver publishes the
+// same ones in a ResourceSlice, and the agents simulate the same. Kueue, built
+// from its Go module, runs beside them.
 //
 // The tests drive the cluster as a user would, with kubectl, helm and crictl,
 // and read objects with a client where that checks more precisely. They run in
 // one ordered sequence, since each step leaves the cluster as the next expects:
 // pods as the chart says, the agent's node-bound writes, jobs to Succeeded,
 // faults (an agent pod and the manager pod deleted mid-run), helm upgrade, a
-// wrong image tag, and helm uninstall last.
+// wrong image tag, a DRA claim pinned to a GPU by UUID, Kueue's gate and
+// quota on plain pods, and helm uninstall last.
 //
 // Build tag cluster keeps them out of `go test ./...`: they need root and the
 // running cluster (KQUANT_CLUSTER_DIR, default <repo>/.cluster).

@@ -14,8 +14,8 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.nodeName != "from-env" || c.resourceName != "nvidia.com/gpu" || c.dir != "/var/lib/kubelet/device-plugins/" ||
-		c.pollInterval != time.Second || c.kubeconfig != "" || c.log.Format != logging.FormatJSON {
+	if c.NodeName != "from-env" || c.resourceName != "nvidia.com/gpu" || c.dir != "/var/lib/kubelet/device-plugins/" ||
+		c.pollInterval != time.Second || c.Kubeconfig != "" || c.Log.Format != logging.FormatJSON {
 		t.Errorf("defaults: %+v", c)
 	}
 }

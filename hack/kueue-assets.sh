@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# kueue-assets.sh builds, once, Kueue's controller manager for the local
+# cluster (`make cluster`) from Kueue's Go module (hack/tools/kueue pins the
+# release), and copies that release's CRDs and webhook configurations out of
+# the module beside the binary, so that the cluster installs the manifests of
+# the very release it runs.
+#
+# It prints the directory on stdout (kueue, crds/, webhooks.yaml) and
+# everything else on stderr. A second call finds the cache and returns at
+# once. With --cached it never builds: it prints the directory when it is
+# complete, and fails otherwise.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
+
+KUEUE_MODULE=sigs.k8s.io/kueue
+KUEUE_VERSION=$(cd "$ASSETS_ROOT/hack/tools/kueue" && go list -m -f '{{.Version}}' "$KUEUE_MODULE")
+CACHE=${KQUANT_KUEUE_ASSETS_DIR:-$ASSETS_CACHE_ROOT/kueue/${KUEUE_VERSION}}
+STAMP=$(assets_stamp kueue)
+
+if assets_fresh "$CACHE" "$STAMP" kueue && [[ -f $CACHE/webhooks.yaml ]]; then
+  echo "$CACHE"
+  exit 0
+fi
+[[ ${1:-} != --cached ]] || exit 1
+
+mkdir -p "$CACHE"
+assets_build kueue "$CACHE" "-X ${KUEUE_MODULE}/pkg/version.GitVersion=${KUEUE_VERSION}" "" "${KUEUE_MODULE}/cmd/kueue"
+src=$(cd "$ASSETS_ROOT/hack/tools/kueue" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$KUEUE_MODULE")
+rm -rf "$CACHE/crds"
+mkdir -p "$CACHE/crds"
+cp "$src"/config/components/crd/bases/*.yaml "$CACHE/crds/"
+cp "$src/config/components/webhook/manifests.yaml" "$CACHE/webhooks.yaml"
+chmod -R u+w "$CACHE/crds" "$CACHE/webhooks.yaml"
+
+echo "$STAMP" > "$CACHE/.stamp"
+assets_log "kueue ${KUEUE_VERSION} ready in $CACHE"
+echo "$CACHE"
