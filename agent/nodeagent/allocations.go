@@ -26,6 +26,7 @@ type allocations struct {
 	slices   client.Reader
 	node     string
 	driver   string
+	domain   string
 }
 
 // openAllocations connects to the PodResources socket; nil when none is
@@ -35,7 +36,7 @@ func openAllocations(ctx context.Context, opts Options, c client.Reader, lib gon
 		return nil, nil
 	}
 	a := &allocations{resolver: &liveInventory{}, lib: lib, slices: c, node: opts.NodeName,
-		driver: opts.DRADriver}
+		driver: opts.DRADriver, domain: opts.DRAAttributeDomain}
 	if a.driver == "" {
 		a.driver = podresources.DefaultDRADriver
 	}
@@ -73,7 +74,7 @@ func (a *allocations) Allocations(ctx context.Context) (map[string][]v1alpha1.GP
 		// Clusters without DRA: device-plugin allocations still resolve.
 		logging.FromContext(ctx).V(logging.Debug).Info("ResourceSlices not read, DRA devices stay unresolved", "reason", err.Error())
 	} else {
-		inv.DRADevices = podresources.DRADevicesFromSlices(a.driver, slices.Items)
+		inv.DRADevices = podresources.DRADevicesFromSlices(a.driver, a.domain, slices.Items)
 	}
 	a.resolver.set(inv)
 	snap, err := a.reader.List(ctx)

@@ -74,6 +74,9 @@ type Options struct {
 	// DRADriver is the DRA driver whose devices are GPUs (ResourceSlices of
 	// this node map them to UUIDs); empty is podresources.DefaultDRADriver.
 	DRADriver string
+	// DRAAttributeDomain is the domain of the uuid, type and parentUUID
+	// attributes of the driver's devices; empty is the driver's name.
+	DRAAttributeDomain string
 	// GuardNVML is the library the GPU guard of in-agent execution asks;
 	// nil takes the discovery's (the simulated node's, or the driver's).
 	GuardNVML gonvml.Interface

@@ -161,8 +161,24 @@ func TestDRADevicesFromSlices(t *testing.T) {
 		{Spec: resourcev1.ResourceSliceSpec{Driver: "net.example.com", Pool: resourcev1.ResourcePool{Name: "node-a"},
 			Devices: []resourcev1.Device{{Name: "nic-0", Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"uuid": str("NIC")}}}}},
 	}
-	got := DRADevicesFromSlices(DefaultDRADriver, slices)
+	got := DRADevicesFromSlices(DefaultDRADriver, "", slices)
 	if diff := cmp.Diff(node.DRADevices, got); diff != "" {
 		t.Errorf("DRADevicesFromSlices (-want +got):\n%s", diff)
+	}
+}
+
+// A driver of another name (the local cluster's test driver) that publishes
+// its attributes in NVIDIA's domain resolves when told the domain.
+func TestDRADevicesFromSlicesInAnotherDomain(t *testing.T) {
+	const driver = "gpu.test.example"
+	uuid := resourcev1.DeviceAttribute{StringValue: ptr.To("GPU-zero")}
+	slices := []resourcev1.ResourceSlice{{Spec: resourcev1.ResourceSliceSpec{Driver: driver, Pool: resourcev1.ResourcePool{Name: "node-a"},
+		Devices: []resourcev1.Device{{Name: "gpu-0", Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"gpu.nvidia.com/uuid": uuid}}}}}}
+	want := map[DRAKey]DRADevice{{Driver: driver, Pool: "node-a", Device: "gpu-0"}: {UUID: "GPU-zero"}}
+	if diff := cmp.Diff(want, DRADevicesFromSlices(driver, "gpu.nvidia.com", slices)); diff != "" {
+		t.Errorf("DRADevicesFromSlices in domain gpu.nvidia.com (-want +got):\n%s", diff)
+	}
+	if got := DRADevicesFromSlices(driver, "", slices); len(got) != 0 {
+		t.Errorf("in the driver's own domain nothing resolves, got %v", got)
 	}
 }

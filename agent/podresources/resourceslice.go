@@ -16,22 +16,27 @@ const (
 // DRADevicesFromSlices builds the DRA table of an Inventory from the
 // ResourceSlices of one driver: a device's UUID from its "uuid" attribute,
 // and for a MIG device ("type" mig) its GPU from "parentUUID". Attributes may
-// be written bare ("uuid") or qualified with the driver's domain
-// ("gpu.nvidia.com/uuid"). Devices without a UUID are left out.
-func DRADevicesFromSlices(driver string, slices []resourcev1.ResourceSlice) map[DRAKey]DRADevice {
+// be written bare ("uuid") or qualified with domain ("gpu.nvidia.com/uuid"):
+// NVIDIA's driver publishes them in its own name's domain, a test driver may
+// use another driver name with the same domain; empty domain is the
+// driver's name.
+func DRADevicesFromSlices(driver, domain string, slices []resourcev1.ResourceSlice) map[DRAKey]DRADevice {
+	if domain == "" {
+		domain = driver
+	}
 	out := map[DRAKey]DRADevice{}
 	for _, s := range slices {
 		if s.Spec.Driver != driver {
 			continue
 		}
 		for _, dev := range s.Spec.Devices {
-			uuid := stringAttribute(dev.Attributes, driver, attributeUUID)
+			uuid := stringAttribute(dev.Attributes, domain, attributeUUID)
 			if uuid == "" {
 				continue
 			}
 			d := DRADevice{UUID: uuid}
-			if stringAttribute(dev.Attributes, driver, attributeType) == deviceTypeMIG {
-				d.ParentUUID = stringAttribute(dev.Attributes, driver, attributeParentUUID)
+			if stringAttribute(dev.Attributes, domain, attributeType) == deviceTypeMIG {
+				d.ParentUUID = stringAttribute(dev.Attributes, domain, attributeParentUUID)
 			}
 			out[DRAKey{Driver: driver, Pool: s.Spec.Pool.Name, Device: dev.Name}] = d
 		}

@@ -27,7 +27,7 @@ import (
 // config is the command line.
 type config struct {
 	nodeName, namespace, backend, simulate, kubeconfig string
-	execution, podResources, draDriver                 string
+	execution, podResources, draDriver, draDomain      string
 	metricsAddr, probeAddr                             string
 	shutdownGrace                                      time.Duration
 	showVersion                                        bool
@@ -44,6 +44,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.execution, "execution", nodeagent.ExecutionRunPod, "where runs execute: RunPod (each in its own run pod, the agent only observes and creates no CUDA context) or None (in the agent, only for nodes drained of other GPU work)")
 	fs.StringVar(&c.podResources, "pod-resources-socket", "", `the kubelet's PodResources socket whose GPU allocations the profile publishes; "none" reads none (default `+podresources.DefaultSocket+`, or none with --simulate)`)
 	fs.StringVar(&c.draDriver, "dra-driver", podresources.DefaultDRADriver, "the DRA driver whose devices are GPUs")
+	fs.StringVar(&c.draDomain, "dra-uuid-attribute-domain", "", "the domain of the uuid attribute of the DRA driver's devices (default: the driver's name)")
 	fs.StringVar(&c.simulate, "simulate", "", "simulate GPUs instead of using NVML, as <product>:<count>[,...]; products: "+fmt.Sprint(simulate.Keys()))
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "", `metrics address; "0" disables (default ":8080", or "0" with --simulate so that many agents fit on one machine)`)
@@ -115,6 +116,7 @@ func run(args []string) error {
 		Execution:              c.execution,
 		PodResourcesSocket:     c.podResources,
 		DRADriver:              c.draDriver,
+		DRAAttributeDomain:     c.draDomain,
 		Registerer:             ctrlmetrics.Registry,
 		MetricsBindAddress:     c.metricsAddr,
 		HealthProbeBindAddress: c.probeAddr,

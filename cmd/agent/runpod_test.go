@@ -41,11 +41,16 @@ func TestRunMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	const node = "run-node"
-	newRun := func(name string, size int64, iterations int32) *v1alpha1.QuantRun {
+	// newRun creates a bound run; a Benchmark runs its iterations even on the
+	// reference backend (a Validation there skips timing), which is what
+	// keeps a run Running long enough to be signalled.
+	newRun := func(name string, mode v1alpha1.JobMode, size int64, iterations int32) *v1alpha1.QuantRun {
 		run := builders.MakeQuantRun(name, ns, "job").Bound(node, 0).Obj()
 		run.Spec.GPUUUID = simulate.UUID(node, 0)
+		run.Spec.Mode = mode
 		run.Spec.Workload.Shapes = []v1alpha1.Shape{{Rows: size, Cols: size}}
 		run.Spec.Execution.Iterations, run.Spec.Execution.Warmup = ptr.To(iterations), ptr.To[int32](1)
+		run.Spec.Execution.Graphs = v1alpha1.GraphModeEager
 		if err := env.Client.Create(t.Context(), run); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +75,7 @@ func TestRunMode(t *testing.T) {
 	}
 
 	t.Run("finished", func(t *testing.T) {
-		newRun("finished", 128, 2)
+		newRun("finished", v1alpha1.JobModeValidation, 128, 2)
 		t.Setenv("POD_NAME", "finished")
 		if err := runPod(args("finished")); err != nil {
 			t.Fatalf("runPod: %v", err)
@@ -82,7 +87,7 @@ func TestRunMode(t *testing.T) {
 	})
 
 	t.Run("the device plugin gave another GPU", func(t *testing.T) {
-		newRun("other-gpu", 128, 2)
+		newRun("other-gpu", v1alpha1.JobModeValidation, 128, 2)
 		t.Setenv("POD_NAME", "other-gpu")
 		t.Setenv(envSimulatedGPUs, simulate.UUID(node, 1))
 		if err := executeRun(mustParse(t, args("other-gpu")), logr.Discard()); err != nil {
@@ -98,7 +103,7 @@ func TestRunMode(t *testing.T) {
 	})
 
 	t.Run("SIGTERM", func(t *testing.T) {
-		newRun("terminated", 1024, 100000)
+		newRun("terminated", v1alpha1.JobModeBenchmark, 2048, 100000)
 		t.Setenv("POD_NAME", "terminated")
 		done := make(chan error, 1)
 		c := mustParse(t, args("terminated"))

@@ -15,7 +15,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,12 +37,13 @@ func TestCluster(t *testing.T) {
 		{"the agent image's glibc loads the binary and dlopen looks for the driver", agentImageDlopen},
 		{"jobs from recipes and samples succeed", jobsSucceed},
 		{"runs wait for GPUs another pod holds, then cover them", gpusHeldByAnotherPod},
-		{"an agent pod deleted mid-run loses nothing", agentPodDeletedMidRun},
+		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
 		{"a failing gated validation keeps training away; a passing one lets it back", gatesKeepTrainingAway},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
 		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
+		{"DRA: each run pod's claim pins its run's GPU, and the run executes there", runPodsThroughDRA},
 		{"Kueue gates labelled pods until admitted, and its GPU quota holds one back", kueueGatesPods},
 		{"helm uninstall removes what the chart made", helmUninstall},
 	} {
@@ -54,15 +54,19 @@ func TestCluster(t *testing.T) {
 }
 
 // podsAsTheChartSays checks, in the running containers, what the chart
-// promises: non-root user 65532, a read-only root filesystem, no capabilities,
-// no privilege escalation, and the images imported into containerd.
+// promises: a read-only root filesystem, no capabilities, no privilege
+// escalation, the images imported into containerd, and the user: non-root
+// 65532 for the manager; root for the agent, whose only reason is the
+// kubelet's root-only PodResources socket (read by file ownership, with every
+// capability dropped).
 func podsAsTheChartSays(t *testing.T, cl *cluster) {
+	wantUID := map[string]uint32{"manager": 65532, "agent": 0}
 	for _, component := range []string{"manager", "agent"} {
 		pod := cl.readyPod(t, component, 3*time.Minute)
 		spec := pod.Spec.Containers[0]
 		sc := spec.SecurityContext
 		switch {
-		case pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.RunAsNonRoot == nil || !*pod.Spec.SecurityContext.RunAsNonRoot:
+		case wantUID[component] != 0 && (pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.RunAsNonRoot == nil || !*pod.Spec.SecurityContext.RunAsNonRoot):
 			t.Errorf("%s pod: runAsNonRoot not set", component)
 		case sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
 			t.Errorf("%s pod: readOnlyRootFilesystem not set", component)
@@ -101,8 +105,8 @@ func podsAsTheChartSays(t *testing.T, cl *cluster) {
 		}
 		decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
 		p := inspect.Info.RuntimeSpec.Process
-		if p.User.UID != 65532 || p.User.GID != 65532 {
-			t.Errorf("%s container runs as %d:%d, want 65532:65532", component, p.User.UID, p.User.GID)
+		if want := wantUID[component]; p.User.UID != want || p.User.GID != want {
+			t.Errorf("%s container runs as %d:%d, want %d:%d", component, p.User.UID, p.User.GID, want, want)
 		}
 		if !inspect.Info.RuntimeSpec.Root.Readonly {
 			t.Errorf("%s container: root filesystem is writable", component)
@@ -180,8 +184,10 @@ func agentNodeBoundWrites(t *testing.T, cl *cluster) {
 // agentImageDlopen starts the agent image in a pod of its own, locked down as
 // the chart's, to see what only a pod shows: the dynamic loader and glibc of
 // the image run the cgo binary, and its dlopen of libcuda.so.1 (absent on
-// this node) ends in the agent's "no CUDA driver" fallback, not a crash. A
-// kubeconfig that does not exist stops the agent right after that probe.
+// this node) ends in the agent's "no CUDA driver" fallback, not a crash
+// (--execution=None: the observer never opens the driver; a run pod, or an
+// agent that executes runs itself, does). A kubeconfig that does not exist
+// stops the agent right after that probe.
 func agentImageDlopen(t *testing.T, cl *cluster) {
 	ns := cl.namespace(t, "e2e-agent-image")
 	const pod = `apiVersion: v1
@@ -193,7 +199,7 @@ spec:
   containers:
   - name: agent
     image: kquant.local/kquant-agent:dev
-    args: [--node-name=probe, --kubeconfig=/nonexistent, --log-format=text]
+    args: [--node-name=probe, --execution=None, --kubeconfig=/nonexistent, --log-format=text]
     securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
 `
 	cl.apply(t, ns, []byte(pod), "-")
@@ -299,33 +305,39 @@ func hasCondition(conds []metav1.Condition, typ string) bool {
 	return false
 }
 
-// agentPodDeletedMidRun kills the agent's pod (one second of grace) while a
-// run executes: the DaemonSet brings a new one, the run is retried, and the job
-// ends with every GPU's run succeeded.
-func agentPodDeletedMidRun(t *testing.T, cl *cluster) {
-	ns := cl.namespace(t, "e2e-agent-fault")
+// podsDeletedMidRun deletes, while runs execute, first a run pod (one second
+// of grace): its run fails as RunPodLost and is retried as a new attempt;
+// then the agent's pod: the observer's restart leaves the other runs' pods
+// alone, and the job ends with every GPU's run succeeded.
+func podsDeletedMidRun(t *testing.T, cl *cluster) {
+	ns := cl.namespace(t, "e2e-pod-faults")
 	root := testenv.RepoRoot()
 	cl.apply(t, ns, nil, filepath.Join(root, "recipes", "fp8-current-scaling.yaml"))
-	// About 15 s a run: far longer than the one second of grace the agent pod
-	// is deleted with, so a run cannot finish in it (an agent that finishes
-	// within its grace marks the run FinishedDuringShutdown instead).
+	// About 15 s a run: far longer than the one second of grace the pods are
+	// deleted with, so a run cannot finish in it.
 	slow := builders.MakeSlowBenchmark("slow", ns, 300).EachGPU().BackoffLimit(3).Obj()
 	if err := cl.c.Create(t.Context(), slow); err != nil {
 		t.Fatal(err)
 	}
-	var interrupted string
-	eventually(t, 3*time.Minute, "a run Running", func() error {
+	var running []string
+	eventually(t, 3*time.Minute, "two runs Running", func() error {
+		running = running[:0]
 		for _, r := range cl.runs(t, ns) {
 			if r.Status.Phase == v1alpha1.RunPhaseRunning {
-				interrupted = r.Name
-				return nil
+				running = append(running, r.Name)
 			}
 		}
-		return fmt.Errorf("no run Running yet")
+		if len(running) < 2 {
+			return fmt.Errorf("runs Running: %v", running)
+		}
+		return nil
 	})
+	lost, survivor := running[0], running[1]
+	// A run pod is named after its run.
+	cl.kubectl(t, "delete", "pod", "-n", ns, lost, "--grace-period=1", "--wait=false")
 	old := cl.readyPod(t, "agent", time.Minute)
 	cl.kubectl(t, "delete", "pod", "-n", systemNamespace, old.Name, "--grace-period=1", "--wait=false")
-	t.Logf("deleted agent pod %s while run %s was Running", old.Name, interrupted)
+	t.Logf("deleted run pod %s and agent pod %s while runs %v were Running", lost, old.Name, running)
 	eventually(t, 3*time.Minute, "a new agent pod Ready", func() error {
 		pods := cl.componentPods(t, "agent")
 		for _, p := range pods {
@@ -339,22 +351,21 @@ func agentPodDeletedMidRun(t *testing.T, cl *cluster) {
 	if job.Status.Succeeded != simulatedGPUs || job.Status.Total != simulatedGPUs {
 		t.Errorf("job counts %d/%d succeeded, want %d of %d (one per GPU)", job.Status.Succeeded, job.Status.Total, simulatedGPUs, simulatedGPUs)
 	}
-	// The interrupted run was either run again from the start by the new
-	// agent (condition Restarted) or failed and retried as a new attempt.
-	var how string
+	var retried bool
 	for _, r := range cl.runs(t, ns) {
 		switch {
-		case r.Name == interrupted && meta.IsStatusConditionTrue(r.Status.Conditions, v1alpha1.RunConditionRestarted):
-			how = meta.FindStatusCondition(r.Status.Conditions, v1alpha1.RunConditionRestarted).Message
+		case r.Name == lost && (r.Status.Phase != v1alpha1.RunPhaseFailed || r.Status.Reason != v1alpha1.RunReasonRunPodLost):
+			t.Errorf("run %s whose pod was deleted: %s %s (%s), want Failed %s", r.Name, r.Status.Phase, r.Status.Reason, r.Status.Message, v1alpha1.RunReasonRunPodLost)
+		case r.Name == survivor && r.Status.Phase != v1alpha1.RunPhaseSucceeded:
+			t.Errorf("run %s, running while the agent restarted: %s %s, want Succeeded", r.Name, r.Status.Phase, r.Status.Reason)
 		case r.Spec.Attempt > 1:
-			how = fmt.Sprintf("retried as run %s (attempt %d)", r.Name, r.Spec.Attempt)
+			retried = true
 		}
 	}
-	if how == "" {
-		t.Errorf("run %s was neither run again nor retried:\n%s", interrupted, cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "yaml"))
+	if !retried {
+		t.Errorf("run %s was not retried:\n%s", lost, cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "yaml"))
 	}
-	t.Logf("job slow: %d/%d succeeded; run %s: %s\n%s", job.Status.Succeeded, job.Status.Total, interrupted, how,
-		cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "wide"))
+	t.Logf("job slow: %d/%d succeeded\n%s", job.Status.Succeeded, job.Status.Total, cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "wide"))
 }
 
 // managerPodDeleted deletes the manager's pod: the Deployment's new pod takes
