@@ -301,7 +301,9 @@ func (r *Reconciler) ensurePriorityClass(ctx context.Context) error {
 	err := r.client.Create(ctx, want)
 	if apierrors.IsAlreadyExists(err) {
 		got := want.DeepCopy()
-		if err := r.client.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+		// One read past the cache: a cached Get would start an informer of
+		// every PriorityClass for a check made once.
+		if err := r.reader.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
 			return fmt.Errorf("getting PriorityClass %s: %w", want.Name, err)
 		}
 		if got.Value > runpod.PriorityValue || got.PreemptionPolicy == nil || *got.PreemptionPolicy != corev1.PreemptNever {
