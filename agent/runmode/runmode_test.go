@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,16 +34,7 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	testenv.RunPackage(m, func(e *testenv.Env) { env = e })
 }
 
 // referenceRunner is the measurement harness on the pure-Go reference

@@ -26,11 +26,7 @@ import (
 // run stopped by SIGTERM, which must end Failed (RunPodLost), never Running.
 func TestRunMode(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t)
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
 	if err := env.Kubeconfig(kc); err != nil {

@@ -23,14 +23,7 @@ import (
 // eight H100s (one slow) on two nodes and two H200s on a node with another
 // driver.
 func TestClusterCommands(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.Kubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)

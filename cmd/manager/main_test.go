@@ -32,11 +32,7 @@ func freeAddr(t *testing.T) string {
 // for GET /metrics. (Plain HTTP, --metrics-secure=false, is what test/e2e
 // scrapes.)
 func TestManagerStartsAndServesProbesAndMetrics(t *testing.T) {
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
+	env := testenv.ForTest(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.Kubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)

@@ -44,6 +44,12 @@ const (
 const (
 	creationWait   = 2 * time.Second
 	expectationTTL = 30 * time.Second
+	// podExitGrace is how long a run pod may keep running after its run
+	// finished before it is deleted: a run pod writes its run's last status
+	// and only then exits, so for a moment its run is finished and the pod
+	// still Running. A pod still running after that was failed from outside
+	// (its job failed, a deadline, its node lost), or hangs.
+	podExitGrace = 15 * time.Second
 )
 
 // Options configure the controller.
@@ -114,7 +120,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if run.Status.Phase.IsTerminal() {
 		r.forget(run.UID)
-		return reconcile.Result{}, r.release(ctx, run)
+		return r.release(ctx, run)
 	}
 	pod := &corev1.Pod{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, pod)
@@ -357,33 +363,42 @@ func (r *Reconciler) createClaim(ctx context.Context, claim *resourcev1.Resource
 }
 
 // release frees the GPU of a finished run: a run pod still pending or
-// running (the run was failed from outside: its job failed, a deadline, its
-// node was lost) is deleted, and so is the run's DRA claim. A finished pod
-// stays for its logs until the run is deleted.
-func (r *Reconciler) release(ctx context.Context, run *kquantv1alpha1.QuantRun) error {
+// running podExitGrace after its run finished (the run was failed from
+// outside: its job failed, a deadline, its node was lost) is deleted, and so
+// is the run's DRA claim. A pod that exited stays for its logs until the run
+// is deleted.
+func (r *Reconciler) release(ctx context.Context, run *kquantv1alpha1.QuantRun) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, pod)
 	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("getting run pod of %s: %w", run.Name, err)
+		return reconcile.Result{}, fmt.Errorf("getting run pod of %s: %w", run.Name, err)
 	}
 	if err == nil && metav1.IsControlledBy(pod, run) && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-		if err := r.deleteStale(ctx, pod); err != nil {
-			return err
+		if c := run.Status.CompletionTime; c != nil {
+			if left := podExitGrace - r.clock.Since(c.Time); left > 0 {
+				// The pod's exit, when it comes, reconciles the run again.
+				return reconcile.Result{RequeueAfter: left}, nil
+			}
 		}
-		r.recorder.Eventf(run, pod, corev1.EventTypeNormal, "RunPodDeleted", "ReleaseGPU", "run %s finished (%s); deleted its run pod", run.Status.Phase, run.Status.Reason)
+		if pod.DeletionTimestamp == nil {
+			if err := r.deleteStale(ctx, pod); err != nil {
+				return reconcile.Result{}, err
+			}
+			r.recorder.Eventf(run, pod, corev1.EventTypeNormal, "RunPodDeleted", "ReleaseGPU", "run %s finished (%s) and its run pod still ran; deleted it", run.Status.Phase, run.Status.Reason)
+		}
 	}
 	if r.opts.RunPod.Allocation != runpod.AllocationDRA {
-		return nil
+		return reconcile.Result{}, nil
 	}
 	claim := &resourcev1.ResourceClaim{}
 	err = r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.ClaimName(run)}, claim)
 	if err != nil || !metav1.IsControlledBy(claim, run) || claim.DeletionTimestamp != nil {
-		return client.IgnoreNotFound(err)
+		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if err := r.client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting ResourceClaim %s: %w", claim.Name, err)
+		return reconcile.Result{}, fmt.Errorf("deleting ResourceClaim %s: %w", claim.Name, err)
 	}
-	return nil
+	return reconcile.Result{}, nil
 }
 
 func (r *Reconciler) deleteStale(ctx context.Context, pod *corev1.Pod) error {

@@ -42,14 +42,7 @@ const timeout = 20 * time.Second
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	testenv.RunPackage(m, func(e *testenv.Env) { env = e })
 }
 
 const image = "registry.local/kquant-agent:v0.4.0"

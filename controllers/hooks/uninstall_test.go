@@ -2,8 +2,6 @@ package hooks_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -22,14 +20,7 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	testenv.RunPackage(m, func(e *testenv.Env) { env = e })
 }
 
 // Uninstall waits for the release's pods, then takes kquant's labels, taints and

@@ -86,11 +86,7 @@ func TestBurstOfSmallJobsWritesEachStatusOnce(t *testing.T) {
 		// (Pending, 1 run), bound, running, succeeded.
 		maxWritesPerJob = 4
 	)
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}); err != nil {

@@ -21,14 +21,7 @@ import (
 // PriorityClass and the Priority admission plugin agree, and the DRA claim's
 // CEL selector compiles.
 func TestAPIServerAdmitsRunPods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t)
 	ctx, c := t.Context(), env.Client
 
 	if err := c.Create(ctx, runpod.PriorityClass("")); err != nil {

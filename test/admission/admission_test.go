@@ -4,7 +4,6 @@ package admission
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,17 +26,7 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	testenv.RunPackage(m, func(e *testenv.Env) { env = e })
 }
 
 func newNamespace(t *testing.T) string {

@@ -29,11 +29,7 @@ import (
 // path works end to end outside `make scale`.
 func TestPoolCompletesAnEachGPUJob(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const leaseNS = "kquant-system"

@@ -33,14 +33,7 @@ import (
 // DeviceClass, answers the plugin registry's GetInfo, and prepares and
 // unprepares a claim pinned by UUID through the DRA gRPC service.
 func TestKubeletPathAgainstARealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t)
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ package policy
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -32,14 +30,7 @@ const (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	testenv.RunPackage(m, func(e *testenv.Env) { env = e })
 }
 
 // installPolicy applies config/policy and grants the agent service account broad

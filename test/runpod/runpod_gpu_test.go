@@ -40,14 +40,7 @@ func TestMain(m *testing.M) {
 	if s := os.Getenv(holdEnv); s != "" {
 		os.Exit(hold(s))
 	}
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	testenv.RunPackage(m, func(e *testenv.Env) { env = e })
 }
 
 func hold(secs string) int {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,6 +119,39 @@ func Start() (*Env, error) {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	return &Env{Config: cfg, Client: c, Scheme: s, AssetsDir: assets, env: env}, nil
+}
+
+// ForTest starts a control plane for one test and stops it when the test
+// ends; under -short the test is skipped, since it needs the control
+// plane's binaries.
+func ForTest(t testing.TB) *Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	env, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return env
+}
+
+// RunPackage is the TestMain of a package whose tests share one control
+// plane: it starts it, hands it to set (the package's variable), runs the
+// tests, stops it and exits with their code.
+func RunPackage(m *testing.M, set func(*Env)) {
+	env, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	set(env)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
 }
 
 // Stop stops the control plane.
