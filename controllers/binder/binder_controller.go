@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -397,7 +396,9 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 		}
 	}
 	r.metrics.ObserveBinding(run, now)
-	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
+	// No Event per binding: it was a fifth of a run's API writes, and the
+	// run's NODE and GPU columns say the same. The job's events (RunsCreated,
+	// Running with the runs bound, Completed) report its runs together.
 	logging.FromContext(ctx).V(logging.Debug).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
 	return nil
 }

@@ -11,5 +11,6 @@
 // starts it (quantrun.Phase derives Bound from the bound spec). Until the
 // cache shows a binding, the binder remembers it as assumed (kube-scheduler's
 // assume cache), so that a second pass on a stale cache never gives the same
-// GPU twice.
+// GPU twice. A binding records no Event: the job's own events report its
+// runs together, so that a run costs no write for being bound but the patch.
 package binder
