@@ -37,12 +37,23 @@ type Reconciler struct {
 	evaluations    *evaluations
 	written        *written
 	creations      *creations
+	binder         Binder
 }
 
-// New returns a Reconciler that reads agents' Leases from leaseNamespace.
-func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
+// Binder binds runs about to be created where the binder's next pass would
+// bind them anyway (binder.Reconciler.BindAtCreation), so that a run costs
+// one write instead of a create and a binding patch. It sets the binding in
+// the runs it binds, and settle is told whether each run was created as sent.
+type Binder interface {
+	BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.QuantRun) (settle func(run *kquantv1alpha1.QuantRun, created bool))
+}
+
+// New returns a Reconciler that reads agents' Leases from leaseNamespace and
+// creates runs bound through b (nil: every run is created unbound, for the
+// binder's pass).
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string, b Binder) *Reconciler {
 	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{},
-		written: &written{}, creations: &creations{}}
+		written: &written{}, creations: &creations{}, binder: b}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
