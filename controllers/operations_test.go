@@ -77,10 +77,14 @@ func TestMetricsAndEvents(t *testing.T) {
 		for _, e := range list.Items {
 			reasons[e.Regarding.Kind+"/"+e.Reason] = true
 		}
-		for _, want := range []string{"QuantJob/RunsCreated", "QuantJob/Completed", "QuantJob/Unschedulable", "QuantRun/Bound"} {
+		for _, want := range []string{"QuantJob/RunsCreated", "QuantJob/Running", "QuantJob/Completed", "QuantJob/Unschedulable"} {
 			if !reasons[want] {
 				return false, fmt.Sprintf("no %s event in %v", want, reasons)
 			}
+		}
+		// A binding is no Event of its own: the job's events report its runs.
+		if reasons["QuantRun/Bound"] {
+			return false, fmt.Sprintf("a QuantRun/Bound event in %v", reasons)
 		}
 		return true, ""
 	})

@@ -118,3 +118,40 @@ func TestEachGPUNeverTwoActiveRunsOnOneGPU(t *testing.T) {
 		}
 	}
 }
+
+// A job whose runs can all be bound at once creates them bound (one write per
+// run: generation 1, no binding patch after); a job created while its GPUs are
+// busy creates its runs unbound, and the binder binds them as the GPUs free up
+// (generation 2), never two active runs on a GPU.
+func TestRunsCreatedBoundWhenGPUsAreFree(t *testing.T) {
+	ns := newNamespace(t)
+	startAgents(t, agent("created-bound", builders.H100, 4, fakeagent.WithRunDuration(time.Second)))
+	create(t, builders.MakeQuantRecipe("fp8", ns).Obj(),
+		builders.MakeQuantJob("first", ns).Recipe("fp8").EachGPU().MaxParallel(4).Obj())
+	eventually(t, "the first job's runs", func() (bool, string) {
+		runs := runsOf(t, ns, "first")
+		return len(runs) == 4, fmt.Sprintf("%d runs", len(runs))
+	})
+	create(t, builders.MakeQuantJob("second", ns).Recipe("fp8").EachGPU().MaxParallel(4).Obj())
+	waitForPhase(t, ns, "first", kquantv1alpha1.JobPhaseSucceeded)
+	waitForPhase(t, ns, "second", kquantv1alpha1.JobPhaseSucceeded)
+
+	for _, tc := range []struct {
+		job            string
+		wantGeneration int64
+	}{
+		{job: "first", wantGeneration: 1},
+		{job: "second", wantGeneration: 2},
+	} {
+		runs := runsOf(t, ns, tc.job)
+		if len(runs) != 4 {
+			t.Errorf("job %s has %d runs, want 4", tc.job, len(runs))
+		}
+		for _, r := range runs {
+			if r.Spec.NodeName != "created-bound" || r.Generation != tc.wantGeneration || r.Annotations[quantrun.AnnotationBindTime] == "" {
+				t.Errorf("run %s: node %q generation %d bind time %q, want node created-bound, generation %d and a bind time",
+					r.Name, r.Spec.NodeName, r.Generation, r.Annotations[quantrun.AnnotationBindTime], tc.wantGeneration)
+			}
+		}
+	}
+}

@@ -108,14 +108,17 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("counting run phases: %w", err)
 	}
 	c, rec := mgr.GetClient(), mgr.GetEventRecorder(EventSource)
+	// One binder: its passes and the job controller's bindings at creation
+	// decide on each other's assumptions.
+	bind := binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace, binder.Options{AllowSharedGPUs: opts.AllowSharedGPUs})
 	setups := []struct {
 		name  string
 		setup func(ctrl.Manager) error
 	}{
 		{quantrecipe.ControllerName, quantrecipe.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantrecipe.ClusterControllerName, quantrecipe.NewCluster(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
-		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
-		{binder.ControllerName, binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace, binder.Options{AllowSharedGPUs: opts.AllowSharedGPUs}).SetupWithManager},
+		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace, bind).SetupWithManager},
+		{binder.ControllerName, bind.SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},
 		{nodelabels.ControllerName, nodelabels.New(c).SetupWithManager},
 		{gate.ControllerName, gate.New(c, mgr.GetAPIReader()).SetupWithManager},

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -54,7 +54,8 @@ const BindWriters = 16
 
 // Reconciler binds runs. The work queue never runs the single request twice at
 // once; within a pass, the bindings are written concurrently, so assumed is
-// guarded by mu.
+// guarded by mu. passMu orders a pass's decisions with bindings at creation
+// (BindAtCreation): each decides on the assumptions of the other.
 type Reconciler struct {
 	client         client.Client
 	reader         client.Reader
@@ -64,14 +65,22 @@ type Reconciler struct {
 	leaseNamespace string
 	opts           Options
 
+	passMu sync.Mutex
+	fleet  fleetMemo
+
 	mu      sync.Mutex
 	assumed map[types.NamespacedName]assumption
 }
 
-// assumption is a binding written but maybe not yet in the cache.
+// assumption is a binding decided, being written or written, but maybe not
+// yet in the cache.
 type assumption struct {
 	job string
 	gpu scheduling.GPU
+	// creating marks a run created bound (BindAtCreation), at at: the cache
+	// may not show the run at all yet.
+	creating bool
+	at       time.Time
 }
 
 // Options configure the binder.
@@ -97,13 +106,34 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile runs one binding pass over every pending run.
+// Reconcile runs one binding pass over every pending run: it decides and
+// assumes the bindings under passMu, then writes them.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	r.passMu.Lock()
+	p, err := r.decidePass(ctx)
+	r.passMu.Unlock()
+	if err != nil || p == nil {
+		return reconcile.Result{}, err
+	}
+	return conflict.Requeue(errors.Join(r.writeBindings(ctx, p.bindings, p.byName, p.now), r.writeWaits(ctx, p.waits, p.byName)))
+}
+
+// pass is what one pass decided.
+type pass struct {
+	bindings []scheduling.Binding
+	waits    []waiting
+	byName   map[string]*kquantv1alpha1.QuantRun
+	now      time.Time
+}
+
+// decidePass decides a pass's bindings on a fresh view of the fleet and
+// assumes them; nil when no run waits.
+func (r *Reconciler) decidePass(ctx context.Context) (*pass, error) {
 	// No deep copies of the (possibly ten thousand) waiting runs: the pass
 	// reads them, and bind copies the few it writes.
 	pending := &kquantv1alpha1.QuantRunList{}
 	if err := r.client.List(ctx, pending, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}, client.UnsafeDisableDeepCopy); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing pending runs: %w", err)
+		return nil, fmt.Errorf("listing pending runs: %w", err)
 	}
 	r.forgetSettled(ctx)
 	var waiting []*kquantv1alpha1.QuantRun
@@ -115,19 +145,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 	}
 	if len(waiting) == 0 {
-		return reconcile.Result{}, nil
+		return nil, nil
 	}
-	return conflict.Requeue(r.bindWaiting(ctx, waiting))
+	now := r.clock.Now()
+	view, err := r.loadFleet(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	r.fleet.put(view)
+	p, err := r.decide(ctx, waiting, view, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range p.bindings {
+		run := p.byName[b.Run]
+		r.assume(client.ObjectKeyFromObject(run), assumption{job: jobKey(run), gpu: b.GPU, at: now})
+	}
+	return p, nil
 }
 
 // forgetSettled drops assumptions that the cache now shows (a bound spec), or
-// whose run is gone.
+// whose run is gone. A run being created bound is kept while the cache does
+// not show it yet, for creationGrace at most.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
+	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for key := range r.assumed {
+	for key, a := range r.assumed {
 		run := &kquantv1alpha1.QuantRun{}
-		if err := r.client.Get(ctx, key, run, client.UnsafeDisableDeepCopy); err != nil || quantrun.IsBound(run) {
+		err := r.client.Get(ctx, key, run, client.UnsafeDisableDeepCopy)
+		if a.creating && apierrors.IsNotFound(err) && now.Sub(a.at) < creationGrace {
+			continue
+		}
+		if err != nil || quantrun.IsBound(run) {
 			delete(r.assumed, key)
 		}
 	}
@@ -146,6 +196,12 @@ func (r *Reconciler) assume(key types.NamespacedName, a assumption) {
 	r.assumed[key] = a
 }
 
+func (r *Reconciler) unassume(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.assumed, key)
+}
+
 // assumptions is a copy of the assumed bindings, to read without the lock.
 func (r *Reconciler) assumptions() map[types.NamespacedName]assumption {
 	r.mu.Lock()
@@ -153,27 +209,23 @@ func (r *Reconciler) assumptions() map[types.NamespacedName]assumption {
 	return maps.Clone(r.assumed)
 }
 
-func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) error {
+// decide binds what it can of waiting (runs in the cache, or runs about to be
+// created) on view: the binder's rules, in one place for passes and bindings
+// at creation.
+func (r *Reconciler) decide(ctx context.Context, waiting []*kquantv1alpha1.QuantRun, view *fleetView, now time.Time) (*pass, error) {
 	jobs, err := r.jobCapacities(ctx, waiting)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	busy, err := r.busyGPUs(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
-	if err != nil {
-		return err
-	}
-	foreign := scheduling.ForeignAllocations(nodes, r.isRunPod(ctx), r.opts.AllowSharedGPUs)
-	for uuid := range foreign {
+	for uuid := range view.foreign {
 		busy[uuid] = true
 	}
-	now := r.clock.Now()
 	byName := map[string]*kquantv1alpha1.QuantRun{}
 	var pending []scheduling.PendingRun
-	eligible := map[string][]scheduling.GPU{}
 	for _, run := range fcfs(waiting, jobs) {
 		jk := jobKey(run)
 		jc := jobs[jk]
@@ -181,7 +233,7 @@ func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.
 			continue
 		}
 		if jc.cap.Eligible == nil {
-			jc.cap.Eligible = eligibleFor(run, jc.job, nodes, now, eligible)
+			jc.cap.Eligible = eligibleFor(run, jc.job, view.nodes, now, view.eligible)
 		}
 		name := client.ObjectKeyFromObject(run).String()
 		byName[name] = run
@@ -198,8 +250,7 @@ func (r *Reconciler) bindWaiting(ctx context.Context, waiting []*kquantv1alpha1.
 		}
 	}
 	bindings := scheduling.Assign(pending, caps, busy)
-	waits := waitingForGPU(pending, bindings, caps, busy, foreign)
-	return errors.Join(r.writeBindings(ctx, bindings, byName, now), r.writeWaits(ctx, waits, byName))
+	return &pass{bindings: bindings, waits: waitingForGPU(pending, bindings, caps, busy, view.foreign), byName: byName, now: now}, nil
 }
 
 // isRunPod reports whether namespace/pod is one of kquant's run pods: a run
@@ -369,12 +420,35 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	if err := r.client.List(ctx, holders, client.MatchingFields{indexer.RunActiveGPUKey: gpu.UUID}); err != nil {
 		return fmt.Errorf("checking GPU %s: %w", gpu.UUID, err)
 	}
+	key := client.ObjectKeyFromObject(run)
 	if len(holders.Items) > 0 {
+		r.unassume(key)
 		return nil
 	}
 	// run is the cache's object (listed without a copy): write a copy.
 	run = run.DeepCopy()
 	orig := run.DeepCopy()
+	setBinding(run, gpu, now)
+	if err := r.client.Patch(ctx, run, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		r.unassume(key)
+		return fmt.Errorf("binding run %s to %s: %w", run.Name, gpu.UUID, client.IgnoreNotFound(err))
+	}
+	if run.Status.Reason == kquantv1alpha1.RunReasonWaitingForGPU {
+		if err := r.clearWait(ctx, run); err != nil {
+			return err
+		}
+	}
+	r.metrics.ObserveBinding(run, now)
+	// No Event per binding: it was a fifth of a run's API writes, and the
+	// run's NODE and GPU columns say the same. The job's events (RunsCreated,
+	// Running with the runs bound, Completed) report its runs together.
+	logging.FromContext(ctx).V(logging.Debug).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
+	return nil
+}
+
+// setBinding binds run to gpu in its object: spec, node label, product and
+// bind-time annotations.
+func setBinding(run *kquantv1alpha1.QuantRun, gpu scheduling.GPU, now time.Time) {
 	run.Spec.NodeName, run.Spec.GPUUUID, run.Spec.GPUIndex = gpu.Node, gpu.UUID, ptr.To(gpu.Index)
 	if run.Labels == nil {
 		run.Labels = map[string]string{}
@@ -387,19 +461,6 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 		run.Annotations[quantrun.AnnotationProduct] = gpu.Product
 	}
 	run.Annotations[quantrun.AnnotationBindTime] = now.UTC().Format(time.RFC3339)
-	if err := r.client.Patch(ctx, run, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("binding run %s to %s: %w", run.Name, gpu.UUID, client.IgnoreNotFound(err))
-	}
-	r.assume(client.ObjectKeyFromObject(run), assumption{job: jobKey(run), gpu: gpu})
-	if run.Status.Reason == kquantv1alpha1.RunReasonWaitingForGPU {
-		if err := r.clearWait(ctx, run); err != nil {
-			return err
-		}
-	}
-	r.metrics.ObserveBinding(run, now)
-	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "Bound", "Bind", "bound to GPU %d (%s) on node %s", gpu.Index, gpu.UUID, gpu.Node)
-	logging.FromContext(ctx).V(logging.Debug).Info("Run bound", "quantRun", client.ObjectKeyFromObject(run), "node", gpu.Node, "gpu", gpu.UUID)
-	return nil
 }
 
 // SetupWithManager registers the controller: every relevant change anywhere
@@ -410,13 +471,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	pass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: passName}}}
 	})
+	// A fleet change first drops the fleet view that bindings at creation
+	// reuse.
+	fleetPass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		r.fleet.invalidate()
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: passName}}}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&kquantv1alpha1.QuantRun{}, pass, builder.WithPredicates(runChanged())).
 		Watches(&kquantv1alpha1.QuantJob{}, pass, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, jobPhaseChanged()))).
-		Watches(&kquantv1alpha1.GPUNodeProfile{}, pass).
-		Watches(&coordinationv1.Lease{}, pass, builder.WithPredicates(fleet.LeaseEvents())).
-		WatchesMetadata(fleet.NodeMetadata(), pass, builder.WithPredicates(fleet.NodeLabelsChanged())).
+		Watches(&kquantv1alpha1.GPUNodeProfile{}, fleetPass).
+		Watches(&coordinationv1.Lease{}, fleetPass, builder.WithPredicates(fleet.LeaseEvents())).
+		WatchesMetadata(fleet.NodeMetadata(), fleetPass, builder.WithPredicates(fleet.NodeLabelsChanged())).
 		Complete(r)
 }
 

@@ -11,5 +11,15 @@
 // starts it (quantrun.Phase derives Bound from the bound spec). Until the
 // cache shows a binding, the binder remembers it as assumed (kube-scheduler's
 // assume cache), so that a second pass on a stale cache never gives the same
-// GPU twice.
+// GPU twice. A binding records no Event: the job's own events report its
+// runs together.
+//
+// Runs can also be created bound (BindAtCreation, called by the job
+// controller for a job's first runs): when no run waits for a GPU, the same
+// decision as a pass's (decide: scheduling.Assign over the job's eligible GPUs,
+// its maxParallel and the free GPUs) is made for the runs about to be created,
+// their spec carries the binding, and they are assumed until the cache shows
+// them. A run then costs one write to exist bound instead of two. Passes and
+// bindings at creation are ordered by one lock, each deciding on the other's
+// assumptions; a pass assumes its bindings before it writes them.
 package binder

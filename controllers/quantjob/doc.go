@@ -4,7 +4,9 @@
 // runs up to backoffLimit, enforces activeDeadlineSeconds and
 // ttlSecondsAfterFinished, deletes orphaned runs, and owns the job's whole
 // status: counts, progress, summary, phase and conditions. Binding runs to GPUs
-// is the binder's job (package binder); failing runs of lost nodes is
+// is the binder's job (package binder): the job's first runs are created
+// already bound where the binder can bind them at once (Binder), and retries
+// are created unbound for its pass; failing runs of lost nodes is
 // nodelifecycle's.
 //
 // Runs are named <job>-<slot>-<attempt>. A slot keeps its target (node, GPU)

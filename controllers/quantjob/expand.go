@@ -138,16 +138,22 @@ func newRun(job *kquantv1alpha1.QuantJob, slot, attempt int, snapshot kquantv1al
 // server busy without flooding it.
 const CreateWriters = 16
 
-// createRuns creates runs owned by job, CreateWriters at a time, and returns
-// them as created (or read back), in order. On error it returns the first
-// one; the runs created meanwhile are found by the next reconcile.
+// createRuns creates runs owned by job, CreateWriters at a time, bound where
+// the binder can bind them at once, and returns them as created (or read
+// back), in order. On error it returns the first one; the runs created
+// meanwhile are found by the next reconcile.
 func (r *Reconciler) createRuns(ctx context.Context, job *kquantv1alpha1.QuantJob, runs []*kquantv1alpha1.QuantRun) ([]kquantv1alpha1.QuantRun, error) {
+	settle := func(*kquantv1alpha1.QuantRun, bool) {}
+	if r.binder != nil {
+		settle = r.binder.BindAtCreation(ctx, runs)
+	}
 	out := make([]kquantv1alpha1.QuantRun, len(runs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(CreateWriters)
 	for i, run := range runs {
 		g.Go(func() error {
-			created, err := r.createRun(gctx, job, run)
+			created, fresh, err := r.createRun(gctx, job, run)
+			settle(run, fresh)
 			if err != nil {
 				return err
 			}
@@ -163,21 +169,23 @@ func (r *Reconciler) createRuns(ctx context.Context, job *kquantv1alpha1.QuantJo
 
 // createRun creates run owned by job, in one request: no status write, the
 // CRD defaults status.phase to Pending. A run that already exists (a stale
-// cache made this reconcile think otherwise) is read back.
-func (r *Reconciler) createRun(ctx context.Context, job *kquantv1alpha1.QuantJob, run *kquantv1alpha1.QuantRun) (*kquantv1alpha1.QuantRun, error) {
+// cache made this reconcile think otherwise) is read back into a new object,
+// and fresh is false.
+func (r *Reconciler) createRun(ctx context.Context, job *kquantv1alpha1.QuantJob, run *kquantv1alpha1.QuantRun) (_ *kquantv1alpha1.QuantRun, fresh bool, _ error) {
 	// Controller reference with blockOwnerDeletion: foreground deletion of the job
 	// waits for its runs, and the garbage collector removes them with it.
 	if err := controllerutil.SetControllerReference(job, run, r.client.Scheme()); err != nil {
-		return nil, fmt.Errorf("owning run %s: %w", run.Name, err)
+		return nil, false, fmt.Errorf("owning run %s: %w", run.Name, err)
 	}
 	if err := r.client.Create(ctx, run); apierrors.IsAlreadyExists(err) {
-		if err := r.client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-			return nil, fmt.Errorf("reading existing run %s: %w", run.Name, err)
+		existing := &kquantv1alpha1.QuantRun{}
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(run), existing); err != nil {
+			return nil, false, fmt.Errorf("reading existing run %s: %w", run.Name, err)
 		}
-		return run, nil
+		return existing, false, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
+		return nil, false, fmt.Errorf("creating run %s: %w", run.Name, err)
 	}
 	r.creations.created(client.ObjectKeyFromObject(job), run.Name, r.clock.Now())
-	return run, nil
+	return run, true, nil
 }

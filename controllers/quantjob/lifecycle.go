@@ -110,7 +110,10 @@ func (r *Reconciler) retry(ctx context.Context, job *kquantv1alpha1.QuantJob, ru
 func (r *Reconciler) nextAttempt(ctx context.Context, job *kquantv1alpha1.QuantJob, slot int, prev *kquantv1alpha1.QuantRun, avoidGPUs, avoidNodes []string) (*kquantv1alpha1.QuantRun, error) {
 	next := newRun(job, slot, int(prev.Spec.Attempt)+1, prev.Spec.Recipe,
 		prev.Annotations[quantrun.AnnotationTargetNode], prev.Annotations[quantrun.AnnotationTargetGPU], avoidGPUs, avoidNodes)
-	return r.createRun(ctx, job, next)
+	// Created unbound: the binder's pass places a retry, away from where
+	// its slot failed.
+	run, _, err := r.createRun(ctx, job, next)
+	return run, err
 }
 
 // failRemaining fails every run of the job that has not finished, with the

@@ -22,6 +22,7 @@ import (
 	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/summary"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -37,12 +38,24 @@ type Reconciler struct {
 	evaluations    *evaluations
 	written        *written
 	creations      *creations
+	summaries      *summaries
+	binder         Binder
 }
 
-// New returns a Reconciler that reads agents' Leases from leaseNamespace.
-func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string) *Reconciler {
+// Binder binds runs about to be created where the binder's next pass would
+// bind them anyway (binder.Reconciler.BindAtCreation), so that a run costs
+// one write instead of a create and a binding patch. It sets the binding in
+// the runs it binds, and settle is told whether each run was created as sent.
+type Binder interface {
+	BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.QuantRun) (settle func(run *kquantv1alpha1.QuantRun, created bool))
+}
+
+// New returns a Reconciler that reads agents' Leases from leaseNamespace and
+// creates runs bound through b (nil: every run is created unbound, for the
+// binder's pass).
+func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string, b Binder) *Reconciler {
 	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{},
-		written: &written{}, creations: &creations{}}
+		written: &written{}, creations: &creations{}, summaries: &summaries{}, binder: b}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
@@ -71,6 +84,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// The job is gone: whatever runs still carry its name are orphans.
 		r.written.forget(req.NamespacedName)
 		r.creations.forget(req.NamespacedName)
+		r.summaries.forget(req.NamespacedName)
 		_, err := r.runsOf(ctx, req.NamespacedName, "")
 		return reconcile.Result{}, err
 	}
@@ -84,6 +98,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		job.ResourceVersion, job.Status = version, *status.DeepCopy()
 	}
 	if isFinished(job.Status.Phase) {
+		r.summaries.forget(req.NamespacedName)
 		after, err := r.finish(ctx, job, runs)
 		return reconcile.Result{RequeueAfter: after}, err
 	}
@@ -109,7 +124,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	status := computeStatus(job, runs, out, now)
+	status := computeStatus(job, runs, out, now, func(succeeded []summary.Run) *kquantv1alpha1.JobSummary {
+		return r.summaries.summarize(req.NamespacedName, job.UID, succeeded)
+	})
 	if status.Phase != kquantv1alpha1.JobPhaseFailed && status.Succeeded < job.Status.Succeeded {
 		// Fewer succeeded runs than already recorded: a view that is behind,
 		// never progress to write.

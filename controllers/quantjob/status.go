@@ -2,8 +2,6 @@ package quantjob
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -87,8 +85,10 @@ func decideFailure(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	return "", ""
 }
 
-// computeStatus is the job's whole new status from its runs and the outcome.
-func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun, out outcome, now time.Time) *kquantv1alpha1.QuantJobStatus {
+// computeStatus is the job's whole new status from its runs and the outcome;
+// summarize summarises the succeeded runs (summary.Compute, or the
+// controller's incremental summaries).
+func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun, out outcome, now time.Time, summarize func([]summary.Run) *kquantv1alpha1.JobSummary) *kquantv1alpha1.QuantJobStatus {
 	st := job.Status.DeepCopy()
 	st.ObservedGeneration = job.Generation
 	slots := slotsOf(runs)
@@ -116,8 +116,7 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	}
 	st.Failed, _ = failedRuns(runs)
 	st.Progress = fmt.Sprintf("%d/%d", st.Succeeded, st.Total)
-	slices.SortFunc(succeeded, func(a, b summary.Run) int { return strings.Compare(a.Name, b.Name) })
-	st.Summary = summary.Compute(succeeded)
+	st.Summary = summarize(succeeded)
 	if st.StartTime == nil {
 		st.StartTime = earliestBind(runs)
 	}

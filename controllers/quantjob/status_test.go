@@ -1,6 +1,7 @@
 package quantjob
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -8,9 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/summary"
 	"github.com/kquant/kquant/test/builders"
 )
 
@@ -74,7 +77,7 @@ func TestComputeStatus(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st := computeStatus(job, tc.runs, tc.out, now)
+			st := computeStatus(job, tc.runs, tc.out, now, summary.Compute)
 			got := [5]int32{st.Total, st.Pending, st.Running, st.Succeeded, st.Failed}
 			if st.Phase != tc.wantPhase || got != tc.wantCounts || st.Progress != tc.wantProgress {
 				t.Errorf("phase %s counts %v progress %q; want %s %v %q", st.Phase, got, st.Progress, tc.wantPhase, tc.wantCounts, tc.wantProgress)
@@ -99,8 +102,8 @@ func TestComputeStatus(t *testing.T) {
 func TestComputeStatusIsStable(t *testing.T) {
 	job := builders.MakeQuantJob("j", "ns").Obj()
 	runs := []kquantv1alpha1.QuantRun{run(0, 0, func(w *builders.QuantRunWrapper) { w.Bound("a", 0).Phase(kquantv1alpha1.RunPhaseRunning) })}
-	job.Status = *computeStatus(job, runs, outcome{}, now)
-	again := computeStatus(job, runs, outcome{}, now.Add(time.Minute))
+	job.Status = *computeStatus(job, runs, outcome{}, now, summary.Compute)
+	again := computeStatus(job, runs, outcome{}, now.Add(time.Minute), summary.Compute)
 	if diff := cmp.Diff(&job.Status, again, ignoreTimes); diff != "" {
 		t.Errorf("a second reconcile changed the status (-first +second):\n%s", diff)
 	}
@@ -139,4 +142,36 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// The controller's summaries add the runs that succeeded since the last
+// reconcile and start afresh when a summarised run is gone: always the
+// summary of the runs listed.
+func TestSummariesFollowTheRuns(t *testing.T) {
+	s := &summaries{}
+	key := types.NamespacedName{Namespace: "ns", Name: "job"}
+	mk := func(names ...string) []summary.Run {
+		var out []summary.Run
+		for i, n := range names {
+			out = append(out, summary.Run{Name: n, Product: "H100",
+				Results: builders.SyntheticResults(fmt.Sprintf("%d", 800+i*10), "12", "2.5", "31.5", kquantv1alpha1.VerdictPass)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		uid  types.UID
+		runs []summary.Run
+	}{
+		{name: "first runs", uid: "a", runs: mk("r-0-0", "r-1-0")},
+		{name: "more runs", uid: "a", runs: mk("r-0-0", "r-1-0", "r-2-0", "r-3-0")},
+		{name: "a run gone", uid: "a", runs: mk("r-0-0", "r-2-0", "r-3-0")},
+		{name: "same name, another job", uid: "b", runs: mk("r-0-0")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(summary.Compute(tc.runs), s.summarize(key, tc.uid, tc.runs)); diff != "" {
+				t.Errorf("summarize() differs from Compute (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -77,32 +77,87 @@ type value struct {
 	v   *big.Rat
 }
 
-// Compute summarises runs (the job's succeeded runs); nil when none has results.
+// Compute summarises runs (the job's succeeded runs, in name order); nil when
+// none has results.
 func Compute(runs []Run) *kquantv1alpha1.JobSummary {
-	sum := &kquantv1alpha1.JobSummary{}
-	hasResults := false
+	acc := NewAccumulator()
 	for i := range runs {
-		r := runs[i].Results
-		if r == nil {
+		acc.Add(runs[i])
+	}
+	return acc.Summary()
+}
+
+// Accumulator summarises a job's succeeded runs as they come: each run's
+// results are parsed once, on Add, and its values are inserted in order, so a
+// summary after a few more runs costs their insertions, not a parse and a
+// sort of every run. Summary over the runs added equals Compute over them.
+// Not safe for concurrent use.
+type Accumulator struct {
+	names      map[string]bool
+	hasResults bool
+	verdicts   kquantv1alpha1.VerdictCounts
+	// sorted holds each metric's values by value, then run name (the order
+	// Compute's stable sort gives runs listed by name).
+	sorted [][]value
+}
+
+// NewAccumulator returns an Accumulator of no runs.
+func NewAccumulator() *Accumulator {
+	return &Accumulator{names: map[string]bool{}, sorted: make([][]value, len(metrics()))}
+}
+
+// Has reports whether a run of that name was added.
+func (a *Accumulator) Has(name string) bool { return a.names[name] }
+
+// Len is how many runs were added.
+func (a *Accumulator) Len() int { return len(a.names) }
+
+// Add adds a succeeded run; a run already added is ignored.
+func (a *Accumulator) Add(run Run) {
+	if a.names[run.Name] {
+		return
+	}
+	a.names[run.Name] = true
+	if run.Results == nil {
+		return
+	}
+	r := &run
+	a.hasResults = true
+	switch r.Results.Verdict {
+	case kquantv1alpha1.VerdictPass:
+		a.verdicts.Pass++
+	case kquantv1alpha1.VerdictFail:
+		a.verdicts.Fail++
+	case kquantv1alpha1.VerdictWarn:
+		a.verdicts.Warn++
+	case kquantv1alpha1.VerdictSkip:
+		a.verdicts.Skip++
+	}
+	for i, m := range metrics() {
+		raw := m.get(r.Results)
+		v, ok := parseDecimal(raw)
+		if !ok {
 			continue
 		}
-		hasResults = true
-		switch r.Verdict {
-		case kquantv1alpha1.VerdictPass:
-			sum.Verdicts.Pass++
-		case kquantv1alpha1.VerdictFail:
-			sum.Verdicts.Fail++
-		case kquantv1alpha1.VerdictWarn:
-			sum.Verdicts.Warn++
-		case kquantv1alpha1.VerdictSkip:
-			sum.Verdicts.Skip++
-		}
+		nv := value{run: r, raw: raw, v: v}
+		at, _ := slices.BinarySearchFunc(a.sorted[i], nv, func(e, t value) int {
+			if c := e.v.Cmp(t.v); c != 0 {
+				return c
+			}
+			return strings.Compare(e.run.Name, t.run.Name)
+		})
+		a.sorted[i] = slices.Insert(a.sorted[i], at, nv)
 	}
-	if !hasResults {
+}
+
+// Summary is the summary of the runs added; nil when none has results.
+func (a *Accumulator) Summary() *kquantv1alpha1.JobSummary {
+	if !a.hasResults {
 		return nil
 	}
-	for _, m := range metrics() {
-		vals := collect(runs, m)
+	sum := &kquantv1alpha1.JobSummary{Verdicts: a.verdicts}
+	for i, m := range metrics() {
+		vals := a.sorted[i]
 		if len(vals) == 0 {
 			continue
 		}
@@ -122,21 +177,6 @@ func Compute(runs []Run) *kquantv1alpha1.JobSummary {
 		sum.Outliers = sum.Outliers[:maxOutliers]
 	}
 	return sum
-}
-
-func collect(runs []Run, m metric) []value {
-	var out []value
-	for i := range runs {
-		if runs[i].Results == nil {
-			continue
-		}
-		raw := m.get(runs[i].Results)
-		if v, ok := parseDecimal(raw); ok {
-			out = append(out, value{run: &runs[i], raw: raw, v: v})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b value) int { return a.v.Cmp(b.v) })
-	return out
 }
 
 // stat of sorted values; min and max keep the runs' own spelling.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,6 +183,23 @@ func (a RequestTotals) Sub(b RequestTotals) RequestTotals {
 		}
 	}
 	return out
+}
+
+// writeVerbs are apiserver_request_total's verbs that change an object.
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
+
+// Writes sums the counters of writes ("verb resource" keys with a write
+// verb), leaving out the resources named in except (e.g. "leases": an
+// agent's Lease renewals cost the same whatever the work).
+func (a RequestTotals) Writes(except ...string) float64 {
+	t := 0.0
+	for k, v := range a {
+		verb, resource, _ := strings.Cut(k, " ")
+		if writeVerbs[verb] && !slices.Contains(except, resource) {
+			t += v
+		}
+	}
+	return t
 }
 
 // Total sums every counter.

@@ -134,12 +134,16 @@ func TestScale(t *testing.T) {
 		poolReq := float64(poolCount.Requests() - poolBefore)
 		harnessReq := float64(harnessCount.Requests() - harnessBefore)
 		cpu := procAfter.CPU - procBefore.CPU
-		row := fmt.Sprintf("| %s | %d x %d | %d jobs / %d runs | %.0f | %.0f | %s | %s | %s | %.1f | %.1f | %.1f | %.0f MiB | %.1f s (%.2f cores) |",
+		// Writes decide a given API server's rate (docs/benchmarks.md):
+		// every write, and every write but the agents' Lease renewals.
+		row := fmt.Sprintf("| %s | %d x %d | %d jobs / %d runs | %.0f | %.0f | %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f MiB | %.1f s (%.2f cores) | %.2f ms |",
 			name, len(nodes), *flagGPUs, res.jobs, res.runs,
 			res.bindRateOverall, res.bindRateWindow,
 			res.p50.Round(time.Millisecond), res.p99.Round(time.Millisecond), res.finished.Round(time.Millisecond),
 			delta.Requests.Total()/runs, poolReq/runs, (delta.Requests.Total()-poolReq-harnessReq)/runs,
-			float64(procAfter.PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds())
+			delta.Requests.Writes()/runs, delta.Requests.Writes("leases")/runs,
+			float64(procAfter.PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds(),
+			float64(cpu.Microseconds())/1000/runs)
 		rows = append(rows, row)
 		// Logged at once too, so that a run cut short still reports its
 		// finished scenarios.
@@ -148,8 +152,8 @@ func TestScale(t *testing.T) {
 		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
 	}
 	fmt.Println()
-	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | manager peak RSS | manager CPU |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | API writes/run (all) | API writes/run (without Leases) | manager peak RSS | manager CPU | manager CPU/run |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Println(r)
 	}

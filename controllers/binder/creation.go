@@ -1,0 +1,150 @@
+package binder
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/internal/logging"
+)
+
+// FleetTTL is how long a view of the fleet taken by a pass or for a binding at
+// creation serves later bindings at creation. Fleet events (profiles, Leases
+// appearing or reviving, Node labels) drop it at once; a Lease that expires
+// (no event) goes unseen at most this long, as in the job controller's
+// evaluations.
+const FleetTTL = time.Second
+
+// creationGrace is how long an assumption made for a run being created
+// survives while the cache does not show the run: the creator settles it as
+// soon as its request returns, so this only covers a creator that vanished.
+const creationGrace = 30 * time.Second
+
+// fleetView is the fleet as a pass or a binding at creation saw it, with the
+// eligible GPUs per requirement. Shared: read only.
+type fleetView struct {
+	at       time.Time
+	nodes    []scheduling.NodeState
+	foreign  map[string]string
+	eligible map[string][]scheduling.GPU
+}
+
+// fleetMemo holds the latest fleetView.
+type fleetMemo struct {
+	mu   sync.Mutex
+	view *fleetView
+}
+
+func (m *fleetMemo) get(now time.Time) *fleetView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.view == nil || now.Sub(m.view.at) > FleetTTL || now.Before(m.view.at) {
+		return nil
+	}
+	return m.view
+}
+
+func (m *fleetMemo) put(v *fleetView) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.view = v
+}
+
+func (m *fleetMemo) invalidate() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.view = nil
+}
+
+// loadFleet reads the fleet from the cache.
+func (r *Reconciler) loadFleet(ctx context.Context, now time.Time) (*fleetView, error) {
+	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
+	if err != nil {
+		return nil, err
+	}
+	foreign := scheduling.ForeignAllocations(nodes, r.isRunPod(ctx), r.opts.AllowSharedGPUs)
+	return &fleetView{at: now, nodes: nodes, foreign: foreign, eligible: map[string][]scheduling.GPU{}}, nil
+}
+
+// BindAtCreation binds runs that the job controller is about to create, in
+// the spec it will send, when the binder's next pass would bind them anyway:
+// no run is waiting for a GPU (first come, first served), and the pass's own
+// rules (scheduling.Assign over the job's eligible GPUs, its maxParallel, the
+// free GPUs) give them a GPU. A run created bound costs one write instead of
+// two (create, then bind). Runs it cannot bind are left as they are, for the
+// pass. The bindings are assumed until the cache shows the runs; the caller
+// reports each creation through the returned settle (created false: the run
+// was not created as sent, and its GPU is free again).
+func (r *Reconciler) BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.QuantRun) (settle func(run *kquantv1alpha1.QuantRun, created bool)) {
+	settle = func(*kquantv1alpha1.QuantRun, bool) {}
+	if len(runs) == 0 {
+		return settle
+	}
+	r.passMu.Lock()
+	defer r.passMu.Unlock()
+	log := logging.FromContext(ctx)
+	waiting, err := r.anyWaiting(ctx)
+	if err != nil || waiting {
+		if err != nil {
+			log.V(logging.Debug).Info("Not binding at creation", "error", err.Error())
+		}
+		return settle
+	}
+	now := r.clock.Now()
+	view := r.fleet.get(now)
+	if view == nil {
+		if view, err = r.loadFleet(ctx, now); err != nil {
+			log.V(logging.Debug).Info("Not binding at creation", "error", err.Error())
+			return settle
+		}
+		r.fleet.put(view)
+	}
+	p, err := r.decide(ctx, runs, view, now)
+	if err != nil {
+		log.V(logging.Debug).Info("Not binding at creation", "error", err.Error())
+		return settle
+	}
+	bound := map[types.NamespacedName]scheduling.GPU{}
+	for _, b := range p.bindings {
+		run := p.byName[b.Run]
+		setBinding(run, b.GPU, now)
+		key := client.ObjectKeyFromObject(run)
+		r.assume(key, assumption{job: jobKey(run), gpu: b.GPU, creating: true, at: now})
+		bound[key] = b.GPU
+	}
+	return func(run *kquantv1alpha1.QuantRun, created bool) {
+		key := client.ObjectKeyFromObject(run)
+		gpu, ok := bound[key]
+		if !ok {
+			return
+		}
+		if !created {
+			r.unassume(key)
+			return
+		}
+		r.metrics.ObserveBinding(run, r.clock.Now())
+		log.V(logging.Debug).Info("Run created bound", "quantRun", key, "node", gpu.Node, "gpu", gpu.UUID)
+	}
+}
+
+// anyWaiting reports whether a run in the cache waits for a GPU: pending,
+// unbound and not assumed. New runs then wait behind it for the pass.
+func (r *Reconciler) anyWaiting(ctx context.Context) (bool, error) {
+	pending := &kquantv1alpha1.QuantRunList{}
+	if err := r.client.List(ctx, pending, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}, client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
+	}
+	for i := range pending.Items {
+		if !r.isAssumed(client.ObjectKeyFromObject(&pending.Items[i])) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
