@@ -33,7 +33,7 @@ report() {
 trap report EXIT
 
 hack/cluster.sh down >/dev/null 2>&1 || true
-phase "binaries (cold or cached)" bash -c 'hack/envtest-assets.sh >/dev/null && hack/cluster-assets.sh >/dev/null && hack/kueue-assets.sh >/dev/null && make --no-print-directory helm >/dev/null'
+phase "binaries (cold or cached)" bash -c 'hack/envtest-assets.sh >/dev/null && hack/cluster-assets.sh >/dev/null && hack/kueue-assets.sh >/dev/null && hack/prometheus-assets.sh >/dev/null && make --no-print-directory helm >/dev/null'
 phase "images" make --no-print-directory images IMG_REGISTRY=kquant.local IMG_TAG=dev
 phase "cluster up" hack/cluster.sh up
 phase "helm install to Ready" hack/cluster.sh install

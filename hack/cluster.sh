@@ -392,7 +392,7 @@ kueue_webhooks() {
 }
 
 # kueue runs Kueue's controller manager on the node, as the device plugin
-# runs, with the CRDs and webhooks of its release, only the pod integration,
+# runs, with the CRDs and webhooks of its release, the pod integration (and batch/job, below),
 # and the ClusterQueue and ResourceFlavor of config/samples/kueue.
 kueue() {
   step "Kueue $(basename "$KUEUE_ASSETS") (pod integration)"
@@ -433,8 +433,13 @@ leaderElection:
   leaderElect: false
 internalCertManagement:
   enable: false
+# batch/job too, though no test queues a Job: the release's webhook
+# configurations send every Job (the chart's Helm hook Jobs among them) to
+# Kueue's Job webhook, which panics when its integration is off (a nil queue
+# manager) and so refused the uninstall hook. Jobs without a queue-name label
+# are left alone.
 integrations:
-  frameworks: [pod]
+  frameworks: [pod, batch/job]
 EOF
   start kueue env KUBECONFIG="$STATE/kubeconfig" "$KUEUE_ASSETS/kueue" \
     --config "$dir/config.yaml" --feature-gates VisibilityOnDemand=false

@@ -10,7 +10,8 @@
 // cluster when the release is deleted. It waits until the release's manager
 // and agent pods are gone (so that neither puts a label or a profile back),
 // then deletes every GPUNodeProfile and removes from every Node the labels and
-// taints in kquant's domain (kquant.dev/). The CRDs, and with them the
+// taints in kquant's domain or its subdomains (kquant.dev/fp8,
+// gate.kquant.dev/fp8). The CRDs, and with them the
 // recipes, jobs and runs, stay: Helm never deletes CRDs, and deleting them is
 // the user's decision.
 package hooks

@@ -16,9 +16,18 @@ import (
 	"github.com/kquant/kquant/internal/logging"
 )
 
-// Prefix is kquant's domain (the API group's): every Node label and taint
-// whose key starts with it is kquant's and goes.
-const Prefix = "kquant.dev/"
+// Domain is kquant's (the API group's): every Node label and taint whose key
+// is in it or in a subdomain of it is kquant's and goes: the recipe labels
+// (kquant.dev/fp8) and the validation gates' labels and taints
+// (gate.kquant.dev/fp8, v1alpha1.GateLabelPrefix).
+const Domain = "kquant.dev"
+
+// IsKquantKey says whether a label or taint key is kquant's: its prefix is
+// Domain or a subdomain of it.
+func IsKquantKey(key string) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	return found && (prefix == Domain || strings.HasSuffix(prefix, "."+Domain))
+}
 
 // UninstallOptions say which pods must be gone first.
 type UninstallOptions struct {
@@ -112,14 +121,14 @@ func cleanNode(ctx context.Context, c client.Client, name string) (bool, error) 
 func strip(node *corev1.Node) bool {
 	changed := false
 	for k := range node.Labels {
-		if strings.HasPrefix(k, Prefix) {
+		if IsKquantKey(k) {
 			delete(node.Labels, k)
 			changed = true
 		}
 	}
 	kept := node.Spec.Taints[:0]
 	for _, t := range node.Spec.Taints {
-		if strings.HasPrefix(t.Key, Prefix) {
+		if IsKquantKey(t.Key) {
 			changed = true
 			continue
 		}

@@ -33,9 +33,10 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	gpuNode := builders.MakeNode("uninstall-gpu").Label("kquant.dev/fp8", "native").Label("kquant.dev/mxfp8", "emulated").
-		Label("nvidia.com/gpu.present", "true").Obj()
+		Label(kquantv1alpha1.GateLabelPrefix+"fp8", "Failed").Label("nvidia.com/gpu.present", "true").Obj()
 	gpuNode.Spec.Taints = []corev1.Taint{
 		{Key: "kquant.dev/validation-gate", Value: "pending", Effect: corev1.TaintEffectNoSchedule},
+		{Key: kquantv1alpha1.GateLabelPrefix + "fp8", Value: "Failed", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule},
 	}
 	plainNode := builders.MakeNode("uninstall-plain").Label("team", "ml").Obj()
@@ -93,8 +94,8 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 		keys[taint.Key] = true
 	}
 	// (The API server's admission adds node.kubernetes.io/not-ready too.)
-	if keys["kquant.dev/validation-gate"] || !keys["nvidia.com/gpu"] {
-		t.Errorf("taints after uninstall = %v, want nvidia.com/gpu kept and kquant.dev/validation-gate gone", got.Spec.Taints)
+	if keys["kquant.dev/validation-gate"] || keys[kquantv1alpha1.GateLabelPrefix+"fp8"] || !keys["nvidia.com/gpu"] {
+		t.Errorf("taints after uninstall = %v, want nvidia.com/gpu kept and kquant.dev/validation-gate and gate.kquant.dev/fp8 gone", got.Spec.Taints)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Name: "uninstall-plain"}, got); err != nil || got.Labels["team"] != "ml" {
 		t.Errorf("a node without kquant's marks changed: %v %v", got.Labels, err)

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kquant/kquant/controllers/gate"
 )
 
 // The default install upgrades its CRDs before every upgrade, cleans its
@@ -51,6 +54,14 @@ func TestLifecycleDefaults(t *testing.T) {
 	}
 	if img := fmt.Sprint(cs[0].(map[string]any)["image"]); !strings.HasPrefix(img, "ghcr.io/kquant/kquant-manager:") {
 		t.Errorf("uninstall job image = %s, want the manager's", img)
+	}
+	// The hook removes the gates' taints, so it tolerates every one of them.
+	tolerations, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "tolerations")
+	for _, tt := range gate.Tolerations() {
+		want := map[string]any{"key": tt.Key, "operator": string(tt.Operator)}
+		if !slices.ContainsFunc(tolerations, func(got any) bool { return cmp.Equal(got, want) }) {
+			t.Errorf("uninstall job tolerations %v lack %v", tolerations, want)
+		}
 	}
 
 	for k, label := range map[string]string{

@@ -45,7 +45,8 @@ func TestCluster(t *testing.T) {
 		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
 		{"DRA: each run pod's claim pins its run's GPU, and the run executes there", runPodsThroughDRA},
 		{"Kueue gates labelled pods until admitted, and its GPU quota holds one back", kueueGatesPods},
-		{"helm uninstall removes what the chart made", helmUninstall},
+		{"Prometheus scrapes the manager and the agent and evaluates every alert", prometheusScrapesAndAlerts},
+		{"helm uninstall removes what the chart made, and its hook kquant's node marks", helmUninstall},
 	} {
 		if !t.Run(s.name, func(t *testing.T) { s.run(t, cl) }) {
 			t.Fatalf("%q failed; the scenarios after it depend on it", s.name)
@@ -467,14 +468,35 @@ func wrongImageTag(t *testing.T, cl *cluster) {
 }
 
 // helmUninstall removes the release: nothing labelled with it stays, in any
-// namespace or cluster-wide. The CRDs stay, as Helm keeps crds/ (documented in
-// the chart README), and with them the users' jobs.
+// namespace or cluster-wide. Its post-delete hook takes kquant's marks off
+// the node: the recipe labels (kquant.dev/fp8...), the gate label and taint
+// that the previous scenario's failing validation left (gate.kquant.dev/fp8;
+// the hook's pod tolerates that taint), and the GPUNodeProfiles. The CRDs
+// stay, as Helm keeps crds/ (documented in the chart README), and with them
+// the users' jobs.
 func helmUninstall(t *testing.T, cl *cluster) {
+	before := cl.kquantMarks(t)
+	if len(before) == 0 {
+		t.Fatalf("node %s has no kquant labels or taints before the uninstall: nothing for the hook to remove", node)
+	}
+	profiles := &v1alpha1.GPUNodeProfileList{}
+	if err := cl.c.List(t.Context(), profiles); err != nil || len(profiles.Items) == 0 {
+		t.Fatalf("GPUNodeProfiles before the uninstall: %d (%v), want the agent's", len(profiles.Items), err)
+	}
+	t.Logf("before the uninstall: node %s has %v; %d GPUNodeProfiles", node, before, len(profiles.Items))
 	out, err := cl.helm(t, "uninstall", release, "--namespace", systemNamespace, "--wait", "--timeout", "3m")
 	if err != nil {
+		t.Logf("kubectl get jobs,pods:\n%s", cl.kubectl(t, "get", "jobs,pods", "-n", systemNamespace, "-o", "wide"))
 		t.Fatal(err)
 	}
 	t.Logf("helm uninstall:\n%s", out)
+	// Helm waits for a post-delete hook Job to complete: the marks are gone now.
+	if left := cl.kquantMarks(t); len(left) > 0 {
+		t.Errorf("node %s keeps kquant's %v after the uninstall hook", node, left)
+	}
+	if err := cl.c.List(t.Context(), profiles); err != nil || len(profiles.Items) != 0 {
+		t.Errorf("GPUNodeProfiles after the uninstall hook: %d (%v), want none", len(profiles.Items), err)
+	}
 	kinds := "deployments,daemonsets,replicasets,pods,services,serviceaccounts,roles,rolebindings,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,configmaps,jobs"
 	eventually(t, 2*time.Minute, "nothing of the release left", func() error {
 		left := strings.TrimSpace(cl.kubectl(t, "get", kinds, "-A", "-l", "app.kubernetes.io/instance="+release, "-o", "name"))
@@ -487,4 +509,28 @@ func helmUninstall(t *testing.T, cl *cluster) {
 	if !strings.Contains(crds, "quantjobs.kquant.dev") {
 		t.Errorf("the CRDs went with the release; Helm keeps crds/:\n%s", crds)
 	}
+}
+
+// kquantMarks are the node's labels and taints in kquant's domain or its
+// subdomains (any key with "kquant.dev/" in it): "label <key>=<value>" and
+// "taint <key>:<effect>".
+func (cl *cluster) kquantMarks(t *testing.T) []string {
+	t.Helper()
+	n := &corev1.Node{}
+	if err := cl.c.Get(t.Context(), client.ObjectKey{Name: node}, n); err != nil {
+		t.Fatal(err)
+	}
+	var marks []string
+	for k, v := range n.Labels {
+		if strings.Contains(k, "kquant.dev/") {
+			marks = append(marks, "label "+k+"="+v)
+		}
+	}
+	for _, taint := range n.Spec.Taints {
+		if strings.Contains(taint.Key, "kquant.dev/") {
+			marks = append(marks, "taint "+taint.Key+":"+string(taint.Effect))
+		}
+	}
+	slices.Sort(marks)
+	return marks
 }

@@ -15,7 +15,9 @@
 // pods as the chart says, the agent's node-bound writes, jobs to Succeeded,
 // faults (an agent pod and the manager pod deleted mid-run), helm upgrade, a
 // wrong image tag, a DRA claim pinned to a GPU by UUID, Kueue's gate and
-// quota on plain pods, and helm uninstall last.
+// quota on plain pods, a Prometheus server (Debian's package) scraping the
+// manager and the agent and evaluating the chart's alerts, and helm uninstall
+// last, whose hook takes kquant's marks off the node.
 //
 // Build tag cluster keeps them out of `go test ./...`: they need root and the
 // running cluster (KQUANT_CLUSTER_DIR, default <repo>/.cluster).

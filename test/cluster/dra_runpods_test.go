@@ -30,7 +30,9 @@ func runPodsThroughDRA(t *testing.T, cl *cluster) {
 		}
 	}
 	setAllocation("DRA")
-	t.Cleanup(func() { setAllocation("DevicePlugin") })
+	// A defer, not t.Cleanup: t.Context() (which helm runs under) is
+	// canceled before cleanups run.
+	defer setAllocation("DevicePlugin")
 
 	ns := cl.namespace(t, "e2e-dra-runs")
 	cl.apply(t, ns, nil, filepath.Join(testenv.RepoRoot(), "recipes", "fp8-current-scaling.yaml"))
