@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,11 +65,12 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 		return nil, outcome{}, err
 	}
 	runs = append(runs, created...)
-	if created := len(created); created > 0 {
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "RunsCreated", "Expand", "created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
-			created, job.Spec.Placement.Policy, len(ev.eligible), recipe.name, recipe.generation, snapshot.Key)
+	var out outcome
+	if n := len(created); n > 0 {
+		out.expanded = &expansion{created: n, message: fmt.Sprintf("created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
+			n, job.Spec.Placement.Policy, len(ev.eligible), recipe.name, recipe.generation, snapshot.Key)}
 	}
-	return runs, outcome{}, nil
+	return runs, out, nil
 }
 
 // evaluate evaluates the fleet for req, or reuses an evaluation of the same

@@ -137,7 +137,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	if err := r.writeStatus(ctx, job, status); err != nil {
+	if err := r.writeStatus(ctx, job, status, out.expanded); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: r.nextDeadline(job, status, now)}, nil
@@ -146,9 +146,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 // writeStatus writes status, in one request, when it differs from the job's
 // (the cache's, or this process's last write where the cache is behind it),
 // conditional on that version so that a stale view never overwrites newer
-// status, and records the transitions a user would want to see as Events.
-func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantJobStatus) error {
+// status, and records the transitions a user would want to see as Events,
+// with expanded, the runs this reconcile created, if any.
+func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantJobStatus, expanded *expansion) error {
 	if equality.Semantic.DeepEqual(&job.Status, status) {
+		r.recordTransitions(ctx, job, job, expanded)
 		return nil
 	}
 	key := client.ObjectKeyFromObject(job)
@@ -156,17 +158,30 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJ
 	job.Status = *status
 	if err := r.client.Status().Patch(ctx, job, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{})); err != nil {
 		// Someone else wrote the job since the version written on: start
-		// again from the cache.
+		// again from the cache. The runs were created all the same.
 		r.written.forget(key)
+		r.recordTransitions(ctx, old, old, expanded)
 		return fmt.Errorf("patching status of job %s: %w", job.Name, err)
 	}
 	r.written.record(key, job.UID, old.ResourceVersion, job.ResourceVersion, job.Status.DeepCopy())
-	r.recordTransitions(ctx, old, job)
+	r.recordTransitions(ctx, old, job, expanded)
 	return nil
 }
 
-func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1alpha1.QuantJob) {
+// recordTransitions records as Events what changed from old to job. An
+// expansion whose runs were created bound moves the job to Running in the
+// same write: one RunsCreated event then says both, since every event is an
+// API write and a burst of one-run jobs would otherwise pay two per job.
+func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1alpha1.QuantJob, expanded *expansion) {
 	log := logging.FromContext(ctx)
+	startedRunning := old.Status.Phase != job.Status.Phase && job.Status.Phase == kquantv1alpha1.JobPhaseRunning
+	if expanded != nil {
+		message := expanded.message
+		if startedRunning {
+			message += fmt.Sprintf("; %d runs bound, %d waiting", job.Status.Running, job.Status.Pending)
+		}
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "RunsCreated", "Expand", "%s", message)
+	}
 	sched := meta.FindStatusCondition(job.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
 	oldSched := meta.FindStatusCondition(old.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
 	if sched != nil && sched.Reason == kquantv1alpha1.ReasonRecipeNotFound && (oldSched == nil || oldSched.Reason != sched.Reason) {
@@ -184,7 +199,9 @@ func (r *Reconciler) recordTransitions(ctx context.Context, old, job *kquantv1al
 	case kquantv1alpha1.JobPhaseUnschedulable:
 		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, kquantv1alpha1.ReasonUnschedulable, "Schedule", "%s", sched.Message)
 	case kquantv1alpha1.JobPhaseRunning:
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Running", "Schedule", "%d runs bound, %d waiting, %s succeeded", job.Status.Running, job.Status.Pending, job.Status.Progress)
+		if expanded == nil {
+			r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Running", "Schedule", "%d runs bound, %d waiting, %s succeeded", job.Status.Running, job.Status.Pending, job.Status.Progress)
+		}
 	case kquantv1alpha1.JobPhaseSucceeded:
 		r.completionEvent(job)
 	case kquantv1alpha1.JobPhaseFailed:

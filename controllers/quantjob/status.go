@@ -24,6 +24,17 @@ type outcome struct {
 	waitReason, waitMessage string
 	// failReason and failMessage fail the job.
 	failReason, failMessage string
+	// expanded describes the runs this reconcile created, reported with the
+	// status write that follows (see recordTransitions).
+	expanded *expansion
+}
+
+// expansion is what one expansion created, for the RunsCreated event.
+type expansion struct {
+	// created is how many runs were created.
+	created int
+	// message says how: the placement, the eligible GPUs and the recipe.
+	message string
 }
 
 // slot is one slot's attempts.
