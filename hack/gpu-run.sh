@@ -99,7 +99,7 @@ esac
 case $what in
 *,profile,*)
 	metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
-	metrics=$metrics,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+	metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 	KQUANT_PROFILE=1 ncu --clock-control none --metrics "$metrics" --csv /tmp/kq-suite/kernels.test -test.run 'Profile' -test.v \
 		>"$out/ncu.csv" 2>"$out/ncu.log"
 	echo "ncu: rc=$? $(grep -c gpu__time_duration "$out/ncu.csv") kernels profiled" | tee -a "$out/summary.txt"
