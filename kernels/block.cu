@@ -40,18 +40,10 @@
 // of its two inputs on its own, so converting two elements in one
 // instruction gives the bytes of two single conversions.
 //
-// Self-contained (no includes) so that the stamp on block.ptx covers
-// everything it came from.
+// The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
+// stamp on block.ptx covers it and every other kernels/*.cuh.
 
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define KQ_DEV static __device__ __forceinline__
-#define KQ_FLT_MAX_BITS 0x7F7FFFFFu
-
-#include "kq_fp8_sw.cuh"
+#include "kq_common.cuh"
 
 // Rowwise kernel block: KQ_ROW_ROWS rows x KQ_ROW_COLS columns (16
 // half-warps of one 1x128 block each). block.go sizes the grid from these.
@@ -81,19 +73,9 @@ typedef unsigned long long u64;
 #define KQ_VEC_COL_STORE 2 // rows % 8 == 0 and the columnwise data 8-byte aligned
 #define KQ_VEC_ROW_STORE 4 // cols % 8 == 0 and the rowwise data 8-byte aligned
 
-struct kq_bf16 { u16 bits; };
-struct kq_f16 { u16 bits; };
-
 // Eight consecutive input elements as loaded: one 16-byte word for the
 // 16-bit types, two for float32.
 struct kq_raw8 { uint4 a, b; };
-
-KQ_DEV float kq_f16_to_f32(u32 bits) {
-	float f;
-	u16 h = (u16)bits;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-	return f;
-}
 
 KQ_DEV uint4 kq_ld16(const void *p) {
 	uint4 q;
@@ -163,8 +145,6 @@ KQ_DEV void kq_unpack(const kq_f16 *, const kq_raw8 &r, float v[8]) {
 	}
 }
 
-KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
-
 // max(a, |v|) that ignores a NaN v (max.f32 returns the non-NaN operand):
 // NaN elements do not raise an amax.
 KQ_DEV float kq_amax_acc(float a, float v) { return fmaxf(a, fabsf(v)); }
@@ -181,11 +161,6 @@ KQ_DEV float kq_max32(float a) {
 	for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
 	return a;
 }
-
-// Two saturating RNE conversions in one instruction (cvt.rn.satfinite, the
-// contract's rule): lo in bits 0-7, hi in bits 8-15.
-template <int FMT>
-KQ_DEV u32 kq_cvt2(float lo, float hi) { return kq_fp8x2(lo, hi, FMT == 0); }
 
 // Codes of 8 elements times s, element j in byte j of the pair.
 template <int FMT>
@@ -220,17 +195,6 @@ KQ_DEV float kq_block_scale(float amax, float fp8max, float eps, int pow2) {
 	if (!kq_finite(s)) s = __uint_as_float(KQ_FLT_MAX_BITS);
 	if (pow2) s = __uint_as_float(__float_as_uint(s) & 0xFF800000u);
 	return s;
-}
-
-// kq_group returns the group holding row m: the last g with offsets[g] <=
-// m (empty groups, whose offset equals the next one's, are skipped).
-KQ_DEV int kq_group(const int *offsets, int ngroups, int m) {
-	int lo = 0, hi = ngroups - 1;
-	while (lo < hi) {
-		int mid = (lo + hi + 1) >> 1;
-		if (offsets[mid] <= m) lo = mid; else hi = mid - 1;
-	}
-	return lo;
 }
 
 // Rowwise 1x128. Scales [ceil(cols/128), roundup(rows,4)], entry (kb, m);

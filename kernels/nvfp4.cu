@@ -22,28 +22,11 @@
 // wrapper (kq_grp_block) moves the tile's pointers to its group's tensor
 // and the kernel runs on that tensor as on a tensor of its own.
 //
-// Self-contained (no includes) so that the stamp on nvfp4.ptx covers
-// everything it came from.
+// The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
+// stamp on nvfp4.ptx covers it and every other kernels/*.cuh.
 
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
+#include "kq_common.cuh"
 
-#define KQ_DEV static __device__ __forceinline__
-#define KQ_FLT_MAX_BITS 0x7F7FFFFFu
-
-#include "kq_fp8_sw.cuh"
-
-struct kq_bf16 { u16 bits; };
-struct kq_f16 { u16 bits; };
-
-KQ_DEV float kq_f16_to_f32(u32 bits) {
-	float f;
-	u16 h = (u16)bits;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-	return f;
-}
 KQ_DEV float kq_ld(const float *x, long long i) { return x[i]; }
 KQ_DEV float kq_ld(const kq_bf16 *x, long long i) { return __uint_as_float((u32)x[i].bits << 16); }
 KQ_DEV float kq_ld(const kq_f16 *x, long long i) { return kq_f16_to_f32(x[i].bits); }
@@ -85,8 +68,6 @@ KQ_DEV void kq_ld16(const kq_f16 *x, long long i, float v[16]) {
 	}
 }
 
-KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
-
 KQ_DEV u32 kq_absbits(float x) {
 	u32 a = __float_as_uint(x) & 0x7FFFFFFFu;
 	return a > 0x7F800000u ? 0u : a;
@@ -96,15 +77,6 @@ KQ_DEV u32 kq_warp_max(u32 a) {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1) a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
 	return a;
-}
-
-KQ_DEV int kq_group(const int *offsets, int ngroups, int m) {
-	int lo = 0, hi = ngroups - 1;
-	while (lo < hi) {
-		int mid = (lo + hi + 1) >> 1;
-		if (offsets[mid] <= m) lo = mid; else hi = mid - 1;
-	}
-	return lo;
 }
 
 // kq_grp_tile: the group of the row tile starting at row m0 of a grouped

@@ -15,48 +15,10 @@
 // counter) and reset their own accumulators, so a step is a fixed sequence
 // of launches that can be captured once and replayed.
 //
-// This file is self-contained (no local includes) so that the hash stamped
-// on quantize.ptx covers everything the PTX came from.
+// The shared prelude (types, formats, state words) is kq_common.cuh; the
+// hash stamped on quantize.ptx covers it and every other kernels/*.cuh.
 
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define KQ_DEV static __device__ __forceinline__
-#define KQ_FLT_MAX_BITS 0x7F7FFFFFu
-#define KQ_QNAN_BITS 0x7FC00000u
-
-#include "kq_fp8_sw.cuh"
-
-// Element formats, as the host passes them.
-#define KQ_E4M3 0
-#define KQ_E5M2 1
-
-// Per-tensor state: 8 words of device memory, zeroed once at allocation.
-// ACC and TICKET are the amax reduction's scratch, left zero by every
-// kernel that uses them; AMAX, SCALE and SCALE_INV are the recipe state.
-#define KQ_ST_ACC 0
-#define KQ_ST_TICKET 1
-#define KQ_ST_AMAX 2
-#define KQ_ST_SCALE 3
-#define KQ_ST_SCALE_INV 4
-
-// 16-bit input types are carried as their bits.
-struct kq_bf16 { u16 bits; };
-struct kq_f16 { u16 bits; };
-
-KQ_DEV float kq_f32(float v) { return v; }
-KQ_DEV float kq_bf16_to_f32(u32 bits) { return __uint_as_float(bits << 16); }
-KQ_DEV float kq_f16_to_f32(u32 bits) {
-	// Widening half to float is exact; no .ftz, so subnormals survive.
-	float f;
-	u16 h = (u16)bits;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-	return f;
-}
-KQ_DEV float kq_f32(kq_bf16 v) { return kq_bf16_to_f32(v.bits); }
-KQ_DEV float kq_f32(kq_f16 v) { return kq_f16_to_f32(v.bits); }
+#include "kq_common.cuh"
 
 // Four consecutive float32 elements from a 4-element-aligned group g.
 KQ_DEV void kq_load4(const float *x, long long g, float v[4]) {
@@ -64,8 +26,6 @@ KQ_DEV void kq_load4(const float *x, long long g, float v[4]) {
 	v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
 }
 KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? 448.0f : 57344.0f; }
-
-KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
 
 // kq_cvt2 converts two floats with one rounding, round to nearest even,
 // saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
@@ -171,85 +131,7 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 	return o;
 }
 
-// E8M0 block scales. kq_e8m0_te rounds the exponent up (TE); kq_e8m0_ocp
-// takes floor(log2(amax)) - emax (OCP MX v1.0).
-KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
-	// float32(1/fp8_max), rounded to nearest even: 1/448 and 1/57344. A
-	// constant rather than a division per block, which costs more than the
-	// rest of the rule.
-	float inv = __uint_as_float(fmt == KQ_E4M3 ? 0x3B124925u : 0x37924925u);
-	float t = __fmul_rn(amax, inv);
-	u32 b = __float_as_uint(t) & 0x7FFFFFFFu;
-	if (b > 0x7F800000u) return 0xFFu;
-	if (b == 0x7F800000u) return 0xFEu;
-	u32 exp = b >> 23, man = b & 0x7FFFFFu;
-	// Round up, TE's float_to_e8m0: a subnormal t above 2^-127 (code 0's
-	// value) needs code 1 as well; 0xFE is the largest code.
-	if (man != 0u && exp != 0xFEu && (exp != 0u || man > 0x400000u)) exp++;
-	return exp;
-}
-KQ_DEV u32 kq_e8m0_ocp(float amax, int fmt) {
-	int emax = fmt == KQ_E4M3 ? 8 : 15;
-	u32 b = __float_as_uint(amax) & 0x7FFFFFFFu;
-	if (b > 0x7F800000u) return 0xFFu;
-	if (b == 0x7F800000u) return 0xFEu;
-	if (b == 0u) return 0u;
-	int fl;
-	if ((b >> 23) == 0u) fl = (31 - __clz((int)b)) - 149; // subnormal amax
-	else fl = (int)(b >> 23) - 127;
-	int e = fl - emax + 127;
-	if (e < 0) e = 0;
-	if (e > 254) e = 254;
-	return (u32)e;
-}
-// 2^(127-e): the factor that scales data into the FP8 range.
-KQ_DEV float kq_e8m0_encode_factor(u32 e) {
-	if (e == 255u) return __uint_as_float(KQ_QNAN_BITS);
-	if (e == 254u) return __uint_as_float(0x00400000u);
-	return __uint_as_float((254u - e) << 23);
-}
-// 2^(e-127): the decode factor.
-KQ_DEV float kq_e8m0_decode_factor(u32 e) {
-	if (e == 255u) return __uint_as_float(KQ_QNAN_BITS);
-	if (e == 0u) return __uint_as_float(0x00400000u);
-	return __uint_as_float(e << 23);
-}
-
-// Reductions. fmaxf returns the non-NaN operand, so NaN elements never
-// raise an amax, as the contract requires.
-KQ_DEV float kq_warp_max(float v) {
-	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-	return v;
-}
-// kq_block_max returns the block's maximum in thread 0. Every thread of the
-// block must call it, once per kernel.
-KQ_DEV float kq_block_max(float v) {
-	__shared__ float warp_max[32];
-	u32 tid = threadIdx.y * blockDim.x + threadIdx.x;
-	u32 nwarps = (blockDim.x * blockDim.y + 31u) >> 5;
-	v = kq_warp_max(v);
-	if ((tid & 31u) == 0u) warp_max[tid >> 5] = v;
-	__syncthreads();
-	if (tid < 32u) {
-		v = tid < nwarps ? warp_max[tid] : 0.0f;
-		v = kq_warp_max(v);
-	}
-	return v;
-}
-// kq_amax_commit merges one block's amax into the tensor's, from thread 0.
-// The last block to arrive gets the tensor's amax (>= 0) and resets the
-// scratch words for the next launch; the others get -1.
-KQ_DEV float kq_amax_commit(float block_amax, u32 *st) {
-	u32 nblocks = gridDim.x * gridDim.y * gridDim.z;
-	atomicMax(&st[KQ_ST_ACC], __float_as_uint(block_amax));
-	__threadfence();
-	u32 ticket = atomicAdd(&st[KQ_ST_TICKET], 1u);
-	if (ticket != nblocks - 1u) return -1.0f;
-	__threadfence();
-	float amax = __uint_as_float(atomicExch(&st[KQ_ST_ACC], 0u));
-	atomicExch(&st[KQ_ST_TICKET], 0u);
-	return amax;
-}
+#include "kq_mx.cuh"
 
 // ---- current scaling: amax, then the scale, in one launch -------------------
 
@@ -416,20 +298,6 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 #define KQ_TRW 128
 #define KQ_TRW_PITCH 129
 
-// kq_gsearch returns the last g in [0, ngroups) with off[g] <= m: for m
-// below off[ngroups], the (nonempty) group holding row m. off is
-// nondecreasing with off[0] = 0 (empty groups repeat an entry). The grouped
-// kernels (below) find the group of their rows with it.
-KQ_DEV int kq_gsearch(const int *off, int ngroups, int m) {
-	int lo = 0, hi = ngroups - 1;
-	while (lo < hi) {
-		int mid = (lo + hi + 1) >> 1;
-		if (off[mid] <= m) lo = mid;
-		else hi = mid - 1;
-	}
-	return lo;
-}
-
 // kq_trw_tile: the 128x128 tile at (r0, c0) of cast + transpose, for
 // rows % 8 == 0 and cols % 8 == 0 with a 16-byte aligned input and out_col
 // and an 8-byte aligned out_row (the patches are wholly in or out):
@@ -493,7 +361,7 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 	const int rr = r0 + 16 * q;
 	int goff = 0, gn = rows;
 	if (offsets != 0 && rr < rows) {
-		const int g = kq_gsearch(offsets, ngroups, rr);
+		const int g = kq_group(offsets, ngroups, rr);
 		goff = offsets[g];
 		gn = offsets[g + 1] - goff;
 	}
@@ -528,18 +396,6 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 }
 
 // ---- MXFP8 ------------------------------------------------------------------
-
-// kq_mxfp8_finish reduces the block amaxes a thread saw (m) into the
-// tensor's amax in st[KQ_ST_AMAX], when st is given: the quantized result
-// reports it, and fusing it here spares a separate read of the input.
-// Every thread of the block must call it.
-KQ_DEV void kq_mxfp8_finish(float m, u32 *st) {
-	if (st == 0) return;
-	m = kq_block_max(m);
-	if (threadIdx.x != 0) return;
-	float amax = kq_amax_commit(m, st);
-	if (amax >= 0.0f) reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
-}
 
 // The swizzled (GEMM) offset of entry (i, j) of a scale matrix with ncols
 // columns (docs/quantization-formats.md).
@@ -824,16 +680,7 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 // value, so the paired max is exact; like fmaxf it returns the other operand
 // when one is NaN (no .NaN modifier), so NaN never raises an amax; and
 // without .ftz subnormals count. The sign bits are cleared first (|x|).
-KQ_DEV u32 kq_pmax(kq_bf16, u32 a, u32 b) {
-	u32 r;
-	asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-	return r;
-}
-KQ_DEV u32 kq_pmax(kq_f16, u32 a, u32 b) {
-	u32 r;
-	asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-	return r;
-}
+// The paired max is kq_pmax (kq_mx.cuh).
 // A select on values: a conditional on two array elements is an lvalue, a
 // select of their addresses, which would put the array in local memory.
 KQ_DEV u32 kq_pick(bool b, u32 x, u32 y) { return b ? x : y; }
@@ -881,10 +728,6 @@ KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
 // point picks the instantiation) so that the 64 conversions and 10
 // exponents per lane and tile carry no branch on them.
 #define KQ_MX2_ABS 0x7FFF7FFFu
-template <int fmt, int ocp>
-KQ_DEV u32 kq_e8m0(float amax) {
-	return ocp ? kq_e8m0_ocp(amax, fmt) : kq_e8m0_te(amax, fmt);
-}
 // ops selects the operands: KQ_MX_ROW, KQ_MX_COL or both. With one of
 // them it is the one-operand MXFP8 of 16-bit inputs in the same tiles (the
 // columnwise-only kernel, kq_mxfp8_colw, replaces the shared-memory colt
@@ -908,11 +751,113 @@ KQ_DEV void kq_mx_load_tile(const T *x, int rows, int cols, int rb, int ct, int 
 		if (live && r0 + 4 * i < rows && c < cols) q[i] = *reinterpret_cast<const uint4 *>(p + i * 4LL * cols);
 	}
 }
+// kq_mx_words spreads a loaded tile's 8 rows into words.
+KQ_DEV void kq_mx_words(const uint4 (&q)[8], u32 (&v)[8][4]) {
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		v[i][0] = q[i].x; v[i][1] = q[i].y; v[i][2] = q[i].z; v[i][3] = q[i].w;
+	}
+}
+// kq_mx_tile is the arithmetic of one 32x64 tile, shared by
+// kq_mxfp8_both_impl and the grouped kq_grp_mx2_impl, which differ only in
+// where a tile lies: v holds the lane's rows rq + 4i (i = 0..7), columns
+// c..c+7, as pairs; live(i) says whether row i is data (its codes are
+// stored); bin whether the lane's rowwise block of columns is in the
+// tensor, colin whether the tile's band of 32 rows is; o0 is the element
+// offset of the lane's first row. put_row(i, e) stores row i's rowwise
+// scale byte (lanes cg % 4 == 0; zero outside the tensor), put_col(cc, w)
+// the columnwise scale bytes of columns cc and cc + 1 (w's low and high
+// byte; zero outside the tensor). tm rises to the largest block amax.
+template <typename T, int fmt, int ocp, int ops, typename Live, typename RowScale, typename ColScale>
+KQ_DEV void kq_mx_tile(const u32 (&v)[8][4], int cg, int rq, int c, int cols, bool cin, bool bin, bool colin, u8 *out_row,
+		u8 *out_col, long long o0, long long stride4, float &tm, Live live, RowScale put_row, ColScale put_col) {
+	const T tag = {0};
+	const u32 full = 0xFFFFFFFFu;
+	// Rowwise: the amax of each row's 8 values, then of the block's 32;
+	// the exponent, the factor, the codes, and the scale byte (zero in the
+	// padding), written by lane cg % 4 == 0.
+	u32 cm[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		u32 m = 0u;
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			u32 a = v[i][k] & KQ_MX2_ABS;
+			m = kq_pmax(tag, m, a);
+			cm[k] = kq_pmax(tag, cm[k], a);
+		}
+		if (!(ops & KQ_MX_ROW)) continue;
+		float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+		am = fmaxf(am, __shfl_xor_sync(full, am, 1));
+		am = fmaxf(am, __shfl_xor_sync(full, am, 2));
+		tm = fmaxf(tm, am);
+		u32 e = kq_e8m0<fmt, ocp>(am);
+		float f = kq_e8m0_encode_factor(e);
+		if ((cg & 3) == 0) put_row(i, (live(i) && bin) ? (u8)e : (u8)0);
+		if (live(i) && cin) {
+			u32 o[2];
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+				o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
+				       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
+			}
+			*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
+		}
+	}
+	if (!(ops & KQ_MX_COL)) return;
+	// Columnwise: reduce-scatter the 4 column-pair amaxes over the lanes
+	// ^16 and ^8. Each step keeps half the words (the half named by the
+	// lane's bit of rq) and takes the partner's copy of that half; what is
+	// left is word rq.
+	u32 own;
+	{
+		u32 h[2];
+		bool b = (rq & 2) != 0;
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
+			h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+		}
+		b = (rq & 1) != 0;
+		u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
+		own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
+	}
+	// own holds columns c + 2rq and c + 2rq + 1 (both in the tensor or
+	// neither: cols is even).
+	float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
+	// Without the rowwise pass, the columns' amaxes cover the tile.
+	if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
+	u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
+	float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+	{
+		const int cc = c + 2 * rq;
+		put_col(cc, (colin && cc < cols) ? (e0 | (e1 << 8)) : 0u);
+	}
+	// Word k (columns c + 2k, c + 2k + 1) takes its factors from lane
+	// (rq, cg) = (k, cg).
+	float g0[4], g1[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		g0[k] = __shfl_sync(full, f0, k * 8 + cg);
+		g1[k] = __shfl_sync(full, f1, k * 8 + cg);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (!live(i) || !cin) continue;
+		u32 o[2];
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+			o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
+			       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
+		}
+		*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
+	}
+}
 template <typename T, int fmt, int ocp, int ops, int pf>
 KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col,
 		u8 *sc_col, int srows_col, int scols_col, u32 *st, u8 *swz_row, u8 *swz_col) {
-	const T tag = {0};
-	const u32 full = 0xFFFFFFFFu;
 	u32 lane = threadIdx.x & 31u;
 	int cg = (int)(lane & 7u), rq = (int)(lane >> 3);
 	long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -950,105 +895,23 @@ KQ_DEV void kq_mxfp8_both_impl(const T *x, int rows, int cols, u8 *out_row, u8 *
 			} else {
 				kq_mx_load_tile(x, rows, cols, rbc, c0 / 64, rq, cg, true, cur);
 			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				v[i][0] = cur[i].x; v[i][1] = cur[i].y; v[i][2] = cur[i].z; v[i][3] = cur[i].w;
-			}
+			kq_mx_words(cur, v);
 		}
-		// Rowwise: the amax of each row's 8 values, then of the block's
-		// 32; the exponent, the factor, the codes, and the scale byte
-		// (zero in the padding), written by lane cg % 4 == 0.
-		u32 cm[4] = {0u, 0u, 0u, 0u};
-		int blk = c0 / 32 + (cg >> 2);
-		bool bin = blk < nblk;
-#pragma unroll
-		for (int i = 0; i < 8; i++) {
-			u32 m = 0u;
-#pragma unroll
-			for (int k = 0; k < 4; k++) {
-				u32 a = v[i][k] & KQ_MX2_ABS;
-				m = kq_pmax(tag, m, a);
-				cm[k] = kq_pmax(tag, cm[k], a);
-			}
-			if (!(ops & KQ_MX_ROW)) continue;
-			float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
-			am = fmaxf(am, __shfl_xor_sync(full, am, 1));
-			am = fmaxf(am, __shfl_xor_sync(full, am, 2));
-			tm = fmaxf(tm, am);
-			u32 e = kq_e8m0<fmt, ocp>(am);
-			float f = kq_e8m0_encode_factor(e);
-			int r = r0 + 4 * i;
-			if ((cg & 3) == 0) {
-				const u8 sv = (r < rows && bin) ? (u8)e : (u8)0;
+		const int blk = c0 / 32 + (cg >> 2);
+		kq_mx_tile<T, fmt, ocp, ops>(v, cg, rq, c, cols, cin, blk < nblk, rbc < nrb, out_row, out_col, o0, stride4, tm,
+			[&](int i) { return r0 + 4 * i < rows; },
+			[&](int i, u8 sv) {
+				const int r = r0 + 4 * i;
 				sc_row[(long long)r * scols_row + blk] = sv;
 				if (swz_row != 0) swz_row[kq_swz(r, blk, scols_row)] = sv;
-			}
-			if (r < rows && cin) {
-				u32 o[2];
-#pragma unroll
-				for (int k = 0; k < 2; k++) {
-					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
-					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
-					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
-				}
-				*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
-			}
-		}
-		// Columnwise: reduce-scatter the 4 column-pair amaxes over the
-		// lanes ^16 and ^8. Each step keeps half the words (the half named
-		// by the lane's bit of rq) and takes the partner's copy of that
-		// half; what is left is word rq.
-		if (ops & KQ_MX_COL) {
-			u32 own;
-			{
-				u32 h[2];
-				bool b = (rq & 2) != 0;
-#pragma unroll
-				for (int k = 0; k < 2; k++) {
-					u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
-					h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
-				}
-				b = (rq & 1) != 0;
-				u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
-				own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
-			}
-			// own holds columns c + 2rq and c + 2rq + 1 (both in the tensor or
-			// neither: cols is even).
-			float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
-			// Without the rowwise pass, the columns' amaxes cover the tile.
-			if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
-			u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
-			float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
-			{
-				int cc = c + 2 * rq;
-				bool in = rbc < nrb && cc < cols;
-				*reinterpret_cast<u16 *>(sc_col + (long long)rbc * scols_col + cc) = in ? (u16)(e0 | (e1 << 8)) : (u16)0;
+			},
+			[&](int cc, u32 w) {
+				*reinterpret_cast<u16 *>(sc_col + (long long)rbc * scols_col + cc) = (u16)w;
 				if (swz_col != 0) {
-					swz_col[kq_swz(cc, rbc, srows_col)] = in ? (u8)e0 : (u8)0;
-					swz_col[kq_swz(cc + 1, rbc, srows_col)] = in ? (u8)e1 : (u8)0;
+					swz_col[kq_swz(cc, rbc, srows_col)] = (u8)w;
+					swz_col[kq_swz(cc + 1, rbc, srows_col)] = (u8)(w >> 8);
 				}
-			}
-			// Word k (columns c + 2k, c + 2k + 1) takes its factors from lane
-			// (rq, cg) = (k, cg).
-			float g0[4], g1[4];
-#pragma unroll
-			for (int k = 0; k < 4; k++) {
-				g0[k] = __shfl_sync(full, f0, k * 8 + cg);
-				g1[k] = __shfl_sync(full, f1, k * 8 + cg);
-			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				if (r0 + 4 * i >= rows || !cin) continue;
-				u32 o[2];
-#pragma unroll
-				for (int k = 0; k < 2; k++) {
-					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
-					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
-					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
-				}
-				*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
-			}
-		}
+			});
 	}
 	kq_mxfp8_finish(tm, st);
 }
@@ -1393,7 +1256,7 @@ KQ_DEV void kq_grp_amax_impl(const T *x, int rows, int cols, const int *offsets,
 		float m = 0.0f;
 		kq_grp_band<T, true, false>(x, cols, r0, c, 1.0f, 0, 0, vec, m);
 		m = kq_warp_max(m);
-		if ((threadIdx.x & 31u) == 0u && m > 0.0f) atomicMax(&amax[kq_gsearch(offsets, ngroups, r0)], __float_as_uint(m));
+		if ((threadIdx.x & 31u) == 0u && m > 0.0f) atomicMax(&amax[kq_group(offsets, ngroups, r0)], __float_as_uint(m));
 	});
 }
 
@@ -1405,7 +1268,7 @@ KQ_DEV void kq_grp_cast_impl(const T *x, int rows, int cols, const int *offsets,
 	if (*flag != 0) return;
 	kq_grp_scales(amax, ngroups, scale, scale_inv, fp8max, eps, pow2);
 	kq_grp_band_walk(rows, cols, false, [&](int r0, int c) {
-		const float s = kq_scale_from_amax(__uint_as_float(amax[kq_gsearch(offsets, ngroups, r0)]), fp8max, eps, pow2);
+		const float s = kq_scale_from_amax(__uint_as_float(amax[kq_group(offsets, ngroups, r0)]), fp8max, eps, pow2);
 		float m = 0.0f;
 		kq_grp_band<T, false, true>(x, cols, r0, c, s, out, fmt, vec, m);
 	});
@@ -1427,7 +1290,7 @@ KQ_DEV void kq_grp_cast_trw_impl(const T *x, int rows, int cols, const int *offs
 		const int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
 		const int r = r0 + 8 * (int)(threadIdx.x >> 4), c = c0 + 8 * (int)(threadIdx.x & 15u);
 		float s = 1.0f, m = 0.0f;
-		if (r < rows && c < cols) s = kq_scale_from_amax(__uint_as_float(amax[kq_gsearch(offsets, ngroups, r)]), fp8max, eps, pow2);
+		if (r < rows && c < cols) s = kq_scale_from_amax(__uint_as_float(amax[kq_group(offsets, ngroups, r)]), fp8max, eps, pow2);
 		kq_trw_tile<T, false>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
 	}
 }
@@ -1445,7 +1308,7 @@ KQ_DEV void kq_grp_cast_tr_impl(const T *x, int rows, int cols, const int *offse
 	const long long ntiles = (long long)ntx * (rows / 16);
 	for (long long tl = blockIdx.x; tl < ntiles; tl += gridDim.x) {
 		const int c0 = (int)(tl % ntx) * 32, r0 = (int)(tl / ntx) * 16;
-		const int g = kq_gsearch(offsets, ngroups, r0);
+		const int g = kq_group(offsets, ngroups, r0);
 		const int goff = offsets[g], gn = offsets[g + 1] - goff;
 		const float s = kq_scale_from_amax(__uint_as_float(amax[g]), fp8max, eps, pow2);
 		float m = 0.0f;
@@ -1525,7 +1388,7 @@ KQ_DEV void kq_grp_mx_impl(const T *x, int rows, int cols, const int *offsets, c
 	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
 	for (long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < ntot; t += nwarps) {
 		const int vb = (int)(t / nct), ct = (int)(t % nct);
-		const int g = kq_gsearch(tiles, ngroups, vb >> 2);
+		const int g = kq_group(tiles, ngroups, vb >> 2);
 		const int goff = offsets[g], gn = offsets[g + 1] - goff;
 		const int tg = tiles[g];
 		const int lb = vb - 4 * tg;       // the band within the group's padded rows
@@ -1653,8 +1516,6 @@ KQ_GROUPED_KERNELS(f16, kq_f16)
 template <typename T, int fmt, int ocp, int ops>
 KQ_DEV void kq_grp_mx2_impl(const T *x, int rows, int cols, const int *offsets, const int *tiles, int ngroups,
 		u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, int scols_col, u32 *amax) {
-	const T tag = {0};
-	const u32 full = 0xFFFFFFFFu;
 	const u32 lane = threadIdx.x & 31u;
 	const int cg = (int)(lane & 7u), rq = (int)(lane >> 3);
 	const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -1664,7 +1525,7 @@ KQ_DEV void kq_grp_mx2_impl(const T *x, int rows, int cols, const int *offsets, 
 	const long long stride4 = 4LL * cols;
 	for (long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < ntiles; t += nwarps) {
 		const int vb = (int)(t / nct), ct = (int)(t % nct);
-		const int g = kq_gsearch(tiles, ngroups, vb >> 2);
+		const int g = kq_group(tiles, ngroups, vb >> 2);
 		const int tg = tiles[g];
 		const int goff = offsets[g];
 		const int lb = vb - 4 * tg;
@@ -1678,98 +1539,26 @@ KQ_DEV void kq_grp_mx2_impl(const T *x, int rows, int cols, const int *offsets, 
 		{
 			uint4 cur[8];
 			kq_mx_load_tile(x, rows, cols, goff / 32 + lb, ct, rq, cg, data, cur);
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				v[i][0] = cur[i].x; v[i][1] = cur[i].y; v[i][2] = cur[i].z; v[i][3] = cur[i].w;
-			}
+			kq_mx_words(cur, v);
 		}
 		float tm = 0.0f;
-		u32 cm[4] = {0u, 0u, 0u, 0u};
 		const int blk = c0 / 32 + (cg >> 2);
-		const bool bin = blk < nblk;
-#pragma unroll
-		for (int i = 0; i < 8; i++) {
-			u32 m = 0u;
-#pragma unroll
-			for (int k = 0; k < 4; k++) {
-				u32 a = v[i][k] & KQ_MX2_ABS;
-				m = kq_pmax(tag, m, a);
-				cm[k] = kq_pmax(tag, cm[k], a);
-			}
-			if (!(ops & KQ_MX_ROW)) continue;
-			float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
-			am = fmaxf(am, __shfl_xor_sync(full, am, 1));
-			am = fmaxf(am, __shfl_xor_sync(full, am, 2));
-			tm = fmaxf(tm, am);
-			u32 e = kq_e8m0<fmt, ocp>(am);
-			float f = kq_e8m0_encode_factor(e);
-			if ((cg & 3) == 0) {
+		kq_mx_tile<T, fmt, ocp, ops>(v, cg, rq, c, cols, cin, blk < nblk, data, out_row, out_col, o0, stride4, tm,
+			[&](int) { return data; },
+			[&](int i, u8 sv) {
 				const long long sr = 128LL * tg + 32 * lb + rq + 4 * i;
-				const u8 val = (data && bin) ? (u8)e : (u8)0;
-				sc_row[sr * scols_row + blk] = val;
-				if (swz_row != 0) swz_row[kq_swz(sr, blk, scols_row)] = val;
-			}
-			if (data && cin) {
-				u32 o[2];
-#pragma unroll
-				for (int k = 0; k < 2; k++) {
-					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
-					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
-					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
-				}
-				*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
-			}
-		}
-		if (ops & KQ_MX_COL) {
-			u32 own;
-			{
-				u32 h[2];
-				bool b = (rq & 2) != 0;
-#pragma unroll
-				for (int k = 0; k < 2; k++) {
-					u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
-					h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
-				}
-				b = (rq & 1) != 0;
-				u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
-				own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
-			}
-			// own holds columns c + 2rq and c + 2rq + 1.
-			float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
-			if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
-			u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
-			float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
-			{
-				const int cc = c + 2 * rq;
-				const bool in = data && cc < cols;
-				const u32 val = in ? (e0 | (e1 << 8)) : 0u;
-				*reinterpret_cast<u16 *>(sc_col + (4LL * tg + lb) * scols_col + cc) = (u16)val;
+				sc_row[sr * scols_row + blk] = sv;
+				if (swz_row != 0) swz_row[kq_swz(sr, blk, scols_row)] = sv;
+			},
+			[&](int cc, u32 w) {
+				*reinterpret_cast<u16 *>(sc_col + (4LL * tg + lb) * scols_col + cc) = (u16)w;
 				if (swz_col != 0) {
 					const int ncg = 4 * (tiles[g + 1] - tg);
 					u8 *base = swz_col + 4LL * tg * scols_col;
-					base[kq_swz(cc, lb, ncg)] = (u8)val;
-					base[kq_swz(cc + 1, lb, ncg)] = (u8)(val >> 8);
+					base[kq_swz(cc, lb, ncg)] = (u8)w;
+					base[kq_swz(cc + 1, lb, ncg)] = (u8)(w >> 8);
 				}
-			}
-			float g0[4], g1[4];
-#pragma unroll
-			for (int k = 0; k < 4; k++) {
-				g0[k] = __shfl_sync(full, f0, k * 8 + cg);
-				g1[k] = __shfl_sync(full, f1, k * 8 + cg);
-			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				if (!data || !cin) continue;
-				u32 o[2];
-#pragma unroll
-				for (int k = 0; k < 2; k++) {
-					u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
-					o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
-					       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
-				}
-				*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
-			}
-		}
+			});
 		if (amax != 0) {
 			tm = kq_warp_max(tm);
 			if (lane == 0u && data && tm > 0.0f) atomicMax(&amax[g], __float_as_uint(tm));
@@ -1856,7 +1645,7 @@ KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets
 	int gcur = -1;
 	float m = 0.0f, s = 1.0f;
 	kq_grp_band_walk(rows, cols, true, [&](int r0, int c) {
-		const int g = kq_gsearch(offsets, ngroups, r0);
+		const int g = kq_group(offsets, ngroups, r0);
 		if (g != gcur) {
 			kq_grp_commit(amax, gcur, m);
 			gcur = g;
@@ -1887,7 +1676,7 @@ KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *off
 		const int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
 		// The warp's 16 rows (warp-uniform group; -1 past the rows).
 		const int rb = r0 + 16 * (int)(threadIdx.x >> 5);
-		const int g = rb < rows ? kq_gsearch(offsets, ngroups, rb) : -1;
+		const int g = rb < rows ? kq_group(offsets, ngroups, rb) : -1;
 		if (g != gcur) {
 			kq_grp_commit(amax, gcur, m);
 			gcur = g;
@@ -1914,7 +1703,7 @@ KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offs
 	float m = 0.0f, s = 1.0f;
 	for (long long tl = t0; tl < t1; tl++) {
 		const int c0 = (int)(tl % ntx) * 32, r0 = (int)(tl / ntx) * 16;
-		const int g = kq_gsearch(offsets, ngroups, r0);
+		const int g = kq_group(offsets, ngroups, r0);
 		const int goff = offsets[g], gn = offsets[g + 1] - goff;
 		if (g != gcur) {
 			kq_grp_commit(amax, gcur, m);
