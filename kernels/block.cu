@@ -197,6 +197,63 @@ KQ_DEV float kq_block_scale(float amax, float fp8max, float eps, int pow2) {
 	return s;
 }
 
+// kq_ldrows loads the 8 elements from column k0 of rows m0..m0+N-1 (all
+// loads first, N 16-byte loads in flight per thread): the fast path where
+// fast, else the slow one for the rows that exist when live; rows past the
+// tensor are zero.
+template <int N, typename T>
+KQ_DEV void kq_ldrows(const T *x, int rows, int cols, int m0, int k0, bool fast, bool live, kq_raw8 (&raw)[N]) {
+#pragma unroll
+	for (int u = 0; u < N; u++) {
+		const int m = m0 + u;
+		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
+		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
+		if (fast && m < rows) {
+			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
+		} else if (!fast) {
+			kq_ldraw_slow(x, (long long)m * cols, k0, cols, live && m < rows, raw[u]);
+		}
+	}
+}
+
+// kq_row_amax: the N (4 or 8) rows' partial maxima of a half-warp's lanes
+// meet in a reduce-scatter (each step over lanes ^8, ^4, ... keeps the half
+// named by the lane's bit and takes the partner's copy of it), then the
+// remaining steps are plain maxima: lane l ends with the amax of row
+// l / (16 / N), with 2N - 2 + log2(16 / N) shuffles instead of 4N.
+template <int N>
+KQ_DEV float kq_row_amax(const float (&a)[N], int l) {
+	float k[N];
+#pragma unroll
+	for (int i = 0; i < N; i++) k[i] = a[i];
+	int s = 8;
+#pragma unroll
+	for (int n = N / 2; n >= 1; n >>= 1, s >>= 1) {
+		const bool b = (l & s) != 0;
+#pragma unroll
+		for (int i = 0; i < n; i++) {
+			const float send = b ? k[i] : k[n + i];
+			k[i] = fmaxf(b ? k[n + i] : k[i], __shfl_xor_sync(0xFFFFFFFFu, send, s));
+		}
+	}
+	float am = k[0];
+#pragma unroll
+	for (; s >= 1; s >>= 1) am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, s));
+	return am;
+}
+
+// kq_put_row_sinv stores row m's scale_inv of block kb: grouped (offsets
+// != NULL), in its group's [nkb, gn] matrix at nkb * goff; else in the
+// [nkb, scols] matrix, zero in the padding rows.
+KQ_DEV void kq_put_row_sinv(float *sinv, const int *offsets, int nkb, int kb, int goff, int gn, int m, int rows, int scols,
+		float inv) {
+	if (offsets != 0) {
+		sinv[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
+	} else if (m < scols) {
+		sinv[(long long)kb * scols + m] = m < rows ? inv : 0.0f;
+	}
+}
+
 // Rowwise 1x128. Scales [ceil(cols/128), roundup(rows,4)], entry (kb, m);
 // a block's KQ_ROW_ROWS rows start at a multiple of 4, so the block of the
 // last rows also covers the padding entries [rows, roundup(rows,4)) and
@@ -222,19 +279,8 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 	const int k0 = kb * 128 + l * 8;
 	const bool fast = (vec & KQ_VEC_LOAD) != 0 && active && k0 + 8 <= cols;
 	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
-	// All loads first: four 16-byte loads in flight per thread.
 	kq_raw8 raw[KQ_ROW_ROWS];
-#pragma unroll
-	for (int u = 0; u < KQ_ROW_ROWS; u++) {
-		const int m = m0 + u;
-		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
-		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
-		if (fast && m < rows) {
-			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
-		} else if (!fast) {
-			kq_ldraw_slow(x, (long long)m * cols, k0, cols, active && m < rows, raw[u]);
-		}
-	}
+	kq_ldrows(x, rows, cols, m0, k0, fast, active, raw);
 	int goff = 0, gn = 0;
 	if (offsets != 0) {
 		const int g = kq_group(offsets, ngroups, m0);
@@ -252,17 +298,7 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 		kq_unpack((const T *)0, raw[u], v);
 		a[u] = kq_amax8(v);
 	}
-	const bool b3 = (l & 8) != 0, b2 = (l & 4) != 0;
-	float k[2];
-#pragma unroll
-	for (int i = 0; i < 2; i++) {
-		const float send = b3 ? a[i] : a[2 + i];
-		k[i] = fmaxf(b3 ? a[2 + i] : a[i], __shfl_xor_sync(0xFFFFFFFFu, send, 8));
-	}
-	float am = fmaxf(b2 ? k[1] : k[0], __shfl_xor_sync(0xFFFFFFFFu, b2 ? k[0] : k[1], 4));
-	am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 2));
-	am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
-	const float sl = kq_block_scale(am, fp8max, eps, pow2);
+	const float sl = kq_block_scale(kq_row_amax(a, l), fp8max, eps, pow2);
 	const int lane = threadIdx.x & 31;
 	float s[KQ_ROW_ROWS];
 #pragma unroll
@@ -280,12 +316,7 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 	// the 4 rows' entries of block kb are contiguous.
 	if (active && (l & 3) == 0) {
 		const int m = m0 + (l >> 2);
-		const float inv = __fdiv_rn(1.0f, sl);
-		if (offsets != 0) {
-			sinv[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
-		} else if (m < scols) {
-			sinv[(long long)kb * scols + m] = m < rows ? inv : 0.0f;
-		}
+		kq_put_row_sinv(sinv, offsets, nkb, kb, goff, gn, m, rows, scols, __fdiv_rn(1.0f, sl));
 	}
 }
 
@@ -342,17 +373,7 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 	const int k0 = kt0 + cc * 8, mr = m0 + r * 8;
 	const bool fast = (vec & KQ_VEC_LOAD) != 0 && k0 + 8 <= cols;
 	kq_raw8 raw[8];
-#pragma unroll
-	for (int u = 0; u < 8; u++) {
-		const int m = mr + u;
-		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
-		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
-		if (fast && m < rows) {
-			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
-		} else if (!fast) {
-			kq_ldraw_slow(x, (long long)m * cols, k0, cols, m < rows, raw[u]);
-		}
-	}
+	kq_ldrows(x, rows, cols, mr, k0, fast, true, raw);
 	int goff = 0, gn = rows, g = 0;
 	if (offsets != 0) {
 		g = kq_group(offsets, ngroups, m0);
@@ -393,30 +414,12 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 			// reduce-scatter (8 shuffles instead of 32): afterwards lanes
 			// cc and cc^1 hold row cc/2's amax, and the even lane handles
 			// that row.
-			const bool b3 = (cc & 8) != 0, b2 = (cc & 4) != 0, b1 = (cc & 2) != 0;
-			float k4[4], k2[2];
-#pragma unroll
-			for (int i = 0; i < 4; i++) {
-				const float send = b3 ? ra[i] : ra[4 + i];
-				k4[i] = fmaxf(b3 ? ra[4 + i] : ra[i], __shfl_xor_sync(0xFFFFFFFFu, send, 8));
-			}
-#pragma unroll
-			for (int i = 0; i < 2; i++) {
-				const float send = b2 ? k4[i] : k4[2 + i];
-				k2[i] = fmaxf(b2 ? k4[2 + i] : k4[i], __shfl_xor_sync(0xFFFFFFFFu, send, 4));
-			}
-			float am = fmaxf(b1 ? k2[1] : k2[0], __shfl_xor_sync(0xFFFFFFFFu, b1 ? k2[0] : k2[1], 2));
-			am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
+			const float am = kq_row_amax(ra, cc);
 			if ((cc & 1) == 0) {
 				const int rr = cc >> 1, m = mr + rr;
 				const float s = kq_block_scale(am, fp8max, eps, pow2);
 				sm.rscale[r * 8 + rr] = s;
-				const float inv = __fdiv_rn(1.0f, s);
-				if (offsets != 0) {
-					sinv_row[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
-				} else if (m < scols_row) {
-					sinv_row[(long long)kb * scols_row + m] = m < rows ? inv : 0.0f;
-				}
+				kq_put_row_sinv(sinv_row, offsets, nkb, kb, goff, gn, m, rows, scols_row, __fdiv_rn(1.0f, s));
 			}
 		}
 		if (out_col != 0) {

@@ -246,8 +246,8 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 	const long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
 	u32 nx[8][W];
-	if (pf && (long long)blockIdx.x < nmacro) {
-		const long long m = blockIdx.x;
+	// prefetch loads the lane's rows of macro tile m into nx (pf).
+	auto prefetch = [&](long long m) {
 		const kq2_place pn = kq2_where<GRP>((int)(m / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
 		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
 #pragma unroll
@@ -255,7 +255,8 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 			int n = r0 + 4 * i < pn.rend ? min(8, cols - c) : 0;
 			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, nx[i]);
 		}
-	}
+	};
+	if (pf && (long long)blockIdx.x < nmacro) prefetch(blockIdx.x);
 	int buf = 0;
 	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
 		const int Mr = (int)(m / nmc), Mc = (int)(m % nmc);
@@ -269,16 +270,7 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 			for (int i = 0; i < 8; i++)
 #pragma unroll
 				for (int k = 0; k < W; k++) v[i][k] = nx[i][k];
-			const long long mn = m + gridDim.x;
-			if (mn < nmacro) {
-				const kq2_place pn = kq2_where<GRP>((int)(mn / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
-				const int cn = (int)(mn % nmc) * 128 + half * 64 + cg * 8, rn = pn.dr0 + q * 32 + rq;
-#pragma unroll
-				for (int i = 0; i < 8; i++) {
-					int n = rn + 4 * i < pn.rend ? min(8, cols - cn) : 0;
-					kq2_load_row(x, (long long)(rn + 4 * i) * cols + cn, n, dvec, nx[i]);
-				}
-			}
+			if (m + gridDim.x < nmacro) prefetch(m + gridDim.x);
 		} else {
 #pragma unroll
 			for (int i = 0; i < 8; i++) {

@@ -898,17 +898,10 @@ KQ_DEV const uint4 *kq_tile_seg(const u32 *tile, int row, int c0) {
 
 // kq_tile_key unpacks the sixteen elements of a tile row from column c0
 // into v and returns their largest |v| as kq_rawkey does (from the packed
-// words for 16-bit inputs).
-KQ_DEV u32 kq_tile_key(const kq_bf16 *x, const u32 *tile, int row, int c0, float v[16]) {
-	const uint4 *s = kq_tile_seg<kq_bf16>(tile, row, c0);
-	uint4 L[2];
-	L[0] = s[0];
-	L[1] = s[1];
-	kq_unpack16(x, L, v);
-	return kq_key16(x, L);
-}
-KQ_DEV u32 kq_tile_key(const kq_f16 *x, const u32 *tile, int row, int c0, float v[16]) {
-	const uint4 *s = kq_tile_seg<kq_f16>(tile, row, c0);
+// words for the 16-bit inputs H; the float32 overload below).
+template <typename H>
+KQ_DEV u32 kq_tile_key(const H *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<H>(tile, row, c0);
 	uint4 L[2];
 	L[0] = s[0];
 	L[1] = s[1];

@@ -1626,6 +1626,33 @@ KQ_DEV void kq_grp_commit(u32 *amax, int g, float m) {
 	if (g >= 0 && (threadIdx.x & 31u) == 0u && m > 0.0f) atomicMax(&amax[g], __float_as_uint(m));
 }
 
+// kq_grp_run is a warp's walk over its items in the grouped delayed casts:
+// the current group g (-1: none yet, or past the rows), the running maximum
+// m of its values and its scale s. to() moves to an item's group, committing
+// the previous group's maximum when the group changes; done() commits the
+// last one.
+struct kq_grp_run {
+	u32 *amax;
+	const float *scale;
+	int g;
+	float m, s;
+	__device__ __forceinline__ kq_grp_run(u32 *amax_, const float *scale_) : amax(amax_), scale(scale_), g(-1), m(0.0f), s(1.0f) {}
+	__device__ __forceinline__ void to(int gn) {
+		if (gn == g) return;
+		kq_grp_commit(amax, g, m);
+		g = gn;
+		m = 0.0f;
+		s = gn >= 0 ? scale[gn] : 1.0f;
+	}
+	__device__ __forceinline__ void done() { kq_grp_commit(amax, g, m); }
+};
+
+// kq_block_items is block b's contiguous share [*t0, *t1) of n items.
+KQ_DEV void kq_block_items(long long n, long long *t0, long long *t1) {
+	*t0 = n * blockIdx.x / gridDim.x;
+	*t1 = n * (blockIdx.x + 1) / gridDim.x;
+}
+
 // kq_grp_dscale_inv writes scale_inv[g] = 1/scale[g] for every group (block
 // 0 only).
 KQ_DEV void kq_grp_dscale_inv(const float *scale, float *scale_inv, int ngroups) {
@@ -1642,19 +1669,12 @@ KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets
 		u8 *out, const float *scale, float *scale_inv, int fmt, int vec) {
 	if (*flag != 0) return;
 	kq_grp_dscale_inv(scale, scale_inv, ngroups);
-	int gcur = -1;
-	float m = 0.0f, s = 1.0f;
+	kq_grp_run run(amax, scale);
 	kq_grp_band_walk(rows, cols, true, [&](int r0, int c) {
-		const int g = kq_group(offsets, ngroups, r0);
-		if (g != gcur) {
-			kq_grp_commit(amax, gcur, m);
-			gcur = g;
-			m = 0.0f;
-			s = scale[g];
-		}
-		kq_grp_band<T, true, true>(x, cols, r0, c, s, out, fmt, vec, m);
+		run.to(kq_group(offsets, ngroups, r0));
+		kq_grp_band<T, true, true>(x, cols, r0, c, run.s, out, fmt, vec, run.m);
 	});
-	kq_grp_commit(amax, gcur, m);
+	run.done();
 }
 
 // Cast + transpose over the 128x128 tiles of kq_trw_tile, block b
@@ -1669,23 +1689,17 @@ KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *off
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
 	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
 	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	const long long t0 = ntiles * blockIdx.x / gridDim.x, t1 = ntiles * (blockIdx.x + 1) / gridDim.x;
-	int gcur = -1;
-	float m = 0.0f, s = 1.0f;
+	long long t0, t1;
+	kq_block_items(ntiles, &t0, &t1);
+	kq_grp_run run(amax, scale);
 	for (long long tl = t0; tl < t1; tl++) {
 		const int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
 		// The warp's 16 rows (warp-uniform group; -1 past the rows).
 		const int rb = r0 + 16 * (int)(threadIdx.x >> 5);
-		const int g = rb < rows ? kq_group(offsets, ngroups, rb) : -1;
-		if (g != gcur) {
-			kq_grp_commit(amax, gcur, m);
-			gcur = g;
-			m = 0.0f;
-			s = g >= 0 ? scale[g] : 1.0f;
-		}
-		kq_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, s, out_row, out_col, fmt, tile, m);
+		run.to(rb < rows ? kq_group(offsets, ngroups, rb) : -1);
+		kq_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, run.s, out_row, out_col, fmt, tile, run.m);
 	}
-	kq_grp_commit(amax, gcur, m);
+	run.done();
 }
 
 // Cast + transpose for any shape and alignment: the 16x32 tiles of
@@ -1698,22 +1712,17 @@ KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offs
 	__shared__ u8 tile[16][33];
 	const int ntx = (cols + 31) / 32;
 	const long long ntiles = (long long)ntx * (rows / 16);
-	const long long t0 = ntiles * blockIdx.x / gridDim.x, t1 = ntiles * (blockIdx.x + 1) / gridDim.x;
-	int gcur = -1;
-	float m = 0.0f, s = 1.0f;
+	long long t0, t1;
+	kq_block_items(ntiles, &t0, &t1);
+	kq_grp_run run(amax, scale);
 	for (long long tl = t0; tl < t1; tl++) {
 		const int c0 = (int)(tl % ntx) * 32, r0 = (int)(tl / ntx) * 16;
 		const int g = kq_group(offsets, ngroups, r0);
 		const int goff = offsets[g], gn = offsets[g + 1] - goff;
-		if (g != gcur) {
-			kq_grp_commit(amax, gcur, m);
-			gcur = g;
-			m = 0.0f;
-			s = scale[g];
-		}
-		kq_grp_tr_tile<T, true>(x, cols, r0, c0, goff, gn, s, out_row, out_col, fmt, tile, m);
+		run.to(g);
+		kq_grp_tr_tile<T, true>(x, cols, r0, c0, goff, gn, run.s, out_row, out_col, fmt, tile, run.m);
 	}
-	kq_grp_commit(amax, gcur, m);
+	run.done();
 }
 
 // kq_grp_dupdate, one block per group g: raises history[g][0] to amax[g]
