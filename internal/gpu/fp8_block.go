@@ -1,10 +1,7 @@
 package gpu
 
 import (
-	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
@@ -16,35 +13,19 @@ import (
 // float32 decode scales in TE's padded shapes; grouped, kernels.GroupedBlock*
 // and GroupedBlock2D. The step has no tensor amax: reading a result
 // computes the input's.
-type blockFP8 struct{}
+type blockFP8 struct{ referenceEmpty }
 
 // alloc allocates the Float8BlockScaling operands: codes (the
 // columnwise ones transposed) and float32 decode scales in TE's padded
 // shapes. One kernel whatever the usage: 1x128 rowwise, 128x1 columnwise,
 // both in one pass, or 128x128 tiles for both.
 func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
-	var err error
-	row, col, ops := p.operands()
-	rows, cols := p.cfg.Rows, p.cfg.Cols
-	tile := p.plan.BlockRows == 128
+	_, _, ops := p.operands()
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
 	scales := int64(0)
-	if row {
-		sr, sc := kernels.BlockScaleShape(rows, cols, tile, false)
-		if p.row, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if p.rowSc, err = s.out(c, p, 4*sr*sc); err != nil {
-			return err
-		}
-		scales += int64(4 * sr * sc)
-	}
-	if col {
-		sr, sc := kernels.BlockScaleShape(rows, cols, tile, true)
-		if p.col, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if p.colSc, err = s.out(c, p, 4*sr*sc); err != nil {
+	for _, o := range p.wanted() {
+		sr, sc := kernels.BlockScaleShape(p.cfg.Rows, p.cfg.Cols, p.plan.BlockRows == 128, o.colwise)
+		if err := o.alloc(s.partOut(c, p), p.n, 4*sr*sc, false); err != nil {
 			return err
 		}
 		scales += int64(4 * sr * sc)
@@ -55,6 +36,7 @@ func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	s.bytes += n*ds + ops*n + scales
 	// The input's amax is not part of TE's block-scaling step; the result
 	// path computes it into amX.
+	var err error
 	p.amX, err = s.alloc(c, 4)
 	return err
 }
@@ -90,53 +72,31 @@ func (blockFP8) readOperand(c *cuda.Ctx, _ *part, o *quant.Operand, _ bool, sc, 
 // scales sized for the most padding any split vector can need (the kernel
 // zeroes what a run leaves).
 func (blockFP8) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
-	var err error
-	rows, cols, ds := g.cfg.Rows, g.cfg.Cols, g.cfg.Input.Size()
+	rows, cols := g.cfg.Rows, g.cfg.Cols
 	n := int64(rows) * int64(cols)
-	if g.kernel == groupedBlock2D {
-		s.kernels++
-		s.bytes += n * int64(ds)
-		nkb := ceilDiv(cols, 128)
-		if covered&quant.UsageRowwise != 0 {
-			sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
-			if g.out, err = out(rows * cols); err != nil {
-				return err
-			}
-			if g.scales, err = out(4 * sr * sc); err != nil {
-				return err
-			}
-			s.bytes += n + 4*int64(sr*sc)
-		}
-		if covered&quant.UsageColumnwise != 0 {
-			if g.colOut, err = out(rows * cols); err != nil {
-				return err
-			}
-			if g.colScales, err = out(4 * nkb * kernels.GroupedBlock2DColScaleCols(rows, g.groups)); err != nil {
-				return err
-			}
-			s.bytes += n + 4*int64(nkb*roundUp(ceilDiv(rows, 128), 4))
-		}
-		return nil
-	}
 	s.kernels++
-	s.bytes += n * int64(ds)
-	if covered&quant.UsageRowwise != 0 {
-		if g.out, err = out(rows * cols); err != nil {
+	s.bytes += n * int64(g.cfg.Input.Size())
+	for _, o := range g.wanted(covered) {
+		// sc floats of scales, least of them written by every run.
+		var sc, least int
+		switch {
+		case g.kernel == groupedBlock2D && !o.colwise:
+			sr, scc := kernels.BlockScaleShape(rows, cols, true, false)
+			sc, least = sr*scc, sr*scc
+		case g.kernel == groupedBlock2D:
+			nkb := ceilDiv(cols, 128)
+			sc, least = nkb*kernels.GroupedBlock2DColScaleCols(rows, g.groups), nkb*roundUp(ceilDiv(rows, 128), 4)
+		case !o.colwise:
+			sc = rows * ceilDiv(cols, 128)
+			least = sc
+		default:
+			sc = ceilDiv(rows, 128) * roundUp(cols, 4)
+			least = sc
+		}
+		if err := o.alloc(out, rows*cols, 4*sc, false); err != nil {
 			return err
 		}
-		if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
-			return err
-		}
-		s.bytes += n + 4*int64(rows*ceilDiv(cols, 128))
-	}
-	if covered&quant.UsageColumnwise != 0 {
-		if g.colOut, err = out(rows * cols); err != nil {
-			return err
-		}
-		if g.colScales, err = out(4 * ceilDiv(rows, 128) * roundUp(cols, 4)); err != nil {
-			return err
-		}
-		s.bytes += n + 4*int64(ceilDiv(rows, 128)*roundUp(cols, 4))
+		s.bytes += n + 4*int64(least)
 	}
 	return nil
 }
@@ -167,22 +127,14 @@ func (blockFP8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, g 
 // step has none, the group's amax (one launch now, outside the step).
 func (blockFP8) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
 	g := s.grp
-	cols, ds := g.cfg.Cols, g.cfg.Input.Size()
+	cols := g.cfg.Cols
 	if r.data == nil && r.colData == nil {
 		return nil
 	}
-	x := g.x.Slice(off*cols*ds, n*cols*ds)
-	if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
-		return fmt.Errorf("group %d amax: %w", i, err)
-	}
-	if err := c.StreamSynchronize(s.b.stream); err != nil {
+	var err error
+	if res.Amax, err = s.inputAmax(c, i, off, n); err != nil {
 		return err
 	}
-	raw, err := download(c, g.amScratch, 4)
-	if err != nil {
-		return err
-	}
-	res.Amax = f32(raw, 0)
 	if r.data != nil {
 		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
 		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
@@ -213,18 +165,4 @@ func (blockFP8) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Resu
 		res.Columnwise = o
 	}
 	return nil
-}
-
-// emptyGroup is the reference's result of an empty group.
-func (blockFP8) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
-	return emptyResult(ctx, g)
-}
-
-// floats decodes n float32 at element offset off of b.
-func floats(b []byte, off, n int) []float32 {
-	out := make([]float32, n)
-	for k := range out {
-		out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
-	}
-	return out
 }

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/kquant/kquant/internal/cuda"
@@ -15,7 +14,7 @@ import (
 // weight tiles (one kernel for the operands wanted), the kernels writing
 // the scales' GEMM layout too; grouped, kernels.GroupedMXFP8 and
 // GroupedMXFP82D.
-type mxfp8 struct{}
+type mxfp8 struct{ referenceEmpty }
 
 // alloc allocates the MXFP8 operands: codes, E8M0 scales and their GEMM
 // layout, which the quantize kernels write as well (kernels.MXFP8Swizzled,
@@ -23,26 +22,12 @@ type mxfp8 struct{}
 // without a Swizzle launch per operand. 32x32 weight tiles take one kernel
 // whatever the usage (one read of the input).
 func (mxfp8) alloc(s *Step, c *cuda.Ctx, p *part) error {
-	var err error
 	row, col, ops := p.operands()
 	rows, cols := p.cfg.Rows, p.cfg.Cols
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	for _, o := range []struct {
-		want          bool
-		colwise       bool
-		data, sc, swz *cuda.Buffer
-	}{{row, false, &p.row, &p.rowSc, &p.rowSwz}, {col, true, &p.col, &p.colSc, &p.colSwz}} {
-		if !o.want {
-			continue
-		}
+	for _, o := range p.wanted() {
 		r, cc := kernels.MXFP8ScaleShape(rows, cols, o.colwise)
-		if *o.data, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if *o.sc, err = s.out(c, p, r*cc); err != nil {
-			return err
-		}
-		if *o.swz, err = s.out(c, p, r*cc); err != nil {
+		if err := o.alloc(s.partOut(c, p), p.n, r*cc, true); err != nil {
 			return err
 		}
 		// Quantize: input read, codes, scales and swizzled scales written.
@@ -124,29 +109,21 @@ func (mxfp8) allocGrouped(s *Step, c *cuda.Ctx, g *grouped, covered quant.Usage,
 	}
 	maxRows := kernels.GroupedMXFP8ScaleRows(rows, g.groups)
 	n := int64(rows) * int64(cols)
-	for _, o := range []struct {
-		u                 quant.Usage
-		data, scales, swz *cuda.Buffer
-		scaleBytes, minSc int
-	}{
-		{quant.UsageRowwise, &g.out, &g.scales, &g.swz, maxRows * roundUp(ceilDiv(cols, 32), 4), roundUp(rows, 128) * roundUp(ceilDiv(cols, 32), 4)},
-		{quant.UsageColumnwise, &g.colOut, &g.colScales, &g.colSwz, maxRows / 32 * roundUp(cols, 128), roundUp(rows/32, 4) * roundUp(cols, 128)},
-	} {
-		if covered&o.u == 0 {
-			continue
+	for _, o := range g.wanted(covered) {
+		// scaleBytes per scale layout, minSc of them written by every run.
+		scaleBytes, minSc := maxRows*roundUp(ceilDiv(cols, 32), 4), roundUp(rows, 128)*roundUp(ceilDiv(cols, 32), 4)
+		if o.colwise {
+			scaleBytes, minSc = maxRows/32*roundUp(cols, 128), roundUp(rows/32, 4)*roundUp(cols, 128)
 		}
-		if *o.data, err = out(rows * cols); err != nil {
+		if err := o.alloc(out, rows*cols, scaleBytes, true); err != nil {
 			return err
 		}
-		for _, b := range []*cuda.Buffer{o.scales, o.swz} {
-			if *b, err = out(o.scaleBytes); err != nil {
-				return err
-			}
+		for _, b := range []*cuda.Buffer{o.sc, o.swz} {
 			if err := c.Memset(*b, 0); err != nil {
 				return err
 			}
 		}
-		s.bytes += n + 2*int64(o.minSc)
+		s.bytes += n + 2*int64(minSc)
 	}
 	// The padded prefix sum and one pass over the input for both operands.
 	s.kernels += 2
@@ -197,9 +174,4 @@ func (mxfp8) readGroup(s *Step, _ *cuda.Ctx, r *groupOutputs, res *quant.Result,
 		}
 	}
 	return nil
-}
-
-// emptyGroup is the reference's result of an empty group.
-func (mxfp8) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
-	return emptyResult(ctx, g)
 }

@@ -155,6 +155,64 @@ func (s *Step) out(c *cuda.Ctx, p *part, n int) (cuda.Buffer, error) {
 	return buf, err
 }
 
+// outBuf is an output buffer to allocate and its size in bytes.
+type outBuf struct {
+	b *cuda.Buffer
+	n int
+}
+
+// allocOuts allocates bufs in order with out (partOut for a part, the
+// grouped step's out), stopping at the first error.
+func allocOuts(out func(int) (cuda.Buffer, error), bufs ...outBuf) error {
+	for _, o := range bufs {
+		var err error
+		if *o.b, err = out(o.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partOut is out for p's buffers.
+func (s *Step) partOut(c *cuda.Ctx, p *part) func(int) (cuda.Buffer, error) {
+	return func(n int) (cuda.Buffer, error) { return s.out(c, p, n) }
+}
+
+// opBufs are one operand's output buffers, of a part or of a grouped step:
+// its codes, its scales and (MXFP8, NVFP4) their swizzled layout.
+type opBufs struct {
+	colwise       bool
+	data, sc, swz *cuda.Buffer
+}
+
+// alloc allocates the operand's codes (data bytes) and scales (sc bytes)
+// and, with swz, their swizzled layout (sc bytes too), with out.
+func (o opBufs) alloc(out func(int) (cuda.Buffer, error), data, sc int, swz bool) error {
+	bufs := []outBuf{{o.data, data}, {o.sc, sc}}
+	if swz {
+		bufs = append(bufs, outBuf{o.swz, sc})
+	}
+	return allocOuts(out, bufs...)
+}
+
+// wantedOps is the buffers of the operands in usage, rowwise first.
+func wantedOps(usage quant.Usage, row, col opBufs) []opBufs {
+	var w []opBufs
+	if usage&quant.UsageRowwise != 0 {
+		w = append(w, row)
+	}
+	if usage&quant.UsageColumnwise != 0 {
+		col.colwise = true
+		w = append(w, col)
+	}
+	return w
+}
+
+// wanted is the buffers of p's operands that its usage asks for.
+func (p *part) wanted() []opBufs {
+	return wantedOps(p.usage, opBufs{false, &p.row, &p.rowSc, &p.rowSwz}, opBufs{true, &p.col, &p.colSc, &p.colSwz})
+}
+
 // addPart allocates one tensor's buffers and appends it to s.parts (also
 // on failure, so that free releases what was allocated).
 func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
@@ -519,6 +577,15 @@ func (s *Step) Result(ctx context.Context, i int) (*quant.Result, error) {
 }
 
 func f32(b []byte, off int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[off:])) }
+
+// floats decodes n float32 at element offset off of b.
+func floats(b []byte, off, n int) []float32 {
+	out := make([]float32, n)
+	for k := range out {
+		out[k] = f32(b, 4*(off+k))
+	}
+	return out
+}
 
 func download(c *cuda.Ctx, b cuda.Buffer, n int) ([]byte, error) {
 	out := make([]byte, n)
