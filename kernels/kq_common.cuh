@@ -46,6 +46,12 @@ KQ_DEV float kq_f16_to_f32(u32 bits) {
 }
 KQ_DEV float kq_f32(kq_bf16 v) { return kq_bf16_to_f32(v.bits); }
 KQ_DEV float kq_f32(kq_f16 v) { return kq_f16_to_f32(v.bits); }
+// kq_plo and kq_phi widen the elements of a pair of 16-bit inputs in one
+// word: the lower-index element is in the low half (little endian).
+KQ_DEV float kq_plo(kq_bf16, u32 w) { return kq_bf16_to_f32(w & 0xFFFFu); }
+KQ_DEV float kq_phi(kq_bf16, u32 w) { return kq_bf16_to_f32(w >> 16); }
+KQ_DEV float kq_plo(kq_f16, u32 w) { return kq_f16_to_f32(w & 0xFFFFu); }
+KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
 
 // kq_cvt2<fmt> converts two floats with one rounding, round to nearest even,
 // saturating (the contract's rule, cvt.rn.satfinite where the target has

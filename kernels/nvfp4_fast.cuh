@@ -144,19 +144,10 @@ KQ_DEV void kq_fill_tab(float *tab, float sinv) {
 	if (threadIdx.x < 128) tab[threadIdx.x] = kq_factor(threadIdx.x, sinv);
 }
 
-KQ_DEV void kq_unpack16(const kq_bf16 *, const uint4 *L, float v[16]) {
+template <typename H>
+KQ_DEV void kq_unpack16(const H *x, const uint4 *L, float v[16]) {
 #pragma unroll
-	for (int q = 0; q < 2; q++) {
-		kq_unpack_bf16(L[q].x, v + 8 * q); kq_unpack_bf16(L[q].y, v + 8 * q + 2);
-		kq_unpack_bf16(L[q].z, v + 8 * q + 4); kq_unpack_bf16(L[q].w, v + 8 * q + 6);
-	}
-}
-KQ_DEV void kq_unpack16(const kq_f16 *, const uint4 *L, float v[16]) {
-#pragma unroll
-	for (int q = 0; q < 2; q++) {
-		kq_unpack_f16(L[q].x, v + 8 * q); kq_unpack_f16(L[q].y, v + 8 * q + 2);
-		kq_unpack_f16(L[q].z, v + 8 * q + 4); kq_unpack_f16(L[q].w, v + 8 * q + 6);
-	}
+	for (int q = 0; q < 2; q++) kq_unpack8(x, L[q], v + 8 * q);
 }
 KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
 #pragma unroll

@@ -67,22 +67,14 @@ KQ_DEV void kq_load8(const float *x, long long g, float v[8]) {
 	kq_load4(x, 2 * g, v);
 	kq_load4(x, 2 * g + 1, v + 4);
 }
-KQ_DEV void kq_load8(const kq_bf16 *x, long long g, float v[8]) {
+template <typename H>
+KQ_DEV void kq_load8(const H *x, long long g, float v[8]) {
 	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
 	u32 w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
 	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_bf16_to_f32(w[k] & 0xFFFFu);
-		v[2 * k + 1] = kq_bf16_to_f32(w[k] >> 16);
-	}
-}
-KQ_DEV void kq_load8(const kq_f16 *x, long long g, float v[8]) {
-	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
-	u32 w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_f16_to_f32(w[k] & 0xFFFFu);
-		v[2 * k + 1] = kq_f16_to_f32(w[k] >> 16);
+		v[2 * k] = kq_plo(H(), w[k]);
+		v[2 * k + 1] = kq_phi(H(), w[k]);
 	}
 }
 KQ_DEV void kq_zero8(float v[8]) {
@@ -138,6 +130,22 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 
 // ---- current scaling: amax, then the scale, in one launch -------------------
 
+// kq_scale_from_amax is the contract's "Per-tensor scale from an amax":
+// the epsilon, scale 1 for an amax of 0, inf or NaN, float32 max for an
+// overflow, and the power-of-2 option.
+KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
+	float a = fmaxf(amax, eps);
+	float scale;
+	if (a == 0.0f || !kq_finite(a)) {
+		scale = 1.0f;
+	} else {
+		scale = __fdiv_rn(fp8max, a);
+		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
+	}
+	if (pow2) scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
+	return scale;
+}
+
 template <typename T>
 KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float eps, int pow2) {
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -168,18 +176,10 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 	if (threadIdx.x != 0) return;
 	float amax = kq_amax_commit(m, st);
 	if (amax < 0.0f) return;
-	// Contract, "Per-tensor scale from an amax". The state keeps the raw
-	// amax (as TE's amax tensor does); the epsilon only enters the scale.
+	// The state keeps the raw amax (as TE's amax tensor does); the
+	// epsilon only enters the scale.
 	float *stf = reinterpret_cast<float *>(st);
-	float a = fmaxf(amax, eps);
-	float scale;
-	if (a == 0.0f || !kq_finite(a)) {
-		scale = 1.0f;
-	} else {
-		scale = __fdiv_rn(fp8max, a);
-		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
-	}
-	if (pow2) scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
+	const float scale = kq_scale_from_amax(amax, fp8max, eps, pow2);
 	stf[KQ_ST_AMAX] = amax;
 	stf[KQ_ST_SCALE] = scale;
 	stf[KQ_ST_SCALE_INV] = __fdiv_rn(1.0f, scale);

@@ -14,20 +14,7 @@
 // by binary search over the offsets. The results are the per-group results
 // of the reference (internal/quant/reference, QuantizeGrouped) concatenated.
 
-// kq_scale_from_amax is the contract's "Per-tensor scale from an amax", as
-// in kq_amax_impl.
-KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
-	float a = fmaxf(amax, eps);
-	float scale;
-	if (a == 0.0f || !kq_finite(a)) {
-		scale = 1.0f;
-	} else {
-		scale = __fdiv_rn(fp8max, a);
-		if (!kq_finite(scale)) scale = __uint_as_float(KQ_FLT_MAX_BITS);
-	}
-	if (pow2) scale = __uint_as_float(__float_as_uint(scale) & 0xFF800000u);
-	return scale;
-}
+// kq_scale_from_amax (quantize.cu) gives each group's scale.
 
 KQ_DEV u32 kq_bits(float v) { return __float_as_uint(v); }
 KQ_DEV u32 kq_bits(kq_bf16 v) { return v.bits; }

@@ -292,11 +292,7 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 // A select on values: a conditional on two array elements is an lvalue, a
 // select of their addresses, which would put the array in local memory.
 KQ_DEV u32 kq_pick(bool b, u32 x, u32 y) { return b ? x : y; }
-// The lower-index element of a pair is in the low half (little endian).
-KQ_DEV float kq_plo(kq_bf16, u32 w) { return kq_bf16_to_f32(w & 0xFFFFu); }
-KQ_DEV float kq_phi(kq_bf16, u32 w) { return kq_bf16_to_f32(w >> 16); }
-KQ_DEV float kq_plo(kq_f16, u32 w) { return kq_f16_to_f32(w & 0xFFFFu); }
-KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
+// kq_plo and kq_phi (kq_common.cuh) widen the elements of a pair.
 
 // Rowwise (1x32) and columnwise (32x1) MXFP8 of one [rows, cols] 16-bit
 // tensor in one pass over the input, for cols % 8 == 0 with a 16-byte
