@@ -325,7 +325,20 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 
 
 // The format is a template parameter of the bodies (no per-element branch);
-// the kernels pick the instance once.
+// the kernels pick the instance once (kq_blk_tile_fmt for the tile body).
+template <typename T, bool TILE2D>
+__device__ __forceinline__ void kq_blk_tile_fmt(int fmt, kq_tile_smem &sm, const T *x, int rows, int cols, u8 *out_row,
+		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, float eps, int pow2, int vec,
+		const int *offsets, int ngroups, const int *flag) {
+	if (fmt == 0) {
+		kq_blk_tile<T, 0, TILE2D>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, vec,
+			offsets, ngroups, flag);
+	} else {
+		kq_blk_tile<T, 1, TILE2D>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, vec,
+			offsets, ngroups, flag);
+	}
+}
+
 #define KQ_BLOCK_KERNELS(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256, KQ_ROW_MINB) kq_blk_row_##sfx(const T *x, int rows, int cols, u8 *out, float *sinv, \
 		int scols, int fmt, float eps, int pow2, int vec, const int *offsets, int ngroups, const int *flag) { \
@@ -339,13 +352,8 @@ extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_col_##sfx
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
 		const int *offsets, int ngroups, const int *flag) { \
 	__shared__ kq_tile_smem sm; \
-	if (fmt == 0) { \
-		kq_blk_tile<T, 0, false>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
-	} else { \
-		kq_blk_tile<T, 1, false>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
-	} \
+	kq_blk_tile_fmt<T, false>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+		vec, offsets, ngroups, flag); \
 } \
 extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
@@ -353,19 +361,11 @@ extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(
 	__shared__ kq_tile_smem sm; \
 	if (offsets == 0) { \
 		/* Ungrouped: literal nulls, so the inlined body drops the grouped code. */ \
-		if (fmt == 0) { \
-			kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-				vec, 0, 0, 0); \
-		} else { \
-			kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-				vec, 0, 0, 0); \
-		} \
-	} else if (fmt == 0) { \
-		kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
+		kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
+			pow2, vec, 0, 0, 0); \
 	} else { \
-		kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
+		kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
+			pow2, vec, offsets, ngroups, flag); \
 	} \
 }
 

@@ -49,11 +49,25 @@ struct kq_grp_run {
 	__device__ __forceinline__ void done() { kq_grp_commit(amax, g, m); }
 };
 
-// kq_block_items is block b's contiguous share [*t0, *t1) of n items.
-KQ_DEV void kq_block_items(long long n, long long *t0, long long *t1) {
-	*t0 = n * blockIdx.x / gridDim.x;
-	*t1 = n * (blockIdx.x + 1) / gridDim.x;
-}
+// kq_block_tiles walks block b's contiguous share [b*n/grid, (b+1)*n/grid)
+// of the n = nty x ntx tiles (th x tw elements each) of a grid, in
+// row-major order: next gives the next tile's first row and column.
+struct kq_block_tiles {
+	long long t, t1;
+	int ntx, th, tw;
+	__device__ __forceinline__ kq_block_tiles(int nty, int ntx_, int th_, int tw_) : ntx(ntx_), th(th_), tw(tw_) {
+		const long long n = (long long)ntx_ * nty;
+		t = n * blockIdx.x / gridDim.x;
+		t1 = n * (blockIdx.x + 1) / gridDim.x;
+	}
+	__device__ __forceinline__ bool next(int &r0, int &c0) {
+		if (t >= t1) return false;
+		c0 = (int)(t % ntx) * tw;
+		r0 = (int)(t / ntx) * th;
+		t++;
+		return true;
+	}
+};
 
 // kq_grp_dscale_inv writes scale_inv[g] = 1/scale[g] for every group (block
 // 0 only).
@@ -89,13 +103,9 @@ KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *off
 	if (*flag != 0) return;
 	kq_grp_dscale_inv(scale, scale_inv, ngroups);
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
-	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
-	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	long long t0, t1;
-	kq_block_items(ntiles, &t0, &t1);
+	kq_block_tiles bt((rows + KQ_TRW - 1) / KQ_TRW, (cols + KQ_TRW - 1) / KQ_TRW, KQ_TRW, KQ_TRW);
 	kq_grp_run run(amax, scale);
-	for (long long tl = t0; tl < t1; tl++) {
-		const int c0 = (int)(tl % ntx) * KQ_TRW, r0 = (int)(tl / ntx) * KQ_TRW;
+	for (int r0, c0; bt.next(r0, c0);) {
 		// The warp's 16 rows (warp-uniform group; -1 past the rows).
 		const int rb = r0 + 16 * (int)(threadIdx.x >> 5);
 		run.to(rb < rows ? kq_group(offsets, ngroups, rb) : -1);
@@ -112,13 +122,9 @@ KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offs
 	if (*flag != 0) return;
 	kq_grp_dscale_inv(scale, scale_inv, ngroups);
 	__shared__ u8 tile[16][33];
-	const int ntx = (cols + 31) / 32;
-	const long long ntiles = (long long)ntx * (rows / 16);
-	long long t0, t1;
-	kq_block_items(ntiles, &t0, &t1);
+	kq_block_tiles bt(rows / 16, (cols + 31) / 32, 16, 32);
 	kq_grp_run run(amax, scale);
-	for (long long tl = t0; tl < t1; tl++) {
-		const int c0 = (int)(tl % ntx) * 32, r0 = (int)(tl / ntx) * 16;
+	for (int r0, c0; bt.next(r0, c0);) {
 		const int g = kq_group(offsets, ngroups, r0);
 		const int goff = offsets[g], gn = offsets[g + 1] - goff;
 		run.to(g);
