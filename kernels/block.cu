@@ -129,21 +129,9 @@ KQ_DEV void kq_unpack(const float *, const kq_raw8 &r, float v[8]) {
 	v[4] = __uint_as_float(r.b.x); v[5] = __uint_as_float(r.b.y);
 	v[6] = __uint_as_float(r.b.z); v[7] = __uint_as_float(r.b.w);
 }
-KQ_DEV void kq_unpack(const kq_bf16 *, const kq_raw8 &r, float v[8]) {
-	const u32 w[4] = {r.a.x, r.a.y, r.a.z, r.a.w};
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		v[2 * j] = __uint_as_float(w[j] << 16);
-		v[2 * j + 1] = __uint_as_float(w[j] & 0xFFFF0000u);
-	}
-}
-KQ_DEV void kq_unpack(const kq_f16 *, const kq_raw8 &r, float v[8]) {
-	const u32 w[4] = {r.a.x, r.a.y, r.a.z, r.a.w};
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		v[2 * j] = kq_f16_to_f32(w[j] & 0xFFFFu);
-		v[2 * j + 1] = kq_f16_to_f32(w[j] >> 16);
-	}
+template <typename H>
+KQ_DEV void kq_unpack(const H *, const kq_raw8 &r, float v[8]) {
+	kq_widen8<H>(r.a, v);
 }
 
 // max(a, |v|) that ignores a NaN v (max.f32 returns the non-NaN operand):

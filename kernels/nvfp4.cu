@@ -43,27 +43,11 @@ KQ_DEV void kq_ld16(const float *x, long long i, float v[16]) {
 		v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
 	}
 }
-// kq_unpack2 widens the two 16-bit elements of a word (the lower-index
-// one in the low half).
-KQ_DEV void kq_unpack2(const kq_bf16 *, u32 w, float *v) {
-	v[0] = __uint_as_float(w << 16);
-	v[1] = __uint_as_float(w & 0xFFFF0000u);
-}
-KQ_DEV void kq_unpack2(const kq_f16 *, u32 w, float *v) {
-	v[0] = kq_f16_to_f32(w & 0xFFFFu);
-	v[1] = kq_f16_to_f32(w >> 16);
-}
-// kq_unpack8 widens the eight 16-bit elements of a 16-byte word.
-template <typename H>
-KQ_DEV void kq_unpack8(const H *x, uint4 u, float *v) {
-	kq_unpack2(x, u.x, v); kq_unpack2(x, u.y, v + 2);
-	kq_unpack2(x, u.z, v + 4); kq_unpack2(x, u.w, v + 6);
-}
 template <typename H>
 KQ_DEV void kq_ld16(const H *x, long long i, float v[16]) {
 	const uint4 *p = reinterpret_cast<const uint4 *>(x + i);
 #pragma unroll
-	for (int q = 0; q < 2; q++) kq_unpack8(x, p[q], v + 8 * q);
+	for (int q = 0; q < 2; q++) kq_widen8<H>(p[q], v + 8 * q);
 }
 
 KQ_DEV u32 kq_absbits(float x) {

@@ -145,9 +145,9 @@ KQ_DEV void kq_fill_tab(float *tab, float sinv) {
 }
 
 template <typename H>
-KQ_DEV void kq_unpack16(const H *x, const uint4 *L, float v[16]) {
+KQ_DEV void kq_unpack16(const H *, const uint4 *L, float v[16]) {
 #pragma unroll
-	for (int q = 0; q < 2; q++) kq_unpack8(x, L[q], v + 8 * q);
+	for (int q = 0; q < 2; q++) kq_widen8<H>(L[q], v + 8 * q);
 }
 KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
 #pragma unroll

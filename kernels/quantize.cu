@@ -69,13 +69,7 @@ KQ_DEV void kq_load8(const float *x, long long g, float v[8]) {
 }
 template <typename H>
 KQ_DEV void kq_load8(const H *x, long long g, float v[8]) {
-	uint4 q = reinterpret_cast<const uint4 *>(x)[g];
-	u32 w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_plo(H(), w[k]);
-		v[2 * k + 1] = kq_phi(H(), w[k]);
-	}
+	kq_widen8<H>(reinterpret_cast<const uint4 *>(x)[g], v);
 }
 KQ_DEV void kq_zero8(float v[8]) {
 #pragma unroll
@@ -98,21 +92,9 @@ KQ_DEV void kq_unpack8(const float *, const uint4 q[2], float v[8]) {
 #pragma unroll
 	for (int k = 0; k < 8; k++) v[k] = __uint_as_float(w[k]);
 }
-KQ_DEV void kq_unpack8(const kq_bf16 *, const uint4 q[2], float v[8]) {
-	u32 w[4] = {q[0].x, q[0].y, q[0].z, q[0].w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_bf16_to_f32(w[k] & 0xFFFFu);
-		v[2 * k + 1] = kq_bf16_to_f32(w[k] >> 16);
-	}
-}
-KQ_DEV void kq_unpack8(const kq_f16 *, const uint4 q[2], float v[8]) {
-	u32 w[4] = {q[0].x, q[0].y, q[0].z, q[0].w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_f16_to_f32(w[k] & 0xFFFFu);
-		v[2 * k + 1] = kq_f16_to_f32(w[k] >> 16);
-	}
+template <typename H>
+KQ_DEV void kq_unpack8(const H *, const uint4 q[2], float v[8]) {
+	kq_widen8<H>(q[0], v);
 }
 // Independent 8-element groups a thread loads before it uses the first, in
 // the grid-stride kernels (amax, cast, MXFP8 rowwise).
