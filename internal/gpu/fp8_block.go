@@ -22,13 +22,11 @@ type blockFP8 struct{ referenceEmpty }
 func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	_, _, ops := p.operands()
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	scales := int64(0)
-	for _, o := range p.wanted() {
-		sr, sc := kernels.BlockScaleShape(p.cfg.Rows, p.cfg.Cols, p.plan.BlockRows == 128, o.colwise)
-		if err := o.alloc(s.partOut(c, p), p.n, 4*sr*sc, false); err != nil {
-			return err
-		}
-		scales += int64(4 * sr * sc)
+	rsr, rsc := kernels.BlockScaleShape(p.cfg.Rows, p.cfg.Cols, p.plan.BlockRows == 128, false)
+	csr, csc := kernels.BlockScaleShape(p.cfg.Rows, p.cfg.Cols, p.plan.BlockRows == 128, true)
+	scales, err := allocOps(p.wanted(), s.partOut(c, p), byOp(p.n, p.n), byOp(4*rsr*rsc, 4*csr*csc), false)
+	if err != nil {
+		return err
 	}
 	// 128x128 tiles, and both 1x128 operands (kernels.BlockRowCol), are
 	// one pass over the input; a single 1x128 operand one kernel.
@@ -36,7 +34,6 @@ func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	s.bytes += n*ds + ops*n + scales
 	// The input's amax is not part of TE's block-scaling step; the result
 	// path computes it into amX.
-	var err error
 	p.amX, err = s.alloc(c, 4)
 	return err
 }
@@ -74,30 +71,21 @@ func (blockFP8) readOperand(c *cuda.Ctx, _ *part, o *quant.Operand, _ bool, sc, 
 func (blockFP8) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
 	rows, cols := g.cfg.Rows, g.cfg.Cols
 	n := int64(rows) * int64(cols)
-	s.kernels++
-	s.bytes += n * int64(g.cfg.Input.Size())
-	for _, o := range g.wanted(covered) {
-		// sc floats of scales, least of them written by every run.
-		var sc, least int
-		switch {
-		case g.kernel == groupedBlock2D && !o.colwise:
-			sr, scc := kernels.BlockScaleShape(rows, cols, true, false)
-			sc, least = sr*scc, sr*scc
-		case g.kernel == groupedBlock2D:
-			nkb := ceilDiv(cols, 128)
-			sc, least = nkb*kernels.GroupedBlock2DColScaleCols(rows, g.groups), nkb*roundUp(ceilDiv(rows, 128), 4)
-		case !o.colwise:
-			sc = rows * ceilDiv(cols, 128)
-			least = sc
-		default:
-			sc = ceilDiv(rows, 128) * roundUp(cols, 4)
-			least = sc
-		}
-		if err := o.alloc(out, rows*cols, 4*sc, false); err != nil {
-			return err
-		}
-		s.bytes += n + 4*int64(least)
+	// Floats of scales per operand, and of them what every run writes.
+	rowSc, colSc := rows*ceilDiv(cols, 128), ceilDiv(rows, 128)*roundUp(cols, 4)
+	rowLeast, colLeast := rowSc, colSc
+	if g.kernel == groupedBlock2D {
+		sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
+		nkb := ceilDiv(cols, 128)
+		rowSc, colSc = sr*sc, nkb*kernels.GroupedBlock2DColScaleCols(rows, g.groups)
+		rowLeast, colLeast = rowSc, nkb*roundUp(ceilDiv(rows, 128), 4)
 	}
+	ops := g.wanted(covered)
+	if _, err := allocOps(ops, out, byOp(rows*cols, rows*cols), byOp(4*rowSc, 4*colSc), false); err != nil {
+		return err
+	}
+	s.kernels++
+	s.bytes += n*int64(g.cfg.Input.Size()) + int64(len(ops))*n + 4*sumOps(ops, byOp(rowLeast, colLeast))
 	return nil
 }
 
@@ -135,34 +123,23 @@ func (blockFP8) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Resu
 	if res.Amax, err = s.inputAmax(c, i, off, n); err != nil {
 		return err
 	}
-	if r.data != nil {
-		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
-		o.Data = r.data[off*cols : (off+n)*cols]
-		// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset floats;
-		// 128x128: the groups' matrices concatenated.
-		if g.kernel == groupedBlock2D {
-			o.ScaleInv = floats(r.scales, r.rsOff, o.ScaleRows*o.ScaleCols)
-			r.rsOff += o.ScaleRows * o.ScaleCols
-		} else {
-			o.ScaleInv = floats(r.scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
+	// Codes at cols*offset (the columnwise ones [cols, n]).
+	g.eachOperand(r, res, off, n, true, func(o *quant.Operand, colwise bool, sc, _ []byte, at *int) {
+		k := o.ScaleRows * o.ScaleCols
+		switch {
+		case g.kernel == groupedBlock2D:
+			// 128x128: the groups' matrices concatenated (columnwise
+			// [ceil(cols/128), roundup(n/128,4)] each).
+			o.ScaleInv = floats(sc, *at, k)
+			*at += k
+		case colwise:
+			// [n/128, roundup(cols,4)] at (offset/128)*roundup(cols,4)
+			// floats.
+			o.ScaleInv = floats(sc, (off/128)*roundUp(cols, 4), k)
+		default:
+			// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset floats.
+			o.ScaleInv = floats(sc, ceilDiv(cols, 128)*off, k)
 		}
-		res.Rowwise = o
-	}
-	if r.colData != nil {
-		o := &quant.Operand{Element: g.plan.Element, Rows: cols, Cols: n, Transposed: true, Scales: g.plan.Scales, Amax: res.Amax}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, true)
-		// [cols, n] at cols*offset bytes; scales [n/128, roundup(cols,4)]
-		// at (offset/128)*roundup(cols,4) floats.
-		o.Data = r.colData[off*cols : (off+n)*cols]
-		if g.kernel == groupedBlock2D {
-			// [ceil(cols/128), roundup(n/128,4)] per group, concatenated.
-			o.ScaleInv = floats(r.colScales, r.csOff, o.ScaleRows*o.ScaleCols)
-			r.csOff += o.ScaleRows * o.ScaleCols
-		} else {
-			o.ScaleInv = floats(r.colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
-		}
-		res.Columnwise = o
-	}
+	})
 	return nil
 }

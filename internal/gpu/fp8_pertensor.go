@@ -132,32 +132,12 @@ func (perTensorFP8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream
 // scaling's scale is the group's state scale the cast used (the step has
 // no EndStep here).
 func (perTensorFP8) readGroup(s *Step, _ *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
-	g := s.grp
-	cols := g.cfg.Cols
 	res.Amax = f32(r.amax, 4*i)
-	for _, colwise := range []bool{false, true} {
-		src := r.data
-		if colwise {
-			src = r.colData
-		}
-		if src == nil {
-			continue
-		}
-		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-		if colwise {
-			o.Rows, o.Cols, o.Transposed = cols, n, true
-		}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
-		// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
-		o.Data = src[off*cols : (off+n)*cols]
+	// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
+	s.grp.eachOperand(r, res, off, n, true, func(o *quant.Operand, _ bool, _, _ []byte, _ *int) {
 		o.Scale = f32(r.scale, 4*i)
 		o.ScaleInv = []float32{f32(r.scaleInv, 4*i)}
-		if colwise {
-			res.Columnwise = o
-		} else {
-			res.Rowwise = o
-		}
-	}
+	})
 	return nil
 }
 

@@ -376,6 +376,38 @@ func (g *grouped) wanted(covered quant.Usage) []opBufs {
 	return wantedOps(covered, opBufs{false, &g.out, &g.scales, &g.swz}, opBufs{true, &g.colOut, &g.colScales, &g.colSwz})
 }
 
+// eachOperand fills res's operands of group i (rows [off, off+n)) from
+// the step's downloaded outputs r: for each one downloaded a new operand
+// with the plan's element and scales, its shape (the columnwise one
+// [cols, n] where transposed), scale shape, res.Amax and its codes at
+// cols*off, which fill completes from the operand's scales sc, swizzled
+// scales sw and at, its offset in the groups' concatenated scale
+// matrices.
+func (g *grouped) eachOperand(r *groupOutputs, res *quant.Result, off, n int, transposed bool, fill func(o *quant.Operand, colwise bool, sc, sw []byte, at *int)) {
+	cols := g.cfg.Cols
+	for _, colwise := range []bool{false, true} {
+		src, sc, sw, at := r.data, r.scales, r.swz, &r.rsOff
+		if colwise {
+			src, sc, sw, at = r.colData, r.colScales, r.colSwz, &r.csOff
+		}
+		if src == nil {
+			continue
+		}
+		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+		if colwise && transposed {
+			o.Rows, o.Cols, o.Transposed = cols, n, true
+		}
+		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
+		o.Data = src[off*cols : (off+n)*cols]
+		fill(o, colwise, sc, sw, at)
+		if colwise {
+			res.Columnwise = o
+		} else {
+			res.Rowwise = o
+		}
+	}
+}
+
 // inputAmax is the amax of group i's input (rows [off, off+n)) for a step
 // that computes none (block scaling; NVFP4 with the RHT columnwise operand
 // alone): one launch now, outside the step, into g.amScratch.

@@ -25,15 +25,16 @@ func (mxfp8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	row, col, ops := p.operands()
 	rows, cols := p.cfg.Rows, p.cfg.Cols
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	for _, o := range p.wanted() {
-		r, cc := kernels.MXFP8ScaleShape(rows, cols, o.colwise)
-		if err := o.alloc(s.partOut(c, p), p.n, r*cc, true); err != nil {
-			return err
-		}
-		// Quantize: input read, codes, scales and swizzled scales written.
-		s.kernels++
-		s.bytes += n*ds + n + 2*int64(r*cc)
+	rr, rc := kernels.MXFP8ScaleShape(rows, cols, false)
+	cr, cc := kernels.MXFP8ScaleShape(rows, cols, true)
+	scales, err := allocOps(p.wanted(), s.partOut(c, p), byOp(p.n, p.n), byOp(rr*rc, cr*cc), true)
+	if err != nil {
+		return err
 	}
+	// Quantize, a kernel per operand: input read, codes, scales and
+	// swizzled scales written.
+	s.kernels += int(ops)
+	s.bytes += ops*(n*ds+n) + 2*scales
 	if p.plan.BlockRows == 32 {
 		// One kernel reading the input once for the operands wanted.
 		p.mx2D = true
@@ -109,22 +110,21 @@ func (mxfp8) allocGrouped(s *Step, c *cuda.Ctx, g *grouped, covered quant.Usage,
 	}
 	maxRows := kernels.GroupedMXFP8ScaleRows(rows, g.groups)
 	n := int64(rows) * int64(cols)
-	for _, o := range g.wanted(covered) {
-		// scaleBytes per scale layout, minSc of them written by every run.
-		scaleBytes, minSc := maxRows*roundUp(ceilDiv(cols, 32), 4), roundUp(rows, 128)*roundUp(ceilDiv(cols, 32), 4)
-		if o.colwise {
-			scaleBytes, minSc = maxRows/32*roundUp(cols, 128), roundUp(rows/32, 4)*roundUp(cols, 128)
-		}
-		if err := o.alloc(out, rows*cols, scaleBytes, true); err != nil {
-			return err
-		}
+	ops := g.wanted(covered)
+	// Bytes per scale layout, and of them what every run writes.
+	scaleBytes := byOp(maxRows*roundUp(ceilDiv(cols, 32), 4), maxRows/32*roundUp(cols, 128))
+	least := byOp(roundUp(rows, 128)*roundUp(ceilDiv(cols, 32), 4), roundUp(rows/32, 4)*roundUp(cols, 128))
+	if _, err := allocOps(ops, out, byOp(rows*cols, rows*cols), scaleBytes, true); err != nil {
+		return err
+	}
+	for _, o := range ops {
 		for _, b := range []*cuda.Buffer{o.sc, o.swz} {
 			if err := c.Memset(*b, 0); err != nil {
 				return err
 			}
 		}
-		s.bytes += n + 2*int64(minSc)
 	}
+	s.bytes += int64(len(ops))*n + 2*sumOps(ops, least)
 	// The padded prefix sum and one pass over the input for both operands.
 	s.kernels += 2
 	s.bytes += n*int64(g.cfg.Input.Size()) + 4*int64(g.groups)
@@ -150,28 +150,11 @@ func (mxfp8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, g *gr
 // readGroup fills res with group i's operands: both keep the input's
 // layout; the scale matrices are the groups' padded ones, concatenated.
 func (mxfp8) readGroup(s *Step, _ *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
-	g := s.grp
-	cols := g.cfg.Cols
 	res.Amax = f32(r.amax, 4*i)
-	for _, colwise := range []bool{false, true} {
-		src, sc, sw, at := r.data, r.scales, r.swz, &r.rsOff
-		if colwise {
-			src, sc, sw, at = r.colData, r.colScales, r.colSwz, &r.csOff
-		}
-		if src == nil {
-			continue
-		}
-		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
-		o.Data = src[off*cols : (off+n)*cols]
+	s.grp.eachOperand(r, res, off, n, false, func(o *quant.Operand, _ bool, sc, sw []byte, at *int) {
 		k := o.ScaleRows * o.ScaleCols
 		o.ScaleCodes, o.Swizzled = sc[*at:*at+k], sw[*at:*at+k]
 		*at += k
-		if colwise {
-			res.Columnwise = o
-		} else {
-			res.Rowwise = o
-		}
-	}
+	})
 	return nil
 }

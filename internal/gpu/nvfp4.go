@@ -36,14 +36,8 @@ func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 		return err
 	}
 	p.amC = p.amR
-	for _, o := range p.wanted() {
-		data, sc := rowB, rsr*rsc
-		if o.colwise {
-			data, sc = colB, csr*csc
-		}
-		if err := o.alloc(s.partOut(c, p), data, sc, true); err != nil {
-			return err
-		}
+	if _, err := allocOps(p.wanted(), s.partOut(c, p), byOp(rowB, colB), byOp(rsr*rsc, csr*csc), true); err != nil {
+		return err
 	}
 	// The amax pass: memset + kernel, input read.
 	s.kernels += 2
@@ -196,14 +190,8 @@ func (nvfp4) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage,
 	sc := roundUp(ceilDiv(cols, 16), 4)
 	rowB, colB := rows*kernels.NVFP4RowBytes(cols), cols*kernels.NVFP4RowBytes(rows)
 	csb := kernels.GroupedNVFP4ColScaleBytes(rows, cols)
-	for _, o := range g.wanted(covered) {
-		data, scb := rowB, rows*sc
-		if o.colwise {
-			data, scb = colB, csb
-		}
-		if err := o.alloc(out, data, scb, true); err != nil {
-			return err
-		}
+	if _, err := allocOps(g.wanted(covered), out, byOp(rowB, colB), byOp(rows*sc, csb), true); err != nil {
+		return err
 	}
 	var err error
 	words := g.groups

@@ -195,6 +195,40 @@ func (o opBufs) alloc(out func(int) (cuda.Buffer, error), data, sc int, swz bool
 	return allocOuts(out, bufs...)
 }
 
+// allocOps allocates each operand's codes (data(colwise) bytes) and scales
+// (scales(colwise) bytes; with swz their swizzled layout, as many) with
+// out, in order, and returns the scales' bytes (one layout), summed.
+func allocOps(ops []opBufs, out func(int) (cuda.Buffer, error), data, scales func(colwise bool) int, swz bool) (int64, error) {
+	total := int64(0)
+	for _, o := range ops {
+		if err := o.alloc(out, data(o.colwise), scales(o.colwise), swz); err != nil {
+			return 0, err
+		}
+		total += int64(scales(o.colwise))
+	}
+	return total, nil
+}
+
+// byOp is a size by operand: row for the rowwise one, col for the
+// columnwise one.
+func byOp(row, col int) func(colwise bool) int {
+	return func(colwise bool) int {
+		if colwise {
+			return col
+		}
+		return row
+	}
+}
+
+// sumOps sums size over ops.
+func sumOps(ops []opBufs, size func(colwise bool) int) int64 {
+	total := int64(0)
+	for _, o := range ops {
+		total += int64(size(o.colwise))
+	}
+	return total
+}
+
 // wantedOps is the buffers of the operands in usage, rowwise first.
 func wantedOps(usage quant.Usage, row, col opBufs) []opBufs {
 	var w []opBufs
