@@ -22,9 +22,10 @@ type blockFP8 struct{ referenceEmpty }
 func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	_, _, ops := p.operands()
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	rsr, rsc := kernels.BlockScaleShape(p.cfg.Rows, p.cfg.Cols, p.plan.BlockRows == 128, false)
-	csr, csc := kernels.BlockScaleShape(p.cfg.Rows, p.cfg.Cols, p.plan.BlockRows == 128, true)
-	scales, err := allocOps(p.wanted(), s.partOut(c, p), byOp(p.n, p.n), byOp(4*rsr*rsc, 4*csr*csc), false)
+	shape := func(rows, cols int, colwise bool) (int, int) {
+		return kernels.BlockScaleShape(rows, cols, p.plan.BlockRows == 128, colwise)
+	}
+	scales, err := s.allocFP8Ops(c, p, shape, 4, false)
 	if err != nil {
 		return err
 	}

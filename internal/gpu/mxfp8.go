@@ -25,9 +25,7 @@ func (mxfp8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	row, col, ops := p.operands()
 	rows, cols := p.cfg.Rows, p.cfg.Cols
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	rr, rc := kernels.MXFP8ScaleShape(rows, cols, false)
-	cr, cc := kernels.MXFP8ScaleShape(rows, cols, true)
-	scales, err := allocOps(p.wanted(), s.partOut(c, p), byOp(p.n, p.n), byOp(rr*rc, cr*cc), true)
+	scales, err := s.allocFP8Ops(c, p, kernels.MXFP8ScaleShape, 1, true)
 	if err != nil {
 		return err
 	}

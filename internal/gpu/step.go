@@ -209,6 +209,18 @@ func allocOps(ops []opBufs, out func(int) (cuda.Buffer, error), data, scales fun
 	return total, nil
 }
 
+// allocFP8Ops allocates p's wanted operands for an FP8 family: codes of
+// p.n bytes, and scales of size bytes per entry of the operand's scale
+// shape (and with swz their swizzled layout); it returns the scales'
+// bytes.
+func (s *Step) allocFP8Ops(c *cuda.Ctx, p *part, shape func(rows, cols int, colwise bool) (int, int), size int, swz bool) (int64, error) {
+	scales := func(colwise bool) int {
+		r, cc := shape(p.cfg.Rows, p.cfg.Cols, colwise)
+		return size * r * cc
+	}
+	return allocOps(p.wanted(), s.partOut(c, p), byOp(p.n, p.n), scales, swz)
+}
+
 // byOp is a size by operand: row for the rowwise one, col for the
 // columnwise one.
 func byOp(row, col int) func(colwise bool) int {
