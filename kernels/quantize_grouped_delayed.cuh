@@ -76,6 +76,22 @@ KQ_DEV void kq_grp_dscale_inv(const float *scale, float *scale_inv, int ngroups)
 	for (int g = (int)threadIdx.x; g < ngroups; g += (int)blockDim.x) scale_inv[g] = __fdiv_rn(1.0f, scale[g]);
 }
 
+// kq_grp_dcast_tiles is the walk of the grouped delayed cast+transposes:
+// nothing while *flag is set; block 0 writes the decode scales; the block
+// takes its share of the nty x ntx tiles of th x tw elements
+// (kq_block_tiles) and casts each with cast(r0, c0, run, smem), run
+// following the groups (kq_grp_run); smem is the caller's shared tile.
+template <typename S, typename F>
+KQ_DEV void kq_grp_dcast_tiles(const int *flag, u32 *amax, const float *scale, float *scale_inv, int ngroups, int nty, int ntx,
+		int th, int tw, S smem, F cast) {
+	if (*flag != 0) return;
+	kq_grp_dscale_inv(scale, scale_inv, ngroups);
+	kq_block_tiles bt(nty, ntx, th, tw);
+	kq_grp_run run(amax, scale);
+	for (int r0, c0; bt.next(r0, c0);) cast(r0, c0, run, smem);
+	run.done();
+}
+
 // Rowwise cast, the items of kq_grp_cast (kq_grp_band), warp w taking
 // items [w*items/nwarps, (w+1)*items/nwarps). 3 blocks per SM: at
 // kq_grp_cast's 4 (64 registers) the running maximum and group spilled
@@ -100,18 +116,14 @@ KQ_DEV void kq_grp_dcast_impl(const T *x, int rows, int cols, const int *offsets
 template <typename T>
 KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
 		u8 *out_row, u8 *out_col, const float *scale, float *scale_inv, int fmt) {
-	if (*flag != 0) return;
-	kq_grp_dscale_inv(scale, scale_inv, ngroups);
 	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
-	kq_block_tiles bt((rows + KQ_TRW - 1) / KQ_TRW, (cols + KQ_TRW - 1) / KQ_TRW, KQ_TRW, KQ_TRW);
-	kq_grp_run run(amax, scale);
-	for (int r0, c0; bt.next(r0, c0);) {
-		// The warp's 16 rows (warp-uniform group; -1 past the rows).
-		const int rb = r0 + 16 * (int)(threadIdx.x >> 5);
-		run.to(rb < rows ? kq_group(offsets, ngroups, rb) : -1);
-		kq_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, run.s, out_row, out_col, fmt, tile, run.m);
-	}
-	run.done();
+	kq_grp_dcast_tiles(flag, amax, scale, scale_inv, ngroups, (rows + KQ_TRW - 1) / KQ_TRW, (cols + KQ_TRW - 1) / KQ_TRW, KQ_TRW,
+		KQ_TRW, tile, [&](int r0, int c0, kq_grp_run &run, u32 *sm) {
+			// The warp's 16 rows (warp-uniform group; -1 past the rows).
+			const int rb = r0 + 16 * (int)(threadIdx.x >> 5);
+			run.to(rb < rows ? kq_group(offsets, ngroups, rb) : -1);
+			kq_trw_tile<T, true>(x, rows, cols, offsets, ngroups, r0, c0, run.s, out_row, out_col, fmt, sm, run.m);
+		});
 }
 
 // Cast + transpose for any shape and alignment: the 16x32 tiles of
@@ -119,18 +131,14 @@ KQ_DEV void kq_grp_dcast_trw_impl(const T *x, int rows, int cols, const int *off
 template <typename T>
 KQ_DEV void kq_grp_dcast_tr_impl(const T *x, int rows, int cols, const int *offsets, int ngroups, const int *flag, u32 *amax,
 		u8 *out_row, u8 *out_col, const float *scale, float *scale_inv, int fmt) {
-	if (*flag != 0) return;
-	kq_grp_dscale_inv(scale, scale_inv, ngroups);
 	__shared__ u8 tile[16][33];
-	kq_block_tiles bt(rows / 16, (cols + 31) / 32, 16, 32);
-	kq_grp_run run(amax, scale);
-	for (int r0, c0; bt.next(r0, c0);) {
-		const int g = kq_group(offsets, ngroups, r0);
-		const int goff = offsets[g], gn = offsets[g + 1] - goff;
-		run.to(g);
-		kq_grp_tr_tile<T, true>(x, cols, r0, c0, goff, gn, run.s, out_row, out_col, fmt, tile, run.m);
-	}
-	run.done();
+	kq_grp_dcast_tiles(flag, amax, scale, scale_inv, ngroups, rows / 16, (cols + 31) / 32, 16, 32, tile,
+		[&](int r0, int c0, kq_grp_run &run, u8 (*sm)[33]) {
+			const int g = kq_group(offsets, ngroups, r0);
+			const int goff = offsets[g], gn = offsets[g + 1] - goff;
+			run.to(g);
+			kq_grp_tr_tile<T, true>(x, cols, r0, c0, goff, gn, run.s, out_row, out_col, fmt, sm, run.m);
+		});
 }
 
 // kq_grp_dupdate, one block per group g: raises history[g][0] to amax[g]
