@@ -40,18 +40,11 @@
 // of its two inputs on its own, so converting two elements in one
 // instruction gives the bytes of two single conversions.
 //
-// Self-contained (no includes) so that the stamp on block.ptx covers
-// everything it came from.
+// The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
+// tile kernel's body is a part of this file in block_tile.cuh. The stamp
+// on block.ptx covers every kernels/*.cuh.
 
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define KQ_DEV static __device__ __forceinline__
-#define KQ_FLT_MAX_BITS 0x7F7FFFFFu
-
-#include "kq_fp8_sw.cuh"
+#include "kq_common.cuh"
 
 // Rowwise kernel block: KQ_ROW_ROWS rows x KQ_ROW_COLS columns (16
 // half-warps of one 1x128 block each). block.go sizes the grid from these.
@@ -81,19 +74,9 @@ typedef unsigned long long u64;
 #define KQ_VEC_COL_STORE 2 // rows % 8 == 0 and the columnwise data 8-byte aligned
 #define KQ_VEC_ROW_STORE 4 // cols % 8 == 0 and the rowwise data 8-byte aligned
 
-struct kq_bf16 { u16 bits; };
-struct kq_f16 { u16 bits; };
-
 // Eight consecutive input elements as loaded: one 16-byte word for the
 // 16-bit types, two for float32.
 struct kq_raw8 { uint4 a, b; };
-
-KQ_DEV float kq_f16_to_f32(u32 bits) {
-	float f;
-	u16 h = (u16)bits;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-	return f;
-}
 
 KQ_DEV uint4 kq_ld16(const void *p) {
 	uint4 q;
@@ -146,24 +129,10 @@ KQ_DEV void kq_unpack(const float *, const kq_raw8 &r, float v[8]) {
 	v[4] = __uint_as_float(r.b.x); v[5] = __uint_as_float(r.b.y);
 	v[6] = __uint_as_float(r.b.z); v[7] = __uint_as_float(r.b.w);
 }
-KQ_DEV void kq_unpack(const kq_bf16 *, const kq_raw8 &r, float v[8]) {
-	const u32 w[4] = {r.a.x, r.a.y, r.a.z, r.a.w};
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		v[2 * j] = __uint_as_float(w[j] << 16);
-		v[2 * j + 1] = __uint_as_float(w[j] & 0xFFFF0000u);
-	}
+template <typename H>
+KQ_DEV void kq_unpack(const H *, const kq_raw8 &r, float v[8]) {
+	kq_widen8<H>(r.a, v);
 }
-KQ_DEV void kq_unpack(const kq_f16 *, const kq_raw8 &r, float v[8]) {
-	const u32 w[4] = {r.a.x, r.a.y, r.a.z, r.a.w};
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		v[2 * j] = kq_f16_to_f32(w[j] & 0xFFFFu);
-		v[2 * j + 1] = kq_f16_to_f32(w[j] >> 16);
-	}
-}
-
-KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
 
 // max(a, |v|) that ignores a NaN v (max.f32 returns the non-NaN operand):
 // NaN elements do not raise an amax.
@@ -181,11 +150,6 @@ KQ_DEV float kq_max32(float a) {
 	for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xFFFFFFFFu, a, o));
 	return a;
 }
-
-// Two saturating RNE conversions in one instruction (cvt.rn.satfinite, the
-// contract's rule): lo in bits 0-7, hi in bits 8-15.
-template <int FMT>
-KQ_DEV u32 kq_cvt2(float lo, float hi) { return kq_fp8x2(lo, hi, FMT == 0); }
 
 // Codes of 8 elements times s, element j in byte j of the pair.
 template <int FMT>
@@ -222,15 +186,61 @@ KQ_DEV float kq_block_scale(float amax, float fp8max, float eps, int pow2) {
 	return s;
 }
 
-// kq_group returns the group holding row m: the last g with offsets[g] <=
-// m (empty groups, whose offset equals the next one's, are skipped).
-KQ_DEV int kq_group(const int *offsets, int ngroups, int m) {
-	int lo = 0, hi = ngroups - 1;
-	while (lo < hi) {
-		int mid = (lo + hi + 1) >> 1;
-		if (offsets[mid] <= m) lo = mid; else hi = mid - 1;
+// kq_ldrows loads the 8 elements from column k0 of rows m0..m0+N-1 (all
+// loads first, N 16-byte loads in flight per thread): the fast path where
+// fast, else the slow one for the rows that exist when live; rows past the
+// tensor are zero.
+template <int N, typename T>
+KQ_DEV void kq_ldrows(const T *x, int rows, int cols, int m0, int k0, bool fast, bool live, kq_raw8 (&raw)[N]) {
+#pragma unroll
+	for (int u = 0; u < N; u++) {
+		const int m = m0 + u;
+		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
+		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
+		if (fast && m < rows) {
+			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
+		} else if (!fast) {
+			kq_ldraw_slow(x, (long long)m * cols, k0, cols, live && m < rows, raw[u]);
+		}
 	}
-	return lo;
+}
+
+// kq_row_amax: the N (4 or 8) rows' partial maxima of a half-warp's lanes
+// meet in a reduce-scatter (each step over lanes ^8, ^4, ... keeps the half
+// named by the lane's bit and takes the partner's copy of it), then the
+// remaining steps are plain maxima: lane l ends with the amax of row
+// l / (16 / N), with 2N - 2 + log2(16 / N) shuffles instead of 4N.
+template <int N>
+KQ_DEV float kq_row_amax(const float (&a)[N], int l) {
+	float k[N];
+#pragma unroll
+	for (int i = 0; i < N; i++) k[i] = a[i];
+	int s = 8;
+#pragma unroll
+	for (int n = N / 2; n >= 1; n >>= 1, s >>= 1) {
+		const bool b = (l & s) != 0;
+#pragma unroll
+		for (int i = 0; i < n; i++) {
+			const float send = b ? k[i] : k[n + i];
+			k[i] = fmaxf(b ? k[n + i] : k[i], __shfl_xor_sync(0xFFFFFFFFu, send, s));
+		}
+	}
+	float am = k[0];
+#pragma unroll
+	for (; s >= 1; s >>= 1) am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, s));
+	return am;
+}
+
+// kq_put_row_sinv stores row m's scale_inv of block kb: grouped (offsets
+// != NULL), in its group's [nkb, gn] matrix at nkb * goff; else in the
+// [nkb, scols] matrix, zero in the padding rows.
+KQ_DEV void kq_put_row_sinv(float *sinv, const int *offsets, int nkb, int kb, int goff, int gn, int m, int rows, int scols,
+		float inv) {
+	if (offsets != 0) {
+		sinv[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
+	} else if (m < scols) {
+		sinv[(long long)kb * scols + m] = m < rows ? inv : 0.0f;
+	}
 }
 
 // Rowwise 1x128. Scales [ceil(cols/128), roundup(rows,4)], entry (kb, m);
@@ -258,19 +268,8 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 	const int k0 = kb * 128 + l * 8;
 	const bool fast = (vec & KQ_VEC_LOAD) != 0 && active && k0 + 8 <= cols;
 	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
-	// All loads first: four 16-byte loads in flight per thread.
 	kq_raw8 raw[KQ_ROW_ROWS];
-#pragma unroll
-	for (int u = 0; u < KQ_ROW_ROWS; u++) {
-		const int m = m0 + u;
-		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
-		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
-		if (fast && m < rows) {
-			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
-		} else if (!fast) {
-			kq_ldraw_slow(x, (long long)m * cols, k0, cols, active && m < rows, raw[u]);
-		}
-	}
+	kq_ldrows(x, rows, cols, m0, k0, fast, active, raw);
 	int goff = 0, gn = 0;
 	if (offsets != 0) {
 		const int g = kq_group(offsets, ngroups, m0);
@@ -288,17 +287,7 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 		kq_unpack((const T *)0, raw[u], v);
 		a[u] = kq_amax8(v);
 	}
-	const bool b3 = (l & 8) != 0, b2 = (l & 4) != 0;
-	float k[2];
-#pragma unroll
-	for (int i = 0; i < 2; i++) {
-		const float send = b3 ? a[i] : a[2 + i];
-		k[i] = fmaxf(b3 ? a[2 + i] : a[i], __shfl_xor_sync(0xFFFFFFFFu, send, 8));
-	}
-	float am = fmaxf(b2 ? k[1] : k[0], __shfl_xor_sync(0xFFFFFFFFu, b2 ? k[0] : k[1], 4));
-	am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 2));
-	am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
-	const float sl = kq_block_scale(am, fp8max, eps, pow2);
+	const float sl = kq_block_scale(kq_row_amax(a, l), fp8max, eps, pow2);
 	const int lane = threadIdx.x & 31;
 	float s[KQ_ROW_ROWS];
 #pragma unroll
@@ -316,276 +305,28 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 	// the 4 rows' entries of block kb are contiguous.
 	if (active && (l & 3) == 0) {
 		const int m = m0 + (l >> 2);
-		const float inv = __fdiv_rn(1.0f, sl);
-		if (offsets != 0) {
-			sinv[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
-		} else if (m < scols) {
-			sinv[(long long)kb * scols + m] = m < rows ? inv : 0.0f;
-		}
+		kq_put_row_sinv(sinv, offsets, nkb, kb, goff, gn, m, rows, scols, __fdiv_rn(1.0f, sl));
 	}
 }
 
-// Shared memory of a 128x128 tile: per-warp column amaxes, the 128 row and
-// 128 column scales, and the transposed codes: the codes of tile column k
-// for tile rows 8p+4h..8p+4h+3 are word 2(p ^ (k/8)) + (h ^ (p&1)) of
-// tr[k], so that a warp's 32 lanes, which write one word each of 16
-// different column groups and two runs, and a half-warp's 16 lanes, which
-// read the 16 runs of one column as 8-byte pairs, all hit distinct banks.
-struct __align__(16) kq_tile_smem {
-	float cpart[8][128];
-	float rscale[128];
-	float cscale[128];
-	u32 tr[128][32];
-};
+#include "block_tile.cuh"
 
-// One 128x128 tile per block of 256 threads. Thread t owns tile columns
-// 8*(t%16) .. +7 of tile rows 8*(t/16) .. +7, loaded once (eight 16-byte
-// loads of BF16 in flight).
-//
-// TILE2D false (1x128 / 128x1): with out_row, the rowwise operand's codes
-// and scales [nkb, roundup(rows,4)] entry (kb, m); with out_col, the
-// columnwise operand's transposed codes [cols, rows] and scales
-// [ceil(rows/128), roundup(cols,4)] entry (mb, k). Either may be NULL.
-// TILE2D true (128x128): one scale per tile; rowwise scales
-// [ceil(rows/128), roundup(nkb,4)] entry (mb, kb), columnwise [nkb,
-// roundup(nmb,4)] entry (kb, mb).
-//
-// Grouped (offsets != NULL): the tile lies in one group g (groups are
-// multiples of 128 rows); its transposed codes go to group g's [cols, n_g]
-// matrix at cols*offsets[g]. TILE2D false: its rowwise scales go to group
-// g's [nkb, n_g] matrix at nkb*offsets[g]; the columnwise scales of
-// 128-row aligned groups concatenate to the plain [rows/128,
-// roundup(cols,4)] matrix. TILE2D true: the rowwise [n_g/128,
-// roundup(nkb,4)] matrices concatenate to the plain one; the columnwise
-// [nkb, roundup(n_g/128,4)] matrix of group g goes to float offset nkb *
-// P_g, P_g = sum over h < g of roundup(n_h/128,4) (summed by warp 0 from
-// the offsets), padding zero; scols_col is then the buffer's capacity in
-// such columns (Pmax), and the tiles of the last tile row zero the tail
-// [nkb*P_ngroups, nkb*Pmax) so that what a split vector leaves unwritten
-// is the same from run to run.
-template <typename T, int FMT, bool TILE2D>
-__device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int rows, int cols, u8 *out_row,
-		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, float eps, int pow2,
-		int vec, const int *offsets, int ngroups, const int *flag) {
-	if (flag != 0 && *flag != 0) return;
-	const float fp8max = FMT == 0 ? 448.0f : 57344.0f;
-	const int kb = blockIdx.x, mb = blockIdx.y;
-	const int nkb = gridDim.x, nmb = gridDim.y;
-	const int m0 = mb * 128, kt0 = kb * 128;
-	if (offsets != 0 && m0 >= offsets[ngroups]) return;
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const int cc = tid & 15, r = tid >> 4;
-	const int k0 = kt0 + cc * 8, mr = m0 + r * 8;
-	const bool fast = (vec & KQ_VEC_LOAD) != 0 && k0 + 8 <= cols;
-	kq_raw8 raw[8];
-#pragma unroll
-	for (int u = 0; u < 8; u++) {
-		const int m = mr + u;
-		raw[u].a = make_uint4(0u, 0u, 0u, 0u);
-		raw[u].b = make_uint4(0u, 0u, 0u, 0u);
-		if (fast && m < rows) {
-			kq_ldraw(x, (long long)m * cols + k0, raw[u]);
-		} else if (!fast) {
-			kq_ldraw_slow(x, (long long)m * cols, k0, cols, m < rows, raw[u]);
-		}
-	}
-	int goff = 0, gn = rows, g = 0;
-	if (offsets != 0) {
-		g = kq_group(offsets, ngroups, m0);
-		goff = offsets[g];
-		gn = offsets[g + 1] - goff;
-	}
-	// Amaxes: per row (over the half-warp) and per column (over the tile),
-	// or over the whole tile.
-	float ra[8], ca[8], ta = 0.0f;
-#pragma unroll
-	for (int j = 0; j < 8; j++) ca[j] = 0.0f;
-#pragma unroll
-	for (int u = 0; u < 8; u++) {
-		float v[8];
-		kq_unpack((const T *)0, raw[u], v);
-		ra[u] = kq_amax8(v);
-		if (TILE2D) {
-			ta = fmaxf(ta, ra[u]);
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++) ca[j] = kq_amax_acc(ca[j], v[j]);
-		}
-	}
-	// Grouped 2D: warp 0 sums P_g, the padded tile-row counts of the
-	// groups before g (every lane ends with the sum).
-	int cpre = 0;
-	if (TILE2D && offsets != 0 && sinv_col != 0 && warp == 0) {
-		for (int h = lane; h < g; h += 32) cpre += (((offsets[h + 1] - offsets[h]) >> 7) + 3) & ~3;
-#pragma unroll
-		for (int o = 16; o > 0; o >>= 1) cpre += __shfl_xor_sync(0xFFFFFFFFu, cpre, o);
-	}
-	if (TILE2D) {
-		ta = kq_max32(ta);
-		if (lane == 0) sm.cpart[0][warp] = ta;
-	} else {
-		if (out_row != 0) {
-			// The 8 rows' partial maxima meet over the half-warp in a
-			// reduce-scatter (8 shuffles instead of 32): afterwards lanes
-			// cc and cc^1 hold row cc/2's amax, and the even lane handles
-			// that row.
-			const bool b3 = (cc & 8) != 0, b2 = (cc & 4) != 0, b1 = (cc & 2) != 0;
-			float k4[4], k2[2];
-#pragma unroll
-			for (int i = 0; i < 4; i++) {
-				const float send = b3 ? ra[i] : ra[4 + i];
-				k4[i] = fmaxf(b3 ? ra[4 + i] : ra[i], __shfl_xor_sync(0xFFFFFFFFu, send, 8));
-			}
-#pragma unroll
-			for (int i = 0; i < 2; i++) {
-				const float send = b2 ? k4[i] : k4[2 + i];
-				k2[i] = fmaxf(b2 ? k4[2 + i] : k4[i], __shfl_xor_sync(0xFFFFFFFFu, send, 4));
-			}
-			float am = fmaxf(b1 ? k2[1] : k2[0], __shfl_xor_sync(0xFFFFFFFFu, b1 ? k2[0] : k2[1], 2));
-			am = fmaxf(am, __shfl_xor_sync(0xFFFFFFFFu, am, 1));
-			if ((cc & 1) == 0) {
-				const int rr = cc >> 1, m = mr + rr;
-				const float s = kq_block_scale(am, fp8max, eps, pow2);
-				sm.rscale[r * 8 + rr] = s;
-				const float inv = __fdiv_rn(1.0f, s);
-				if (offsets != 0) {
-					sinv_row[(long long)nkb * goff + (long long)kb * gn + (m - goff)] = inv;
-				} else if (m < scols_row) {
-					sinv_row[(long long)kb * scols_row + m] = m < rows ? inv : 0.0f;
-				}
-			}
-		}
-		if (out_col != 0) {
-#pragma unroll
-			for (int j = 0; j < 8; j++) ca[j] = fmaxf(ca[j], __shfl_xor_sync(0xFFFFFFFFu, ca[j], 16));
-			if (lane < 16) {
-				float4 *p = reinterpret_cast<float4 *>(&sm.cpart[warp][cc * 8]);
-				p[0] = make_float4(ca[0], ca[1], ca[2], ca[3]);
-				p[1] = make_float4(ca[4], ca[5], ca[6], ca[7]);
-			}
-		}
-	}
-	__syncthreads();
-	float cs[8];
-	float rs2d = 1.0f;
-	if (TILE2D) {
-		float a = sm.cpart[0][0];
-#pragma unroll
-		for (int w = 1; w < 8; w++) a = fmaxf(a, sm.cpart[0][w]);
-		rs2d = kq_block_scale(a, fp8max, eps, pow2);
-#pragma unroll
-		for (int j = 0; j < 8; j++) cs[j] = rs2d;
-		if (tid == 0) {
-			const float inv = __fdiv_rn(1.0f, rs2d);
-			if (sinv_row != 0) {
-				sinv_row[(long long)mb * scols_row + kb] = inv;
-				if (kb == nkb - 1) {
-					for (int p = nkb; p < scols_row; p++) sinv_row[(long long)mb * scols_row + p] = 0.0f;
-				}
-			}
-			if (sinv_col != 0) {
-				// Ungrouped: [nkb, scols_col] entry (kb, mb); grouped:
-				// group g's [nkb, roundup(n_g/128,4)] at nkb*P_g.
-				long long cbase = 0;
-				int csc = scols_col, lmb = mb, lnmb = nmb;
-				if (offsets != 0) {
-					lnmb = gn >> 7;
-					csc = (lnmb + 3) & ~3;
-					lmb = (m0 - goff) >> 7;
-					cbase = (long long)nkb * cpre;
-				}
-				sinv_col[cbase + (long long)kb * csc + lmb] = inv;
-				if (lmb == lnmb - 1) {
-					for (int p = lnmb; p < csc; p++) sinv_col[cbase + (long long)kb * csc + p] = 0.0f;
-				}
-			}
-		}
-		if (offsets != 0 && sinv_col != 0 && warp == 0 && mb == nmb - 1) {
-			// The last tile row (group g is the last non-empty one):
-			// tile kb zeroes its share of the tail past P_ngroups.
-			const int tail = scols_col - cpre - (((gn >> 7) + 3) & ~3);
-			float *t = sinv_col + (long long)nkb * (scols_col - tail) + (long long)kb * tail;
-			for (int p = lane; p < tail; p += 32) t[p] = 0.0f;
-		}
-	} else {
-		if (out_col != 0) {
-			if (tid < 128) {
-				float a = sm.cpart[0][tid];
-#pragma unroll
-				for (int w = 1; w < 8; w++) a = fmaxf(a, sm.cpart[w][tid]);
-				const float s = kq_block_scale(a, fp8max, eps, pow2);
-				sm.cscale[tid] = s;
-				const int k = kt0 + tid;
-				if (k < cols) {
-					sinv_col[(long long)mb * scols_col + k] = __fdiv_rn(1.0f, s);
-				} else if (k < scols_col) {
-					sinv_col[(long long)mb * scols_col + k] = 0.0f;
-				}
-			}
-			__syncthreads();
-			const float4 *p = reinterpret_cast<const float4 *>(&sm.cscale[cc * 8]);
-			const float4 c0 = p[0], c1 = p[1];
-			cs[0] = c0.x; cs[1] = c0.y; cs[2] = c0.z; cs[3] = c0.w;
-			cs[4] = c1.x; cs[5] = c1.y; cs[6] = c1.z; cs[7] = c1.w;
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++) cs[j] = 1.0f;
-		}
-	}
-	// Codes, two rows at a time: rowwise 8-byte stores straight out;
-	// columnwise pairs (rows u, u+1 of one column) from one paired
-	// conversion, gathered per column into a word of 4 row codes that goes
-	// to shared memory as soon as it is complete (fewer live registers).
-	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
-	u32 cw[8];
-#pragma unroll
-	for (int u = 0; u < 8; u += 2) {
-		float v0[8], v1[8];
-		kq_unpack((const T *)0, raw[u], v0);
-		kq_unpack((const T *)0, raw[u + 1], v1);
-		if (out_row != 0) {
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int m = mr + u + h;
-				if (m < rows && k0 < cols) {
-					const float s = TILE2D ? rs2d : sm.rscale[r * 8 + u + h];
-					kq_store8(out_row + (long long)m * cols + k0, kq_codes8<FMT>(h == 0 ? v0 : v1, s), fastst, cols - k0);
-				}
-			}
-		}
-		if (out_col != 0) {
-#pragma unroll
-			for (int j = 0; j < 8; j++) {
-				const u32 c = kq_cvt2<FMT>(__fmul_rn(v0[j], cs[j]), __fmul_rn(v1[j], cs[j]));
-				if ((u & 2) == 0) {
-					cw[j] = c;
-				} else {
-					sm.tr[cc * 8 + j][2 * (r ^ cc) + ((u >> 2) ^ (r & 1))] = cw[j] | c << 16;
-				}
-			}
-		}
-	}
-	if (out_col == 0) return;
-	__syncthreads();
-	// Thread t writes runs (k, p) = ((i*256+t)/16, (i*256+t)%16): a
-	// half-warp writes the 128 codes of one transposed row.
-	const bool fastc = (vec & KQ_VEC_COL_STORE) != 0;
-	u8 *base = out_col + (long long)goff * cols;
-#pragma unroll
-	for (int i = 0; i < 8; i++) {
-		const int id = i * 256 + tid;
-		const int kc = id >> 4, p = id & 15;
-		const int k = kt0 + kc, m = m0 + p * 8;
-		if (k < cols && m < rows) {
-			uint2 c = *reinterpret_cast<const uint2 *>(&sm.tr[kc][2 * (p ^ (kc >> 3))]);
-			if (p & 1) c = make_uint2(c.y, c.x);
-			kq_store8(base + (long long)k * gn + (m - goff), c, fastc && m + 8 <= rows, rows - m);
-		}
-	}
-}
 
 // The format is a template parameter of the bodies (no per-element branch);
-// the kernels pick the instance once.
+// the kernels pick the instance once (kq_blk_tile_fmt for the tile body).
+template <typename T, bool TILE2D>
+__device__ __forceinline__ void kq_blk_tile_fmt(int fmt, kq_tile_smem &sm, const T *x, int rows, int cols, u8 *out_row,
+		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, float eps, int pow2, int vec,
+		const int *offsets, int ngroups, const int *flag) {
+	if (fmt == 0) {
+		kq_blk_tile<T, 0, TILE2D>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, vec,
+			offsets, ngroups, flag);
+	} else {
+		kq_blk_tile<T, 1, TILE2D>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, vec,
+			offsets, ngroups, flag);
+	}
+}
+
 #define KQ_BLOCK_KERNELS(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256, KQ_ROW_MINB) kq_blk_row_##sfx(const T *x, int rows, int cols, u8 *out, float *sinv, \
 		int scols, int fmt, float eps, int pow2, int vec, const int *offsets, int ngroups, const int *flag) { \
@@ -599,13 +340,8 @@ extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_col_##sfx
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
 		const int *offsets, int ngroups, const int *flag) { \
 	__shared__ kq_tile_smem sm; \
-	if (fmt == 0) { \
-		kq_blk_tile<T, 0, false>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
-	} else { \
-		kq_blk_tile<T, 1, false>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
-	} \
+	kq_blk_tile_fmt<T, false>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
+		vec, offsets, ngroups, flag); \
 } \
 extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
@@ -613,19 +349,11 @@ extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(
 	__shared__ kq_tile_smem sm; \
 	if (offsets == 0) { \
 		/* Ungrouped: literal nulls, so the inlined body drops the grouped code. */ \
-		if (fmt == 0) { \
-			kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-				vec, 0, 0, 0); \
-		} else { \
-			kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-				vec, 0, 0, 0); \
-		} \
-	} else if (fmt == 0) { \
-		kq_blk_tile<T, 0, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
+		kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
+			pow2, vec, 0, 0, 0); \
 	} else { \
-		kq_blk_tile<T, 1, true>(sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
-			vec, offsets, ngroups, flag); \
+		kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
+			pow2, vec, offsets, ngroups, flag); \
 	} \
 }
 

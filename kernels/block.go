@@ -119,16 +119,23 @@ func (s *Set) BlockRowCol(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, 
 // blockTile launches the 128x128-tile kernel for the 1x128 rowwise and/or
 // 128x1 columnwise operands (an absent one passed as zero Buffers).
 func (s *Set) blockTile(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow cuda.Buffer, scolsRow int, outCol, sinvCol cuda.Buffer, scolsCol int, o BlockOpts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+	return s.blockLaunch(c, st, "kq_blk_col_", "block quantize", dt, x, rows, cols, outRow, sinvRow, scolsRow, outCol, sinvCol, scolsCol, o, offsets, groups, flag)
+}
+
+// blockLaunch launches kernel (kq_blk_col_ or kq_blk_2d_, the input type's
+// suffix appended) over the input's 128x128 tiles; what names it in an
+// error.
+func (s *Set) blockLaunch(c *cuda.Ctx, st cuda.Stream, kernel, what string, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow cuda.Buffer, scolsRow int, outCol, sinvCol cuda.Buffer, scolsCol int, o BlockOpts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
 	if rows == 0 || cols == 0 {
 		return nil
 	}
 	if ceilDiv(rows, 128) > 65535 {
-		return fmt.Errorf("kernels: block quantize of %d rows: too many", rows)
+		return fmt.Errorf("kernels: %s of %d rows: too many", what, rows)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Ptr(optional(outRow)).Ptr(optional(sinvRow)).I32(int32(scolsRow)).
 		Ptr(optional(outCol)).Ptr(optional(sinvCol)).I32(int32(scolsCol)).I32(int32(o.Format)).F32(o.Eps).I32(b2i(o.Pow2)).
 		I32(blockVec(rows, cols, x, outRow, outCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_blk_col_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 128), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+	return s.launch(c, kernel+dt.suffix(), cuda.Dim2(ceilDiv(cols, 128), ceilDiv(rows, 128)), cuda.Dim(threads), st)
 }
 
 // Block2D quantizes in 128x128 tiles: rowwise data to outRow and
@@ -143,16 +150,7 @@ func (s *Set) Block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 // row length (ungrouped) or GroupedBlock2DColScaleCols (grouped).
 func (s *Set) block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow, outCol, sinvCol cuda.Buffer, scolsCol int, o BlockOpts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
 	_, scr := BlockScaleShape(rows, cols, true, false)
-	if rows == 0 || cols == 0 {
-		return nil
-	}
-	if ceilDiv(rows, 128) > 65535 {
-		return fmt.Errorf("kernels: Block2D of %d rows: too many", rows)
-	}
-	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Ptr(optional(outRow)).Ptr(optional(sinvRow)).I32(int32(scr)).
-		Ptr(optional(outCol)).Ptr(optional(sinvCol)).I32(int32(scolsCol)).I32(int32(o.Format)).F32(o.Eps).I32(b2i(o.Pow2)).
-		I32(blockVec(rows, cols, x, outRow, outCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_blk_2d_"+dt.suffix(), cuda.Dim2(ceilDiv(cols, 128), ceilDiv(rows, 128)), cuda.Dim(threads), st)
+	return s.blockLaunch(c, st, "kq_blk_2d_", "Block2D", dt, x, rows, cols, outRow, sinvRow, scr, outCol, sinvCol, scolsCol, o, offsets, groups, flag)
 }
 
 // GroupedBlock2DColScaleCols is the capacity, in padded tile rows, that

@@ -14,97 +14,19 @@
 // with entry (rb, c) = the exponent of tile (rb, c/32), padding zero, and
 // optionally both in the GEMM swizzled layout. The arithmetic per tile (the
 // E8M0 rules, the factor, the rounded products and the saturating
-// conversions) is written again here, the same as quantize.cu's kq_e8m0_te,
-// kq_e8m0_ocp, kq_e8m0_encode_factor and kq_cvt2: the same bits.
+// conversions) is quantize.cu's, through the same helpers (kq_mx.cuh,
+// kq_common.cuh): the same bits.
 //
 // The build flags (hack/gen-kernels.sh) keep IEEE float32 semantics: no fast
-// math, no flush to zero, no FMA contraction. This file is self-contained
-// (no local includes) so that the hash stamped on mx2d.ptx covers everything
-// the PTX came from.
+// math, no flush to zero, no FMA contraction. The hash stamped on mx2d.ptx
+// covers the headers it includes (every kernels/*.cuh).
 //
 // Graph safety: the kernel reads nothing from the host and finishes the
 // fused tensor amax with a ticket counter in the per-tensor state that
 // resets its own scratch, so a step can be captured once and replayed.
 
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define KQ2_DEV static __device__ __forceinline__
-#define KQ2_QNAN_BITS 0x7FC00000u
-#define KQ2_E4M3 0
-#define KQ2_E5M2 1
-
-#include "kq_fp8_sw.cuh"
-
-// The per-tensor state words (as quantize.cu's): the amax reduction's
-// scratch (left zero) and the tensor amax.
-#define KQ2_ST_ACC 0
-#define KQ2_ST_TICKET 1
-#define KQ2_ST_AMAX 2
-
-// 16-bit inputs are carried as their bits.
-struct kq2_bf16 { u16 bits; };
-struct kq2_f16 { u16 bits; };
-
-KQ2_DEV float kq2_bf16_f32(u32 bits) { return __uint_as_float(bits << 16); }
-KQ2_DEV float kq2_f16_f32(u32 bits) {
-	// Widening half to float is exact; no .ftz, so subnormals survive.
-	float f;
-	u16 h = (u16)bits;
-	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-	return f;
-}
-
-// kq2_cvt2 converts two floats with one rounding, round to nearest even,
-// saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
-// 0x7F); lo lands in the low byte. PTX puts its first source operand in the
-// upper half.
-template <int fmt>
-KQ2_DEV u32 kq2_cvt2(float lo, float hi) { return kq_fp8x2(lo, hi, fmt == KQ2_E4M3); }
-
-// The E8M0 exponent of a tile amax: TE rounds up (amax times the float32
-// reciprocal of fp8_max, then the exponent, plus one for a nonzero
-// mantissa), OCP takes floor(log2(amax)) - emax.
-template <int fmt>
-KQ2_DEV u32 kq2_e8m0_te(float amax) {
-	float inv = __uint_as_float(fmt == KQ2_E4M3 ? 0x3B124925u : 0x37924925u); // 1/448, 1/57344
-	float t = __fmul_rn(amax, inv);
-	u32 b = __float_as_uint(t) & 0x7FFFFFFFu;
-	if (b > 0x7F800000u) return 0xFFu;
-	if (b == 0x7F800000u) return 0xFEu;
-	u32 exp = b >> 23, man = b & 0x7FFFFFu;
-	// Round up, TE's float_to_e8m0: a subnormal t above 2^-127 (code 0's
-	// value) needs code 1 as well; 0xFE is the largest code.
-	if (man != 0u && exp != 0xFEu && (exp != 0u || man > 0x400000u)) exp++;
-	return exp;
-}
-template <int fmt>
-KQ2_DEV u32 kq2_e8m0_ocp(float amax) {
-	const int emax = fmt == KQ2_E4M3 ? 8 : 15;
-	u32 b = __float_as_uint(amax) & 0x7FFFFFFFu;
-	if (b > 0x7F800000u) return 0xFFu;
-	if (b == 0x7F800000u) return 0xFEu;
-	if (b == 0u) return 0u;
-	int fl;
-	if ((b >> 23) == 0u) fl = (31 - __clz((int)b)) - 149; // subnormal amax
-	else fl = (int)(b >> 23) - 127;
-	int e = fl - emax + 127;
-	if (e < 0) e = 0;
-	if (e > 254) e = 254;
-	return (u32)e;
-}
-template <int fmt, int ocp>
-KQ2_DEV u32 kq2_e8m0(float amax) {
-	return ocp ? kq2_e8m0_ocp<fmt>(amax) : kq2_e8m0_te<fmt>(amax);
-}
-// 2^(127-e), the factor that scales data into the FP8 range.
-KQ2_DEV float kq2_factor(u32 e) {
-	if (e == 255u) return __uint_as_float(KQ2_QNAN_BITS);
-	if (e == 254u) return __uint_as_float(0x00400000u);
-	return __uint_as_float((254u - e) << 23);
-}
+#include "kq_common.cuh"
+#include "kq_mx.cuh"
 
 // ---- input types --------------------------------------------------------------
 //
@@ -120,40 +42,30 @@ KQ2_DEV float kq2_factor(u32 e) {
 template <typename T> struct kq2_words { enum { W = 4 }; };
 template <> struct kq2_words<float> { enum { W = 8 }; };
 
-KQ2_DEV u32 kq2_pmax(kq2_bf16, u32 a, u32 b) {
-	u32 r;
-	asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-	return r;
-}
-KQ2_DEV u32 kq2_pmax(kq2_f16, u32 a, u32 b) {
-	u32 r;
-	asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-	return r;
-}
 template <typename T>
-KQ2_DEV u32 kq2_acc(T tag, u32 acc, u32 w) { return kq2_pmax(tag, acc, w & 0x7FFF7FFFu); }
-KQ2_DEV u32 kq2_acc(float, u32 acc, u32 w) {
+KQ_DEV u32 kq2_acc(T tag, u32 acc, u32 w) { return kq_pmax(tag, acc, w & 0x7FFF7FFFu); }
+KQ_DEV u32 kq2_acc(float, u32 acc, u32 w) {
 	return __float_as_uint(fmaxf(__uint_as_float(acc), fabsf(__uint_as_float(w))));
 }
-KQ2_DEV float kq2_acc_value(kq2_bf16, u32 acc) { return fmaxf(kq2_bf16_f32(acc & 0xFFFFu), kq2_bf16_f32(acc >> 16)); }
-KQ2_DEV float kq2_acc_value(kq2_f16, u32 acc) { return fmaxf(kq2_f16_f32(acc & 0xFFFFu), kq2_f16_f32(acc >> 16)); }
-KQ2_DEV float kq2_acc_value(float, u32 acc) { return __uint_as_float(acc); }
+KQ_DEV float kq2_acc_value(kq_bf16, u32 acc) { return fmaxf(kq_bf16_to_f32(acc & 0xFFFFu), kq_bf16_to_f32(acc >> 16)); }
+KQ_DEV float kq2_acc_value(kq_f16, u32 acc) { return fmaxf(kq_f16_to_f32(acc & 0xFFFFu), kq_f16_to_f32(acc >> 16)); }
+KQ_DEV float kq2_acc_value(float, u32 acc) { return __uint_as_float(acc); }
 
 // Element k (0..7) of a row's words, widened to float32.
-KQ2_DEV float kq2_elem(kq2_bf16, const u32 *w, int k) { return kq2_bf16_f32((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xFFFFu)); }
-KQ2_DEV float kq2_elem(kq2_f16, const u32 *w, int k) { return kq2_f16_f32((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xFFFFu)); }
-KQ2_DEV float kq2_elem(float, const u32 *w, int k) { return __uint_as_float(w[k]); }
+KQ_DEV float kq2_elem(kq_bf16, const u32 *w, int k) { return kq_bf16_to_f32((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xFFFFu)); }
+KQ_DEV float kq2_elem(kq_f16, const u32 *w, int k) { return kq_f16_to_f32((k & 1) ? (w[k >> 1] >> 16) : (w[k >> 1] & 0xFFFFu)); }
+KQ_DEV float kq2_elem(float, const u32 *w, int k) { return __uint_as_float(w[k]); }
 
 // The raw bits of one element, widened to a word.
-KQ2_DEV u32 kq2_bits(const kq2_bf16 *x, long long i) { return x[i].bits; }
-KQ2_DEV u32 kq2_bits(const kq2_f16 *x, long long i) { return x[i].bits; }
-KQ2_DEV u32 kq2_bits(const float *x, long long i) { return __float_as_uint(x[i]); }
+KQ_DEV u32 kq2_bits(const kq_bf16 *x, long long i) { return x[i].bits; }
+KQ_DEV u32 kq2_bits(const kq_f16 *x, long long i) { return x[i].bits; }
+KQ_DEV u32 kq2_bits(const float *x, long long i) { return __float_as_uint(x[i]); }
 
 // kq2_load_row loads the 8 elements at x[i .. i+8) of a row, n of which
 // (0..8) lie in the tensor, zero for the others: with vec (n == 8 or 0 and
 // x + i 16-byte aligned) as 16-byte loads, else element by element.
 template <typename T>
-KQ2_DEV void kq2_load_row(const T *x, long long i, int n, bool vec, u32 w[kq2_words<T>::W]) {
+KQ_DEV void kq2_load_row(const T *x, long long i, int n, bool vec, u32 w[kq2_words<T>::W]) {
 	const int W = kq2_words<T>::W;
 #pragma unroll
 	for (int k = 0; k < W; k++) w[k] = 0u;
@@ -178,37 +90,8 @@ KQ2_DEV void kq2_load_row(const T *x, long long i, int n, bool vec, u32 w[kq2_wo
 
 // ---- the tensor amax ----------------------------------------------------------
 
-KQ2_DEV float kq2_warp_max(float v) {
-	for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-	return v;
-}
-
-// kq2_finish reduces the tile amaxes the block saw (m, per thread) into the
-// state's amax word: atomicMax on the float bits of the block's maximum
-// (amaxes are nonnegative, so their bits order as the values), and the last
-// block to arrive (a ticket counter) moves the result to the amax word and
-// resets the scratch for the next launch. Every thread of the block calls
-// it, once.
-KQ2_DEV void kq2_finish(float m, u32 *st) {
-	__shared__ float warp_max[32];
-	if (st == 0) return;
-	u32 tid = threadIdx.x;
-	u32 nwarps = (blockDim.x + 31u) >> 5;
-	m = kq2_warp_max(m);
-	if ((tid & 31u) == 0u) warp_max[tid >> 5] = m;
-	__syncthreads();
-	if (tid >= 32u) return;
-	m = kq2_warp_max(tid < nwarps ? warp_max[tid] : 0.0f);
-	if (tid != 0u) return;
-	atomicMax(&st[KQ2_ST_ACC], __float_as_uint(m));
-	__threadfence();
-	u32 ticket = atomicAdd(&st[KQ2_ST_TICKET], 1u);
-	if (ticket != gridDim.x * gridDim.y * gridDim.z - 1u) return;
-	__threadfence();
-	u32 amax = atomicExch(&st[KQ2_ST_ACC], 0u);
-	atomicExch(&st[KQ2_ST_TICKET], 0u);
-	st[KQ2_ST_AMAX] = amax;
-}
+// kq_mxfp8_finish (kq_mx.cuh) reduces the tile amaxes the block saw into
+// the state's amax word, as the one-operand MXFP8 kernels do.
 
 // ---- the 2D kernel --------------------------------------------------------------
 //
@@ -253,7 +136,7 @@ KQ2_DEV void kq2_finish(float m, u32 *st) {
 
 // kq2_put16 and kq2_put4 store the 16 or 4 bytes of w at p (byte k of
 // word j at p + 4j + k): one store when wide, else byte by byte.
-KQ2_DEV void kq2_put16(u8 *p, uint4 w, bool wide) {
+KQ_DEV void kq2_put16(u8 *p, uint4 w, bool wide) {
 	if (wide) {
 		*reinterpret_cast<uint4 *>(p) = w;
 		return;
@@ -262,7 +145,7 @@ KQ2_DEV void kq2_put16(u8 *p, uint4 w, bool wide) {
 #pragma unroll
 	for (int k = 0; k < 16; k++) p[k] = (u8)(a[k >> 2] >> (8 * (k & 3)));
 }
-KQ2_DEV void kq2_put4(u8 *p, u32 w, bool wide) {
+KQ_DEV void kq2_put4(u8 *p, u32 w, bool wide) {
 	if (wide) {
 		*reinterpret_cast<u32 *>(p) = w;
 		return;
@@ -271,7 +154,7 @@ KQ2_DEV void kq2_put4(u8 *p, u32 w, bool wide) {
 	for (int k = 0; k < 4; k++) p[k] = (u8)(w >> (8 * k));
 }
 // Byte k of w.
-KQ2_DEV u32 kq2_byte(u32 w, int k) { return (w >> (8 * k)) & 0xFFu; }
+KQ_DEV u32 kq2_byte(u32 w, int k) { return (w >> (8 * k)) & 0xFFu; }
 
 // ---- grouped (MoE) placement ---------------------------------------------------
 //
@@ -310,7 +193,7 @@ struct kq2_place {
 // h > g with tiles[h] <= Mr (empty groups have tiles[h] == tiles[h+1] and
 // are passed over), by binary search.
 template <int GRP>
-KQ2_DEV kq2_place kq2_where(int Mr, int rows, int srows_col, int scols_col, const int *offsets, const int *tiles, int ngroups, int &g) {
+KQ_DEV kq2_place kq2_where(int Mr, int rows, int srows_col, int scols_col, const int *offsets, const int *tiles, int ngroups, int &g) {
 	kq2_place p;
 	if (!GRP) {
 		p.dr0 = 128 * Mr;
@@ -341,7 +224,7 @@ KQ2_DEV kq2_place kq2_where(int Mr, int rows, int srows_col, int scols_col, cons
 }
 
 template <typename T, int fmt, int ocp, int pf, int GRP>
-KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
+KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
 		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, int vec,
 		const int *offsets, const int *tiles, int ngroups, const int *flag, u32 *gamax) {
 	// esm[b][q]: byte j is the exponent of tile (band q, column tile j) of
@@ -363,8 +246,8 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 	const long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
 	u32 nx[8][W];
-	if (pf && (long long)blockIdx.x < nmacro) {
-		const long long m = blockIdx.x;
+	// prefetch loads the lane's rows of macro tile m into nx (pf).
+	auto prefetch = [&](long long m) {
 		const kq2_place pn = kq2_where<GRP>((int)(m / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
 		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
 #pragma unroll
@@ -372,7 +255,8 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 			int n = r0 + 4 * i < pn.rend ? min(8, cols - c) : 0;
 			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, nx[i]);
 		}
-	}
+	};
+	if (pf && (long long)blockIdx.x < nmacro) prefetch(blockIdx.x);
 	int buf = 0;
 	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
 		const int Mr = (int)(m / nmc), Mc = (int)(m % nmc);
@@ -386,16 +270,7 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 			for (int i = 0; i < 8; i++)
 #pragma unroll
 				for (int k = 0; k < W; k++) v[i][k] = nx[i][k];
-			const long long mn = m + gridDim.x;
-			if (mn < nmacro) {
-				const kq2_place pn = kq2_where<GRP>((int)(mn / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
-				const int cn = (int)(mn % nmc) * 128 + half * 64 + cg * 8, rn = pn.dr0 + q * 32 + rq;
-#pragma unroll
-				for (int i = 0; i < 8; i++) {
-					int n = rn + 4 * i < pn.rend ? min(8, cols - cn) : 0;
-					kq2_load_row(x, (long long)(rn + 4 * i) * cols + cn, n, dvec, nx[i]);
-				}
-			}
+			if (m + gridDim.x < nmacro) prefetch(m + gridDim.x);
 		} else {
 #pragma unroll
 			for (int i = 0; i < 8; i++) {
@@ -421,18 +296,18 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 			const float wm = fmaxf(am, __shfl_xor_sync(full, am, 4));
 			if (lane == 0u && wm > 0.0f) atomicMax(&gamax[P.g], __float_as_uint(wm)); // g may be the prefetch's already
 		}
-		const u32 e = kq2_e8m0<fmt, ocp>(am);
-		const float f = kq2_factor(e);
+		const u32 e = kq_e8m0<fmt, ocp>(am);
+		const float f = kq_e8m0_encode_factor(e);
 		if (lane == 0u || lane == 4u) reinterpret_cast<u8 *>(&esm[buf][q])[2 * half + (hi ? 1 : 0)] = (u8)e;
 		// Codes: converted once, stored to both operands.
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
 			if (r0 + 4 * i >= P.rend || ncol <= 0) continue;
 			uint2 qd;
-			qd.x = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 0), f), __fmul_rn(kq2_elem(tag, v[i], 1), f)) |
-			       (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 2), f), __fmul_rn(kq2_elem(tag, v[i], 3), f)) << 16);
-			qd.y = kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 4), f), __fmul_rn(kq2_elem(tag, v[i], 5), f)) |
-			       (kq2_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 6), f), __fmul_rn(kq2_elem(tag, v[i], 7), f)) << 16);
+			qd.x = kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 0), f), __fmul_rn(kq2_elem(tag, v[i], 1), f)) |
+			       (kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 2), f), __fmul_rn(kq2_elem(tag, v[i], 3), f)) << 16);
+			qd.y = kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 4), f), __fmul_rn(kq2_elem(tag, v[i], 5), f)) |
+			       (kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 6), f), __fmul_rn(kq2_elem(tag, v[i], 7), f)) << 16);
 			const long long o = o0 + i * stride4;
 			if (dvec) {
 				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + o) = qd;
@@ -497,25 +372,25 @@ KQ2_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u
 			kq2_put16(swz_col + P.cswz + ((long long)Mc * P.ncb + P.lm) * 512 + lane * 16, make_uint4(w[0], w[1], w[2], w[3]), wide);
 		}
 	}
-	if (!GRP) kq2_finish(tm, st);
+	if (!GRP) kq_mxfp8_finish(tm, st);
 }
 
 // kq2_run picks the instantiation for the format and the scale rounding,
 // so that the conversions and exponents carry no branch on them.
 template <typename T, int pf, int GRP>
-KQ2_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
+KQ_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row,
 		u8 *out_col, u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec,
 		const int *offsets, const int *tiles, int ngroups, const int *flag, u32 *gamax) {
 #define KQ2_ARGS x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, vec, \
 		offsets, tiles, ngroups, flag, gamax
-	if (fmt == KQ2_E4M3 && !ocp)
-		kq2_impl<T, KQ2_E4M3, 0, pf, GRP>(KQ2_ARGS);
-	else if (fmt == KQ2_E4M3)
-		kq2_impl<T, KQ2_E4M3, 1, pf, GRP>(KQ2_ARGS);
+	if (fmt == KQ_E4M3 && !ocp)
+		kq2_impl<T, KQ_E4M3, 0, pf, GRP>(KQ2_ARGS);
+	else if (fmt == KQ_E4M3)
+		kq2_impl<T, KQ_E4M3, 1, pf, GRP>(KQ2_ARGS);
 	else if (!ocp)
-		kq2_impl<T, KQ2_E5M2, 0, pf, GRP>(KQ2_ARGS);
+		kq2_impl<T, KQ_E5M2, 0, pf, GRP>(KQ2_ARGS);
 	else
-		kq2_impl<T, KQ2_E5M2, 1, pf, GRP>(KQ2_ARGS);
+		kq2_impl<T, KQ_E5M2, 1, pf, GRP>(KQ2_ARGS);
 #undef KQ2_ARGS
 }
 
@@ -551,5 +426,5 @@ KQ2_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 	}
 
 KQ2_KERNEL(f32, float, 0)
-KQ2_KERNEL(bf16, kq2_bf16, 1)
-KQ2_KERNEL(f16, kq2_f16, 1)
+KQ2_KERNEL(bf16, kq_bf16, 1)
+KQ2_KERNEL(f16, kq_f16, 1)

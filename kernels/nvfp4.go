@@ -99,17 +99,29 @@ func nvfp4Tiled(rows, cols int) bool {
 	return rows%64 == 0 && cols%64 == 0 && rows > 0 && cols > 0 && rows/64 <= 65535
 }
 
+// nvfp4Need checks an operand's buffers for op: the scales in
+// NVFP4ScaleShape, whose shape it returns, and the packed codes (the
+// columnwise ones transposed).
+func nvfp4Need(op string, rows, cols int, colwise bool, out, scales cuda.Buffer) (sr, sc int, err error) {
+	sr, sc = NVFP4ScaleShape(rows, cols, colwise)
+	data := rows * NVFP4RowBytes(cols)
+	if colwise {
+		data = cols * NVFP4RowBytes(rows)
+	}
+	if err := needAll(op, bufNeed{what: "scales", buf: scales, n: sr * sc}, bufNeed{what: "data", buf: out, n: data}); err != nil {
+		return 0, 0, err
+	}
+	return sr, sc, nil
+}
+
 // NVFP4Row quantizes the rowwise operand in 1x16 blocks with the tensor
 // scale from amax (NVFP4Amax): packed codes to out (rows of
 // NVFP4RowBytes(cols)), E4M3 scales to scales (NVFP4ScaleShape, padding
 // written as zero) and, unless swz is the zero Buffer, the same scales in
 // the GEMM swizzled layout to swz. o.RHT is ignored. One launch.
 func (s *Set) NVFP4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, out, scales, swz cuda.Buffer, o NVFP4Opts) error {
-	sr, sc := NVFP4ScaleShape(rows, cols, false)
-	if err := need("NVFP4Row scales", scales, sr*sc); err != nil {
-		return err
-	}
-	if err := need("NVFP4Row data", out, rows*NVFP4RowBytes(cols)); err != nil {
+	sr, sc, err := nvfp4Need("NVFP4Row", rows, cols, false, out, scales)
+	if err != nil {
 		return err
 	}
 	if o.Group != 0 {
@@ -140,11 +152,8 @@ func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 // rounding of o, the tensor scale from amax (NVFP4Amax with the same RHT
 // setting). Scales and swz as NVFP4Row. One launch.
 func (s *Set) NVFP4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, out, scales, swz cuda.Buffer, o NVFP4Opts) error {
-	sr, sc := NVFP4ScaleShape(rows, cols, true)
-	if err := need("NVFP4Col scales", scales, sr*sc); err != nil {
-		return err
-	}
-	if err := need("NVFP4Col data", out, cols*NVFP4RowBytes(rows)); err != nil {
+	sr, sc, err := nvfp4Need("NVFP4Col", rows, cols, true, out, scales)
+	if err != nil {
 		return err
 	}
 	if sr == 0 || sc == 0 {

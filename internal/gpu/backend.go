@@ -43,9 +43,16 @@ func New(ctx context.Context) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda backend: %w", err)
 	}
-	dev, err := drv.OpenDevice(0)
+	return openOwned(drv, 0, "cuda backend")
+}
+
+// openOwned opens device ordinal of drv and loads the kernels on it; the
+// backend owns the device (Close closes it). An error opening the device
+// is wrapped with what.
+func openOwned(drv *cuda.Driver, ordinal int, what string) (*Backend, error) {
+	dev, err := drv.OpenDevice(ordinal)
 	if err != nil {
-		return nil, fmt.Errorf("cuda backend: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	b, err := open(dev, true)
 	if err != nil {

@@ -93,9 +93,10 @@
 // A step is organised by scheme family, not by phase: fp8_pertensor.go
 // (current and delayed scaling), fp8_block.go, mxfp8.go and nvfp4.go each
 // own what their family allocates, launches and reads back, for plain and
-// grouped steps, behind the family interface (family.go). step.go and
-// grouped.go keep what every family shares: buffers, inputs and states,
-// capture and replay, snapshots and the walk over the groups.
+// grouped steps, behind the family interface (family.go). step.go,
+// buffers.go and grouped.go keep what every family shares: buffers
+// (allocated per operand, decoded when read), inputs and states, capture
+// and replay, snapshots and the walk over the groups.
 //
 // # Measurements
 //

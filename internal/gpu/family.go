@@ -13,8 +13,9 @@ import (
 // and for a grouped one (grouped), what it allocates, which kernels it
 // queues and how its outputs read back as operands. Each family lives in a
 // file of its own (fp8_pertensor.go, fp8_block.go, mxfp8.go, nvfp4.go);
-// step.go and grouped.go keep what every family shares: buffers, inputs,
-// capture and replay, snapshots and the walk over the groups.
+// step.go, buffers.go and grouped.go keep what every family shares:
+// buffers, inputs, capture and replay, snapshots and the walk over the
+// groups.
 type family interface {
 	// alloc allocates p's outputs and adds its launches and least traffic
 	// to s.

@@ -1,10 +1,7 @@
 package gpu
 
 import (
-	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
@@ -16,38 +13,21 @@ import (
 // float32 decode scales in TE's padded shapes; grouped, kernels.GroupedBlock*
 // and GroupedBlock2D. The step has no tensor amax: reading a result
 // computes the input's.
-type blockFP8 struct{}
+type blockFP8 struct{ referenceEmpty }
 
 // alloc allocates the Float8BlockScaling operands: codes (the
 // columnwise ones transposed) and float32 decode scales in TE's padded
 // shapes. One kernel whatever the usage: 1x128 rowwise, 128x1 columnwise,
 // both in one pass, or 128x128 tiles for both.
 func (blockFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
-	var err error
-	row, col, ops := p.operands()
-	rows, cols := p.cfg.Rows, p.cfg.Cols
-	tile := p.plan.BlockRows == 128
+	_, _, ops := p.operands()
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	scales := int64(0)
-	if row {
-		sr, sc := kernels.BlockScaleShape(rows, cols, tile, false)
-		if p.row, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if p.rowSc, err = s.out(c, p, 4*sr*sc); err != nil {
-			return err
-		}
-		scales += int64(4 * sr * sc)
+	shape := func(rows, cols int, colwise bool) (int, int) {
+		return kernels.BlockScaleShape(rows, cols, p.plan.BlockRows == 128, colwise)
 	}
-	if col {
-		sr, sc := kernels.BlockScaleShape(rows, cols, tile, true)
-		if p.col, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if p.colSc, err = s.out(c, p, 4*sr*sc); err != nil {
-			return err
-		}
-		scales += int64(4 * sr * sc)
+	scales, err := s.allocFP8Ops(c, p, shape, 4, false)
+	if err != nil {
+		return err
 	}
 	// 128x128 tiles, and both 1x128 operands (kernels.BlockRowCol), are
 	// one pass over the input; a single 1x128 operand one kernel.
@@ -90,54 +70,23 @@ func (blockFP8) readOperand(c *cuda.Ctx, _ *part, o *quant.Operand, _ bool, sc, 
 // scales sized for the most padding any split vector can need (the kernel
 // zeroes what a run leaves).
 func (blockFP8) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
-	var err error
-	rows, cols, ds := g.cfg.Rows, g.cfg.Cols, g.cfg.Input.Size()
+	rows, cols := g.cfg.Rows, g.cfg.Cols
 	n := int64(rows) * int64(cols)
+	// Floats of scales per operand, and of them what every run writes.
+	rowSc, colSc := rows*ceilDiv(cols, 128), ceilDiv(rows, 128)*roundUp(cols, 4)
+	rowLeast, colLeast := rowSc, colSc
 	if g.kernel == groupedBlock2D {
-		s.kernels++
-		s.bytes += n * int64(ds)
+		sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
 		nkb := ceilDiv(cols, 128)
-		if covered&quant.UsageRowwise != 0 {
-			sr, sc := kernels.BlockScaleShape(rows, cols, true, false)
-			if g.out, err = out(rows * cols); err != nil {
-				return err
-			}
-			if g.scales, err = out(4 * sr * sc); err != nil {
-				return err
-			}
-			s.bytes += n + 4*int64(sr*sc)
-		}
-		if covered&quant.UsageColumnwise != 0 {
-			if g.colOut, err = out(rows * cols); err != nil {
-				return err
-			}
-			if g.colScales, err = out(4 * nkb * kernels.GroupedBlock2DColScaleCols(rows, g.groups)); err != nil {
-				return err
-			}
-			s.bytes += n + 4*int64(nkb*roundUp(ceilDiv(rows, 128), 4))
-		}
-		return nil
+		rowSc, colSc = sr*sc, nkb*kernels.GroupedBlock2DColScaleCols(rows, g.groups)
+		rowLeast, colLeast = rowSc, nkb*roundUp(ceilDiv(rows, 128), 4)
+	}
+	ops := g.wanted(covered)
+	if _, err := allocOps(ops, out, byOp(rows*cols, rows*cols), byOp(4*rowSc, 4*colSc), false); err != nil {
+		return err
 	}
 	s.kernels++
-	s.bytes += n * int64(ds)
-	if covered&quant.UsageRowwise != 0 {
-		if g.out, err = out(rows * cols); err != nil {
-			return err
-		}
-		if g.scales, err = out(4 * rows * ceilDiv(cols, 128)); err != nil {
-			return err
-		}
-		s.bytes += n + 4*int64(rows*ceilDiv(cols, 128))
-	}
-	if covered&quant.UsageColumnwise != 0 {
-		if g.colOut, err = out(rows * cols); err != nil {
-			return err
-		}
-		if g.colScales, err = out(4 * ceilDiv(rows, 128) * roundUp(cols, 4)); err != nil {
-			return err
-		}
-		s.bytes += n + 4*int64(ceilDiv(rows, 128)*roundUp(cols, 4))
-	}
+	s.bytes += n*int64(g.cfg.Input.Size()) + int64(len(ops))*n + 4*sumOps(ops, byOp(rowLeast, colLeast))
 	return nil
 }
 
@@ -167,64 +116,31 @@ func (blockFP8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, g 
 // step has none, the group's amax (one launch now, outside the step).
 func (blockFP8) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
 	g := s.grp
-	cols, ds := g.cfg.Cols, g.cfg.Input.Size()
+	cols := g.cfg.Cols
 	if r.data == nil && r.colData == nil {
 		return nil
 	}
-	x := g.x.Slice(off*cols*ds, n*cols*ds)
-	if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
-		return fmt.Errorf("group %d amax: %w", i, err)
-	}
-	if err := c.StreamSynchronize(s.b.stream); err != nil {
+	var err error
+	if res.Amax, err = s.inputAmax(c, i, off, n); err != nil {
 		return err
 	}
-	raw, err := download(c, g.amScratch, 4)
-	if err != nil {
-		return err
-	}
-	res.Amax = f32(raw, 0)
-	if r.data != nil {
-		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, false)
-		o.Data = r.data[off*cols : (off+n)*cols]
-		// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset floats;
-		// 128x128: the groups' matrices concatenated.
-		if g.kernel == groupedBlock2D {
-			o.ScaleInv = floats(r.scales, r.rsOff, o.ScaleRows*o.ScaleCols)
-			r.rsOff += o.ScaleRows * o.ScaleCols
-		} else {
-			o.ScaleInv = floats(r.scales, ceilDiv(cols, 128)*off, o.ScaleRows*o.ScaleCols)
+	// Codes at cols*offset (the columnwise ones [cols, n]).
+	g.eachOperand(r, res, off, n, true, func(o *quant.Operand, colwise bool, sc, _ []byte, at *int) {
+		k := o.ScaleRows * o.ScaleCols
+		switch {
+		case g.kernel == groupedBlock2D:
+			// 128x128: the groups' matrices concatenated (columnwise
+			// [ceil(cols/128), roundup(n/128,4)] each).
+			o.ScaleInv = floats(sc, *at, k)
+			*at += k
+		case colwise:
+			// [n/128, roundup(cols,4)] at (offset/128)*roundup(cols,4)
+			// floats.
+			o.ScaleInv = floats(sc, (off/128)*roundUp(cols, 4), k)
+		default:
+			// 1x128: [ceil(cols/128), n] at ceil(cols/128)*offset floats.
+			o.ScaleInv = floats(sc, ceilDiv(cols, 128)*off, k)
 		}
-		res.Rowwise = o
-	}
-	if r.colData != nil {
-		o := &quant.Operand{Element: g.plan.Element, Rows: cols, Cols: n, Transposed: true, Scales: g.plan.Scales, Amax: res.Amax}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, true)
-		// [cols, n] at cols*offset bytes; scales [n/128, roundup(cols,4)]
-		// at (offset/128)*roundup(cols,4) floats.
-		o.Data = r.colData[off*cols : (off+n)*cols]
-		if g.kernel == groupedBlock2D {
-			// [ceil(cols/128), roundup(n/128,4)] per group, concatenated.
-			o.ScaleInv = floats(r.colScales, r.csOff, o.ScaleRows*o.ScaleCols)
-			r.csOff += o.ScaleRows * o.ScaleCols
-		} else {
-			o.ScaleInv = floats(r.colScales, (off/128)*roundUp(cols, 4), o.ScaleRows*o.ScaleCols)
-		}
-		res.Columnwise = o
-	}
+	})
 	return nil
-}
-
-// emptyGroup is the reference's result of an empty group.
-func (blockFP8) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
-	return emptyResult(ctx, g)
-}
-
-// floats decodes n float32 at element offset off of b.
-func floats(b []byte, off, n int) []float32 {
-	out := make([]float32, n)
-	for k := range out {
-		out[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(off+k):]))
-	}
-	return out
 }

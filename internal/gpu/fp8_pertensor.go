@@ -6,7 +6,6 @@ import (
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant"
-	"github.com/kquant/kquant/internal/quant/reference"
 	"github.com/kquant/kquant/kernels"
 )
 
@@ -17,21 +16,17 @@ import (
 // gets its own (kernels.GroupedCurrent, kernels.GroupedDelayed).
 type perTensorFP8 struct{}
 
+// alloc allocates the codes of p's operands and the decode scale, and for
+// delayed scaling the amax history.
 func (perTensorFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	var err error
-	row, col, ops := p.operands()
+	_, _, ops := p.operands()
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	if row {
-		if p.row, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
+	var bufs []outBuf
+	for _, o := range p.wanted() {
+		bufs = append(bufs, outBuf{o.data, p.n})
 	}
-	if col {
-		if p.col, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-	}
-	if p.sinv, err = s.out(c, p, 4); err != nil {
+	if err := allocOuts(s.partOut(c, p), append(bufs, outBuf{&p.sinv, 4})...); err != nil {
 		return err
 	}
 	if p.plan.Scheme == quant.Float8CurrentScaling {
@@ -104,26 +99,15 @@ func (perTensorFP8) allocGrouped(s *Step, c *cuda.Ctx, g *grouped, covered quant
 	if g.kernel == groupedDelayed {
 		return s.addGroupedDelayed(c, g, covered, out)
 	}
-	var err error
-	rows, cols := g.cfg.Rows, g.cfg.Cols
-	for _, b := range []*cuda.Buffer{&g.ws.Amax, &g.scale, &g.scaleInv} {
-		if *b, err = out(4 * g.groups); err != nil {
-			return err
-		}
+	if err := g.allocScales(out); err != nil {
+		return err
 	}
-	n := int64(rows) * int64(cols)
-	if covered&quant.UsageRowwise != 0 {
-		if g.out, err = out(rows * cols); err != nil {
-			return err
-		}
-		s.bytes += n
+	ops, err := g.allocCodes(covered, out)
+	if err != nil {
+		return err
 	}
-	if covered&quant.UsageColumnwise != 0 {
-		if g.colOut, err = out(rows * cols); err != nil {
-			return err
-		}
-		s.bytes += n
-	}
+	n := int64(g.cfg.Rows) * int64(g.cfg.Cols)
+	s.bytes += ops * n
 	// The amax pass and the cast (or cast+transpose) each read the input.
 	s.kernels += 2
 	s.bytes += 2*n*int64(g.cfg.Input.Size()) + 12*int64(g.groups)
@@ -148,33 +132,32 @@ func (perTensorFP8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream
 // scaling's scale is the group's state scale the cast used (the step has
 // no EndStep here).
 func (perTensorFP8) readGroup(s *Step, _ *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
-	g := s.grp
-	cols := g.cfg.Cols
 	res.Amax = f32(r.amax, 4*i)
-	for _, colwise := range []bool{false, true} {
-		src := r.data
-		if colwise {
-			src = r.colData
-		}
-		if src == nil {
-			continue
-		}
-		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-		if colwise {
-			o.Rows, o.Cols, o.Transposed = cols, n, true
-		}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
-		// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
-		o.Data = src[off*cols : (off+n)*cols]
+	// Group g's [n, cols] (or [cols, n]) codes at cols*offset.
+	s.grp.eachOperand(r, res, off, n, true, func(o *quant.Operand, _ bool, _, _ []byte, _ *int) {
 		o.Scale = f32(r.scale, 4*i)
 		o.ScaleInv = []float32{f32(r.scaleInv, 4*i)}
-		if colwise {
-			res.Columnwise = o
-		} else {
-			res.Rowwise = o
-		}
-	}
+	})
 	return nil
+}
+
+// allocScales allocates the per-group amax, scale and scale_inv of per-tensor
+// scaling.
+func (g *grouped) allocScales(out func(int) (cuda.Buffer, error)) error {
+	return allocOuts(out, outBuf{&g.ws.Amax, 4 * g.groups}, outBuf{&g.scale, 4 * g.groups}, outBuf{&g.scaleInv, 4 * g.groups})
+}
+
+// allocCodes allocates the codes of g's operands in covered and returns
+// how many operands that is.
+func (g *grouped) allocCodes(covered quant.Usage, out func(int) (cuda.Buffer, error)) (int64, error) {
+	ops := int64(0)
+	for _, o := range g.wanted(covered) {
+		if err := allocOuts(out, outBuf{o.data, g.cfg.Rows * g.cfg.Cols}); err != nil {
+			return 0, err
+		}
+		ops++
+	}
+	return ops, nil
 }
 
 // emptyGroup is the reference's result of an empty group; for delayed
@@ -183,7 +166,7 @@ func (perTensorFP8) emptyGroup(ctx context.Context, g *grouped, r *groupOutputs,
 	if g.kernel == groupedDelayed {
 		return g.emptyDelayed(ctx, i, r.scale, r.scaleInv)
 	}
-	return emptyResult(ctx, g)
+	return emptyResult(ctx, g, nil)
 }
 
 // The grouped DelayedScaling step (kernels.GroupedDelayed): the groups'
@@ -201,36 +184,23 @@ func (perTensorFP8) emptyGroup(ctx context.Context, g *grouped, r *groupOutputs,
 // quant.NewState's: scale 1, history zero), and the codes of the covered
 // operands.
 func (s *Step) addGroupedDelayed(c *cuda.Ctx, g *grouped, covered quant.Usage, out func(int) (cuda.Buffer, error)) error {
-	var err error
-	rows, cols := g.cfg.Rows, g.cfg.Cols
 	g.histLen = g.plan.Delayed.AmaxHistoryLen
 	if g.histLen < 1 {
 		return fmt.Errorf("delayed scaling with an amax history of %d entries", g.histLen)
 	}
-	for _, b := range []*cuda.Buffer{&g.ws.Amax, &g.scale, &g.scaleInv} {
-		if *b, err = out(4 * g.groups); err != nil {
-			return err
-		}
+	if err := g.allocScales(out); err != nil {
+		return err
 	}
-	if g.hist, err = out(4 * g.groups * g.histLen); err != nil {
+	if err := allocOuts(out, outBuf{&g.hist, 4 * g.groups * g.histLen}); err != nil {
 		return err
 	}
 	if err := g.setStates(c, nil); err != nil {
 		return err
 	}
-	n := int64(rows) * int64(cols)
-	ops := int64(0)
-	if covered&quant.UsageRowwise != 0 {
-		if g.out, err = out(rows * cols); err != nil {
-			return err
-		}
-		ops++
-	}
-	if covered&quant.UsageColumnwise != 0 {
-		if g.colOut, err = out(rows * cols); err != nil {
-			return err
-		}
-		ops++
+	n := int64(g.cfg.Rows) * int64(g.cfg.Cols)
+	ops, err := g.allocCodes(covered, out)
+	if err != nil {
+		return err
 	}
 	// One pass reads the input and writes the codes, the amaxes and
 	// decode factors; the history launch reads the scales and amaxes and
@@ -328,11 +298,9 @@ func (g *grouped) delayedKernel() bool { return g != nil && g.kernel == groupedD
 // kernel (nothing to cast): the reference's quantize of a [0, cols] tensor
 // with the group's scale, its decode factor the kernel's scaleInv[i].
 func (g *grouped) emptyDelayed(ctx context.Context, i int, scale, scaleInv []byte) (*quant.Result, error) {
-	req := g.cfg.Request
-	st := quant.NewState(req.Recipe)
+	st := quant.NewState(g.cfg.Request.Recipe)
 	st.Scale = f32(scale, 4*i)
-	req.State = st
-	r, err := reference.New().Quantize(ctx, req, quant.NewTensor(0, g.cfg.Cols))
+	r, err := emptyResult(ctx, g, st)
 	if err != nil {
 		return nil, err
 	}

@@ -352,9 +352,80 @@ func (g *grouped) download(c *cuda.Ctx) (*groupOutputs, error) {
 }
 
 // emptyResult is the result of an empty group (no codes, amax 0): the
-// reference's.
-func emptyResult(ctx context.Context, g *grouped) (*quant.Result, error) {
-	return reference.New().Quantize(ctx, g.cfg.Request, quant.NewTensor(0, g.cfg.Cols))
+// reference's, with state st where it is not nil (delayed scaling's group
+// state).
+func emptyResult(ctx context.Context, g *grouped, st *quant.State) (*quant.Result, error) {
+	req := g.cfg.Request
+	if st != nil {
+		req.State = st
+	}
+	return reference.New().Quantize(ctx, req, quant.NewTensor(0, g.cfg.Cols))
+}
+
+// referenceEmpty gives a family whose empty group is the reference's
+// result (emptyResult) its emptyGroup; the families embed it.
+type referenceEmpty struct{}
+
+// emptyGroup is the reference's result of an empty group.
+func (referenceEmpty) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
+	return emptyResult(ctx, g, nil)
+}
+
+// wanted is the buffers of g's operands in covered.
+func (g *grouped) wanted(covered quant.Usage) []opBufs {
+	return wantedOps(covered, opBufs{false, &g.out, &g.scales, &g.swz}, opBufs{true, &g.colOut, &g.colScales, &g.colSwz})
+}
+
+// eachOperand fills res's operands of group i (rows [off, off+n)) from
+// the step's downloaded outputs r: for each one downloaded a new operand
+// with the plan's element and scales, its shape (the columnwise one
+// [cols, n] where transposed), scale shape, res.Amax and its codes at
+// cols*off, which fill completes from the operand's scales sc, swizzled
+// scales sw and at, its offset in the groups' concatenated scale
+// matrices.
+func (g *grouped) eachOperand(r *groupOutputs, res *quant.Result, off, n int, transposed bool, fill func(o *quant.Operand, colwise bool, sc, sw []byte, at *int)) {
+	cols := g.cfg.Cols
+	for _, colwise := range []bool{false, true} {
+		src, sc, sw, at := r.data, r.scales, r.swz, &r.rsOff
+		if colwise {
+			src, sc, sw, at = r.colData, r.colScales, r.colSwz, &r.csOff
+		}
+		if src == nil {
+			continue
+		}
+		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
+		if colwise && transposed {
+			o.Rows, o.Cols, o.Transposed = cols, n, true
+		}
+		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
+		o.Data = src[off*cols : (off+n)*cols]
+		fill(o, colwise, sc, sw, at)
+		if colwise {
+			res.Columnwise = o
+		} else {
+			res.Rowwise = o
+		}
+	}
+}
+
+// inputAmax is the amax of group i's input (rows [off, off+n)) for a step
+// that computes none (block scaling; NVFP4 with the RHT columnwise operand
+// alone): one launch now, outside the step, into g.amScratch.
+func (s *Step) inputAmax(c *cuda.Ctx, i, off, n int) (float32, error) {
+	g := s.grp
+	cols, ds := g.cfg.Cols, g.cfg.Input.Size()
+	x := g.x.Slice(off*cols*ds, n*cols*ds)
+	if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
+		return 0, fmt.Errorf("group %d amax: %w", i, err)
+	}
+	if err := c.StreamSynchronize(s.b.stream); err != nil {
+		return 0, err
+	}
+	raw, err := download(c, g.amScratch, 4)
+	if err != nil {
+		return 0, err
+	}
+	return f32(raw, 0), nil
 }
 
 // QuantizeGrouped implements quant.Backend with one grouped step: the

@@ -165,10 +165,7 @@ func (s *Step) replayCheck(c *cuda.Ctx, reset func(*cuda.Ctx) error) (*measure.G
 	if err := s.enqueue(c); err != nil {
 		return nil, err
 	}
-	if err := c.StreamSynchronize(s.b.stream); err != nil {
-		return nil, err
-	}
-	want, err := s.snapshot(c)
+	want, err := s.syncSnapshot(c)
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +178,20 @@ func (s *Step) replayCheck(c *cuda.Ctx, reset func(*cuda.Ctx) error) (*measure.G
 	if err := c.LaunchGraph(s.graph, s.b.stream); err != nil {
 		return nil, err
 	}
-	if err := c.StreamSynchronize(s.b.stream); err != nil {
-		return nil, err
-	}
-	got, err := s.snapshot(c)
+	got, err := s.syncSnapshot(c)
 	if err != nil {
 		return nil, err
 	}
 	return &measure.GraphOutcome{Capturable: true, ReplayMatchesEager: bytes.Equal(got, want)}, nil
+}
+
+// syncSnapshot waits for s's stream and reads every output and state byte
+// (snapshot).
+func (s *Step) syncSnapshot(c *cuda.Ctx) ([]byte, error) {
+	if err := c.StreamSynchronize(s.b.stream); err != nil {
+		return nil, err
+	}
+	return s.snapshot(c)
 }
 
 // time fills the timing fields of m. It runs on the device thread.

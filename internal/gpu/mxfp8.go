@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/kquant/kquant/internal/cuda"
@@ -15,7 +14,7 @@ import (
 // weight tiles (one kernel for the operands wanted), the kernels writing
 // the scales' GEMM layout too; grouped, kernels.GroupedMXFP8 and
 // GroupedMXFP82D.
-type mxfp8 struct{}
+type mxfp8 struct{ referenceEmpty }
 
 // alloc allocates the MXFP8 operands: codes, E8M0 scales and their GEMM
 // layout, which the quantize kernels write as well (kernels.MXFP8Swizzled,
@@ -23,32 +22,17 @@ type mxfp8 struct{}
 // without a Swizzle launch per operand. 32x32 weight tiles take one kernel
 // whatever the usage (one read of the input).
 func (mxfp8) alloc(s *Step, c *cuda.Ctx, p *part) error {
-	var err error
 	row, col, ops := p.operands()
 	rows, cols := p.cfg.Rows, p.cfg.Cols
 	n, ds := int64(p.n), int64(p.cfg.Input.Size())
-	for _, o := range []struct {
-		want          bool
-		colwise       bool
-		data, sc, swz *cuda.Buffer
-	}{{row, false, &p.row, &p.rowSc, &p.rowSwz}, {col, true, &p.col, &p.colSc, &p.colSwz}} {
-		if !o.want {
-			continue
-		}
-		r, cc := kernels.MXFP8ScaleShape(rows, cols, o.colwise)
-		if *o.data, err = s.out(c, p, p.n); err != nil {
-			return err
-		}
-		if *o.sc, err = s.out(c, p, r*cc); err != nil {
-			return err
-		}
-		if *o.swz, err = s.out(c, p, r*cc); err != nil {
-			return err
-		}
-		// Quantize: input read, codes, scales and swizzled scales written.
-		s.kernels++
-		s.bytes += n*ds + n + 2*int64(r*cc)
+	scales, err := s.allocFP8Ops(c, p, kernels.MXFP8ScaleShape, 1, true)
+	if err != nil {
+		return err
 	}
+	// Quantize, a kernel per operand: input read, codes, scales and
+	// swizzled scales written.
+	s.kernels += int(ops)
+	s.bytes += ops*(n*ds+n) + 2*scales
 	if p.plan.BlockRows == 32 {
 		// One kernel reading the input once for the operands wanted.
 		p.mx2D = true
@@ -124,30 +108,21 @@ func (mxfp8) allocGrouped(s *Step, c *cuda.Ctx, g *grouped, covered quant.Usage,
 	}
 	maxRows := kernels.GroupedMXFP8ScaleRows(rows, g.groups)
 	n := int64(rows) * int64(cols)
-	for _, o := range []struct {
-		u                 quant.Usage
-		data, scales, swz *cuda.Buffer
-		scaleBytes, minSc int
-	}{
-		{quant.UsageRowwise, &g.out, &g.scales, &g.swz, maxRows * roundUp(ceilDiv(cols, 32), 4), roundUp(rows, 128) * roundUp(ceilDiv(cols, 32), 4)},
-		{quant.UsageColumnwise, &g.colOut, &g.colScales, &g.colSwz, maxRows / 32 * roundUp(cols, 128), roundUp(rows/32, 4) * roundUp(cols, 128)},
-	} {
-		if covered&o.u == 0 {
-			continue
-		}
-		if *o.data, err = out(rows * cols); err != nil {
-			return err
-		}
-		for _, b := range []*cuda.Buffer{o.scales, o.swz} {
-			if *b, err = out(o.scaleBytes); err != nil {
-				return err
-			}
+	ops := g.wanted(covered)
+	// Bytes per scale layout, and of them what every run writes.
+	scaleBytes := byOp(maxRows*roundUp(ceilDiv(cols, 32), 4), maxRows/32*roundUp(cols, 128))
+	least := byOp(roundUp(rows, 128)*roundUp(ceilDiv(cols, 32), 4), roundUp(rows/32, 4)*roundUp(cols, 128))
+	if _, err := allocOps(ops, out, byOp(rows*cols, rows*cols), scaleBytes, true); err != nil {
+		return err
+	}
+	for _, o := range ops {
+		for _, b := range []*cuda.Buffer{o.sc, o.swz} {
 			if err := c.Memset(*b, 0); err != nil {
 				return err
 			}
 		}
-		s.bytes += n + 2*int64(o.minSc)
 	}
+	s.bytes += int64(len(ops))*n + 2*sumOps(ops, least)
 	// The padded prefix sum and one pass over the input for both operands.
 	s.kernels += 2
 	s.bytes += n*int64(g.cfg.Input.Size()) + 4*int64(g.groups)
@@ -173,33 +148,11 @@ func (mxfp8) enqueueGrouped(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, g *gr
 // readGroup fills res with group i's operands: both keep the input's
 // layout; the scale matrices are the groups' padded ones, concatenated.
 func (mxfp8) readGroup(s *Step, _ *cuda.Ctx, r *groupOutputs, res *quant.Result, i, off, n int) error {
-	g := s.grp
-	cols := g.cfg.Cols
 	res.Amax = f32(r.amax, 4*i)
-	for _, colwise := range []bool{false, true} {
-		src, sc, sw, at := r.data, r.scales, r.swz, &r.rsOff
-		if colwise {
-			src, sc, sw, at = r.colData, r.colScales, r.colSwz, &r.csOff
-		}
-		if src == nil {
-			continue
-		}
-		o := &quant.Operand{Element: g.plan.Element, Rows: n, Cols: cols, Scales: g.plan.Scales, Amax: res.Amax}
-		o.ScaleRows, o.ScaleCols = g.plan.ScaleShape(n, cols, colwise)
-		o.Data = src[off*cols : (off+n)*cols]
+	s.grp.eachOperand(r, res, off, n, false, func(o *quant.Operand, _ bool, sc, sw []byte, at *int) {
 		k := o.ScaleRows * o.ScaleCols
 		o.ScaleCodes, o.Swizzled = sc[*at:*at+k], sw[*at:*at+k]
 		*at += k
-		if colwise {
-			res.Columnwise = o
-		} else {
-			res.Rowwise = o
-		}
-	}
+	})
 	return nil
-}
-
-// emptyGroup is the reference's result of an empty group.
-func (mxfp8) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
-	return emptyResult(ctx, g)
 }

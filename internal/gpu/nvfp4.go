@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/kquant/kquant/internal/cuda"
@@ -15,7 +14,7 @@ import (
 // random Hadamard transform and stochastic rounding where the plan says),
 // and 16x16 weight tiles; grouped, kernels.GroupedNVFP4 and
 // GroupedNVFP4TwoD.
-type nvfp4 struct{}
+type nvfp4 struct{ referenceEmpty }
 
 // alloc allocates the NVFP4 operands: packed codes, E4M3 scales, their
 // swizzled layout and the tensor amaxes. 1D: amax (a memset and a kernel)
@@ -37,27 +36,8 @@ func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 		return err
 	}
 	p.amC = p.amR
-	if row {
-		if p.row, err = s.out(c, p, rowB); err != nil {
-			return err
-		}
-		if p.rowSc, err = s.out(c, p, rsr*rsc); err != nil {
-			return err
-		}
-		if p.rowSwz, err = s.out(c, p, rsr*rsc); err != nil {
-			return err
-		}
-	}
-	if col {
-		if p.col, err = s.out(c, p, colB); err != nil {
-			return err
-		}
-		if p.colSc, err = s.out(c, p, csr*csc); err != nil {
-			return err
-		}
-		if p.colSwz, err = s.out(c, p, csr*csc); err != nil {
-			return err
-		}
+	if _, err := allocOps(p.wanted(), s.partOut(c, p), byOp(rowB, colB), byOp(rsr*rsc, csr*csc), true); err != nil {
+		return err
 	}
 	// The amax pass: memset + kernel, input read.
 	s.kernels += 2
@@ -210,29 +190,10 @@ func (nvfp4) allocGrouped(s *Step, _ *cuda.Ctx, g *grouped, covered quant.Usage,
 	sc := roundUp(ceilDiv(cols, 16), 4)
 	rowB, colB := rows*kernels.NVFP4RowBytes(cols), cols*kernels.NVFP4RowBytes(rows)
 	csb := kernels.GroupedNVFP4ColScaleBytes(rows, cols)
+	if _, err := allocOps(g.wanted(covered), out, byOp(rowB, colB), byOp(rows*sc, csb), true); err != nil {
+		return err
+	}
 	var err error
-	if row {
-		if g.out, err = out(rowB); err != nil {
-			return err
-		}
-		if g.scales, err = out(rows * sc); err != nil {
-			return err
-		}
-		if g.swz, err = out(rows * sc); err != nil {
-			return err
-		}
-	}
-	if col {
-		if g.colOut, err = out(colB); err != nil {
-			return err
-		}
-		if g.colScales, err = out(csb); err != nil {
-			return err
-		}
-		if g.colSwz, err = out(csb); err != nil {
-			return err
-		}
-	}
 	words := g.groups
 	if g.nvfp4RHTCol() {
 		words *= 2
@@ -305,20 +266,11 @@ func (nvfp4) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Result,
 	word := func(k int) float32 { return f32(amax, 4*k) }
 	rhtCol := g.nvfp4RHTCol()
 	if g.kernel == groupedNVFP4 && rhtCol && data == nil {
-		// Only the RHT columnwise operand: the step has no input amax;
-		// one launch now, outside the step.
-		x := g.x.Slice(off*cols*g.cfg.Input.Size(), n*cols*g.cfg.Input.Size())
-		if err := s.b.set.NVFP4Amax(c, s.b.stream, g.cfg.Input, x, n, cols, g.amScratch, false, 0); err != nil {
-			return fmt.Errorf("group %d amax: %w", i, err)
-		}
-		if err := c.StreamSynchronize(s.b.stream); err != nil {
+		// Only the RHT columnwise operand: the step has no input amax.
+		var err error
+		if res.Amax, err = s.inputAmax(c, i, off, n); err != nil {
 			return err
 		}
-		raw, err := download(c, g.amScratch, 4)
-		if err != nil {
-			return err
-		}
-		res.Amax = f32(raw, 0)
 	} else {
 		res.Amax = word(i)
 	}
@@ -354,9 +306,4 @@ func (nvfp4) readGroup(s *Step, c *cuda.Ctx, r *groupOutputs, res *quant.Result,
 		res.Columnwise = o
 	}
 	return nil
-}
-
-// emptyGroup is the reference's result of an empty group.
-func (nvfp4) emptyGroup(ctx context.Context, g *grouped, _ *groupOutputs, _ int) (*quant.Result, error) {
-	return emptyResult(ctx, g)
 }

@@ -42,13 +42,8 @@ func (r *Runtime) Backend(ordinal int) (*Backend, error) {
 	if b, ok := r.backends[ordinal]; ok {
 		return b, nil
 	}
-	dev, err := r.drv.OpenDevice(ordinal)
+	b, err := openOwned(r.drv, ordinal, "cuda runtime")
 	if err != nil {
-		return nil, fmt.Errorf("cuda runtime: %w", err)
-	}
-	b, err := open(dev, true)
-	if err != nil {
-		_ = dev.Close()
 		return nil, err
 	}
 	r.backends[ordinal] = b

@@ -136,25 +136,6 @@ func (b *Backend) newStep(c *cuda.Ctx, cfgs []Config) (*Step, error) {
 	return s, nil
 }
 
-func (s *Step) alloc(c *cuda.Ctx, n int) (cuda.Buffer, error) {
-	buf, err := c.Alloc(max(n, 1))
-	if err != nil {
-		return cuda.Buffer{}, err
-	}
-	s.size += int64(buf.Size())
-	s.owned = append(s.owned, buf)
-	return buf, nil
-}
-
-// out allocates an output buffer of p that Snapshot reads.
-func (s *Step) out(c *cuda.Ctx, p *part, n int) (cuda.Buffer, error) {
-	buf, err := s.alloc(c, n)
-	if err == nil {
-		p.outs = append(p.outs, buf)
-	}
-	return buf, err
-}
-
 // addPart allocates one tensor's buffers and appends it to s.parts (also
 // on failure, so that free releases what was allocated).
 func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
@@ -516,16 +497,6 @@ func (s *Step) Result(ctx context.Context, i int) (*quant.Result, error) {
 		return err
 	})
 	return res, err
-}
-
-func f32(b []byte, off int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[off:])) }
-
-func download(c *cuda.Ctx, b cuda.Buffer, n int) ([]byte, error) {
-	out := make([]byte, n)
-	if err := c.CopyToHost(out, b); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func (p *part) result(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) (*quant.Result, error) {

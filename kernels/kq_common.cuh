@@ -1,0 +1,86 @@
+// kq_common.cuh: what every quantize kernel source shares (quantize.cu,
+// block.cu, nvfp4.cu, mx2d.cu): the integer types, the inline-function
+// qualifier, the element formats and per-tensor state words as the host
+// passes them, the 16-bit input types and their exact widening to float32,
+// the two-element FP8 conversion, the finiteness test and the group
+// search of the grouped kernels. One definition each, so that a rule the
+// contract (docs/quantization-formats.md) fixes is written once. A kernel's PTX stamp covers every kernels/*.cuh.
+#pragma once
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define KQ_DEV static __device__ __forceinline__
+#define KQ_FLT_MAX_BITS 0x7F7FFFFFu
+#define KQ_QNAN_BITS 0x7FC00000u
+
+#include "kq_fp8_sw.cuh"
+
+// Element formats, as the host passes them.
+#define KQ_E4M3 0
+#define KQ_E5M2 1
+
+// Per-tensor state: 8 words of device memory, zeroed once at allocation.
+// ACC and TICKET are the amax reduction's scratch, left zero by every
+// kernel that uses them; AMAX, SCALE and SCALE_INV are the recipe state.
+#define KQ_ST_ACC 0
+#define KQ_ST_TICKET 1
+#define KQ_ST_AMAX 2
+#define KQ_ST_SCALE 3
+#define KQ_ST_SCALE_INV 4
+
+// 16-bit input types are carried as their bits.
+struct kq_bf16 { u16 bits; };
+struct kq_f16 { u16 bits; };
+
+KQ_DEV float kq_f32(float v) { return v; }
+KQ_DEV float kq_bf16_to_f32(u32 bits) { return __uint_as_float(bits << 16); }
+KQ_DEV float kq_f16_to_f32(u32 bits) {
+	// Widening half to float is exact; no .ftz, so subnormals survive.
+	float f;
+	u16 h = (u16)bits;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+}
+KQ_DEV float kq_f32(kq_bf16 v) { return kq_bf16_to_f32(v.bits); }
+KQ_DEV float kq_f32(kq_f16 v) { return kq_f16_to_f32(v.bits); }
+// kq_plo and kq_phi widen the elements of a pair of 16-bit inputs in one
+// word: the lower-index element is in the low half (little endian).
+KQ_DEV float kq_plo(kq_bf16, u32 w) { return kq_bf16_to_f32(w & 0xFFFFu); }
+KQ_DEV float kq_phi(kq_bf16, u32 w) { return kq_bf16_to_f32(w >> 16); }
+KQ_DEV float kq_plo(kq_f16, u32 w) { return kq_f16_to_f32(w & 0xFFFFu); }
+KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
+// kq_widen8 widens the eight 16-bit elements (type H) of a 16-byte word.
+template <typename H>
+KQ_DEV void kq_widen8(uint4 q, float v[8]) {
+	const u32 w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		v[2 * k] = kq_plo(H(), w[k]);
+		v[2 * k + 1] = kq_phi(H(), w[k]);
+	}
+}
+
+// kq_cvt2<fmt> converts two floats with one rounding, round to nearest even,
+// saturating (the contract's rule, cvt.rn.satfinite where the target has
+// it): lo in bits 0-7, hi in bits 8-15. The format is a template parameter
+// (quantize.cu has the overload that takes it at run time).
+template <int fmt>
+KQ_DEV u32 kq_cvt2(float lo, float hi) { return kq_fp8x2(lo, hi, fmt == KQ_E4M3); }
+
+KQ_DEV bool kq_finite(float x) { return (__float_as_uint(x) & 0x7FFFFFFFu) < 0x7F800000u; }
+
+// kq_group returns the last g in [0, ngroups) with offsets[g] <= m: for m
+// below offsets[ngroups], the (nonempty) group holding row m. offsets is
+// nondecreasing with offsets[0] = 0 (empty groups repeat an entry). The
+// grouped kernels find the group of their rows with it.
+KQ_DEV int kq_group(const int *offsets, int ngroups, int m) {
+	int lo = 0, hi = ngroups - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) >> 1;
+		if (offsets[mid] <= m) lo = mid; else hi = mid - 1;
+	}
+	return lo;
+}

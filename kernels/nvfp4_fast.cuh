@@ -1,0 +1,514 @@
+// nvfp4_fast.cuh: part of nvfp4.cu (included once, after the general
+// paths): the fast paths for whole 16-element blocks and 16-byte aligned
+// rows (rowwise, the tiled columnwise, RHT-amax and 2D kernels). Not a
+// header of its own: it uses what nvfp4.cu defines before it; the entry
+// points are in nvfp4.cu.
+
+// ---- Fast paths (whole 16-element blocks, 16-byte aligned rows) ----
+//
+// Hopper issues one instruction per clock per scheduler, and at full
+// memory bandwidth a BF16 quantize has about 20 of them per element to
+// spend, so the fast paths keep the per-element work to a few
+// instructions while producing the same bytes as the functions above:
+//  - E2M1 round to nearest even without a comparison chain: v = min(|y|,
+//    6); with e the exponent of max(v, 1), adding M = 2^(22+e) + 2e *
+//    2^(e-1) rounds v to the E2M1 step 2^(e-1) (ties to even: M's
+//    significand is even) and leaves the code 2e + round(v / 2^(e-1)) in
+//    the low byte of the sum's bits (checked against kq_e2m1 for all 2^32
+//    inputs, NaN aside);
+//  - stochastic rounding the same way with round-toward-zero and a step
+//    256 times finer: the low bits hold code << 8 | frac, and adding
+//    255 - r carries into the code exactly when r < frac (kq_e2m1_sr);
+//  - codes are gathered and packed with byte permutes;
+//  - the element factor f = 1 / (float(d) / S) depends only on the block
+//    scale code d, so a block of threads tabulates the 127 values once;
+//  - a block containing a NaN takes the reference path (kq_quant16), as
+//    NaN codes drop the sign.
+
+// RNE code of y (NaN excluded) in the low byte of the result.
+KQ_DEV u32 kq_rne_code(float y) {
+	const float v = fminf(fabsf(y), 6.0f);
+	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
+	return __float_as_uint(__fadd_rn(v, __uint_as_float(eb + (eb >> 22) + ((22u << 23) - 254u))));
+}
+
+// SR code of y (NaN excluded) given nr = 255 - r, in byte 1 of the result.
+KQ_DEV u32 kq_sr_code(float y, u32 nr) {
+	const float v = fminf(fabsf(y), 6.0f);
+	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
+	return __float_as_uint(__fadd_rz(v, __uint_as_float(eb + (eb >> 14) + ((14u << 23) - (254u << 8))))) + nr;
+}
+
+// kq_pack16 packs sixteen 4-bit codes, each in byte sel of r[t] (0x0040:
+// byte 0, 0x0051: byte 1), element t into nibble t.
+KQ_DEV u32 kq_pack4(u32 r0, u32 r1, u32 r2, u32 r3, u32 sel) {
+	const u32 w = __byte_perm(__byte_perm(r0, r1, sel), __byte_perm(r2, r3, sel), 0x5410u);
+	return w | (w >> 4);
+}
+KQ_DEV u64 kq_pack16(const u32 r[16], u32 sel) {
+	const u32 q0 = kq_pack4(r[0], r[1], r[2], r[3], sel), q1 = kq_pack4(r[4], r[5], r[6], r[7], sel);
+	const u32 q2 = kq_pack4(r[8], r[9], r[10], r[11], sel), q3 = kq_pack4(r[12], r[13], r[14], r[15], sel);
+	return (u64)__byte_perm(q0, q1, 0x6420u) | ((u64)__byte_perm(q2, q3, 0x6420u) << 32);
+}
+
+// kq_q16f quantizes 16 NaN-free values with factor f (SR bytes from the
+// Philox block w): the same packed codes as kq_quant16.
+template <bool SR>
+KQ_DEV u64 kq_q16f(const float v[16], float f, uint4 w) {
+	u32 r[16];
+#pragma unroll
+	for (int t = 0; t < 16; t++) {
+		const float y = __fmul_rn(v[t], f);
+		const u32 sg = (__float_as_uint(y) >> 28) & 8u;
+		if (SR) {
+			const u32 nr = __byte_perm(~kq_word(w, t >> 2), 0u, 0x4440u | (u32)(t & 3));
+			r[t] = kq_sr_code(y, nr) | (sg << 8);
+		} else {
+			r[t] = kq_rne_code(y) | sg;
+		}
+	}
+	return kq_pack16(r, SR ? 0x0051u : 0x0040u);
+}
+
+// Largest |v| as float32 bits, NaN included (a result above 0x7F800000
+// means the block holds a NaN).
+KQ_DEV u32 kq_rawkey(const float v[16]) {
+	u32 k = 0;
+#pragma unroll
+	for (int t = 0; t < 16; t++) k = max(k, __float_as_uint(v[t]) & 0x7FFFFFFFu);
+	return k;
+}
+
+// Largest |x| of a block of sixteen 16-bit inputs (eight words) as float32
+// bits, 0xFFFFFFFF when the block holds a NaN: one 16x2 max per two
+// elements (|x| orders like its bits below the NaN codes).
+KQ_DEV u32 kq_u16max(u32 a, u32 b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+	return __vmaxu2(a, b); // max.u16x2 is sm_90's
+#else
+	u32 d;
+	asm("max.u16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+#endif
+}
+KQ_DEV u32 kq_key16_max(const uint4 *L) {
+	const u32 m0 = kq_u16max(kq_u16max(L[0].x & 0x7FFF7FFFu, L[0].y & 0x7FFF7FFFu), kq_u16max(L[0].z & 0x7FFF7FFFu, L[0].w & 0x7FFF7FFFu));
+	const u32 m1 = kq_u16max(kq_u16max(L[1].x & 0x7FFF7FFFu, L[1].y & 0x7FFF7FFFu), kq_u16max(L[1].z & 0x7FFF7FFFu, L[1].w & 0x7FFF7FFFu));
+	const u32 m = kq_u16max(m0, m1);
+	return max(m & 0xFFFFu, m >> 16);
+}
+KQ_DEV u32 kq_key16(const kq_bf16 *, const uint4 *L) {
+	const u32 k = kq_key16_max(L);
+	return k > 0x7F80u ? 0xFFFFFFFFu : k << 16;
+}
+KQ_DEV u32 kq_key16(const kq_f16 *, const uint4 *L) {
+	const u32 k = kq_key16_max(L);
+	return k > 0x7C00u ? 0xFFFFFFFFu : __float_as_uint(kq_f16_to_f32(k));
+}
+
+// kq_block16 quantizes one whole block of 16 values whose largest |v| has
+// the float32 bits key (kq_rawkey; above 0x7F800000 for a NaN): block scale
+// code to *d, packed codes returned. tab, when not NULL, holds the factors
+// by code.
+template <bool SR>
+KQ_DEV u64 kq_block16(const float v[16], u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
+	if (key > 0x7F800000u) {
+		*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
+		return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
+	}
+	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
+	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
+	uint4 w = make_uint4(0u, 0u, 0u, 0u);
+	if (SR) {
+		const u64 b = n0 >> 4;
+		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
+	}
+	return kq_q16f<SR>(v, f, w);
+}
+
+// The tensor's constants: S, 1/S and S/6, as the slow paths compute them.
+struct kq_tscale {
+	float s6, sinv;
+};
+KQ_DEV kq_tscale kq_tscale_of(const u32 *amax) {
+	const float s = kq_tensor_scale(__uint_as_float(*amax));
+	kq_tscale t;
+	t.sinv = __fdiv_rn(1.0f, s);
+	t.s6 = __fdiv_rn(s, 6.0f);
+	return t;
+}
+
+// Factor table by block scale code (blockDim.x >= 128); the caller
+// synchronises.
+KQ_DEV void kq_fill_tab(float *tab, float sinv) {
+	if (threadIdx.x < 128) tab[threadIdx.x] = kq_factor(threadIdx.x, sinv);
+}
+
+template <typename H>
+KQ_DEV void kq_unpack16(const H *, const uint4 *L, float v[16]) {
+#pragma unroll
+	for (int q = 0; q < 2; q++) kq_widen8<H>(L[q], v + 8 * q);
+}
+KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
+#pragma unroll
+	for (int q = 0; q < 4; q++) {
+		v[4 * q] = __uint_as_float(L[q].x); v[4 * q + 1] = __uint_as_float(L[q].y);
+		v[4 * q + 2] = __uint_as_float(L[q].z); v[4 * q + 3] = __uint_as_float(L[q].w);
+	}
+}
+
+// Rowwise fast path (cols % 64 == 0, input and output 16-byte aligned,
+// scale matrices 4-byte aligned): one item is 64 elements of a row (four
+// blocks), written as 32 data bytes, one 4-byte scale word and one 4-byte
+// swizzled scale word (the four entries are adjacent in the GEMM layout).
+// A warp's 32 items are contiguous in memory (rows are), so for 16-bit
+// inputs the warp reads its 4 KiB with coalesced 16-byte loads into shared
+// memory (9 vectors per item, so that the read-back is free of bank
+// conflicts) and each thread then reads back its own 128 bytes; float32
+// inputs are read directly, 128 bytes per thread and batch.
+template <typename T, bool SR>
+__device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
+	__shared__ float tab[128];
+	__shared__ __align__(16) uint4 stg[sizeof(T) == 2 ? 8 : 1][32 * 9];
+	const bool grouped = offsets != 0;
+	kq_tscale ts = kq_tscale_of(amax);
+	int gcur = 0;
+	if (!grouped) {
+		kq_fill_tab(tab, ts.sinv);
+		__syncthreads();
+	}
+	const int nq = cols >> 6, lane = threadIdx.x & 31;
+	const long long items = (long long)srows * nq, data_items = (long long)rows * nq;
+	uint4 *ws = stg[sizeof(T) == 2 ? threadIdx.x >> 5 : 0];
+	const long long step = (long long)gridDim.x * blockDim.x;
+	for (long long it0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); it0 < items; it0 += step) {
+		const long long it = it0 + lane;
+		if constexpr (sizeof(T) == 2) {
+			const uint4 *p = reinterpret_cast<const uint4 *>(x) + it0 * 8;
+			uint4 L[8];
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				const int v = i * 32 + lane;
+				L[i] = it0 + (v >> 3) < data_items ? p[v] : make_uint4(0u, 0u, 0u, 0u);
+			}
+			__syncwarp();
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				const int v = i * 32 + lane;
+				ws[(v >> 3) * 9 + (v & 7)] = L[i];
+			}
+			__syncwarp();
+		}
+		if (it >= items) continue;
+		const int m = (int)(it / nq), q = (int)(it % nq);
+		const long long si = (long long)m * scols + q * 4;
+		bool live = m < rows;
+		int g = 0, m0 = 0;
+		if (grouped && live) {
+			if (m >= offsets[ngroups]) {
+				live = false;
+			} else {
+				g = kq_group(offsets, ngroups, m);
+				m0 = offsets[g];
+			}
+		}
+		if (!live) {
+			*reinterpret_cast<u32 *>(scales + si) = 0;
+			if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(m, q * 4, scols)) = 0;
+			continue;
+		}
+		if (grouped && g != gcur) {
+			ts = kq_tscale_of(amax + g);
+			gcur = g;
+		}
+		const float *ftab = grouped ? 0 : tab;
+		const u64 nb = (u64)(m - m0) * (u64)cols + (u64)(q * 64);
+		u64 packed[4];
+		u32 dw = 0;
+		if constexpr (sizeof(T) == 2) {
+#pragma unroll
+			for (int b = 0; b < 4; b++) {
+				uint4 L[2];
+				L[0] = ws[lane * 9 + 2 * b];
+				L[1] = ws[lane * 9 + 2 * b + 1];
+				float v[16];
+				kq_unpack16(x, L, v);
+				u32 d;
+				packed[b] = kq_block16<SR>(v, kq_key16(x, L), ts.s6, ts.sinv, ftab, nb + 16 * b, 0u, (u32)g, seed, &d);
+				dw |= d << (8 * b);
+			}
+		} else {
+			const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)m * cols + q * 64);
+#pragma unroll
+			for (int b0 = 0; b0 < 4; b0 += 2) {
+				uint4 L[8];
+#pragma unroll
+				for (int i = 0; i < 8; i++) L[i] = p[b0 * 4 + i];
+#pragma unroll
+				for (int b = 0; b < 2; b++) {
+					float v[16];
+					kq_unpack16(x, L + b * 4, v);
+					u32 d;
+					packed[b0 + b] = kq_block16<SR>(v, kq_rawkey(v), ts.s6, ts.sinv, ftab, nb + 16 * (b0 + b), 0u, (u32)g, seed, &d);
+					dw |= d << (8 * (b0 + b));
+				}
+			}
+		}
+		uint4 *o = reinterpret_cast<uint4 *>(out + (long long)m * (cols >> 1) + q * 32);
+		o[0] = make_uint4((u32)packed[0], (u32)(packed[0] >> 32), (u32)packed[1], (u32)(packed[1] >> 32));
+		o[1] = make_uint4((u32)packed[2], (u32)(packed[2] >> 32), (u32)packed[3], (u32)(packed[3] >> 32));
+		*reinterpret_cast<u32 *>(scales + si) = dw;
+		if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(m, q * 4, scols)) = dw;
+	}
+}
+
+// Tiles of 64 rows x 128 columns staged in shared memory with 16-byte
+// loads (columns at or beyond cols read as zero; cols % 64 == 0, so a
+// vector never straddles the edge). Rows are padded by 16 bytes so that
+// 16-byte reads of one column range from consecutive rows hit different
+// banks. Row stride KQ_TILE_ROW(T) words.
+#define KQ_TILE_ROW(T) (32 * (int)sizeof(T) + 4)
+#define KQ_TILE_WORDS(T) (64 * KQ_TILE_ROW(T))
+template <typename T>
+KQ_DEV void kq_load_tile(const T *x, int cols, int m0, int k0, u32 *tile) {
+	constexpr int VPR = 8 * (int)sizeof(T); // 16-byte vectors per tile row
+	constexpr int EV = 16 / (int)sizeof(T);
+	constexpr int NV = 64 * VPR / 256;
+	uint4 r[NV];
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i, row = idx / VPR, k = k0 + (idx % VPR) * EV;
+		r[i] = k < cols ? *reinterpret_cast<const uint4 *>(x + (long long)(m0 + row) * cols + k) : make_uint4(0u, 0u, 0u, 0u);
+	}
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i;
+		reinterpret_cast<uint4 *>(tile)[(idx / VPR) * (VPR + 1) + idx % VPR] = r[i];
+	}
+}
+
+// Element (row, c) of a tile.
+KQ_DEV float kq_tile_at(const kq_bf16 *, const u32 *tile, int row, int c) {
+	const u32 w = tile[row * KQ_TILE_ROW(kq_bf16) + (c >> 1)];
+	return __uint_as_float((c & 1) ? (w & 0xFFFF0000u) : (w << 16));
+}
+KQ_DEV float kq_tile_at(const kq_f16 *, const u32 *tile, int row, int c) {
+	const u32 w = tile[row * KQ_TILE_ROW(kq_f16) + (c >> 1)];
+	return kq_f16_to_f32((c & 1) ? (w >> 16) : (w & 0xFFFFu));
+}
+KQ_DEV float kq_tile_at(const float *, const u32 *tile, int row, int c) { return __uint_as_float(tile[row * KQ_TILE_ROW(float) + c]); }
+
+// Sixteen elements of a tile row from column c0 (c0 % 16 == 0), as 16-byte
+// vectors.
+template <typename T>
+KQ_DEV const uint4 *kq_tile_seg(const u32 *tile, int row, int c0) {
+	return reinterpret_cast<const uint4 *>(tile + row * KQ_TILE_ROW(T) + c0 * (int)sizeof(T) / 4);
+}
+
+// kq_tile_key unpacks the sixteen elements of a tile row from column c0
+// into v and returns their largest |v| as kq_rawkey does (from the packed
+// words for the 16-bit inputs H; the float32 overload below).
+template <typename H>
+KQ_DEV u32 kq_tile_key(const H *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<H>(tile, row, c0);
+	uint4 L[2];
+	L[0] = s[0];
+	L[1] = s[1];
+	kq_unpack16(x, L, v);
+	return kq_key16(x, L);
+}
+KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<float>(tile, row, c0);
+	uint4 L[4];
+#pragma unroll
+	for (int i = 0; i < 4; i++) L[i] = s[i];
+	kq_unpack16(x, L, v);
+	return kq_rawkey(v);
+}
+
+// Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
+// stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
+// runs of two columns, and the packed runs leave through shared memory as
+// 16-byte stores (32 contiguous bytes per transposed row and tile). Grid
+// (srows / 128, rows / 64); columns in [cols, srows) get zero scales. by
+// is blockIdx.y, or the tile's row in its group's tensor (grouped).
+template <typename T>
+__device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int by) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ u32 dstage[128];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	const int k0 = blockIdx.x * 128, m0 = by * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int c = 2 * j + h, k = k0 + c;
+		float v[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, c);
+		if (rht) kq_rht16(v, signs);
+		u64 p = 0;
+		u32 d = 0;
+		if (k < cols) {
+			const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+			const u32 key = kq_rawkey(v);
+			p = sr ? kq_block16<true>(v, key, ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d)
+			       : kq_block16<false>(v, key, ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+		}
+		stage[c][run] = p;
+		reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+	}
+	__syncthreads();
+	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+	if (k < cols) {
+		*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
+			*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+	}
+	if (half == 0 && k < srows) {
+		const u32 dw = dstage[cc];
+		*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
+		if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(k, m0 >> 4, scols)) = dw;
+	}
+}
+
+// Amax of the RHT of the columnwise operand, fast path (shapes as
+// kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)).
+template <typename T>
+__device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	float a = 0.0f;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float v[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
+		kq_rht16(v, signs);
+#pragma unroll
+		for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+	}
+	kq_block_atomic_max(__float_as_uint(a), amax);
+}
+
+// 8x8 nibble transpose: afterwards nibble i of a[c] is what nibble c of
+// a[i] was (swap the off-diagonal 4x4, 2x2 and 1x1 blocks).
+KQ_DEV void kq_tr8(u32 a[8]) {
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		const u32 x = a[i], y = a[i + 4];
+		a[i] = __byte_perm(x, y, 0x5410u);
+		a[i + 4] = __byte_perm(x, y, 0x7632u);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (i & 2) continue;
+		const u32 x = a[i], y = a[i + 2];
+		a[i] = __byte_perm(x, y, 0x6240u);
+		a[i + 2] = __byte_perm(x, y, 0x7351u);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i += 2) {
+		const u32 x = a[i], y = a[i + 1];
+		a[i] = (x & 0x0F0F0F0Fu) | ((y & 0x0F0F0F0Fu) << 4);
+		a[i + 1] = ((x >> 4) & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+	}
+}
+
+// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block stages
+// a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
+// quantizes two 16-element row segments, the tile amaxes meet in shared
+// memory, the rowwise codes go out as 16-byte stores and, for the
+// columnwise operand, are transposed nibble-wise in registers and leave
+// through shared memory as 16-byte stores. The caller zeroes both scale
+// matrices (their padding) first; swz_row and swz_col, when not NULL,
+// also receive the scales in the GEMM layout (four columnwise entries
+// adjacent there). Grid (ceil(cols / 128), rows / 64); by is blockIdx.y,
+// or the tile's row in its group's tensor (grouped).
+template <typename T>
+__device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int by) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	__shared__ u32 tam[32];
+	__shared__ u32 rc[64][17];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	if (threadIdx.x < 32) tam[threadIdx.x] = 0;
+	const int k0 = blockIdx.x * 128, m0 = by * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	// Thread (m, sp) takes the row segments kb = sp and sp + 4 of tile row
+	// m: four threads read 128 contiguous bytes, and the padded rows put
+	// the next row's reads on the other banks.
+	const int m = threadIdx.x >> 2, sp = threadIdx.x & 3;
+	u32 key[2];
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		float v[16];
+		key[h] = kq_tile_key(x, tile, m, kb * 16, v);
+		const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
+		if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+	}
+	__syncthreads();
+	u64 p[2];
+	u32 d[2];
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		float v[16];
+		kq_tile_key(x, tile, m, kb * 16, v);
+		d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+		const float f = tab[d[h]];
+		p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
+		rc[m][2 * kb] = (u32)p[h];
+		rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+	}
+	const int stride_r = cols >> 1, stride_c = rows >> 1;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		if (k0 + kb * 16 >= cols) continue;
+		if (out_row != 0) *reinterpret_cast<u64 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + kb * 8) = p[h];
+		if (scales_row != 0) scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
+		if (swz_row != 0) swz_row[kq_swz(m0 + m, (k0 >> 4) + kb, scols_row)] = (u8)d[h];
+	}
+	if (out_col == 0) return;
+	__syncthreads();
+	if (threadIdx.x < 64) {
+		const int wc = threadIdx.x & 15, run = threadIdx.x >> 4;
+		u32 lo[8], hi[8];
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			lo[i] = rc[run * 16 + i][wc];
+			hi[i] = rc[run * 16 + 8 + i][wc];
+		}
+		kq_tr8(lo);
+		kq_tr8(hi);
+#pragma unroll
+		for (int c = 0; c < 8; c++) stage[wc * 8 + c][run] = (u64)lo[c] | ((u64)hi[c] << 32);
+	}
+	__syncthreads();
+	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+	if (k >= cols) return;
+	*reinterpret_cast<uint4 *>(out_col + (long long)k * stride_c + (m0 >> 1) + half * 16) =
+		*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+	if (half == 0) {
+		const int kb = cc >> 4;
+		u32 dw = 0;
+#pragma unroll
+		for (int r = 0; r < 4; r++) dw |= kq_e4m3(__fmul_rn(__uint_as_float(tam[r * 8 + kb]), ts.s6)) << (8 * r);
+		*reinterpret_cast<u32 *>(scales_col + (long long)k * scols_col + (m0 >> 4)) = dw;
+		if (swz_col != 0) *reinterpret_cast<u32 *>(swz_col + kq_swz(k, m0 >> 4, scols_col)) = dw;
+	}
+}
