@@ -14,7 +14,6 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
@@ -132,13 +131,9 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	if err != nil {
 		return err
 	}
-	scheme, err := kquantscheme.New()
+	cl, err := kquantscheme.NewClient(cfg)
 	if err != nil {
 		return err
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("creating API client: %w", err)
 	}
 	ns, name, _ := strings.Cut(c.run, "/")
 	out, err := runmode.Execute(ctx, runmode.Options{
