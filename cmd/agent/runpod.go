@@ -75,11 +75,8 @@ func parseRunFlags(args []string) (*runConfig, error) {
 // the run finished (any verdict), 1 when it could not run. SIGTERM records
 // the run as Failed (RunPodLost, retried) before exiting.
 func runPod(args []string) error {
-	c, err := parseRunFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	c, ok, err := parsed(args, parseRunFlags)
+	if !ok {
 		return err
 	}
 	log, err := processLogger(c.log)
@@ -115,11 +112,7 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := exec.close(); err != nil {
-			log.Error(err, "Releasing the GPU failed")
-		}
-	}()
+	defer exec.release(log)
 	if exec.bench != nil {
 		exec.bench.Progress = progressLogger(log)
 	}
