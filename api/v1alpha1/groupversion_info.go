@@ -1,7 +1,10 @@
 package v1alpha1
 
 import (
+	"reflect"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
@@ -14,73 +17,94 @@ var (
 	// expects (the apply configurations' ForKind).
 	SchemeGroupVersion = GroupVersion
 
-	// SchemeBuilder registers the kquant kinds with a runtime.Scheme: every
-	// kind and its list, in this one place (no init() per kind).
-	SchemeBuilder = (&scheme.Builder{GroupVersion: GroupVersion}).Register(
-		&QuantRecipe{}, &QuantRecipeList{},
-		&ClusterQuantRecipe{}, &ClusterQuantRecipeList{},
-		&QuantJob{}, &QuantJobList{},
-		&QuantRun{}, &QuantRunList{},
-		&QuantCronJob{}, &QuantCronJobList{},
-		&GPUNodeProfile{}, &GPUNodeProfileList{},
+	// SchemeBuilder registers the kquant kinds with a runtime.Scheme, each
+	// with its list, in this one place (no init() per kind).
+	SchemeBuilder = register(
+		kind[QuantRecipe],
+		kind[ClusterQuantRecipe],
+		kind[QuantJob],
+		kind[QuantRun],
+		kind[QuantCronJob],
+		kind[GPUNodeProfile],
 	)
 
 	// AddToScheme adds the kquant kinds to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
-// The list kinds, one per kind above.
-
-// QuantRecipeList is a list of QuantRecipes.
-//
-// +kubebuilder:object:root=true
-type QuantRecipeList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantRecipe `json:"items"`
+// register returns a scheme builder of the kinds.
+func register(kinds ...func(*runtime.Scheme)) *scheme.Builder {
+	b := &scheme.Builder{GroupVersion: GroupVersion}
+	b.SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		for _, add := range kinds {
+			add(s)
+		}
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
+	return b
 }
 
-// ClusterQuantRecipeList is a list of ClusterQuantRecipes.
-//
-// +kubebuilder:object:root=true
-type ClusterQuantRecipeList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []ClusterQuantRecipe `json:"items"`
+// kind adds the kind T under its Go name and List[T] under that name with
+// List appended (a List's own Go name is not a kind's).
+func kind[T any, P interface {
+	*T
+	runtime.Object
+}](s *runtime.Scheme) {
+	name := reflect.TypeFor[T]().Name()
+	s.AddKnownTypeWithName(GroupVersion.WithKind(name), P(new(T)))
+	s.AddKnownTypeWithName(GroupVersion.WithKind(name+"List"), &List[T]{})
 }
 
-// QuantJobList is a list of QuantJobs.
+// List is a list of one kind's objects: every kquant list kind
+// (QuantRecipeList, QuantRunList, …) is this type, registered under its
+// kind's name with List appended.
 //
-// +kubebuilder:object:root=true
-type QuantJobList struct {
+// +kubebuilder:object:generate=false
+// +kubebuilder:ac:generate=false
+type List[T any] struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantJob `json:"items"`
+	Items           []T `json:"items"`
 }
 
-// QuantRunList is a list of QuantRuns.
-//
-// +kubebuilder:object:root=true
-type QuantRunList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantRun `json:"items"`
+// The list kinds.
+type (
+	QuantRecipeList        = List[QuantRecipe]
+	ClusterQuantRecipeList = List[ClusterQuantRecipe]
+	QuantJobList           = List[QuantJob]
+	QuantRunList           = List[QuantRun]
+	QuantCronJobList       = List[QuantCronJob]
+	GPUNodeProfileList     = List[GPUNodeProfile]
+)
+
+// DeepCopyInto copies in into out; T is a kind, whose pointer has the
+// generated DeepCopyInto.
+func (in *List[T]) DeepCopyInto(out *List[T]) {
+	*out = *in
+	in.ListMeta.DeepCopyInto(&out.ListMeta)
+	if in.Items != nil {
+		out.Items = make([]T, len(in.Items))
+		for i := range in.Items {
+			any(&in.Items[i]).(interface{ DeepCopyInto(*T) }).DeepCopyInto(&out.Items[i])
+		}
+	}
 }
 
-// QuantCronJobList is a list of QuantCronJobs.
-//
-// +kubebuilder:object:root=true
-type QuantCronJobList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantCronJob `json:"items"`
+// DeepCopy returns a deep copy of in; nil for nil.
+func (in *List[T]) DeepCopy() *List[T] {
+	if in == nil {
+		return nil
+	}
+	out := new(List[T])
+	in.DeepCopyInto(out)
+	return out
 }
 
-// GPUNodeProfileList is a list of GPUNodeProfiles.
-//
-// +kubebuilder:object:root=true
-type GPUNodeProfileList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []GPUNodeProfile `json:"items"`
+// DeepCopyObject is DeepCopy as a runtime.Object.
+func (in *List[T]) DeepCopyObject() runtime.Object {
+	if c := in.DeepCopy(); c != nil {
+		return c
+	}
+	return nil
 }
