@@ -120,15 +120,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	log := logging.FromContext(ctx).WithValues("node", opts.NodeName, "agentID", opts.AgentID)
 	ctx = logr.NewContext(ctx, log)
 
-	scheme, err := kquantscheme.New()
-	if err != nil {
-		return err
-	}
 	// Profile, Node and Lease are read and written directly: a cached read
 	// would watch every Node and Lease of the cluster.
-	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	direct, err := kquantscheme.NewClient(cfg)
 	if err != nil {
-		return fmt.Errorf("creating API client: %w", err)
+		return err
 	}
 	discoverer, lib, err := openDiscoverer(ctx, opts)
 	if err != nil {
@@ -170,7 +166,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	lease := profile.NewLeaseKeeper(direct, opts.Clock, opts.Namespace, opts.NodeName, opts.AgentID,
 		opts.LeaseRenewInterval, opts.LeaseDuration)
 
-	mgr, err := newManager(ctx, cfg, scheme, opts)
+	mgr, err := newManager(ctx, cfg, direct.Scheme(), opts)
 	if err != nil {
 		return err
 	}

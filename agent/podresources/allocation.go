@@ -195,6 +195,24 @@ func (o Options) isGPUResource(name string) bool {
 
 func (o Options) draDriver() string { return cmp.Or(o.DRADriver, DefaultDRADriver) }
 
+// devicePluginGPUs resolves the device IDs of one device-plugin resource
+// to GPUs, and returns those it cannot resolve (without a container) with
+// the reason; nothing for a resource that is not a GPU's.
+func (o Options) devicePluginGPUs(devs *podresourcesv1.ContainerDevices, resolver Resolver) (found []Device, unresolved []Unresolved) {
+	if !o.isGPUResource(devs.GetResourceName()) {
+		return nil, nil
+	}
+	for _, id := range devs.GetDeviceIds() {
+		d, reason := resolveDevicePluginID(devs.GetResourceName(), id, resolver)
+		if reason != "" {
+			unresolved = append(unresolved, Unresolved{ResourceName: devs.GetResourceName(), DeviceID: id, Reason: reason})
+			continue
+		}
+		found = append(found, d)
+	}
+	return found, unresolved
+}
+
 // FromList normalises a List response into a Snapshot.
 func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, opts Options) Snapshot {
 	var s Snapshot
@@ -202,17 +220,13 @@ func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, 
 		for _, ctr := range pod.GetContainers() {
 			owner := Container{Namespace: pod.GetNamespace(), Pod: pod.GetName(), Container: ctr.GetName()}
 			for _, devs := range ctr.GetDevices() {
-				if !opts.isGPUResource(devs.GetResourceName()) {
-					continue
-				}
-				for _, id := range devs.GetDeviceIds() {
-					d, reason := resolveDevicePluginID(devs.GetResourceName(), id, resolver)
-					if reason != "" {
-						s.Unresolved = append(s.Unresolved, Unresolved{Container: owner,
-							ResourceName: devs.GetResourceName(), DeviceID: id, Reason: reason})
-						continue
-					}
+				found, unresolved := opts.devicePluginGPUs(devs, resolver)
+				for _, d := range found {
 					s.Allocations = append(s.Allocations, Allocation{Device: d, Container: owner})
+				}
+				for _, u := range unresolved {
+					u.Container = owner
+					s.Unresolved = append(s.Unresolved, u)
 				}
 			}
 			for _, claim := range ctr.GetDynamicResources() {
@@ -245,17 +259,9 @@ func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, 
 func FromAllocatable(resp *podresourcesv1.AllocatableResourcesResponse, resolver Resolver, opts Options) Allocatable {
 	var a Allocatable
 	for _, devs := range resp.GetDevices() {
-		if !opts.isGPUResource(devs.GetResourceName()) {
-			continue
-		}
-		for _, id := range devs.GetDeviceIds() {
-			d, reason := resolveDevicePluginID(devs.GetResourceName(), id, resolver)
-			if reason != "" {
-				a.Unresolved = append(a.Unresolved, Unresolved{ResourceName: devs.GetResourceName(), DeviceID: id, Reason: reason})
-				continue
-			}
-			a.Devices = append(a.Devices, d)
-		}
+		found, unresolved := opts.devicePluginGPUs(devs, resolver)
+		a.Devices = append(a.Devices, found...)
+		a.Unresolved = append(a.Unresolved, unresolved...)
 	}
 	slices.SortFunc(a.Devices, func(x, y Device) int {
 		return cmp.Or(cmp.Compare(x.GPUUUID, y.GPUUUID), cmp.Compare(x.DeviceID, y.DeviceID))

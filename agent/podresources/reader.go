@@ -43,24 +43,32 @@ func (r *Reader) Close() error { return r.conn.Close() }
 
 // List returns which GPU is allocated to which container.
 func (r *Reader) List(ctx context.Context) (Snapshot, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	resp, err := r.client.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+	resp, err := call(ctx, r, r.client.List, &podresourcesv1.ListPodResourcesRequest{}, "listing pod resources")
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("listing pod resources: %w", err)
+		return Snapshot{}, err
 	}
 	return FromList(resp, r.resolver, r.opts), nil
 }
 
 // Allocatable returns the GPU devices the node's device plugins can give out.
 func (r *Reader) Allocatable(ctx context.Context) (Allocatable, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	resp, err := r.client.GetAllocatableResources(ctx, &podresourcesv1.AllocatableResourcesRequest{})
+	resp, err := call(ctx, r, r.client.GetAllocatableResources, &podresourcesv1.AllocatableResourcesRequest{}, "getting allocatable resources")
 	if err != nil {
-		return Allocatable{}, fmt.Errorf("getting allocatable resources: %w", err)
+		return Allocatable{}, err
 	}
 	return FromAllocatable(resp, r.resolver, r.opts), nil
+}
+
+// call makes one request of the PodResources API under the reader's
+// timeout; what says what it was in the error.
+func call[Req, Resp any](ctx context.Context, r *Reader, method func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req, what string) (Resp, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	resp, err := method(ctx, req)
+	if err != nil {
+		return resp, fmt.Errorf("%s: %w", what, err)
+	}
+	return resp, nil
 }
 
 // Pod returns the GPU allocations of one pod: what the agent asks to learn

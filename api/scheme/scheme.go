@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 )
@@ -23,4 +25,19 @@ func New() (*runtime.Scheme, error) {
 		return nil, fmt.Errorf("adding kquant kinds to the scheme: %w", err)
 	}
 	return s, nil
+}
+
+// NewClient returns a direct (uncached) client of cfg's API server that
+// speaks the kinds of New: what a binary uses for reads and writes that a
+// manager's cache should not serve.
+func NewClient(cfg *rest.Config) (client.Client, error) {
+	s, err := New()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("creating API client: %w", err)
+	}
+	return c, nil
 }

@@ -31,16 +31,3 @@ type ClusterQuantRecipe struct {
 	// +optional
 	Status QuantRecipeStatus `json:"status,omitempty"`
 }
-
-// ClusterQuantRecipeList is a list of ClusterQuantRecipes.
-//
-// +kubebuilder:object:root=true
-type ClusterQuantRecipeList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []ClusterQuantRecipe `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&ClusterQuantRecipe{}, &ClusterQuantRecipeList{})
-}

@@ -243,16 +243,3 @@ type GPUNodeProfile struct {
 	// +optional
 	Status GPUNodeProfileStatus `json:"status,omitempty"`
 }
-
-// GPUNodeProfileList is a list of GPUNodeProfiles.
-//
-// +kubebuilder:object:root=true
-type GPUNodeProfileList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []GPUNodeProfile `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&GPUNodeProfile{}, &GPUNodeProfileList{})
-}

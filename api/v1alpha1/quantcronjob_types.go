@@ -176,16 +176,3 @@ type QuantCronJob struct {
 	// +optional
 	Status QuantCronJobStatus `json:"status,omitempty"`
 }
-
-// QuantCronJobList is a list of QuantCronJobs.
-//
-// +kubebuilder:object:root=true
-type QuantCronJobList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantCronJob `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&QuantCronJob{}, &QuantCronJobList{})
-}

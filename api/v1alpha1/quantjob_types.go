@@ -441,18 +441,5 @@ type QuantJob struct {
 	Status QuantJobStatus `json:"status,omitempty"`
 }
 
-// QuantJobList is a list of QuantJobs.
-//
-// +kubebuilder:object:root=true
-type QuantJobList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantJob `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&QuantJob{}, &QuantJobList{})
-}
-
 // IsCluster reports whether ref names a ClusterQuantRecipe.
 func (ref RecipeReference) IsCluster() bool { return ref.Kind == RecipeKindCluster }

@@ -260,16 +260,3 @@ type QuantRecipe struct {
 	// +optional
 	Status QuantRecipeStatus `json:"status,omitempty"`
 }
-
-// QuantRecipeList is a list of QuantRecipes.
-//
-// +kubebuilder:object:root=true
-type QuantRecipeList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantRecipe `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&QuantRecipe{}, &QuantRecipeList{})
-}

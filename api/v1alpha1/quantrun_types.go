@@ -436,16 +436,3 @@ type QuantRun struct {
 	// +kubebuilder:default={}
 	Status QuantRunStatus `json:"status,omitempty"`
 }
-
-// QuantRunList is a list of QuantRuns.
-//
-// +kubebuilder:object:root=true
-type QuantRunList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []QuantRun `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&QuantRun{}, &QuantRunList{})
-}

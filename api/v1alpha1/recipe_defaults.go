@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -36,48 +37,27 @@ func (s *QuantRecipeSpec) Effective() QuantRecipeSpec {
 	}
 	switch s.Scheme {
 	case SchemeDelayedScaling:
-		o := DelayedScalingOptions{}
-		if s.DelayedScaling != nil {
-			o = *s.DelayedScaling.DeepCopy()
-		}
+		o := copyOf(s.DelayedScaling)
 		o.Margin = orDefault(o.Margin, DefaultMargin)
 		o.AmaxHistoryLen = orDefault(o.AmaxHistoryLen, DefaultAmaxHistoryLen)
-		if o.AmaxComputeAlgo == "" {
-			o.AmaxComputeAlgo = DefaultAmaxComputeAlgo
-		}
+		o.AmaxComputeAlgo = cmp.Or(o.AmaxComputeAlgo, DefaultAmaxComputeAlgo)
 		out.DelayedScaling = &o
 	case SchemeFloat8CurrentScaling:
-		o := CurrentScalingOptions{}
-		if s.CurrentScaling != nil {
-			o = *s.CurrentScaling.DeepCopy()
-		}
+		o := copyOf(s.CurrentScaling)
 		o.Power2Scales = orDefault(o.Power2Scales, false)
-		if o.AmaxEpsilon == "" {
-			o.AmaxEpsilon = DefaultAmaxEpsilon
-		}
+		o.AmaxEpsilon = cmp.Or(o.AmaxEpsilon, DefaultAmaxEpsilon)
 		out.CurrentScaling = &o
 	case SchemeFloat8BlockScaling:
-		o := BlockScalingOptions{}
-		if s.BlockScaling != nil {
-			o = *s.BlockScaling.DeepCopy()
-		}
+		o := copyOf(s.BlockScaling)
 		o.Power2Scales = orDefault(o.Power2Scales, true)
 		out.BlockScaling = &o
 	case SchemeMXFP8BlockScaling:
-		o := MXFP8Options{}
-		if s.MXFP8 != nil {
-			o = *s.MXFP8.DeepCopy()
-		}
-		if o.ScaleRounding == "" {
-			o.ScaleRounding = ScaleRoundingTE
-		}
+		o := copyOf(s.MXFP8)
+		o.ScaleRounding = cmp.Or(o.ScaleRounding, ScaleRoundingTE)
 		o.TwoDimensionalWeights = orDefault(o.TwoDimensionalWeights, false)
 		out.MXFP8 = &o
 	case SchemeNVFP4BlockScaling:
-		o := NVFP4Options{}
-		if s.NVFP4 != nil {
-			o = *s.NVFP4.DeepCopy()
-		}
+		o := copyOf(s.NVFP4)
 		o.RandomHadamardTransform = orDefault(o.RandomHadamardTransform, true)
 		o.StochasticRounding = orDefault(o.StochasticRounding, true)
 		o.TwoDimensionalWeights = orDefault(o.TwoDimensionalWeights, true)
@@ -129,6 +109,20 @@ func canonicalDecimal(s string) string {
 	return fmt.Sprintf("%g", f)
 }
 
+// copyOf returns a deep copy of *p, or the zero T when p is nil: an options
+// block to fill in without touching the spec it came from.
+func copyOf[T any, P interface {
+	*T
+	DeepCopy() *T
+}](p P) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p.DeepCopy()
+}
+
+// orDefault returns a pointer to a copy of *p, or to def when p is nil.
 func orDefault[T any](p *T, def T) *T {
 	if p != nil {
 		v := *p

@@ -90,12 +90,19 @@ func main() {
 	}
 }
 
-func run(args []string) error {
-	c, err := parseFlags(args)
+// parsed runs a command's flag parser; ok is false when the command has
+// nothing more to do: an error, or --help (which is no error).
+func parsed[C any](args []string, parse func([]string) (C, error)) (c C, ok bool, err error) {
+	c, err = parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		return nil
+		return c, false, nil
 	}
-	if err != nil {
+	return c, err == nil, err
+}
+
+func run(args []string) error {
+	c, ok, err := parsed(args, parseFlags)
+	if !ok {
 		return err
 	}
 	if c.showVersion {
@@ -133,11 +140,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if err := exec.close(); err != nil {
-				log.Error(err, "Releasing the GPUs failed")
-			}
-		}()
+		defer exec.release(log)
 		opts.Runner, opts.Prober, opts.Open = exec.runner, exec.prober, exec.open
 	}
 	cfg, err := restConfig(c.kubeconfig)

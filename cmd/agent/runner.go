@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/go-logr/logr"
+
 	"github.com/kquant/kquant/agent/baseline"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
@@ -43,6 +45,14 @@ type execution struct {
 	open executor.Opener
 	// close releases the GPUs; never nil.
 	close func() error
+}
+
+// release releases the GPUs, logging a failure: a deferred last step,
+// whose failure changes nothing the run reported.
+func (e *execution) release(log logr.Logger) {
+	if err := e.close(); err != nil {
+		log.Error(err, "Releasing the GPUs failed")
+	}
 }
 
 // newExecution picks the backend: the CUDA kernels on the node's GPUs when a

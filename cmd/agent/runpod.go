@@ -14,7 +14,6 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
@@ -76,11 +75,8 @@ func parseRunFlags(args []string) (*runConfig, error) {
 // the run finished (any verdict), 1 when it could not run. SIGTERM records
 // the run as Failed (RunPodLost, retried) before exiting.
 func runPod(args []string) error {
-	c, err := parseRunFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	c, ok, err := parsed(args, parseRunFlags)
+	if !ok {
 		return err
 	}
 	log, err := processLogger(c.log)
@@ -116,11 +112,7 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := exec.close(); err != nil {
-			log.Error(err, "Releasing the GPU failed")
-		}
-	}()
+	defer exec.release(log)
 	if exec.bench != nil {
 		exec.bench.Progress = progressLogger(log)
 	}
@@ -132,13 +124,9 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	if err != nil {
 		return err
 	}
-	scheme, err := kquantscheme.New()
+	cl, err := kquantscheme.NewClient(cfg)
 	if err != nil {
 		return err
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("creating API client: %w", err)
 	}
 	ns, name, _ := strings.Cut(c.run, "/")
 	out, err := runmode.Execute(ctx, runmode.Options{

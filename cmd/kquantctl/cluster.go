@@ -22,11 +22,7 @@ func (a *app) clusterClient() (client.Client, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	scheme, err := kquantscheme.New()
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := kquantscheme.NewClient(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("connecting to the cluster: %w", err)
 	}

@@ -165,15 +165,7 @@ func hookClient(f flags) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	scheme, err := kquantscheme.New()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("creating client: %w", err)
-	}
-	return c, nil
+	return kquantscheme.NewClient(cfg)
 }
 
 func runManager(ctx context.Context, f flags) error {

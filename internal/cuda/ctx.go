@@ -61,34 +61,36 @@ func (c *Ctx) Free(b Buffer) error {
 // CopyToDevice copies src into the start of dst. It waits for all work on
 // the device before and after the copy.
 func (c *Ctx) CopyToDevice(dst Buffer, src []byte) error {
-	if len(src) > dst.size {
-		return fmt.Errorf("cuda: CopyToDevice of %d bytes into %d", len(src), dst.size)
-	}
-	if len(src) == 0 {
-		return nil
-	}
-	if err := c.Synchronize(); err != nil {
-		return err
-	}
-	if err := c.lib.check(c.lib.memcpyHtoD(dst.ptr, unsafe.Pointer(&src[0]), len(src)), "cuMemcpyHtoD_v2(%d)", len(src)); err != nil {
-		return err
-	}
-	return c.Synchronize()
+	return c.copySync("CopyToDevice", "into", len(src), dst.size, func() error {
+		if err := c.lib.check(c.lib.memcpyHtoD(dst.ptr, unsafe.Pointer(&src[0]), len(src)), "cuMemcpyHtoD_v2(%d)", len(src)); err != nil {
+			return err
+		}
+		return c.Synchronize()
+	})
 }
 
 // CopyToHost copies the start of src into dst once all work queued on the
 // device has finished.
 func (c *Ctx) CopyToHost(dst []byte, src Buffer) error {
-	if len(dst) > src.size {
-		return fmt.Errorf("cuda: CopyToHost of %d bytes from %d", len(dst), src.size)
+	return c.copySync("CopyToHost", "from", len(dst), src.size, func() error {
+		return c.lib.check(c.lib.memcpyDtoH(unsafe.Pointer(&dst[0]), src.ptr, len(dst)), "cuMemcpyDtoH_v2(%d)", len(dst))
+	})
+}
+
+// copySync runs do, op's synchronous copy of n bytes to or from (dir) a
+// buffer of size bytes, once all work queued on the device has finished.
+// An empty copy does nothing.
+func (c *Ctx) copySync(op, dir string, n, size int, do func() error) error {
+	if n > size {
+		return fmt.Errorf("cuda: %s of %d bytes %s %d", op, n, dir, size)
 	}
-	if len(dst) == 0 {
+	if n == 0 {
 		return nil
 	}
 	if err := c.Synchronize(); err != nil {
 		return err
 	}
-	return c.lib.check(c.lib.memcpyDtoH(unsafe.Pointer(&dst[0]), src.ptr, len(dst)), "cuMemcpyDtoH_v2(%d)", len(dst))
+	return do()
 }
 
 // CopyAsync copies n bytes from src to dst on stream s (capturable).

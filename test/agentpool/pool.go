@@ -85,20 +85,16 @@ func (p *Pool) Run(ctx context.Context, ready func()) error {
 		return ErrNoNodes
 	}
 	log := logging.FromContext(ctx)
-	scheme, err := kquantscheme.New()
+	direct, err := kquantscheme.NewClient(p.opts.Config)
 	if err != nil {
 		return err
-	}
-	direct, err := client.New(p.opts.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("creating API client: %w", err)
 	}
 	hasNode, err := labels.NewRequirement(v1alpha1.LabelNode, selection.Exists, nil)
 	if err != nil {
 		return fmt.Errorf("building node selector: %w", err)
 	}
 	mgr, err := ctrl.NewManager(p.opts.Config, ctrl.Options{
-		Scheme: scheme,
+		Scheme: direct.Scheme(),
 		Logger: log,
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{

@@ -32,6 +32,26 @@ func nz[T comparable](v T) *T {
 // ptr returns a pointer to v: a field serialised even when zero.
 func ptr[T any](v T) *T { return &v }
 
+// optional is *v converted by conv; nil for nil (a field left out).
+func optional[T, A any](v *T, conv func(*T) *A) *A {
+	if v == nil {
+		return nil
+	}
+	return conv(v)
+}
+
+// each is every element of vs converted by conv; nil for nil.
+func each[T, A any](vs []T, conv func(T) A) []A {
+	if vs == nil {
+		return nil
+	}
+	out := make([]A, len(vs))
+	for i, v := range vs {
+		out[i] = conv(v)
+	}
+	return out
+}
+
 // Time is t as an apply value; nil for nil.
 func Time(t *metav1.Time) *metav1.Time {
 	if t == nil {
@@ -56,70 +76,64 @@ func String(s string) *string { return nz(s) }
 
 // Conditions are cs as apply configurations.
 func Conditions(cs []metav1.Condition) []metav1ac.ConditionApplyConfiguration {
-	if cs == nil {
-		return nil
-	}
-	out := make([]metav1ac.ConditionApplyConfiguration, len(cs))
-	for i, c := range cs {
-		out[i] = metav1ac.ConditionApplyConfiguration{
+	return each(cs, func(c metav1.Condition) metav1ac.ConditionApplyConfiguration {
+		return metav1ac.ConditionApplyConfiguration{
 			Type: ptr(c.Type), Status: ptr(c.Status), ObservedGeneration: nz(c.ObservedGeneration),
 			LastTransitionTime: ptr(c.LastTransitionTime), Reason: ptr(c.Reason), Message: ptr(c.Message),
 		}
-	}
-	return out
+	})
 }
 
 // RunResults is r as an apply configuration; nil for nil. Its numbers are
 // always derived from r's decimals (v1alpha1.NumbersOf), whatever r.Numbers
 // holds, so every writer of results writes matching mirrors.
 func RunResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
-	if r == nil {
-		return nil
-	}
-	out := &ac.RunResultsApplyConfiguration{
+	return optional(r, runResults)
+}
+
+func runResults(r *v1alpha1.RunResults) *ac.RunResultsApplyConfiguration {
+	return &ac.RunResultsApplyConfiguration{
 		Backend:     nz(r.Backend),
 		Usage:       nz(r.Usage),
-		Overhead:    overhead(r.Overhead),
-		Performance: performance(r.Performance),
-		Accuracy:    accuracy(r.Accuracy),
+		Capability:  optional(r.Capability, capability),
+		Graph:       optional(r.Graph, graph),
+		Overhead:    optional(r.Overhead, overhead),
+		Performance: optional(r.Performance, performance),
+		Accuracy:    optional(r.Accuracy, accuracy),
+		Shapes:      each(r.Shapes, shape),
 		Verdict:     nz(r.Verdict),
 		Reason:      nz(r.Reason),
-		Baselines:   baselines(r.Baselines),
+		Baselines:   optional(r.Baselines, baselines),
 		Numbers:     ResultNumbers(v1alpha1.NumbersOf(r)),
 	}
-	if c := r.Capability; c != nil {
-		out.Capability = &ac.CapabilityApplyConfiguration{Native: ptr(c.Native), Emulated: ptr(c.Emulated), Reason: nz(c.Reason)}
+}
+
+func capability(c *v1alpha1.Capability) *ac.CapabilityApplyConfiguration {
+	return &ac.CapabilityApplyConfiguration{Native: ptr(c.Native), Emulated: ptr(c.Emulated), Reason: nz(c.Reason)}
+}
+
+func graph(g *v1alpha1.GraphResult) *ac.GraphResultApplyConfiguration {
+	return &ac.GraphResultApplyConfiguration{Capturable: ptr(g.Capturable), ReplayMatchesEager: ptr(g.ReplayMatchesEager)}
+}
+
+func shape(s v1alpha1.ShapeResult) ac.ShapeResultApplyConfiguration {
+	return ac.ShapeResultApplyConfiguration{
+		Rows: ptr(s.Rows), Cols: ptr(s.Cols), Overhead: optional(s.Overhead, overhead),
+		Performance: optional(s.Performance, performance), Accuracy: optional(s.Accuracy, accuracy),
 	}
-	if g := r.Graph; g != nil {
-		out.Graph = &ac.GraphResultApplyConfiguration{Capturable: ptr(g.Capturable), ReplayMatchesEager: ptr(g.ReplayMatchesEager)}
-	}
-	if r.Shapes != nil {
-		out.Shapes = make([]ac.ShapeResultApplyConfiguration, len(r.Shapes))
-		for i, s := range r.Shapes {
-			out.Shapes[i] = ac.ShapeResultApplyConfiguration{
-				Rows: ptr(s.Rows), Cols: ptr(s.Cols),
-				Overhead: overhead(s.Overhead), Performance: performance(s.Performance), Accuracy: accuracy(s.Accuracy),
-			}
-		}
-	}
-	return out
 }
 
 // ResultNumbers is n as an apply configuration; nil for nil.
 func ResultNumbers(n *v1alpha1.ResultNumbers) *ac.ResultNumbersApplyConfiguration {
-	if n == nil {
-		return nil
-	}
-	return &ac.ResultNumbersApplyConfiguration{
-		HostEagerMicros: nz(n.HostEagerMicros), HostGraphMicros: nz(n.HostGraphMicros),
-		BandwidthGBps: nz(n.BandwidthGBps), SNRdB: nz(n.SNRdB),
-	}
+	return optional(n, func(n *v1alpha1.ResultNumbers) *ac.ResultNumbersApplyConfiguration {
+		return &ac.ResultNumbersApplyConfiguration{
+			HostEagerMicros: nz(n.HostEagerMicros), HostGraphMicros: nz(n.HostGraphMicros),
+			BandwidthGBps: nz(n.BandwidthGBps), SNRdB: nz(n.SNRdB),
+		}
+	})
 }
 
 func overhead(o *v1alpha1.Overhead) *ac.OverheadApplyConfiguration {
-	if o == nil {
-		return nil
-	}
 	return &ac.OverheadApplyConfiguration{
 		HostEagerMicros: nz(o.HostEagerMicros), HostGraphMicros: nz(o.HostGraphMicros),
 		KernelsPerStep: nz(o.KernelsPerStep), PointerLoadMicros: nz(o.PointerLoadMicros),
@@ -127,97 +141,67 @@ func overhead(o *v1alpha1.Overhead) *ac.OverheadApplyConfiguration {
 }
 
 func performance(p *v1alpha1.Performance) *ac.PerformanceApplyConfiguration {
-	if p == nil {
-		return nil
-	}
 	return &ac.PerformanceApplyConfiguration{
 		GPUMicros: nz(p.GPUMicros), BandwidthGBps: nz(p.BandwidthGBps), FractionOfCopyBandwidth: nz(p.FractionOfCopyBandwidth),
 	}
 }
 
 func accuracy(a *v1alpha1.Accuracy) *ac.AccuracyApplyConfiguration {
-	if a == nil {
-		return nil
+	return &ac.AccuracyApplyConfiguration{
+		BitExactVsReference: optional(a.BitExactVsReference, func(b *bool) *bool { return ptr(*b) }),
+		SNRdB:               nz(a.SNRdB), MaxAbsError: nz(a.MaxAbsError), Saturated: nz(a.Saturated), FlushedToZero: nz(a.FlushedToZero),
 	}
-	out := &ac.AccuracyApplyConfiguration{
-		SNRdB: nz(a.SNRdB), MaxAbsError: nz(a.MaxAbsError), Saturated: nz(a.Saturated), FlushedToZero: nz(a.FlushedToZero),
-	}
-	if a.BitExactVsReference != nil {
-		out.BitExactVsReference = ptr(*a.BitExactVsReference)
-	}
-	return out
 }
 
 // GPUNodeProfileStatus is s as an apply configuration.
 func GPUNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileStatusApplyConfiguration {
-	out := &ac.GPUNodeProfileStatusApplyConfiguration{
+	return &ac.GPUNodeProfileStatusApplyConfiguration{
 		ObservedGeneration: nz(s.ObservedGeneration),
 		GPUCount:           nz(s.GPUCount),
+		GPUs:               each(s.GPUs, gpu),
 		DriverVersion:      nz(s.DriverVersion),
 		CUDADriverVersion:  nz(s.CUDADriverVersion),
 		Backend:            nz(s.Backend),
 		Simulated:          nz(s.Simulated),
-		Recipes:            recipes(s.Recipes),
+		Recipes:            each(s.Recipes, recipe),
+		Baselines:          optional(s.Baselines, baselines),
 		AgentVersion:       nz(s.AgentVersion),
 		Conditions:         Conditions(s.Conditions),
 	}
-	if s.GPUs != nil {
-		out.GPUs = make([]ac.GPUApplyConfiguration, len(s.GPUs))
-		for i, g := range s.GPUs {
-			out.GPUs[i] = ac.GPUApplyConfiguration{
-				Index: ptr(g.Index), UUID: ptr(g.UUID), Product: nz(g.Product), ComputeCapability: nz(g.ComputeCapability),
-				Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
-				Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: recipes(g.Recipes),
-				Allocations: allocations(g.Allocations),
-			}
-		}
+}
+
+func gpu(g v1alpha1.GPU) ac.GPUApplyConfiguration {
+	return ac.GPUApplyConfiguration{
+		Index: ptr(g.Index), UUID: ptr(g.UUID), Product: nz(g.Product), ComputeCapability: nz(g.ComputeCapability),
+		Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
+		Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: each(g.Recipes, recipe),
+		Allocations: each(g.Allocations, allocation),
 	}
-	out.Baselines = baselines(s.Baselines)
-	return out
 }
 
 func baselines(b *v1alpha1.Baselines) *ac.BaselinesApplyConfiguration {
-	if b == nil {
-		return nil
-	}
 	return &ac.BaselinesApplyConfiguration{
 		LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
 	}
 }
 
-func allocations(as []v1alpha1.GPUAllocation) []ac.GPUAllocationApplyConfiguration {
-	if as == nil {
-		return nil
+func allocation(a v1alpha1.GPUAllocation) ac.GPUAllocationApplyConfiguration {
+	return ac.GPUAllocationApplyConfiguration{
+		Namespace: ptr(a.Namespace), Pod: ptr(a.Pod), Container: nz(a.Container), Source: ptr(a.Source),
+		ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared),
 	}
-	out := make([]ac.GPUAllocationApplyConfiguration, len(as))
-	for i, a := range as {
-		out[i] = ac.GPUAllocationApplyConfiguration{
-			Namespace: ptr(a.Namespace), Pod: ptr(a.Pod), Container: nz(a.Container), Source: ptr(a.Source),
-			ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared),
-		}
-	}
-	return out
 }
 
 // AllocatedGPU is g as an apply configuration; nil for nil.
 func AllocatedGPU(g *v1alpha1.AllocatedGPU) *ac.AllocatedGPUApplyConfiguration {
-	if g == nil {
-		return nil
-	}
-	out := &ac.AllocatedGPUApplyConfiguration{UUID: ptr(g.UUID), MIGDevice: nz(g.MIGDevice), Source: nz(g.Source)}
-	if g.Index != nil {
-		out.Index = ptr(*g.Index)
-	}
-	return out
+	return optional(g, func(g *v1alpha1.AllocatedGPU) *ac.AllocatedGPUApplyConfiguration {
+		return &ac.AllocatedGPUApplyConfiguration{
+			UUID: ptr(g.UUID), Index: optional(g.Index, func(i *int32) *int32 { return ptr(*i) }),
+			MIGDevice: nz(g.MIGDevice), Source: nz(g.Source),
+		}
+	})
 }
 
-func recipes(rs []v1alpha1.RecipeSupport) []ac.RecipeSupportApplyConfiguration {
-	if rs == nil {
-		return nil
-	}
-	out := make([]ac.RecipeSupportApplyConfiguration, len(rs))
-	for i, r := range rs {
-		out[i] = ac.RecipeSupportApplyConfiguration{Scheme: ptr(r.Scheme), Support: ptr(r.Support), Reason: nz(r.Reason)}
-	}
-	return out
+func recipe(r v1alpha1.RecipeSupport) ac.RecipeSupportApplyConfiguration {
+	return ac.RecipeSupportApplyConfiguration{Scheme: ptr(r.Scheme), Support: ptr(r.Support), Reason: nz(r.Reason)}
 }

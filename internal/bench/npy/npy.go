@@ -85,18 +85,27 @@ func elements(shape []int) int {
 	return n
 }
 
-// WriteFloat32 writes data as a float32 array of the given shape.
-func WriteFloat32(w io.Writer, shape []int, data []float32) error {
-	if n := elements(shape); n != len(data) {
-		return fmt.Errorf("npy: shape %v needs %d elements, have %d", shape, n, len(data))
+// writeHeader checks that shape holds the n elements to write and writes
+// the header of an array of descr.
+func writeHeader(w io.Writer, descr string, shape []int, n int) error {
+	if want := elements(shape); want != n {
+		return fmt.Errorf("npy: shape %v needs %d elements, have %d", shape, want, n)
 	}
-	h, err := Header(DescrFloat32, shape)
+	h, err := Header(descr, shape)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if _, err := bw.Write(h); err != nil {
+	if _, err := w.Write(h); err != nil {
 		return fmt.Errorf("npy: writing header: %w", err)
+	}
+	return nil
+}
+
+// WriteFloat32 writes data as a float32 array of the given shape.
+func WriteFloat32(w io.Writer, shape []int, data []float32) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := writeHeader(bw, DescrFloat32, shape, len(data)); err != nil {
+		return err
 	}
 	var buf [4]byte
 	for _, v := range data {
@@ -113,15 +122,8 @@ func WriteFloat32(w io.Writer, shape []int, data []float32) error {
 
 // WriteUint8 writes data as a uint8 array of the given shape.
 func WriteUint8(w io.Writer, shape []int, data []byte) error {
-	if n := elements(shape); n != len(data) {
-		return fmt.Errorf("npy: shape %v needs %d elements, have %d", shape, n, len(data))
-	}
-	h, err := Header(DescrUint8, shape)
-	if err != nil {
+	if err := writeHeader(w, DescrUint8, shape, len(data)); err != nil {
 		return err
-	}
-	if _, err := w.Write(h); err != nil {
-		return fmt.Errorf("npy: writing header: %w", err)
 	}
 	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("npy: writing data: %w", err)

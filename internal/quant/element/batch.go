@@ -3,11 +3,11 @@ package element
 import "math"
 
 // The batch encoders below are the hot loops of the reference backend. Each
-// repeats the normal-range fast path of the scalar conversion inline (the
-// compiler will not inline a function that also calls the slow path) and
-// falls back to the scalar slow path for zero, subnormals, saturation and
-// NaN. The tests check them against the scalar functions on every BF16
-// input.
+// calls its format's fast path (e4m3Normal, e5m2Normal, e2m1Fast), which the
+// compiler inlines, and falls back to encodeSlow for zero, subnormals,
+// saturation and NaN: the compiler will not inline a function that also
+// calls the slow path, so the loops cannot call ToE4M3 and friends. The
+// tests check them against the scalar functions on every BF16 input.
 
 // EncodeScaled sets dst[i] to the code of float32(src[i]*scale) for
 // i < len(src); dst must be at least as long as src. For E2M1 the codes are
@@ -43,9 +43,8 @@ func encodeE4M3(dst []uint8, src []float32, scale float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x * scale)
-		a := b & absMask
-		if a-e4m3Min < e4m3Max-e4m3Min {
-			dst[i] = uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
+		if c, ok := e4m3Normal(b); ok {
+			dst[i] = c
 		} else {
 			dst[i] = E4M3.encodeSlow(b)
 		}
@@ -53,13 +52,11 @@ func encodeE4M3(dst []uint8, src []float32, scale float32) {
 }
 
 func encodeE4M3Each(dst []uint8, src, scales []float32) {
-	dst = dst[:len(src)]
-	scales = scales[:len(src)]
+	dst, scales = dst[:len(src)], scales[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x * scales[i])
-		a := b & absMask
-		if a-e4m3Min < e4m3Max-e4m3Min {
-			dst[i] = uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
+		if c, ok := e4m3Normal(b); ok {
+			dst[i] = c
 		} else {
 			dst[i] = E4M3.encodeSlow(b)
 		}
@@ -70,9 +67,8 @@ func encodeE5M2(dst []uint8, src []float32, scale float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x * scale)
-		a := b & absMask
-		if a-e5m2Min < e5m2Max-e5m2Min {
-			dst[i] = uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
+		if c, ok := e5m2Normal(b); ok {
+			dst[i] = c
 		} else {
 			dst[i] = E5M2.encodeSlow(b)
 		}
@@ -80,13 +76,11 @@ func encodeE5M2(dst []uint8, src []float32, scale float32) {
 }
 
 func encodeE5M2Each(dst []uint8, src, scales []float32) {
-	dst = dst[:len(src)]
-	scales = scales[:len(src)]
+	dst, scales = dst[:len(src)], scales[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x * scales[i])
-		a := b & absMask
-		if a-e5m2Min < e5m2Max-e5m2Min {
-			dst[i] = uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
+		if c, ok := e5m2Normal(b); ok {
+			dst[i] = c
 		} else {
 			dst[i] = E5M2.encodeSlow(b)
 		}
@@ -97,30 +91,21 @@ func encodeE2M1(dst []uint8, src []float32, scale float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x * scale)
-		a := b & absMask
-		switch {
-		case a < e2m1Min:
-			dst[i] = uint8(b>>28)&0x8 | e2m1Below1(a)
-		case a < e2m1Max:
-			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
-		default:
+		if c, ok := e2m1Fast(b); ok {
+			dst[i] = c
+		} else {
 			dst[i] = E2M1.encodeSlow(b)
 		}
 	}
 }
 
 func encodeE2M1Each(dst []uint8, src, scales []float32) {
-	dst = dst[:len(src)]
-	scales = scales[:len(src)]
+	dst, scales = dst[:len(src)], scales[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x * scales[i])
-		a := b & absMask
-		switch {
-		case a < e2m1Min:
-			dst[i] = uint8(b>>28)&0x8 | e2m1Below1(a)
-		case a < e2m1Max:
-			dst[i] = uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
-		default:
+		if c, ok := e2m1Fast(b); ok {
+			dst[i] = c
+		} else {
 			dst[i] = E2M1.encodeSlow(b)
 		}
 	}

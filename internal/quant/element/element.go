@@ -215,16 +215,38 @@ func (t Type) encodeSlow(b uint32) uint8 {
 	}
 }
 
-// ToE4M3, ToE5M2 and ToE2M1 test the normal range with one unsigned
-// comparison, so that their fast paths stay small enough for the compiler
-// to inline into loops; everything else goes to encodeSlow.
+// e4m3Normal, e5m2Normal and e2m1Fast are the fast paths of the
+// conversions, each format's rounding written once: the code of the float32
+// bits b, and ok false when b's magnitude is outside the range they handle
+// (then encodeSlow has the answer). One unsigned comparison tests the range,
+// so that they stay small enough for the compiler to inline into the batch
+// loops.
+
+func e4m3Normal(b uint32) (code uint8, ok bool) {
+	a := b & absMask
+	return uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3), a-e4m3Min < e4m3Max-e4m3Min
+}
+
+func e5m2Normal(b uint32) (code uint8, ok bool) {
+	a := b & absMask
+	return uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2), a-e5m2Min < e5m2Max-e5m2Min
+}
+
+// e2m1Fast also takes magnitudes below 1 (e2m1Below1): normalized E2M1 data
+// puts about a third of its elements there.
+func e2m1Fast(b uint32) (code uint8, ok bool) {
+	a := b & absMask
+	if a < e2m1Min {
+		return uint8(b>>28)&0x8 | e2m1Below1(a), true
+	}
+	return uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1), a < e2m1Max
+}
 
 // ToE4M3 converts x to E4M3 (round to nearest even, saturating).
 func ToE4M3(x float32) uint8 {
 	b := math.Float32bits(x)
-	a := b & absMask
-	if a-e4m3Min < e4m3Max-e4m3Min {
-		return uint8(b>>24)&0x80 | uint8((a+0x7FFFF+(a>>20)&1)>>20-120<<3)
+	if c, ok := e4m3Normal(b); ok {
+		return c
 	}
 	return E4M3.encodeSlow(b)
 }
@@ -233,9 +255,8 @@ func ToE4M3(x float32) uint8 {
 // become the largest finite value, as satfinite does).
 func ToE5M2(x float32) uint8 {
 	b := math.Float32bits(x)
-	a := b & absMask
-	if a-e5m2Min < e5m2Max-e5m2Min {
-		return uint8(b>>24)&0x80 | uint8((a+0xFFFFF+(a>>21)&1)>>21-112<<2)
+	if c, ok := e5m2Normal(b); ok {
+		return c
 	}
 	return E5M2.encodeSlow(b)
 }
@@ -244,9 +265,8 @@ func ToE5M2(x float32) uint8 {
 // even, saturating to ±6; NaN becomes 0x7).
 func ToE2M1(x float32) uint8 {
 	b := math.Float32bits(x)
-	a := b & absMask
-	if a-e2m1Min < e2m1Max-e2m1Min {
-		return uint8(b>>28)&0x8 | uint8((a+0x1FFFFF+(a>>22)&1)>>22-126<<1)
+	if c, ok := e2m1Fast(b); ok {
+		return c
 	}
 	return E2M1.encodeSlow(b)
 }

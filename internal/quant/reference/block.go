@@ -23,12 +23,7 @@ func quantizeBlock(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 	nkb := (x.Cols + b - 1) / b
 	if u&quant.UsageRowwise != 0 {
 		o := newOperand(plan, x.Rows, x.Cols, false, nil)
-		for m := range x.Rows {
-			if m%ctxEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
+		err := eachRow(ctx, x.Rows, func(m int) {
 			row := x.Row(m)
 			for kb := range nkb {
 				k0, k1 := kb*b, min(kb*b+b, x.Cols)
@@ -36,21 +31,18 @@ func quantizeBlock(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 				o.ScaleInv[kb*o.ScaleCols+m] = scaling.Inverse(s)
 				plan.Element.EncodeScaled(o.Data[m*x.Cols+k0:m*x.Cols+k1], row[k0:k1], s)
 			}
+		})
+		if err != nil {
+			return err
 		}
 		o.Amax = res.Amax
 		res.Rowwise = o
 	}
 	if u&quant.UsageColumnwise != 0 {
 		o := newOperand(plan, x.Rows, x.Cols, true, nil)
-		amax := make([]float32, x.Cols)
 		scales := make([]float32, x.Cols)
 		codes := make([]byte, x.Cols)
-		for m0 := 0; m0 < x.Rows; m0 += b {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			m1 := min(m0+b, x.Rows)
-			columnAmax(amax, x, m0, m1)
+		err := eachStrip(ctx, x, b, func(m0, m1 int, amax []float32) {
 			for k, a := range amax {
 				scales[k] = scaleOf(a)
 				o.ScaleInv[(m0/b)*o.ScaleCols+k] = scaling.Inverse(scales[k])
@@ -61,6 +53,9 @@ func quantizeBlock(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 					o.Data[k*x.Rows+m] = c
 				}
 			}
+		})
+		if err != nil {
+			return err
 		}
 		o.Amax = res.Amax
 		res.Columnwise = o
@@ -75,15 +70,9 @@ func quantizeBlock2D(ctx context.Context, plan quant.Plan, u quant.Usage, x quan
 	nkb := (x.Cols + b - 1) / b
 	codes := make([]byte, len(x.Data))
 	tileInv := make([]float32, ((x.Rows+b-1)/b)*nkb) // [mb, kb]
-	amax := make([]float32, x.Cols)
 	tileAmax := make([]float32, nkb)
 	scales := make([]float32, x.Cols)
-	for m0 := 0; m0 < x.Rows; m0 += b {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		m1 := min(m0+b, x.Rows)
-		columnAmax(amax, x, m0, m1)
+	err := eachStrip(ctx, x, b, func(m0, m1 int, amax []float32) {
 		groupMax(tileAmax, amax, b)
 		for kb, a := range tileAmax {
 			s := scaleOf(a)
@@ -92,9 +81,10 @@ func quantizeBlock2D(ctx context.Context, plan quant.Plan, u quant.Usage, x quan
 				scales[k] = s
 			}
 		}
-		for m := m0; m < m1; m++ {
-			plan.Element.EncodeScaledEach(codes[m*x.Cols:(m+1)*x.Cols], x.Row(m), scales)
-		}
+		encodeStrip(plan.Element, codes, x, m0, m1, scales)
+	})
+	if err != nil {
+		return err
 	}
 	nmb := (x.Rows + b - 1) / b
 	if u&quant.UsageRowwise != 0 {

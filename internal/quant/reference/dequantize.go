@@ -21,12 +21,7 @@ func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage
 	out := quant.NewTensor(o.Rows, o.Cols)
 	columnwise := u == quant.UsageColumnwise
 	tab := o.Element.DecodeTable()
-	for i := range o.Rows {
-		if i%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return quant.Tensor{}, fmt.Errorf("dequantize: %w", err)
-			}
-		}
+	err := eachRow(ctx, o.Rows, func(i int) {
 		row := out.Row(i)
 		for j := range row {
 			k := r.Plan.ScaleIndex(i, j, o.ScaleCols, columnwise)
@@ -40,6 +35,9 @@ func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage
 				row[j] = scaling.NVFP4Decode(q, o.ScaleCodes[k], o.Scale)
 			}
 		}
+	})
+	if err != nil {
+		return quant.Tensor{}, fmt.Errorf("dequantize: %w", err)
 	}
 	return out, nil
 }

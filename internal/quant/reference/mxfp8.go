@@ -24,12 +24,7 @@ func quantizeMXFP8(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 	if u&quant.UsageRowwise != 0 {
 		o := newOperand(plan, x.Rows, x.Cols, false, nil)
 		nkb := (x.Cols + b - 1) / b
-		for m := range x.Rows {
-			if m%ctxEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
+		err := eachRow(ctx, x.Rows, func(m int) {
 			row := x.Row(m)
 			data := o.Data[m*x.Cols : (m+1)*x.Cols]
 			scales := o.ScaleCodes[m*o.ScaleCols : m*o.ScaleCols+nkb]
@@ -41,20 +36,17 @@ func quantizeMXFP8(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 				scales[kb] = e
 				plan.Element.EncodeScaled(data[k0:k1], row[k0:k1], scaling.MXFP8Factor(e))
 			}
+		})
+		if err != nil {
+			return err
 		}
 		o.Amax = math.Float32frombits(amaxBits)
 		res.Rowwise = o
 	}
 	if u&quant.UsageColumnwise != 0 {
 		o := newOperand(plan, x.Rows, x.Cols, true, nil)
-		amax := make([]float32, x.Cols)
 		factors := make([]float32, x.Cols)
-		for m0 := 0; m0 < x.Rows; m0 += b {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			m1 := min(m0+b, x.Rows)
-			columnAmax(amax, x, m0, m1)
+		err := eachStrip(ctx, x, b, func(m0, m1 int, amax []float32) {
 			scales := o.ScaleCodes[(m0/b)*o.ScaleCols:]
 			for k, a := range amax {
 				amaxBits = max(amaxBits, math.Float32bits(a))
@@ -62,9 +54,10 @@ func quantizeMXFP8(ctx context.Context, plan quant.Plan, u quant.Usage, x quant.
 				scales[k] = e
 				factors[k] = scaling.MXFP8Factor(e)
 			}
-			for m := m0; m < m1; m++ {
-				plan.Element.EncodeScaledEach(o.Data[m*x.Cols:(m+1)*x.Cols], x.Row(m), factors)
-			}
+			encodeStrip(plan.Element, o.Data, x, m0, m1, factors)
+		})
+		if err != nil {
+			return err
 		}
 		o.Amax = math.Float32frombits(amaxBits)
 		res.Columnwise = o
@@ -82,17 +75,11 @@ func quantizeMXFP82D(ctx context.Context, plan quant.Plan, u quant.Usage, x quan
 	nmb := (x.Rows + b - 1) / b
 	codes := make([]byte, len(x.Data))
 	tiles := make([]byte, nmb*nkb) // [mb, kb]
-	amax := make([]float32, x.Cols)
 	tileAmax := make([]float32, nkb)
 	factors := make([]float32, x.Cols)
 	amaxBits := uint32(0)
 	rule := scaling.NewMXFP8Rule(plan.Element, plan.Rounding)
-	for m0 := 0; m0 < x.Rows; m0 += b {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		m1 := min(m0+b, x.Rows)
-		columnAmax(amax, x, m0, m1)
+	err := eachStrip(ctx, x, b, func(m0, m1 int, amax []float32) {
 		groupMax(tileAmax, amax, b)
 		for kb, a := range tileAmax {
 			amaxBits = max(amaxBits, math.Float32bits(a))
@@ -103,9 +90,10 @@ func quantizeMXFP82D(ctx context.Context, plan quant.Plan, u quant.Usage, x quan
 				factors[k] = f
 			}
 		}
-		for m := m0; m < m1; m++ {
-			plan.Element.EncodeScaledEach(codes[m*x.Cols:(m+1)*x.Cols], x.Row(m), factors)
-		}
+		encodeStrip(plan.Element, codes, x, m0, m1, factors)
+	})
+	if err != nil {
+		return err
 	}
 	res.Amax = math.Float32frombits(amaxBits)
 	if u&quant.UsageRowwise != 0 {

@@ -140,16 +140,10 @@ func (r MXFP8Rule) Exponent(amax float32) uint8 {
 
 // MXFP8Factor returns the element factor 2^(127-e) of a block with E8M0
 // code e: exact powers of two (e = 254 gives the float32 subnormal 2^-127),
-// NaN for e = 255.
+// NaN for e = 255. It is the value of the E8M0 code 254-e, whose wrap-around
+// maps 255 to 0xFF, E8M0's NaN.
 func MXFP8Factor(e uint8) float32 {
-	switch e {
-	case 0xFF:
-		return float32(math.NaN())
-	case 254:
-		return 0x1p-127
-	default:
-		return math.Float32frombits(uint32(254-e) << 23)
-	}
+	return element.E8M0ToFloat32(254 - e)
 }
 
 // NVFP4TensorScale returns the tensor encode scale S = (448*6) / amax, the

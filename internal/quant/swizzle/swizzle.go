@@ -23,29 +23,32 @@ func checkShape(n, rows, cols int) error {
 // Swizzle returns the GEMM layout of the row-major matrix src of shape
 // [rows, cols].
 func Swizzle(src []byte, rows, cols int) ([]byte, error) {
-	if err := checkShape(len(src), rows, cols); err != nil {
-		return nil, fmt.Errorf("swizzling: %w", err)
-	}
-	dst := make([]byte, len(src))
-	for i := range rows {
-		row := src[i*cols : (i+1)*cols]
-		for j, v := range row {
-			dst[Offset(i, j, cols)] = v
-		}
-	}
-	return dst, nil
+	return relayout(src, rows, cols, false)
 }
 
 // Unswizzle is the inverse of Swizzle.
 func Unswizzle(src []byte, rows, cols int) ([]byte, error) {
+	return relayout(src, rows, cols, true)
+}
+
+// relayout moves every entry of src from the row-major layout to the GEMM
+// layout (Offset), or back when inverse.
+func relayout(src []byte, rows, cols int, inverse bool) ([]byte, error) {
 	if err := checkShape(len(src), rows, cols); err != nil {
-		return nil, fmt.Errorf("unswizzling: %w", err)
+		if inverse {
+			return nil, fmt.Errorf("unswizzling: %w", err)
+		}
+		return nil, fmt.Errorf("swizzling: %w", err)
 	}
 	dst := make([]byte, len(src))
 	for i := range rows {
-		row := dst[i*cols : (i+1)*cols]
-		for j := range row {
-			row[j] = src[Offset(i, j, cols)]
+		for j := range cols {
+			rowMajor, gemm := i*cols+j, Offset(i, j, cols)
+			if inverse {
+				dst[rowMajor] = src[gemm]
+			} else {
+				dst[gemm] = src[rowMajor]
+			}
 		}
 	}
 	return dst, nil
