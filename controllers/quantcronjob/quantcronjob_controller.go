@@ -1,9 +1,11 @@
 package quantcronjob
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,6 +98,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return result, nil
 }
 
+// olderFinished orders finished jobs oldest first: by completion time, then
+// creation time, then name. Creation timestamps have one-second resolution,
+// so two jobs created in the same second (a late start right after the job
+// before it finished) need the completion time to keep the newer one.
+func olderFinished(a, b *kquantv1alpha1.QuantJob) int {
+	return cmp.Or(
+		finishedAt(a).Compare(finishedAt(b)),
+		a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
+		strings.Compare(a.Name, b.Name),
+	)
+}
+
+func finishedAt(j *kquantv1alpha1.QuantJob) time.Time {
+	if j.Status.CompletionTime == nil {
+		return time.Time{}
+	}
+	return j.Status.CompletionTime.Time
+}
+
 // history sets status.active and lastSuccessfulTime from the created jobs,
 // deletes finished jobs beyond the history limits and returns the active jobs.
 func (r *Reconciler) history(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, jobs []kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantCronJobStatus) ([]*kquantv1alpha1.QuantJob, error) {
@@ -125,7 +146,7 @@ func (r *Reconciler) history(ctx context.Context, cj *kquantv1alpha1.QuantCronJo
 		if h.limit == nil || len(h.jobs) <= int(*h.limit) {
 			continue
 		}
-		slices.SortFunc(h.jobs, func(a, b *kquantv1alpha1.QuantJob) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+		slices.SortFunc(h.jobs, olderFinished)
 		for _, j := range h.jobs[:len(h.jobs)-int(*h.limit)] {
 			if err := r.delete(ctx, cj, j); err != nil {
 				return nil, err

@@ -100,7 +100,7 @@ func (f *fixture) get() *kquantv1alpha1.QuantCronJob {
 func (f *fixture) synced() {
 	f.t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		live, cached := f.jobs(c), f.jobs(mgr.GetClient())
+		live, cached := f.versions(c), f.versions(mgr.GetClient())
 		a, b := f.get(), &kquantv1alpha1.QuantCronJob{}
 		if err := mgr.GetClient().Get(f.t.Context(), f.key, b); err == nil && a.ResourceVersion == b.ResourceVersion && slices.Equal(live, cached) {
 			return
@@ -121,6 +121,22 @@ func (f *fixture) jobs(r client.Reader) []string {
 		if j.DeletionTimestamp == nil {
 			out = append(out, j.Name)
 		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// versions are the cronjob's jobs as name@resourceVersion, as r reads them:
+// equal for the API server and the cache once the cache has every write.
+func (f *fixture) versions(r client.Reader) []string {
+	f.t.Helper()
+	list := &kquantv1alpha1.QuantJobList{}
+	if err := r.List(f.t.Context(), list, client.InNamespace(f.key.Namespace)); err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, j := range list.Items {
+		out = append(out, j.Name+"@"+j.ResourceVersion)
 	}
 	slices.Sort(out)
 	return out
