@@ -86,8 +86,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // observe returns the node's finished runs of gated jobs.
 func (r *Reconciler) observe(ctx context.Context, node string) ([]Observation, error) {
+	// Read only: no deep copies of the node's runs, which this controller
+	// lists again on every run that finishes there.
 	runs := &kquantv1alpha1.QuantRunList{}
-	if err := r.client.List(ctx, runs, client.MatchingFields{indexer.RunNodeKey: node}); err != nil {
+	if err := r.client.List(ctx, runs, client.MatchingFields{indexer.RunNodeKey: node}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing runs of node %s: %w", node, err)
 	}
 	gates := map[types.NamespacedName]*kquantv1alpha1.Gate{}
