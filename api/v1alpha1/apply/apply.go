@@ -167,6 +167,7 @@ func GPUNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileSt
 			out.GPUs[i] = ac.GPUApplyConfiguration{
 				Index: ptr(g.Index), UUID: ptr(g.UUID), Product: nz(g.Product), ComputeCapability: nz(g.ComputeCapability),
 				Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
+				MIGModePending: nz(g.MIGModePending), MIGDevices: migDevices(g.MIGDevices),
 				Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: recipes(g.Recipes),
 				Allocations: allocations(g.Allocations),
 			}
@@ -193,7 +194,24 @@ func allocations(as []v1alpha1.GPUAllocation) []ac.GPUAllocationApplyConfigurati
 	for i, a := range as {
 		out[i] = ac.GPUAllocationApplyConfiguration{
 			Namespace: ptr(a.Namespace), Pod: ptr(a.Pod), Container: nz(a.Container), Source: ptr(a.Source),
-			ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared),
+			ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared), MIGDevice: nz(a.MIGDevice),
+		}
+	}
+	return out
+}
+
+func migDevices(ms []v1alpha1.MIGDevice) []ac.MIGDeviceApplyConfiguration {
+	if ms == nil {
+		return nil
+	}
+	out := make([]ac.MIGDeviceApplyConfiguration, len(ms))
+	for i, m := range ms {
+		out[i] = ac.MIGDeviceApplyConfiguration{UUID: ptr(m.UUID), Profile: nz(m.Profile), MemoryMiB: nz(m.MemoryMiB)}
+		if m.GPUInstanceID != nil {
+			out[i].GPUInstanceID = ptr(*m.GPUInstanceID)
+		}
+		if m.ComputeInstanceID != nil {
+			out[i].ComputeInstanceID = ptr(*m.ComputeInstanceID)
 		}
 	}
 	return out
