@@ -58,7 +58,7 @@ func TestInventoryFromNVML(t *testing.T) {
 			want: Inventory{
 				GPUsByIndex: map[string]string{"0": "GPU-zero", "1": "GPU-one", "2": "GPU-two"},
 				MIGParents:  map[string]string{"MIG-a": "GPU-two", "MIG-b": "GPU-two"},
-				MIGAliases: map[string]string{"2:0": "MIG-a", "MIG-GPU-two/1/0": "MIG-a", "2:2": "MIG-b", "MIG-GPU-two/3/0": "MIG-b"},
+				MIGAliases:  map[string]string{"2:0": "MIG-a", "MIG-GPU-two/1/0": "MIG-a", "2:2": "MIG-b", "MIG-GPU-two/3/0": "MIG-b"},
 			},
 		},
 		{
