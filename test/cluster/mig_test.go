@@ -61,15 +61,18 @@ func migSlices(t *testing.T, cl *cluster) {
 		}
 		return nil
 	})
-	n := &corev1.Node{}
-	if err := cl.c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
-		t.Fatal(err)
-	}
-	for res, want := range map[corev1.ResourceName]int64{"nvidia.com/mig-3g.40gb": 1, "nvidia.com/mig-2g.20gb": 2, "nvidia.com/gpu": simulatedGPUs} {
-		if got := n.Status.Allocatable[res]; got.Value() != want {
-			t.Errorf("node allocatable %s = %s, want %d", res, got.String(), want)
+	eventually(t, time.Minute, "the kubelet to count the MIG devices (mixed strategy)", func() error {
+		n := &corev1.Node{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+			return err
 		}
-	}
+		for res, want := range map[corev1.ResourceName]int64{"nvidia.com/mig-3g.40gb": 1, "nvidia.com/mig-2g.20gb": 2, "nvidia.com/gpu": simulatedGPUs} {
+			if got := n.Status.Allocatable[res]; got.Value() != want {
+				return fmt.Errorf("node allocatable %s = %s, want %d", res, got.String(), want)
+			}
+		}
+		return nil
+	})
 
 	root := testenv.RepoRoot()
 	cl.apply(t, ns, nil, filepath.Join(root, "recipes"))
