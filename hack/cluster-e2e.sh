@@ -5,6 +5,8 @@
 # wall time of each phase at the end.
 #
 # KQUANT_CLUSTER_KEEP=1 leaves the cluster up after the tests, for a look.
+# KQUANT_CLUSTER_RUN=<regexp> runs only the scenarios (subtests of
+# TestCluster) whose names match, for example KQUANT_CLUSTER_RUN=MIG.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -37,4 +39,6 @@ phase "binaries (cold or cached)" bash -c 'hack/envtest-assets.sh >/dev/null && 
 phase "images" make --no-print-directory images IMG_REGISTRY=kquant.local IMG_TAG=dev
 phase "cluster up" hack/cluster.sh up
 phase "helm install to Ready" hack/cluster.sh install
-phase "tests" go test -tags cluster -count=1 -v -timeout 30m ./test/cluster/...
+run=()
+[[ -n ${KQUANT_CLUSTER_RUN:-} ]] && run=(-run "TestCluster/${KQUANT_CLUSTER_RUN}")
+phase "tests" go test -tags cluster -count=1 -v -timeout 30m "${run[@]}" ./test/cluster/...

@@ -37,9 +37,12 @@
 # through one is taken for the other. DRA is GA (on by default) in 1.36: no
 # feature gates; containerd applies the driver's CDI specs from $RUN/cdi.
 #
-# Environment: KQUANT_CLUSTER_GPUS (default H100:4) is what the device plugin,
-# the DRA driver and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each
-# wait (seconds).
+# Environment: KQUANT_CLUSTER_GPUS (default H100:4,A100/mig:1: four whole
+# GPUs and one MIG-partitioned A100) is what the device plugin, the DRA driver
+# and the agents simulate; KQUANT_CLUSTER_TIMEOUT bounds each wait (seconds).
+# The device plugin follows NVIDIA's mixed MIG strategy: whole GPUs as
+# nvidia.com/gpu, the MIG devices (3g.40gb, 2g.20gb x2) as
+# nvidia.com/mig-<profile>; the DRA driver publishes the whole GPUs only.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,7 +54,7 @@ BRIDGE=kquant0
 NODE_IP=10.244.0.1
 POD_SUBNET=10.244.0.0/24
 SERVICE_RANGE=10.96.0.0/16
-GPUS=${KQUANT_CLUSTER_GPUS:-H100:4}
+GPUS=${KQUANT_CLUSTER_GPUS:-H100:4,A100/mig:1}
 TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
 CONTAINERD_SOCK=$RUN/containerd.sock
 CDI_DIR=$RUN/cdi
@@ -362,7 +365,11 @@ EOF
   start dradriver "$STATE/bin/kquant-test-dradriver" --simulate "$GPUS" --node-name "$NODE" \
     --kubeconfig "$STATE/kubeconfig" --kubelet-dir "$KUBELET_ROOT" --cdi-dir "$CDI_DIR"
   wait_for "node $NODE Ready" kubectl wait --for=condition=Ready "node/$NODE" --timeout=5s
-  local want=${GPUS##*:}
+  # Whole GPUs: the counts of the groups that are not /mig.
+  local want=0 group
+  for group in ${GPUS//,/ }; do
+    [[ $group == */mig* ]] || want=$((want + ${group##*:}))
+  done
   wait_for "$want nvidia.com/gpu allocatable on $NODE" \
     bash -c "[[ \$('$ASSETS/kubectl' --kubeconfig '$STATE/kubeconfig' get node $NODE -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}') == $want ]]"
   wait_for "$want devices in the DRA driver's ResourceSlice" \
@@ -480,7 +487,7 @@ cluster_install() {
     -f "$ROOT/hack/cluster/values.yaml" \
     --set manager.image.repository="$IMG_REGISTRY/kquant-manager",manager.image.tag="$IMG_TAG" \
     --set agent.image.repository="$IMG_REGISTRY/kquant-agent",agent.image.tag="$IMG_TAG" \
-    --set agent.simulate="$GPUS" \
+    --set-string agent.simulate="${GPUS//,/\\,}" \
     --set-json "runPods.extraArgs=[\"--simulate=$GPUS\",\"--backend=reference\"]" \
     --wait --timeout "${TIMEOUT}s"
   step "installed, pods Ready in $((SECONDS - t0))s"

@@ -308,6 +308,9 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 			st.AllocatedGPU = &v1alpha1.AllocatedGPU{UUID: gpu.UUID, Index: ptr.To(gpu.Index)}
 		}
 		switch {
+		case run.Spec.MIGProfile != "":
+			// The agent cannot confine its CUDA work to one MIG device.
+			return e.failUnrunnable(ctx, run, st, "MIG device "+run.Spec.GPUUUID+": MIG slices run only in run pods (gpuAllocation DevicePlugin or DRA)")
 		case !ok:
 			return e.failUnrunnable(ctx, run, st, "GPU "+run.Spec.GPUUUID+" is not on node "+e.opts.NodeName)
 		case gpu.Health == v1alpha1.HealthUnhealthy:

@@ -114,6 +114,12 @@ func (l *liveInventory) MIGParent(migUUID string) (string, bool) {
 	return l.inv.MIGParent(migUUID)
 }
 
+func (l *liveInventory) MIGAlias(name string) (string, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.inv.MIGAlias(name)
+}
+
 func (l *liveInventory) DRADevice(key podresources.DRAKey) (podresources.DRADevice, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

@@ -15,7 +15,12 @@ type GPU struct {
 	ComputeCapability capability.Version
 	MemoryMiB         int64
 	MIGMode           v1alpha1.MIGMode
-	Health            v1alpha1.Health
+	// MIGModePending is the mode at the next reset when it differs from
+	// MIGMode; empty otherwise.
+	MIGModePending v1alpha1.MIGMode
+	// MIGDevices are the MIG devices of a MIG-enabled GPU, in slot order.
+	MIGDevices []MIGDevice
+	Health     v1alpha1.Health
 	// HealthMessage says why Health is not Healthy.
 	HealthMessage string
 }

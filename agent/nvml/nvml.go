@@ -169,13 +169,15 @@ func (n *NVML) gpu(i int) (GPU, error) {
 	if mem, ret := dev.GetMemoryInfo(); ret == nvml.SUCCESS {
 		gpu.MemoryMiB = int64(mem.Total >> 20)
 	}
-	if current, _, ret := dev.GetMigMode(); ret == nvml.SUCCESS {
-		gpu.MIGMode = v1alpha1.MIGDisabled
-		if current == nvml.DEVICE_MIG_ENABLE {
-			gpu.MIGMode = v1alpha1.MIGEnabled
-		}
-	}
+	migErr := readMIG(dev, &gpu)
 	gpu.Health, gpu.HealthMessage = n.health(dev, uuid)
+	if migErr != nil {
+		// The GPU is MIG-enabled but its slices are unknown: none is offered.
+		if gpu.Health == v1alpha1.HealthHealthy {
+			gpu.Health = v1alpha1.HealthDegraded
+		}
+		gpu.HealthMessage = strings.TrimPrefix(gpu.HealthMessage+"; MIG devices unreadable: "+migErr.Error(), "; ")
+	}
 	return gpu, nil
 }
 

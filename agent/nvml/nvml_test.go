@@ -71,6 +71,8 @@ func device(uuid string) *mock.Device {
 		GetMigModeFunc: func() (int, int, gonvml.Return) {
 			return gonvml.DEVICE_MIG_ENABLE, gonvml.DEVICE_MIG_ENABLE, gonvml.SUCCESS
 		},
+		GetMaxMigDeviceCountFunc:      func() (int, gonvml.Return) { return 7, gonvml.SUCCESS },
+		GetMigDeviceHandleByIndexFunc: func(int) (gonvml.Device, gonvml.Return) { return nil, gonvml.ERROR_NOT_FOUND },
 		GetRemappedRowsFunc: func() (int, int, bool, bool, gonvml.Return) {
 			return 0, 0, false, false, gonvml.SUCCESS
 		},

@@ -38,7 +38,8 @@ const (
 type Device struct {
 	// GPUUUID is the UUID of the physical GPU (the parent for a MIG device).
 	GPUUUID string
-	// MIGDevice names the MIG device as the kubelet reported it; empty for a
+	// MIGDevice names the MIG device: its UUID when the Resolver knows it,
+	// else as the kubelet reported it; empty for a
 	// whole GPU.
 	MIGDevice string
 	// Replica is the time-slicing or MPS replica (or DRA share ID) when the
@@ -143,6 +144,9 @@ type Resolver interface {
 	GPUByIndex(index string) (uuid string, ok bool)
 	// MIGParent returns the UUID of the GPU a MIG device ("MIG-<uuid>") lives on.
 	MIGParent(migUUID string) (gpuUUID string, ok bool)
+	// MIGAlias returns the UUID of the MIG device that an older or index
+	// name ("MIG-GPU-<uuid>/<gi>/<ci>", "<gpu index>:<mig index>") names.
+	MIGAlias(name string) (migUUID string, ok bool)
 	// DRADevice returns what the ResourceSlices say about a DRA device.
 	DRADevice(key DRAKey) (DRADevice, bool)
 }
@@ -153,6 +157,10 @@ type Inventory struct {
 	GPUsByIndex map[string]string
 	// MIGParents maps a MIG device UUID to its GPU's UUID.
 	MIGParents map[string]string
+	// MIGAliases maps the other names of a MIG device (the pre-R470
+	// "MIG-GPU-<uuid>/<gi>/<ci>", the index strategy's "<gpu>:<mig>") to its
+	// UUID.
+	MIGAliases map[string]string
 	// DRADevices maps DRA devices to UUIDs (see DRADevicesFromSlices).
 	DRADevices map[DRAKey]DRADevice
 }
@@ -168,6 +176,12 @@ func (i Inventory) GPUByIndex(index string) (string, bool) {
 // MIGParent implements Resolver.
 func (i Inventory) MIGParent(migUUID string) (string, bool) {
 	uuid, ok := i.MIGParents[migUUID]
+	return uuid, ok
+}
+
+// MIGAlias implements Resolver.
+func (i Inventory) MIGAlias(name string) (string, bool) {
+	uuid, ok := i.MIGAliases[name]
 	return uuid, ok
 }
 
@@ -292,6 +306,13 @@ func resolveDevicePluginID(resourceName, id string, resolver Resolver) (Device, 
 			return d, fmt.Sprintf("no GPU holds MIG device %s", p.migUUID)
 		}
 		d.GPUUUID = uuid
+	}
+	// Name the MIG device by its UUID where the node knows it, so that the
+	// profile says which slice is whose whatever the plugin's ID strategy.
+	if d.MIGDevice != "" && p.migUUID == "" {
+		if uuid, ok := resolver.MIGAlias(d.MIGDevice); ok {
+			d.MIGDevice = uuid
+		}
 	}
 	return d, ""
 }

@@ -12,7 +12,8 @@ import (
 // node is a two-GPU node: GPU 1 is MIG-partitioned.
 var node = Inventory{
 	GPUsByIndex: map[string]string{"0": "GPU-zero", "1": "GPU-one"},
-	MIGParents:  map[string]string{"MIG-slice": "GPU-one"},
+	MIGParents:  map[string]string{"MIG-slice": "GPU-one", "MIG-other": "GPU-one"},
+	MIGAliases:  map[string]string{"MIG-GPU-one/1/0": "MIG-slice", "1:0": "MIG-slice", "1:1": "MIG-other"},
 	DRADevices: map[DRAKey]DRADevice{
 		{Driver: DefaultDRADriver, Pool: "node-a", Device: "gpu-0"}:     {UUID: "GPU-zero"},
 		{Driver: DefaultDRADriver, Pool: "node-a", Device: "gpu-1-mig"}: {UUID: "MIG-slice", ParentUUID: "GPU-one"},
@@ -59,6 +60,18 @@ func TestFromList(t *testing.T) {
 			wantAlloc: []Allocation{
 				{Device: Device{GPUUUID: "GPU-one", MIGDevice: "MIG-slice", Source: SourceDevicePlugin, ResourceName: "nvidia.com/mig-1g.10gb", DeviceID: "MIG-slice"}, Container: train},
 				{Device: Device{GPUUUID: "GPU-zero", Replica: "2", Source: SourceDevicePlugin, ResourceName: GPUResourceName, DeviceID: "GPU-zero::2"}, Container: train},
+			},
+		},
+		{
+			name: "legacy and index MIG names are named by the MIG device's UUID",
+			pods: []*podresourcesv1.PodResources{pod("ml", "train", &podresourcesv1.ContainerResources{
+				Name: "main", Devices: []*podresourcesv1.ContainerDevices{
+					devices("nvidia.com/mig-1g.10gb", "MIG-GPU-one/1/0", "1:1", "MIG-GPU-one/9/0"),
+				}})},
+			wantAlloc: []Allocation{
+				{Device: Device{GPUUUID: "GPU-one", MIGDevice: "MIG-other", Source: SourceDevicePlugin, ResourceName: "nvidia.com/mig-1g.10gb", DeviceID: "1:1"}, Container: train},
+				{Device: Device{GPUUUID: "GPU-one", MIGDevice: "MIG-slice", Source: SourceDevicePlugin, ResourceName: "nvidia.com/mig-1g.10gb", DeviceID: "MIG-GPU-one/1/0"}, Container: train},
+				{Device: Device{GPUUUID: "GPU-one", MIGDevice: "MIG-GPU-one/9/0", Source: SourceDevicePlugin, ResourceName: "nvidia.com/mig-1g.10gb", DeviceID: "MIG-GPU-one/9/0"}, Container: train},
 			},
 		},
 		{

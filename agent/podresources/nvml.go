@@ -19,7 +19,7 @@ type NVML interface {
 // GPU's UUID by index, and each MIG device's parent. DRA devices come from
 // ResourceSlices (DRADevicesFromSlices), not from NVML.
 func InventoryFromNVML(lib NVML) (Inventory, error) {
-	inv := Inventory{GPUsByIndex: map[string]string{}, MIGParents: map[string]string{}}
+	inv := Inventory{GPUsByIndex: map[string]string{}, MIGParents: map[string]string{}, MIGAliases: map[string]string{}}
 	count, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
 		return Inventory{}, fmt.Errorf("counting GPUs: %w", ret)
@@ -34,16 +34,16 @@ func InventoryFromNVML(lib NVML) (Inventory, error) {
 			return Inventory{}, fmt.Errorf("reading GPU %d's UUID: %w", i, ret)
 		}
 		inv.GPUsByIndex[strconv.Itoa(i)] = uuid
-		if err := addMIGDevices(inv.MIGParents, dev, uuid); err != nil {
+		if err := addMIGDevices(&inv, dev, i, uuid); err != nil {
 			return Inventory{}, fmt.Errorf("reading GPU %d's MIG devices: %w", i, err)
 		}
 	}
 	return inv, nil
 }
 
-// addMIGDevices records the parent of each MIG device of a MIG-enabled GPU;
-// GPUs without MIG, or with it off, add nothing.
-func addMIGDevices(parents map[string]string, dev nvml.Device, parentUUID string) error {
+// addMIGDevices records the parent and the other names of each MIG device
+// of a MIG-enabled GPU; GPUs without MIG, or with it off, add nothing.
+func addMIGDevices(inv *Inventory, dev nvml.Device, index int, parentUUID string) error {
 	current, _, ret := dev.GetMigMode()
 	if ret == nvml.ERROR_NOT_SUPPORTED || (ret == nvml.SUCCESS && current != nvml.DEVICE_MIG_ENABLE) {
 		return nil
@@ -67,7 +67,13 @@ func addMIGDevices(parents map[string]string, dev nvml.Device, parentUUID string
 		if ret != nvml.SUCCESS {
 			return ret
 		}
-		parents[uuid] = parentUUID
+		inv.MIGParents[uuid] = parentUUID
+		inv.MIGAliases[fmt.Sprintf("%d:%d", index, j)] = uuid
+		gi, giRet := mig.GetGpuInstanceId()
+		ci, ciRet := mig.GetComputeInstanceId()
+		if giRet == nvml.SUCCESS && ciRet == nvml.SUCCESS {
+			inv.MIGAliases[fmt.Sprintf("MIG-%s/%d/%d", parentUUID, gi, ci)] = uuid
+		}
 	}
 	return nil
 }

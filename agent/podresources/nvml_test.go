@@ -23,7 +23,11 @@ func mockGPU(uuid string, migMode int, migs ...string) *mock.Device {
 			if j >= len(migs) || migs[j] == "" {
 				return nil, nvml.ERROR_NOT_FOUND
 			}
-			return &mock.Device{GetUUIDFunc: func() (string, nvml.Return) { return migs[j], nvml.SUCCESS }}, nvml.SUCCESS
+			return &mock.Device{
+				GetUUIDFunc:              func() (string, nvml.Return) { return migs[j], nvml.SUCCESS },
+				GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return j + 1, nvml.SUCCESS },
+				GetComputeInstanceIdFunc: func() (int, nvml.Return) { return 0, nvml.SUCCESS },
+			}, nvml.SUCCESS
 		},
 	}
 }
@@ -54,6 +58,7 @@ func TestInventoryFromNVML(t *testing.T) {
 			want: Inventory{
 				GPUsByIndex: map[string]string{"0": "GPU-zero", "1": "GPU-one", "2": "GPU-two"},
 				MIGParents:  map[string]string{"MIG-a": "GPU-two", "MIG-b": "GPU-two"},
+				MIGAliases:  map[string]string{"2:0": "MIG-a", "MIG-GPU-two/1/0": "MIG-a", "2:2": "MIG-b", "MIG-GPU-two/3/0": "MIG-b"},
 			},
 		},
 		{

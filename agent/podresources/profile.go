@@ -18,6 +18,7 @@ func (s Snapshot) ByGPU() map[string][]v1alpha1.GPUAllocation {
 			ResourceName: a.ResourceName,
 			Claim:        a.Claim,
 			Shared:       a.Shared(),
+			MIGDevice:    a.MIGDevice,
 		})
 	}
 	return out

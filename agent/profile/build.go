@@ -86,18 +86,39 @@ func Build(in Input) v1alpha1.GPUNodeProfileStatus {
 // GPU converts one discovered GPU, with its recipe support.
 func GPU(g nvml.GPU, cuda capability.Version) v1alpha1.GPU {
 	out := v1alpha1.GPU{
-		Index:         int32(g.Index),
-		UUID:          g.UUID,
-		Product:       g.Product,
-		MemoryMiB:     g.MemoryMiB,
-		MIGMode:       g.MIGMode,
-		Health:        g.Health,
-		HealthMessage: g.HealthMessage,
+		Index:          int32(g.Index),
+		UUID:           g.UUID,
+		Product:        g.Product,
+		MemoryMiB:      g.MemoryMiB,
+		MIGMode:        g.MIGMode,
+		MIGModePending: g.MIGModePending,
+		MIGDevices:     migDevices(g.MIGDevices),
+		Health:         g.Health,
+		HealthMessage:  g.HealthMessage,
 	}
 	if !g.ComputeCapability.IsZero() {
 		out.ComputeCapability = g.ComputeCapability.String()
 		out.Architecture = capability.Architecture(g.ComputeCapability)
 		out.Recipes = capability.ForGPU(g.ComputeCapability, cuda)
+	}
+	return out
+}
+
+// migDevices converts discovered MIG devices; unknown instance IDs (-1)
+// stay unset.
+func migDevices(ms []nvml.MIGDevice) []v1alpha1.MIGDevice {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]v1alpha1.MIGDevice, len(ms))
+	for i, m := range ms {
+		out[i] = v1alpha1.MIGDevice{UUID: m.UUID, Profile: m.Profile, MemoryMiB: m.MemoryMiB}
+		if m.GPUInstanceID >= 0 {
+			out[i].GPUInstanceID = new(int32(m.GPUInstanceID))
+		}
+		if m.ComputeInstanceID >= 0 {
+			out[i].ComputeInstanceID = new(int32(m.ComputeInstanceID))
+		}
 	}
 	return out
 }

@@ -108,3 +108,19 @@ func TestBuildMixedNodeKeepsPerGPUSupport(t *testing.T) {
 		t.Errorf("node MXFP8 %s, want Native (the B200)", got)
 	}
 }
+
+func TestGPUPublishesMIGDevices(t *testing.T) {
+	g := nvml.GPU{Index: 1, UUID: "GPU-m", ComputeCapability: capability.V(9, 0), MIGMode: v1alpha1.MIGEnabled, MIGModePending: v1alpha1.MIGDisabled,
+		MIGDevices: []nvml.MIGDevice{
+			{UUID: "MIG-a", GPUInstanceID: 1, ComputeInstanceID: 0, Profile: "3g.40gb", MemoryMiB: 40192},
+			{UUID: "MIG-b", GPUInstanceID: -1, ComputeInstanceID: -1},
+		}}
+	got := GPU(g, capability.V(13, 0))
+	want := []v1alpha1.MIGDevice{
+		{UUID: "MIG-a", GPUInstanceID: new(int32(1)), ComputeInstanceID: new(int32(0)), Profile: "3g.40gb", MemoryMiB: 40192},
+		{UUID: "MIG-b"},
+	}
+	if diff := cmp.Diff(want, got.MIGDevices); diff != "" || got.MIGMode != v1alpha1.MIGEnabled || got.MIGModePending != v1alpha1.MIGDisabled {
+		t.Errorf("MIG %s pending %s, devices (-want +got):\n%s", got.MIGMode, got.MIGModePending, diff)
+	}
+}

@@ -52,44 +52,22 @@ func findAllocated(ctx context.Context, lib gonvml.Interface, run *v1alpha1.Quan
 		gpu:    profile.GPU(g, node.CUDADriverVersion),
 		status: &v1alpha1.AllocatedGPU{UUID: g.UUID, Source: source},
 	}
+	// NVML in a container given a MIG slice shows the parent GPU with that
+	// MIG device alone: the run and its guard use the MIG device.
+	executed := g.UUID
+	if g.MIGMode == v1alpha1.MIGEnabled {
+		if len(g.MIGDevices) != 1 {
+			return allocated{}, fmt.Errorf("GPU %s is in MIG mode and the run pod sees %d of its MIG devices, want exactly the one the kubelet allocated", g.UUID, len(g.MIGDevices))
+		}
+		executed = g.MIGDevices[0].UUID
+		out.status.MIGDevice, out.gpu.UUID = executed, executed
+		out.gpu.MemoryMiB = g.MIGDevices[0].MemoryMiB
+	}
 	// The index inside the pod is the pod's own (0); the node's index is
-	// known only when the kubelet gave the GPU the run was bound to.
-	if g.UUID == run.Spec.GPUUUID && run.Spec.GPUIndex != nil {
+	// known only when the kubelet gave the GPU (or MIG device) the run was
+	// bound to.
+	if executed == run.Spec.GPUUUID && run.Spec.GPUIndex != nil {
 		out.status.Index = ptr.To(*run.Spec.GPUIndex)
 	}
-	mig, err := migDevice(lib, g.UUID)
-	if err != nil {
-		return allocated{}, err
-	}
-	if mig != "" {
-		out.status.MIGDevice, out.gpu.UUID = mig, mig
-	}
 	return out, nil
-}
-
-// migDevice returns the UUID of the MIG device this container was given on
-// the GPU, empty when MIG is off or not supported.
-func migDevice(lib gonvml.Interface, gpuUUID string) (string, error) {
-	dev, ret := lib.DeviceGetHandleByUUID(gpuUUID)
-	if ret != gonvml.SUCCESS {
-		return "", fmt.Errorf("finding GPU %s: %w", gpuUUID, ret)
-	}
-	current, _, ret := dev.GetMigMode()
-	if ret != gonvml.SUCCESS || current != gonvml.DEVICE_MIG_ENABLE {
-		return "", nil
-	}
-	slots, ret := dev.GetMaxMigDeviceCount()
-	if ret != gonvml.SUCCESS {
-		return "", fmt.Errorf("counting MIG devices of GPU %s: %w", gpuUUID, ret)
-	}
-	for i := range slots {
-		mig, ret := dev.GetMigDeviceHandleByIndex(i)
-		if ret != gonvml.SUCCESS {
-			continue // an empty slot, or one not given to this container
-		}
-		if uuid, ret := mig.GetUUID(); ret == gonvml.SUCCESS {
-			return uuid, nil
-		}
-	}
-	return "", fmt.Errorf("GPU %s is in MIG mode and the run pod sees none of its MIG devices", gpuUUID)
 }

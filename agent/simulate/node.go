@@ -24,6 +24,10 @@ const (
 type Node struct {
 	lib     *mock.Interface
 	devices []*mock.Device
+	// gpus are the node's GPUs as specified, for views (Only).
+	gpus []gpu
+	// migs are the visible MIG devices by UUID, for DeviceGetHandleByUUID.
+	migs map[string]*mock.Device
 
 	mu sync.Mutex
 	// pending holds injected events until NVML's event set hands them out.
@@ -34,30 +38,62 @@ type Node struct {
 	share *Node
 }
 
+// gpu is one simulated GPU as specified.
+type gpu struct {
+	index   int
+	uuid    string
+	product Product
+	migs    []MIGSlice
+}
+
 // NewNode builds the mock library of node nodeName with the GPUs of spec.
 func NewNode(nodeName string, spec Spec) *Node {
 	n := &Node{processes: map[string][]nvml.ProcessInfo{}}
 	for i, p := range spec.Products() {
-		n.devices = append(n.devices, n.newDevice(i, UUID(nodeName, i), p))
+		n.gpus = append(n.gpus, gpu{index: i, uuid: UUID(nodeName, i), product: p, migs: MIGSlices(nodeName, i, p)})
 	}
+	n.addDevices(func(string) bool { return true })
 	n.build()
 	return n
 }
 
-// Only returns the node as a container given the GPUs with these UUIDs sees
-// it: those GPUs alone, numbered from 0 in the node's order (what a device
-// plugin or DRA driver gives a run pod), sharing this node's process lists.
-// False when a UUID names no GPU of the node.
+// addDevices makes the handles of n.gpus, with the MIG devices visible
+// says.
+func (n *Node) addDevices(visible func(migUUID string) bool) {
+	n.migs = map[string]*mock.Device{}
+	for _, g := range n.gpus {
+		n.devices = append(n.devices, n.newDevice(g, visible))
+	}
+}
+
+// Only returns the node as a container given the GPUs or MIG devices with
+// these UUIDs sees it: those GPUs alone, numbered from 0 in the node's order
+// (what a device plugin or DRA driver gives a run pod), a MIG device's
+// parent showing that MIG device alone, sharing this node's process lists.
+// False when a UUID names no GPU or MIG device of the node.
 func (n *Node) Only(uuids ...string) (*Node, bool) {
 	only := &Node{processes: n.processes, share: n}
-	for _, d := range n.devices {
-		if u, _ := d.GetUUID(); slices.Contains(uuids, u) {
-			only.devices = append(only.devices, d)
+	found := 0
+	for _, g := range n.gpus {
+		whole := slices.Contains(uuids, g.uuid)
+		migs := 0
+		for _, m := range g.migs {
+			if slices.Contains(uuids, m.UUID) {
+				migs++
+			}
+		}
+		if whole || migs > 0 {
+			only.gpus = append(only.gpus, g)
+			found += migs
+			if whole {
+				found++
+			}
 		}
 	}
-	if len(only.devices) != len(uuids) {
+	if found != len(uuids) {
 		return nil, false
 	}
+	only.addDevices(func(u string) bool { return slices.Contains(uuids, u) })
 	only.build()
 	return only, true
 }
@@ -113,6 +149,9 @@ func (n *Node) build() {
 					return d, nvml.SUCCESS
 				}
 			}
+			if m, ok := n.migs[uuid]; ok {
+				return m, nvml.SUCCESS
+			}
 			return nil, nvml.ERROR_NOT_FOUND
 		},
 		EventSetCreateFunc: func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS },
@@ -153,14 +192,40 @@ func UUID(nodeName string, index int) string {
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
-func (n *Node) newDevice(index int, uuid string, p Product) *mock.Device {
+// newDevice is the NVML handle of g; with MIG on, its MIG devices that
+// visible admits are listed in their slots.
+func (n *Node) newDevice(g gpu, visible func(migUUID string) bool) *mock.Device {
+	index, uuid, p := g.index, g.uuid, g.product
 	migMode := func() (int, int, nvml.Return) {
-		if !p.MIG {
+		switch {
+		case !p.MIG:
 			return 0, 0, nvml.ERROR_NOT_SUPPORTED
+		case p.MIGEnabled:
+			return nvml.DEVICE_MIG_ENABLE, nvml.DEVICE_MIG_ENABLE, nvml.SUCCESS
 		}
 		return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_DISABLE, nvml.SUCCESS
 	}
-	return &mock.Device{
+	dev := &mock.Device{}
+	slots := make([]nvml.Device, len(g.migs))
+	for i, m := range g.migs {
+		if visible(m.UUID) {
+			md := n.newMIGDevice(dev, m)
+			slots[i], n.migs[m.UUID] = md, md
+		}
+	}
+	*dev = mock.Device{
+		GetMaxMigDeviceCountFunc: func() (int, nvml.Return) {
+			if !p.MIG {
+				return 0, nvml.ERROR_NOT_SUPPORTED
+			}
+			return maxMIGDevices, nvml.SUCCESS
+		},
+		GetMigDeviceHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
+			if i < 0 || i >= len(slots) || slots[i] == nil {
+				return nil, nvml.ERROR_NOT_FOUND
+			}
+			return slots[i], nvml.SUCCESS
+		},
 		GetIndexFunc: func() (int, nvml.Return) { return index, nvml.SUCCESS },
 		GetUUIDFunc:  func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
 		GetNameFunc:  func() (string, nvml.Return) { return p.Name, nvml.SUCCESS },
@@ -194,4 +259,5 @@ func (n *Node) newDevice(index int, uuid string, p Product) *mock.Device {
 		GetMPSComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED },
 		GetGraphicsRunningProcessesFunc:   func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED },
 	}
+	return dev
 }

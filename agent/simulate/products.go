@@ -20,6 +20,9 @@ type Product struct {
 	MemoryMiB int64
 	// MIG is true for models with Multi-Instance GPU.
 	MIG bool
+	// MIGEnabled is true for a GPU simulated in MIG mode ("<product>/mig" in
+	// a spec), partitioned as MIGSlices says.
+	MIGEnabled bool
 	// CopyBandwidthGBps is a plausible device-to-device copy bandwidth, for
 	// synthetic results; about 85% of the memory's peak.
 	CopyBandwidthGBps float64
@@ -80,7 +83,8 @@ type Spec []Group
 const MaxGPUs = 64
 
 // Parse reads "<product>:<count>[,<product>:<count>...]", for example
-// "H100:8" or "H100:4,A100:4". A missing count means 1.
+// "H100:8" or "H100:4,A100:4". A missing count means 1. "<product>/mig"
+// simulates the product in MIG mode, partitioned as MIGSlices says.
 func Parse(s string) (Spec, error) {
 	var spec Spec
 	total := 0
@@ -90,10 +94,15 @@ func Parse(s string) (Spec, error) {
 			continue
 		}
 		key, countText, hasCount := strings.Cut(part, ":")
+		key, mig := strings.CutSuffix(key, MIGSuffix)
 		p, ok := Lookup(key)
 		if !ok {
 			return nil, fmt.Errorf("simulate %q: unknown product %q (known: %s)", s, key, strings.Join(Keys(), ", "))
 		}
+		if mig && !p.MIG {
+			return nil, fmt.Errorf("simulate %q: %s has no MIG", s, p.Key)
+		}
+		p.MIGEnabled = mig
 		count := 1
 		if hasCount {
 			if _, err := fmt.Sscanf(countText, "%d", &count); err != nil || count < 1 || fmt.Sprint(count) != countText {
@@ -116,7 +125,11 @@ func Parse(s string) (Spec, error) {
 func (s Spec) String() string {
 	parts := make([]string, 0, len(s))
 	for _, g := range s {
-		parts = append(parts, fmt.Sprintf("%s:%d", g.Product.Key, g.Count))
+		key := g.Product.Key
+		if g.Product.MIGEnabled {
+			key += MIGSuffix
+		}
+		parts = append(parts, fmt.Sprintf("%s:%d", key, g.Count))
 	}
 	return strings.Join(parts, ",")
 }

@@ -90,9 +90,22 @@ type GPU struct {
 	// memoryMiB is the GPU's total memory in MiB.
 	// +optional
 	MemoryMiB int64 `json:"memoryMiB,omitempty"`
-	// migMode is Enabled, Disabled or NotSupported.
+	// migMode is Enabled, Disabled or NotSupported: the GPU's current MIG
+	// mode. A MIG-enabled GPU is never used as a whole GPU; a job that sets
+	// spec.placement.migSlices: Include runs on its MIG devices (migDevices).
 	// +optional
 	MIGMode MIGMode `json:"migMode,omitempty"`
+	// migModePending is the MIG mode the GPU takes at its next reset, when it
+	// differs from migMode; empty otherwise.
+	// +optional
+	MIGModePending MIGMode `json:"migModePending,omitempty"`
+	// migDevices are the MIG devices (slices) of a MIG-enabled GPU, as NVML
+	// lists them; empty when MIG is off or no GPU instance exists.
+	// +optional
+	// +listType=map
+	// +listMapKey=uuid
+	// +kubebuilder:validation:MaxItems=16
+	MIGDevices []MIGDevice `json:"migDevices,omitempty"`
 	// health is Healthy, Degraded or Unhealthy.
 	// +optional
 	Health Health `json:"health,omitempty"`
@@ -113,6 +126,33 @@ type GPU struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Allocations []GPUAllocation `json:"allocations,omitempty"`
+}
+
+// MIGDevice is one MIG device (a slice: a compute instance of a GPU
+// instance) of a MIG-enabled GPU.
+type MIGDevice struct {
+	// uuid is the MIG device's UUID (MIG-...).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	UUID string `json:"uuid"`
+	// gpuInstanceID is the ID of its GPU instance on the parent GPU.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	GPUInstanceID *int32 `json:"gpuInstanceID,omitempty"`
+	// computeInstanceID is the ID of its compute instance in the GPU instance.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ComputeInstanceID *int32 `json:"computeInstanceID,omitempty"`
+	// profile is its MIG profile as NVIDIA's device plugin names it
+	// ("1g.10gb", "1c.2g.20gb"): the device plugin's mixed strategy
+	// advertises it as the resource nvidia.com/mig-<profile>.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Profile string `json:"profile,omitempty"`
+	// memoryMiB is its memory in MiB.
+	// +optional
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
 }
 
 // AllocationSource says how the kubelet allocated a GPU to a container.
@@ -149,6 +189,12 @@ type GPUAllocation struct {
 	// claim is the DRA ResourceClaim as namespace/name; empty for the device plugin.
 	// +optional
 	Claim string `json:"claim,omitempty"`
+	// migDevice is the MIG device the container holds, by its UUID (MIG-...)
+	// when the agent could resolve it, else as the kubelet named it; empty
+	// for a whole GPU.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	MIGDevice string `json:"migDevice,omitempty"`
 	// shared is true when the allocation is a MIG slice or a time-slicing or
 	// MPS replica: other containers may hold the same GPU.
 	// +optional

@@ -87,6 +87,21 @@ type RecipeReference struct {
 	Name string `json:"name"`
 }
 
+// MIGSlices says whether a job runs on the MIG devices of MIG-enabled GPUs.
+// +kubebuilder:validation:Enum=Skip;Include
+type MIGSlices string
+
+const (
+	// MIGSlicesSkip (the default): MIG-enabled GPUs are not used. A job that
+	// has no other eligible GPU is Unschedulable and says so.
+	MIGSlicesSkip MIGSlices = "Skip"
+	// MIGSlicesInclude: every MIG device (slice) of a MIG-enabled GPU is a
+	// unit of work, as a whole GPU is: EachGPU runs once on each slice. A run
+	// pod asks for its slice's profile (nvidia.com/mig-<profile>, the device
+	// plugin's mixed strategy) or, with DRA, pins the MIG device.
+	MIGSlicesInclude MIGSlices = "Include"
+)
+
 // Placement chooses the nodes and GPUs a job runs on.
 type Placement struct {
 	// policy is AnyGPU (default: one run), EachNode (one run per eligible node) or
@@ -112,6 +127,14 @@ type Placement struct {
 	// it, GPUs that can only emulate the recipe are eligible too.
 	// +optional
 	RequireNative bool `json:"requireNative,omitempty"`
+
+	// migSlices is Skip (default: MIG-enabled GPUs are not used) or Include
+	// (each MIG device of a MIG-enabled GPU is a unit of work, like a whole
+	// GPU: EachGPU runs once on every slice). A MIG slice is shared hardware
+	// (its GPU's other slices run other pods), so using it is an explicit
+	// choice.
+	// +optional
+	MIGSlices MIGSlices `json:"migSlices,omitempty"`
 
 	// nodeSelector admits only nodes whose labels match.
 	// +optional

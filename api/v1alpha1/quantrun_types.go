@@ -98,13 +98,24 @@ type QuantRunSpec struct {
 	// +optional
 	NodeName string `json:"nodeName,omitempty"`
 
-	// gpuUUID is the GPU this run is bound to; empty until bound.
+	// gpuUUID is the GPU this run is bound to, or the MIG device (MIG-...)
+	// when migProfile is set; empty until bound.
 	// +optional
 	GPUUUID string `json:"gpuUUID,omitempty"`
 
-	// gpuIndex is that GPU's index on its node.
+	// gpuIndex is that GPU's index on its node (the parent GPU's for a MIG
+	// device).
 	// +optional
 	GPUIndex *int32 `json:"gpuIndex,omitempty"`
+
+	// migProfile is the MIG profile ("1g.10gb") of the MIG device the run is
+	// bound to; empty for a whole GPU. The run pod asks for
+	// nvidia.com/mig-<migProfile> (or, with DRA, pins the MIG device), so the
+	// kubelet gives it a slice of that profile.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9a-z][0-9a-z.]*$`
+	MIGProfile string `json:"migProfile,omitempty"`
 
 	// attempt counts the runs of the same slot of the job: 0 for the first, one
 	// more for each retry.
@@ -395,7 +406,8 @@ type AllocatedGPU struct {
 	// index is the GPU's NVML index on the node, when known.
 	// +optional
 	Index *int32 `json:"index,omitempty"`
-	// migDevice names the MIG device when the run got a MIG slice.
+	// migDevice is the UUID (MIG-...) of the MIG device the run got, when it
+	// got a MIG slice.
 	// +optional
 	MIGDevice string `json:"migDevice,omitempty"`
 	// source is DevicePlugin or DRA; empty for in-agent execution

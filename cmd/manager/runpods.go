@@ -52,7 +52,7 @@ func (f *runPodFlags) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.deviceClass, "dra-device-class", runpod.DefaultDeviceClassName, "the DRA DeviceClass of whole GPUs")
 	fs.StringVar(&f.migDeviceClass, "dra-mig-device-class", runpod.DefaultMIGDeviceClassName, "the DRA DeviceClass of MIG devices")
 	fs.StringVar(&f.uuidDomain, "dra-uuid-attribute-domain", runpod.DefaultUUIDAttributeDomain, "the domain of the DRA driver's uuid device attribute")
-	fs.BoolVar(&f.allowShared, "allow-shared-gpus", false, "let runs onto shared GPUs (time-slicing or MPS replicas, MIG slices), where allocated does not mean exclusive")
+	fs.BoolVar(&f.allowShared, "allow-shared-gpus", false, "let runs onto shared GPUs (time-slicing or MPS replicas), where allocated does not mean exclusive; MIG slices are each job's choice (spec.placement.migSlices)")
 	fs.StringVar(&f.kueueQueue, "kueue-queue-name", "", "the Kueue LocalQueue of run pods whose job names none (its kueue.x-k8s.io/queue-name label)")
 	fs.StringVar(&f.resourcesJSON, "run-resources", "", `run pods' CPU and memory as JSON ResourceRequirements, e.g. {"requests":{"cpu":"500m"}}`)
 	fs.StringVar(&f.tolerationsJSON, "run-tolerations", "", "run pods' tolerations as a JSON list")

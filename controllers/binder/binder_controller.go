@@ -85,8 +85,9 @@ type assumption struct {
 
 // Options configure the binder.
 type Options struct {
-	// AllowSharedGPUs lets runs onto GPUs whose allocations are shared (MIG
-	// slices, time-slicing or MPS replicas); see scheduling.ForeignAllocations.
+	// AllowSharedGPUs lets runs onto GPUs whose allocations are shared
+	// (time-slicing or MPS replicas); see scheduling.ForeignAllocations. MIG
+	// slices are the job's choice (spec.placement.migSlices), not this.
 	AllowSharedGPUs bool
 }
 
@@ -446,10 +447,10 @@ func (r *Reconciler) bind(ctx context.Context, run *kquantv1alpha1.QuantRun, gpu
 	return nil
 }
 
-// setBinding binds run to gpu in its object: spec, node label, product and
-// bind-time annotations.
+// setBinding binds run to gpu in its object: spec (a MIG device's profile
+// too), node label, product and bind-time annotations.
 func setBinding(run *kquantv1alpha1.QuantRun, gpu scheduling.GPU, now time.Time) {
-	run.Spec.NodeName, run.Spec.GPUUUID, run.Spec.GPUIndex = gpu.Node, gpu.UUID, ptr.To(gpu.Index)
+	run.Spec.NodeName, run.Spec.GPUUUID, run.Spec.GPUIndex, run.Spec.MIGProfile = gpu.Node, gpu.UUID, ptr.To(gpu.Index), gpu.MIGProfile
 	if run.Labels == nil {
 		run.Labels = map[string]string{}
 	}

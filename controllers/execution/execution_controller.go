@@ -201,7 +201,7 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 		// The job named a Kueue LocalQueue (its label, copied to its runs).
 		cfg.KueueQueueName = q
 	}
-	objs, err := runpod.Build(run, runpod.GPU{UUID: run.Spec.GPUUUID}, cfg)
+	objs, err := runpod.Build(run, runpod.GPU{UUID: run.Spec.GPUUUID, MIGProfile: run.Spec.MIGProfile}, cfg)
 	if err != nil {
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "RunPodInvalid", "CreateRunPod", "cannot build the run pod: %v", err)
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("building run pod of %s: %w", run.Name, err))

@@ -67,10 +67,19 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	runs = append(runs, created...)
 	var out outcome
 	if n := len(created); n > 0 {
-		out.expanded = &expansion{created: n, message: fmt.Sprintf("created %d runs (%s over %d eligible GPUs); recipe %s generation %d: %s",
-			n, job.Spec.Placement.Policy, len(ev.eligible), recipe.name, recipe.generation, snapshot.Key)}
+		out.expanded = &expansion{created: n, message: fmt.Sprintf("created %d runs (%s over %d eligible GPUs%s); recipe %s generation %d: %s",
+			n, job.Spec.Placement.Policy, len(ev.eligible), migNote(ev.results), recipe.name, recipe.generation, snapshot.Key)}
 	}
 	return runs, out, nil
+}
+
+// migNote is the RunsCreated event's clause on MIG-enabled GPUs the job
+// left out for want of spec.placement.migSlices: Include.
+func migNote(results []scheduling.NodeResult) string {
+	if note := scheduling.MIGSkippedNote(results); note != "" {
+		return "; " + note
+	}
+	return ""
 }
 
 // evaluate evaluates the fleet for req, or reuses an evaluation of the same

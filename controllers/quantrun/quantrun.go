@@ -121,10 +121,14 @@ func SplitList(v string) []string {
 	return strings.Split(v, ",")
 }
 
-// ExecutedGPU is the GPU run executed on: the one its run pod got from the
-// kubelet (status.allocatedGPU), which under the device plugin may differ
-// from the bound spec.gpuUUID; the bound GPU when the run has not said.
+// ExecutedGPU is the unit of work run executed on: the GPU, or the MIG
+// device, its run pod got from the kubelet (status.allocatedGPU), which under
+// the device plugin may differ from the bound spec.gpuUUID; the bound one
+// when the run has not said.
 func ExecutedGPU(run *kquantv1alpha1.QuantRun) string {
+	if a := run.Status.AllocatedGPU; a != nil && a.MIGDevice != "" {
+		return a.MIGDevice
+	}
 	if a := run.Status.AllocatedGPU; a != nil && a.UUID != "" {
 		return a.UUID
 	}

@@ -19,6 +19,10 @@ func TestForeignAllocations(t *testing.T) {
 		mutate(p.Status.GPUs)
 		return []NodeState{{Profile: p}}
 	}
+	mig := func(g *kquantv1alpha1.GPU) {
+		g.MIGMode = kquantv1alpha1.MIGEnabled
+		g.MIGDevices = []kquantv1alpha1.MIGDevice{{UUID: "MIG-a", Profile: "3g.40gb"}, {UUID: "MIG-b", Profile: "3g.40gb"}}
+	}
 	ownRuns := func(ns, pod string) bool { return ns == "bench" && pod == "job-0-0" }
 	cases := map[string]struct {
 		nodes       []NodeState
@@ -55,14 +59,30 @@ func TestForeignAllocations(t *testing.T) {
 			allowShared: true,
 			want:        map[string]string{},
 		},
-		"MIG mode is a shared flavour": {
-			nodes: node(func(g []kquantv1alpha1.GPU) { g[1].MIGMode = kquantv1alpha1.MIGEnabled }),
-			want:  map[string]string{builders.GPUUUID("n1", 1): HolderMIG},
-		},
-		"MIG mode allowed": {
-			nodes:       node(func(g []kquantv1alpha1.GPU) { g[1].MIGMode = kquantv1alpha1.MIGEnabled }),
+		"on a MIG-enabled GPU a pod holds the MIG device it names, whatever allowShared says": {
+			nodes: node(func(g []kquantv1alpha1.GPU) {
+				mig(&g[1])
+				a := alloc("ml", "notebook", true)
+				a.MIGDevice = "MIG-b"
+				own := alloc("bench", "job-0-0", true)
+				own.MIGDevice = "MIG-a"
+				g[1].Allocations = []kquantv1alpha1.GPUAllocation{own, a}
+			}),
 			allowShared: true,
-			want:        map[string]string{},
+			want:        map[string]string{"MIG-b": "ml/notebook"},
+		},
+		"a MIG allocation the agent could not resolve holds every MIG device of its GPU": {
+			nodes: node(func(g []kquantv1alpha1.GPU) {
+				mig(&g[1])
+				a := alloc("ml", "notebook", true)
+				a.MIGDevice = "nvidia1/gi3"
+				g[1].Allocations = []kquantv1alpha1.GPUAllocation{a}
+			}),
+			want: map[string]string{"MIG-a": "ml/notebook", "MIG-b": "ml/notebook"},
+		},
+		"MIG mode alone holds nothing: the job's opt-in decides (eligibility)": {
+			nodes: node(func(g []kquantv1alpha1.GPU) { mig(&g[1]) }),
+			want:  map[string]string{},
 		},
 	}
 	for name, tc := range cases {

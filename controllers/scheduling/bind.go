@@ -149,5 +149,8 @@ func better(a, b GPU, pr *PendingRun, active map[string]int) bool {
 	if c := strings.Compare(a.Node, b.Node); c != 0 {
 		return c < 0
 	}
-	return a.Index < b.Index
+	if a.Index != b.Index {
+		return a.Index < b.Index
+	}
+	return a.UUID < b.UUID // the MIG devices of one GPU
 }

@@ -27,7 +27,12 @@ const (
 	ReasonComputeCapability    = "ComputeCapabilityTooLow"
 	ReasonNotNative            = "NotNative"
 	ReasonUnsupported          = "Unsupported"
+	ReasonMIGNotIncluded       = "MIGNotIncluded"
+	ReasonNoMIGDevices         = "NoMIGDevices"
 )
+
+// migOptIn is how a message names the opt-in to MIG slices.
+const migOptIn = "spec.placement.migSlices: Include"
 
 // NodeState is what the scheduler knows of one node: its agent's profile, the
 // agent's Lease (nil when there is none) and the Node's labels (nil when the
@@ -48,6 +53,9 @@ type Requirements struct {
 	Architectures []kquantv1alpha1.Architecture
 	MinCC         *capability.Version
 	Selector      labels.Selector
+	// MIGSlices admits the MIG devices of MIG-enabled GPUs, each as a unit
+	// of work; without it such GPUs are not eligible at all.
+	MIGSlices bool
 }
 
 // RequirementKey identifies what a job asks of the fleet, its recipe's scheme
@@ -65,7 +73,8 @@ func RequirementKey(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) s
 // Requirements, failing on a placement that the API server let through but that
 // cannot be evaluated (a malformed nodeSelector).
 func NewRequirements(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) (Requirements, error) {
-	req := Requirements{Scheme: scheme, RequireNative: p.RequireNative, Architectures: p.Architectures, Selector: labels.Everything()}
+	req := Requirements{Scheme: scheme, RequireNative: p.RequireNative, Architectures: p.Architectures, Selector: labels.Everything(),
+		MIGSlices: p.MIGSlices == kquantv1alpha1.MIGSlicesInclude}
 	if p.MinComputeCapability != "" {
 		cc, err := capability.Parse(p.MinComputeCapability)
 		if err != nil {
@@ -83,12 +92,15 @@ func NewRequirements(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) 
 	return req, nil
 }
 
-// GPU is one eligible GPU.
+// GPU is one eligible unit of work: a whole GPU, or a MIG device of a
+// MIG-enabled GPU (UUID the MIG device's, Index and Product its parent's).
 type GPU struct {
 	Node    string
 	Index   int32
 	UUID    string
 	Product string
+	// MIGProfile is a MIG device's profile ("1g.10gb"); empty for a whole GPU.
+	MIGProfile string
 }
 
 // NodeResult is the verdict on one node: its eligible GPUs, or why it has none.
@@ -97,6 +109,9 @@ type NodeResult struct {
 	GPUs    []GPU
 	Reason  string
 	Message string
+	// MIGSkipped counts the MIG-enabled GPUs left out only because the job
+	// does not include MIG slices.
+	MIGSkipped int
 }
 
 // Eligible reports whether the node has an eligible GPU.
@@ -110,7 +125,7 @@ type gpuPredicate func(g *kquantv1alpha1.GPU, req *Requirements) (ok bool, reaso
 // counted once, under the first rule it breaks.
 var (
 	nodeChain = []nodePredicate{profileReady, leaseFresh, nodeSelectorMatches}
-	gpuChain  = []gpuPredicate{gpuHealthy, architectureMatches, computeCapabilityAtLeast, recipeSupported}
+	gpuChain  = []gpuPredicate{gpuHealthy, architectureMatches, computeCapabilityAtLeast, recipeSupported, migIncluded}
 )
 
 func profileReady(n *NodeState, _ *Requirements, _ time.Time) (bool, string, string) {
@@ -177,6 +192,34 @@ func recipeSupported(g *kquantv1alpha1.GPU, req *Requirements) (bool, string, st
 	}
 }
 
+// migIncluded admits a MIG-enabled GPU only to a job that includes MIG
+// slices, and only with MIG devices to run on. It comes last: a GPU that
+// cannot run the recipe at all says so first.
+func migIncluded(g *kquantv1alpha1.GPU, req *Requirements) (bool, string, string) {
+	switch {
+	case g.MIGMode != kquantv1alpha1.MIGEnabled:
+		return true, "", ""
+	case !req.MIGSlices:
+		return false, ReasonMIGNotIncluded, "have only MIG-enabled GPUs, whose slices need " + migOptIn
+	case len(g.MIGDevices) == 0:
+		return false, ReasonNoMIGDevices, "have MIG-enabled GPUs without MIG devices"
+	}
+	return true, "", ""
+}
+
+// units are the units of work of an eligible GPU: the GPU itself, or each
+// of its MIG devices.
+func units(node string, g *kquantv1alpha1.GPU) []GPU {
+	if g.MIGMode != kquantv1alpha1.MIGEnabled {
+		return []GPU{{Node: node, Index: g.Index, UUID: g.UUID, Product: g.Product}}
+	}
+	out := make([]GPU, 0, len(g.MIGDevices))
+	for _, m := range g.MIGDevices {
+		out = append(out, GPU{Node: node, Index: g.Index, UUID: m.UUID, Product: g.Product, MIGProfile: m.Profile})
+	}
+	return out
+}
+
 // EvaluateNode runs the node chain, then the GPU chain on each GPU. When no GPU
 // passes, the node is rejected with the reason of the GPU that came closest
 // (passed the most predicates; the lowest index among equals), so that a Hopper
@@ -203,8 +246,11 @@ func EvaluateNode(n *NodeState, req *Requirements, now time.Time) NodeResult {
 			passed++
 		}
 		if passed == len(gpuChain) {
-			res.GPUs = append(res.GPUs, GPU{Node: res.Node, Index: g.Index, UUID: g.UUID, Product: g.Product})
+			res.GPUs = append(res.GPUs, units(res.Node, g)...)
 			continue
+		}
+		if reason == ReasonMIGNotIncluded {
+			res.MIGSkipped++
 		}
 		if passed > best {
 			best, res.Reason, res.Message = passed, reason, msg
@@ -212,7 +258,8 @@ func EvaluateNode(n *NodeState, req *Requirements, now time.Time) NodeResult {
 	}
 	if len(res.GPUs) > 0 {
 		res.Reason, res.Message = "", ""
-		slices.SortFunc(res.GPUs, func(a, b GPU) int { return int(a.Index) - int(b.Index) })
+		// Stable: a GPU's MIG devices stay in slot order.
+		slices.SortStableFunc(res.GPUs, func(a, b GPU) int { return int(a.Index) - int(b.Index) })
 	} else if best < 0 {
 		res.Reason, res.Message = ReasonNoGPUs, "have no GPUs"
 	}
@@ -236,6 +283,19 @@ func EligibleGPUs(results []NodeResult) []GPU {
 		out = append(out, results[i].GPUs...)
 	}
 	return out
+}
+
+// MIGSkippedNote says how many MIG-enabled GPUs results left out only for
+// want of the opt-in, as a clause for a job's messages; empty when none.
+func MIGSkippedNote(results []NodeResult) string {
+	n := 0
+	for i := range results {
+		n += results[i].MIGSkipped
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d MIG-enabled GPUs left out (their slices need %s)", n, migOptIn)
 }
 
 // UnschedulableMessage sums up results as "0/12 nodes: 8 lack native MXFP8

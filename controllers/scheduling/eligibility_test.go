@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
@@ -109,6 +110,25 @@ func TestEvaluateNode(t *testing.T) {
 			node: node(builders.MakeGPUNodeProfile("e").Ready(), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
 			job: builders.MakeQuantJob("j", "ns").Obj(), wantReason: ReasonNoGPUs, wantMsg: "have no GPUs",
 		},
+		"a MIG-enabled GPU is left out without the opt-in": {
+			node: node(builders.MakeGPUNodeProfile("m").GPUs(builders.H100, 1).MIG(0, "3g.40gb", "2g.20gb").Ready(), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
+			job:        builders.MakeQuantJob("j", "ns").Obj(),
+			wantReason: ReasonMIGNotIncluded, wantMsg: "have only MIG-enabled GPUs, whose slices need spec.placement.migSlices: Include",
+		},
+		"with the opt-in each MIG device is a unit, beside whole GPUs": {
+			node: node(builders.MakeGPUNodeProfile("m").GPUs(builders.H100, 2).MIG(1, "3g.40gb", "2g.20gb", "2g.20gb").Ready(), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
+			job: builders.MakeQuantJob("j", "ns").MIGSlices().Obj(), wantGPUs: 4,
+		},
+		"a MIG-enabled GPU without MIG devices has nothing to run on": {
+			node: node(builders.MakeGPUNodeProfile("m").GPUs(builders.H100, 1).MIG(0).Ready(), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
+			job:        builders.MakeQuantJob("j", "ns").MIGSlices().Obj(),
+			wantReason: ReasonNoMIGDevices, wantMsg: "have MIG-enabled GPUs without MIG devices",
+		},
+		"a recipe the GPU cannot run says so before MIG": {
+			node: node(builders.MakeGPUNodeProfile("m").GPUs(builders.H100, 1).MIG(0, "7g.80gb").Ready(), nil), scheme: kquantv1alpha1.SchemeNVFP4BlockScaling,
+			job:        builders.MakeQuantJob("j", "ns").RequireNative().Obj(),
+			wantReason: ReasonNotNative, wantMsg: "lack native NVFP4 (compute capability 9.0 < 10.0)",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -118,6 +138,32 @@ func TestEvaluateNode(t *testing.T) {
 				t.Errorf("EvaluateNode() = %d GPUs, %q, %q; want %d GPUs, %q, %q", len(got.GPUs), got.Reason, got.Message, tc.wantGPUs, tc.wantReason, tc.wantMsg)
 			}
 		})
+	}
+}
+
+func TestMIGUnits(t *testing.T) {
+	n := node(builders.MakeGPUNodeProfile("m").GPUs(builders.H100, 2).MIG(0, "3g.40gb", "2g.20gb").Ready(), nil)
+	without := mustRequirements(t, kquantv1alpha1.SchemeFloat8CurrentScaling, builders.MakeQuantJob("j", "ns").Obj())
+	res := Evaluate([]NodeState{n}, &without, testNow)
+	if got := MIGSkippedNote(res); got != "1 MIG-enabled GPUs left out (their slices need spec.placement.migSlices: Include)" {
+		t.Errorf("MIGSkippedNote = %q", got)
+	}
+	with := mustRequirements(t, kquantv1alpha1.SchemeFloat8CurrentScaling, builders.MakeQuantJob("j", "ns").MIGSlices().Obj())
+	res = Evaluate([]NodeState{n}, &with, testNow)
+	want := []GPU{
+		{Node: "m", Index: 0, UUID: builders.MIGUUID("m", 0, 0), Product: builders.H100.Name, MIGProfile: "3g.40gb"},
+		{Node: "m", Index: 0, UUID: builders.MIGUUID("m", 0, 1), Product: builders.H100.Name, MIGProfile: "2g.20gb"},
+		{Node: "m", Index: 1, UUID: builders.GPUUUID("m", 1), Product: builders.H100.Name},
+	}
+	if diff := cmp.Diff(want, EligibleGPUs(res)); diff != "" || MIGSkippedNote(res) != "" {
+		t.Errorf("eligible units (-want +got):\n%s\nnote %q", diff, MIGSkippedNote(res))
+	}
+	if slots := Expand(kquantv1alpha1.PlacementEachGPU, EligibleGPUs(res)); len(slots) != 3 {
+		t.Errorf("EachGPU over 2 MIG devices and a whole GPU: %d slots, want 3", len(slots))
+	}
+	if RequirementKey(kquantv1alpha1.SchemeFloat8CurrentScaling, &builders.MakeQuantJob("j", "ns").Obj().Spec.Placement) ==
+		RequirementKey(kquantv1alpha1.SchemeFloat8CurrentScaling, &builders.MakeQuantJob("j", "ns").MIGSlices().Obj().Spec.Placement) {
+		t.Error("the opt-in does not change the requirement key")
 	}
 }
 

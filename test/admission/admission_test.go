@@ -162,6 +162,7 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"unknown placement policy", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {policy: AllGPUs}\n", "spec.placement.policy"},
 		{"unknown architecture", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {architectures: [Volta]}\n", "spec.placement.architectures[0]"},
 		{"malformed compute capability", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {minComputeCapability: nine}\n", "spec.placement.minComputeCapability"},
+		{"unknown migSlices", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {migSlices: Only}\n", "spec.placement.migSlices"},
 		{"zero maxParallel", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {maxParallel: 0}\n", "spec.placement.maxParallel"},
 		{"minSNRdB over 200", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  tolerances: {minSNRdB: \"250\"}\n", "spec.tolerances.minSNRdB"},
 		{"negative minSNRdB", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  tolerances: {minSNRdB: \"-3\"}\n", "spec.tolerances.minSNRdB"},

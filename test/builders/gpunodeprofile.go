@@ -1,6 +1,7 @@
 package builders
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,6 +47,22 @@ func (w *GPUNodeProfileWrapper) GPUs(p Product, count int) *GPUNodeProfileWrappe
 	w.Status.GPUCount = int32(len(w.Status.GPUs))
 	w.Status.Recipes = nodeRecipes(w.Status.GPUs)
 	return w
+}
+
+// MIG puts GPU index in MIG mode with one MIG device per profile, UUIDs
+// MIGUUID(node, index, slot).
+func (w *GPUNodeProfileWrapper) MIG(index int, profiles ...string) *GPUNodeProfileWrapper {
+	g := &w.Status.GPUs[index]
+	g.MIGMode, g.MIGDevices = kquantv1alpha1.MIGEnabled, nil
+	for slot, p := range profiles {
+		g.MIGDevices = append(g.MIGDevices, kquantv1alpha1.MIGDevice{UUID: MIGUUID(w.Name, index, slot), Profile: p})
+	}
+	return w
+}
+
+// MIGUUID is the UUID the builders give MIG device slot of GPU index on node.
+func MIGUUID(node string, index, slot int) string {
+	return fmt.Sprintf("MIG-%s-%d-%d", node, index, slot)
 }
 
 // Unhealthy marks GPU index as Unhealthy.

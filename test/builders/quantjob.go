@@ -106,6 +106,12 @@ func (w *QuantJobWrapper) EachGPU() *QuantJobWrapper {
 	return w
 }
 
+// MIGSlices sets placement.migSlices: Include.
+func (w *QuantJobWrapper) MIGSlices() *QuantJobWrapper {
+	w.Spec.Placement.MIGSlices = kquantv1alpha1.MIGSlicesInclude
+	return w
+}
+
 // RequireNative sets placement.requireNative.
 func (w *QuantJobWrapper) RequireNative() *QuantJobWrapper {
 	w.Spec.Placement.RequireNative = true

@@ -55,6 +55,9 @@ func TestAgentIsAnObserverByDefault(t *testing.T) {
 	if _, ok := env["CUDA_CACHE_PATH"]; ok {
 		t.Error("the observer sets CUDA_CACHE_PATH; it runs no CUDA")
 	}
+	if env["NVIDIA_MIG_MONITOR_DEVICES"] != "all" {
+		t.Errorf("NVIDIA_MIG_MONITOR_DEVICES = %q, want all (NVML lists every MIG device)", env["NVIDIA_MIG_MONITOR_DEVICES"])
+	}
 	if pod["hostPID"] != nil {
 		t.Errorf("hostPID = %v: the observer needs none", pod["hostPID"])
 	}

@@ -37,6 +37,7 @@ func TestCluster(t *testing.T) {
 		{"the agent image's glibc loads the binary and dlopen looks for the driver", agentImageDlopen},
 		{"jobs from recipes and samples succeed", jobsSucceed},
 		{"runs wait for GPUs another pod holds, then cover them", gpusHeldByAnotherPod},
+		{"MIG: slices only with the opt-in, each run pod asks for its profile", migSlices},
 		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
 		{"a failing gated validation keeps training away; a passing one lets it back", gatesKeepTrainingAway},
@@ -133,7 +134,7 @@ func agentNodeBoundWrites(t *testing.T, cl *cluster) {
 		if err := cl.c.Get(ctx, client.ObjectKey{Name: node}, profile); err != nil {
 			return err
 		}
-		if len(profile.Status.GPUs) != simulatedGPUs || !profile.Status.Simulated {
+		if len(profile.Status.GPUs) != simulatedGPUs+migGPUs || !profile.Status.Simulated {
 			return fmt.Errorf("%d GPUs, simulated %v", len(profile.Status.GPUs), profile.Status.Simulated)
 		}
 		return nil

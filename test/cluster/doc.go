@@ -13,9 +13,10 @@
 // and read objects with a client where that checks more precisely. They run in
 // one ordered sequence, since each step leaves the cluster as the next expects:
 // pods as the chart says, the agent's node-bound writes, jobs to Succeeded,
-// faults (an agent pod and the manager pod deleted mid-run), helm upgrade, a
-// wrong image tag, a DRA claim pinned to a GPU by UUID, Kueue's gate and
-// quota on plain pods, a Prometheus server (Debian's package) scraping the
+// MIG slices (a simulated MIG-partitioned A100 whose slices only a job that
+// opts in uses), faults (an agent pod and the manager pod deleted mid-run),
+// helm upgrade, a wrong image tag, a DRA claim pinned to a GPU by UUID,
+// Kueue's gate and quota on plain pods, a Prometheus server (Debian's package) scraping the
 // manager and the agent and evaluating the chart's alerts, and helm uninstall
 // last, whose hook takes kquant's marks off the node.
 //

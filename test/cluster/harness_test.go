@@ -30,8 +30,12 @@ const (
 	node            = "kquant-node"
 	release         = "kquant"
 	systemNamespace = "kquant-system"
-	// simulatedGPUs is the device plugin's and the agents' count (H100:4).
+	// simulatedGPUs is the device plugin's and the agents' count of whole
+	// GPUs (H100:4), as nvidia.com/gpu.
 	simulatedGPUs = 4
+	// migGPUs is the count of MIG-partitioned GPUs (A100/mig:1, index 4), each
+	// with migProfiles' MIG devices, advertised as nvidia.com/mig-<profile>.
+	migGPUs = 1
 	// containerdSocket is the local cluster's runtime endpoint.
 	containerdSocket = "unix:///run/kquant-cluster/containerd.sock"
 )

@@ -27,6 +27,10 @@ import (
 // real GPU node.
 const DefaultResourceName = "nvidia.com/gpu"
 
+// MIGResourcePrefix starts the resources of MIG devices under NVIDIA's mixed
+// strategy: nvidia.com/mig-<profile>.
+const MIGResourcePrefix = "nvidia.com/mig-"
+
 // DefaultPollInterval is how often Run looks at the device-plugin directory
 // (and the unhealthy-GPU file). A kubelet restart is noticed within it.
 const DefaultPollInterval = time.Second
@@ -47,8 +51,11 @@ type Options struct {
 	// Spec is the simulated GPUs, as simulate.Parse reads "H100:4".
 	Spec simulate.Spec
 	// ResourceName is the extended resource advertised (default
-	// DefaultResourceName).
+	// DefaultResourceName, or MIGResourcePrefix+MIGProfile).
 	ResourceName string
+	// MIGProfile, when set, makes the plugin advertise the MIG devices of
+	// this profile (NVIDIA's mixed strategy) instead of the whole GPUs.
+	MIGProfile string
 	// DevicePluginDir is the kubelet's device-plugin directory, where
 	// kubelet.sock lives and the plugin's socket is made (default
 	// v1beta1.DevicePluginPath).
@@ -86,6 +93,16 @@ func New(opts Options) (*Plugin, error) {
 	if len(opts.Spec) == 0 {
 		return nil, errors.New("no GPUs to simulate")
 	}
+	devices := Devices(opts.NodeName, opts.Spec)
+	if opts.MIGProfile != "" {
+		devices = MIGDevices(opts.NodeName, opts.Spec)[opts.MIGProfile]
+		if len(devices) == 0 {
+			return nil, fmt.Errorf("no MIG device of profile %s to simulate", opts.MIGProfile)
+		}
+		if opts.ResourceName == "" {
+			opts.ResourceName = MIGResourcePrefix + opts.MIGProfile
+		}
+	}
 	if opts.ResourceName == "" {
 		opts.ResourceName = DefaultResourceName
 	}
@@ -106,7 +123,7 @@ func New(opts Options) (*Plugin, error) {
 	p := &Plugin{
 		opts:      opts,
 		socket:    filepath.Join(dir, SocketName(opts.ResourceName)),
-		devices:   Devices(opts.NodeName, opts.Spec),
+		devices:   devices,
 		index:     map[string]int{},
 		unhealthy: map[string]bool{},
 		changed:   make(chan struct{}),
@@ -128,6 +145,9 @@ func New(opts Options) (*Plugin, error) {
 func SocketName(resourceName string) string {
 	return "kquant-test-" + strings.NewReplacer("/", "-", ".", "-").Replace(resourceName) + ".sock"
 }
+
+// ResourceName is the extended resource the plugin advertises.
+func (p *Plugin) ResourceName() string { return p.opts.ResourceName }
 
 // Devices lists the advertised GPUs in index order.
 func (p *Plugin) Devices() []Device { return append([]Device(nil), p.devices...) }

@@ -32,6 +32,9 @@ func nz[T comparable](v T) *T {
 // ptr returns a pointer to v: a field serialised even when zero.
 func ptr[T any](v T) *T { return &v }
 
+// copyPtr is a pointer to a copy of *v.
+func copyPtr[T any](v *T) *T { return ptr(*v) }
+
 // optional is *v converted by conv; nil for nil (a field left out).
 func optional[T, A any](v *T, conv func(*T) *A) *A {
 	if v == nil {
@@ -174,6 +177,7 @@ func gpu(g v1alpha1.GPU) ac.GPUApplyConfiguration {
 	return ac.GPUApplyConfiguration{
 		Index: ptr(g.Index), UUID: ptr(g.UUID), Product: nz(g.Product), ComputeCapability: nz(g.ComputeCapability),
 		Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
+		MIGModePending: nz(g.MIGModePending), MIGDevices: each(g.MIGDevices, migDevice),
 		Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: each(g.Recipes, recipe),
 		Allocations: each(g.Allocations, allocation),
 	}
@@ -188,15 +192,20 @@ func baselines(b *v1alpha1.Baselines) *ac.BaselinesApplyConfiguration {
 func allocation(a v1alpha1.GPUAllocation) ac.GPUAllocationApplyConfiguration {
 	return ac.GPUAllocationApplyConfiguration{
 		Namespace: ptr(a.Namespace), Pod: ptr(a.Pod), Container: nz(a.Container), Source: ptr(a.Source),
-		ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared),
+		ResourceName: nz(a.ResourceName), Claim: nz(a.Claim), Shared: nz(a.Shared), MIGDevice: nz(a.MIGDevice),
 	}
+}
+
+func migDevice(m v1alpha1.MIGDevice) ac.MIGDeviceApplyConfiguration {
+	return ac.MIGDeviceApplyConfiguration{UUID: ptr(m.UUID), Profile: nz(m.Profile), MemoryMiB: nz(m.MemoryMiB),
+		GPUInstanceID: optional(m.GPUInstanceID, copyPtr[int32]), ComputeInstanceID: optional(m.ComputeInstanceID, copyPtr[int32])}
 }
 
 // AllocatedGPU is g as an apply configuration; nil for nil.
 func AllocatedGPU(g *v1alpha1.AllocatedGPU) *ac.AllocatedGPUApplyConfiguration {
 	return optional(g, func(g *v1alpha1.AllocatedGPU) *ac.AllocatedGPUApplyConfiguration {
 		return &ac.AllocatedGPUApplyConfiguration{
-			UUID: ptr(g.UUID), Index: optional(g.Index, func(i *int32) *int32 { return ptr(*i) }),
+			UUID: ptr(g.UUID), Index: optional(g.Index, copyPtr[int32]),
 			MIGDevice: nz(g.MIGDevice), Source: nz(g.Source),
 		}
 	})

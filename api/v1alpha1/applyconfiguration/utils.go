@@ -52,6 +52,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.JobReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("JobSummary"):
 		return &apiv1alpha1.JobSummaryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MIGDevice"):
+		return &apiv1alpha1.MIGDeviceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MXFP8Options"):
 		return &apiv1alpha1.MXFP8OptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodeDriver"):

@@ -187,7 +187,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: memoryMiB
       type:
         scalar: numeric
+    - name: migDevices
+      type:
+        list:
+          elementType:
+            namedType: com.github.kquant.kquant.api.v1alpha1.MIGDevice
+          elementRelationship: associative
+          keys:
+          - uuid
     - name: migMode
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.MIGMode
+    - name: migModePending
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.MIGMode
     - name: product
@@ -211,6 +222,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: container
+      type:
+        scalar: string
+    - name: migDevice
       type:
         scalar: string
     - name: namespace
@@ -380,7 +394,27 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.kquant.kquant.api.v1alpha1.VerdictCounts
 - name: com.github.kquant.kquant.api.v1alpha1.Level
   scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.MIGDevice
+  map:
+    fields:
+    - name: computeInstanceID
+      type:
+        scalar: numeric
+    - name: gpuInstanceID
+      type:
+        scalar: numeric
+    - name: memoryMiB
+      type:
+        scalar: numeric
+    - name: profile
+      type:
+        scalar: string
+    - name: uuid
+      type:
+        scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.MIGMode
+  scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.MIGSlices
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.MXFP8Options
   map:
@@ -488,6 +522,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 8
+    - name: migSlices
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.MIGSlices
     - name: minComputeCapability
       type:
         scalar: string
@@ -807,6 +844,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: jobRef
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.JobReference
+    - name: migProfile
+      type:
+        scalar: string
     - name: mode
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.JobMode

@@ -2,7 +2,11 @@ package main
 
 import (
 	"flag"
+	"maps"
+	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kquant/kquant/test/deviceplugin"
 	"github.com/kquant/kquant/test/simnode"
@@ -44,22 +48,36 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	plugin, err := deviceplugin.New(deviceplugin.Options{
-		NodeName:        c.NodeName,
-		Spec:            node.Spec,
-		ResourceName:    c.resourceName,
-		DevicePluginDir: c.dir,
-		UnhealthyFile:   c.unhealthyFile,
-		PollInterval:    c.pollInterval,
-	})
-	if err != nil {
-		return err
+	// NVIDIA's mixed strategy: whole GPUs under --resource-name, the MIG
+	// devices of MIG-enabled GPUs under nvidia.com/mig-<profile>, each
+	// resource its own plugin (its own socket and registration).
+	profiles := slices.Sorted(maps.Keys(deviceplugin.MIGDevices(c.NodeName, node.Spec)))
+	var plugins []*deviceplugin.Plugin
+	for _, profile := range append([]string{""}, profiles...) {
+		opts := deviceplugin.Options{
+			NodeName:        c.NodeName,
+			Spec:            node.Spec,
+			MIGProfile:      profile,
+			DevicePluginDir: c.dir,
+			UnhealthyFile:   c.unhealthyFile,
+			PollInterval:    c.pollInterval,
+		}
+		if profile == "" {
+			opts.ResourceName = c.resourceName
+		}
+		plugin, err := deviceplugin.New(opts)
+		if err != nil {
+			return err
+		}
+		plugins = append(plugins, plugin)
 	}
 
 	ctx, stop := node.Context()
 	defer stop()
 	log := node.Log
-	log.Info("Starting", "node", c.NodeName, "simulate", node.Spec.String(), "resource", c.resourceName, "gpus", uuids(plugin.Devices()))
+	for _, p := range plugins {
+		log.Info("Starting", "node", c.NodeName, "simulate", node.Spec.String(), "resource", p.ResourceName(), "devices", uuids(p.Devices()))
+	}
 	if node.Client == nil {
 		log.Info("No --kubeconfig: the Node is not labelled")
 	} else {
@@ -70,7 +88,11 @@ func run(args []string) error {
 			}
 		}()
 	}
-	return plugin.Run(ctx)
+	g, ctx := errgroup.WithContext(ctx)
+	for _, p := range plugins {
+		g.Go(func() error { return p.Run(ctx) })
+	}
+	return g.Wait()
 }
 
 func uuids(devices []deviceplugin.Device) []string {

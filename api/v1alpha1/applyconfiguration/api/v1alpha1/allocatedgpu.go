@@ -15,7 +15,8 @@ type AllocatedGPUApplyConfiguration struct {
 	UUID *string `json:"uuid,omitempty"`
 	// index is the GPU's NVML index on the node, when known.
 	Index *int32 `json:"index,omitempty"`
-	// migDevice names the MIG device when the run got a MIG slice.
+	// migDevice is the UUID (MIG-...) of the MIG device the run got, when it
+	// got a MIG slice.
 	MIGDevice *string `json:"migDevice,omitempty"`
 	// source is DevicePlugin or DRA; empty for in-agent execution
 	// (gpuAllocation None).

@@ -23,8 +23,16 @@ type GPUApplyConfiguration struct {
 	Architecture *apiv1alpha1.Architecture `json:"architecture,omitempty"`
 	// memoryMiB is the GPU's total memory in MiB.
 	MemoryMiB *int64 `json:"memoryMiB,omitempty"`
-	// migMode is Enabled, Disabled or NotSupported.
+	// migMode is Enabled, Disabled or NotSupported: the GPU's current MIG
+	// mode. A MIG-enabled GPU is never used as a whole GPU; a job that sets
+	// spec.placement.migSlices: Include runs on its MIG devices (migDevices).
 	MIGMode *apiv1alpha1.MIGMode `json:"migMode,omitempty"`
+	// migModePending is the MIG mode the GPU takes at its next reset, when it
+	// differs from migMode; empty otherwise.
+	MIGModePending *apiv1alpha1.MIGMode `json:"migModePending,omitempty"`
+	// migDevices are the MIG devices (slices) of a MIG-enabled GPU, as NVML
+	// lists them; empty when MIG is off or no GPU instance exists.
+	MIGDevices []MIGDeviceApplyConfiguration `json:"migDevices,omitempty"`
 	// health is Healthy, Degraded or Unhealthy.
 	Health *apiv1alpha1.Health `json:"health,omitempty"`
 	// healthMessage says why the GPU is not Healthy.
@@ -97,6 +105,27 @@ func (b *GPUApplyConfiguration) WithMemoryMiB(value int64) *GPUApplyConfiguratio
 // If called multiple times, the MIGMode field is set to the value of the last call.
 func (b *GPUApplyConfiguration) WithMIGMode(value apiv1alpha1.MIGMode) *GPUApplyConfiguration {
 	b.MIGMode = &value
+	return b
+}
+
+// WithMIGModePending sets the MIGModePending field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MIGModePending field is set to the value of the last call.
+func (b *GPUApplyConfiguration) WithMIGModePending(value apiv1alpha1.MIGMode) *GPUApplyConfiguration {
+	b.MIGModePending = &value
+	return b
+}
+
+// WithMIGDevices adds the given value to the MIGDevices field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MIGDevices field.
+func (b *GPUApplyConfiguration) WithMIGDevices(values ...*MIGDeviceApplyConfiguration) *GPUApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMIGDevices")
+		}
+		b.MIGDevices = append(b.MIGDevices, *values[i])
+	}
 	return b
 }
 

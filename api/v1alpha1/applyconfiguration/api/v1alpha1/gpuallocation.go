@@ -25,6 +25,10 @@ type GPUAllocationApplyConfiguration struct {
 	ResourceName *string `json:"resourceName,omitempty"`
 	// claim is the DRA ResourceClaim as namespace/name; empty for the device plugin.
 	Claim *string `json:"claim,omitempty"`
+	// migDevice is the MIG device the container holds, by its UUID (MIG-...)
+	// when the agent could resolve it, else as the kubelet named it; empty
+	// for a whole GPU.
+	MIGDevice *string `json:"migDevice,omitempty"`
 	// shared is true when the allocation is a MIG slice or a time-slicing or
 	// MPS replica: other containers may hold the same GPU.
 	Shared *bool `json:"shared,omitempty"`
@@ -81,6 +85,14 @@ func (b *GPUAllocationApplyConfiguration) WithResourceName(value string) *GPUAll
 // If called multiple times, the Claim field is set to the value of the last call.
 func (b *GPUAllocationApplyConfiguration) WithClaim(value string) *GPUAllocationApplyConfiguration {
 	b.Claim = &value
+	return b
+}
+
+// WithMIGDevice sets the MIGDevice field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MIGDevice field is set to the value of the last call.
+func (b *GPUAllocationApplyConfiguration) WithMIGDevice(value string) *GPUAllocationApplyConfiguration {
+	b.MIGDevice = &value
 	return b
 }
 

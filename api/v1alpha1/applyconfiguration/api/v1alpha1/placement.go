@@ -23,6 +23,12 @@ type PlacementApplyConfiguration struct {
 	// requireNative admits only GPUs that run the recipe's GEMM natively; without
 	// it, GPUs that can only emulate the recipe are eligible too.
 	RequireNative *bool `json:"requireNative,omitempty"`
+	// migSlices is Skip (default: MIG-enabled GPUs are not used) or Include
+	// (each MIG device of a MIG-enabled GPU is a unit of work, like a whole
+	// GPU: EachGPU runs once on every slice). A MIG slice is shared hardware
+	// (its GPU's other slices run other pods), so using it is an explicit
+	// choice.
+	MIGSlices *apiv1alpha1.MIGSlices `json:"migSlices,omitempty"`
 	// nodeSelector admits only nodes whose labels match.
 	NodeSelector *v1.LabelSelectorApplyConfiguration `json:"nodeSelector,omitempty"`
 	// maxParallel is the most runs of this job active at once. Default 8.
@@ -66,6 +72,14 @@ func (b *PlacementApplyConfiguration) WithMinComputeCapability(value string) *Pl
 // If called multiple times, the RequireNative field is set to the value of the last call.
 func (b *PlacementApplyConfiguration) WithRequireNative(value bool) *PlacementApplyConfiguration {
 	b.RequireNative = &value
+	return b
+}
+
+// WithMIGSlices sets the MIGSlices field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MIGSlices field is set to the value of the last call.
+func (b *PlacementApplyConfiguration) WithMIGSlices(value apiv1alpha1.MIGSlices) *PlacementApplyConfiguration {
+	b.MIGSlices = &value
 	return b
 }
 

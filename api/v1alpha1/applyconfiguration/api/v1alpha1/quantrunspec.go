@@ -26,10 +26,17 @@ type QuantRunSpecApplyConfiguration struct {
 	Tolerances *TolerancesApplyConfiguration `json:"tolerances,omitempty"`
 	// nodeName is the node this run is bound to; empty until bound.
 	NodeName *string `json:"nodeName,omitempty"`
-	// gpuUUID is the GPU this run is bound to; empty until bound.
+	// gpuUUID is the GPU this run is bound to, or the MIG device (MIG-...)
+	// when migProfile is set; empty until bound.
 	GPUUUID *string `json:"gpuUUID,omitempty"`
-	// gpuIndex is that GPU's index on its node.
+	// gpuIndex is that GPU's index on its node (the parent GPU's for a MIG
+	// device).
 	GPUIndex *int32 `json:"gpuIndex,omitempty"`
+	// migProfile is the MIG profile ("1g.10gb") of the MIG device the run is
+	// bound to; empty for a whole GPU. The run pod asks for
+	// nvidia.com/mig-<migProfile> (or, with DRA, pins the MIG device), so the
+	// kubelet gives it a slice of that profile.
+	MIGProfile *string `json:"migProfile,omitempty"`
 	// attempt counts the runs of the same slot of the job: 0 for the first, one
 	// more for each retry.
 	Attempt *int32 `json:"attempt,omitempty"`
@@ -110,6 +117,14 @@ func (b *QuantRunSpecApplyConfiguration) WithGPUUUID(value string) *QuantRunSpec
 // If called multiple times, the GPUIndex field is set to the value of the last call.
 func (b *QuantRunSpecApplyConfiguration) WithGPUIndex(value int32) *QuantRunSpecApplyConfiguration {
 	b.GPUIndex = &value
+	return b
+}
+
+// WithMIGProfile sets the MIGProfile field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MIGProfile field is set to the value of the last call.
+func (b *QuantRunSpecApplyConfiguration) WithMIGProfile(value string) *QuantRunSpecApplyConfiguration {
+	b.MIGProfile = &value
 	return b
 }
 
