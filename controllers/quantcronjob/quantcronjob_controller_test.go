@@ -112,31 +112,34 @@ func (f *fixture) synced() {
 // jobs are the names of the cronjob's jobs, as r reads them.
 func (f *fixture) jobs(r client.Reader) []string {
 	f.t.Helper()
-	list := &kquantv1alpha1.QuantJobList{}
-	if err := r.List(f.t.Context(), list, client.InNamespace(f.key.Namespace)); err != nil {
-		f.t.Fatal(err)
-	}
-	var out []string
-	for _, j := range list.Items {
-		if j.DeletionTimestamp == nil {
-			out = append(out, j.Name)
+	return f.listed(r, func(j *kquantv1alpha1.QuantJob) string {
+		if j.DeletionTimestamp != nil {
+			return ""
 		}
-	}
-	slices.Sort(out)
-	return out
+		return j.Name
+	})
 }
 
 // versions are the cronjob's jobs as name@resourceVersion, as r reads them:
 // equal for the API server and the cache once the cache has every write.
 func (f *fixture) versions(r client.Reader) []string {
 	f.t.Helper()
+	return f.listed(r, func(j *kquantv1alpha1.QuantJob) string { return j.Name + "@" + j.ResourceVersion })
+}
+
+// listed lists the namespace's jobs through r and returns key of each, sorted,
+// leaving out empty keys.
+func (f *fixture) listed(r client.Reader, key func(*kquantv1alpha1.QuantJob) string) []string {
+	f.t.Helper()
 	list := &kquantv1alpha1.QuantJobList{}
 	if err := r.List(f.t.Context(), list, client.InNamespace(f.key.Namespace)); err != nil {
 		f.t.Fatal(err)
 	}
 	var out []string
-	for _, j := range list.Items {
-		out = append(out, j.Name+"@"+j.ResourceVersion)
+	for i := range list.Items {
+		if k := key(&list.Items[i]); k != "" {
+			out = append(out, k)
+		}
 	}
 	slices.Sort(out)
 	return out
