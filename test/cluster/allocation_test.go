@@ -103,10 +103,12 @@ func gpusHeldByAnotherPod(t *testing.T, cl *cluster) {
 	}
 	done := cl.waitJob(t, ns, job.Name, v1alpha1.JobPhaseSucceeded, 5*time.Minute)
 	covered := map[string]bool{}
+	var executed []string
 	for _, r := range cl.runs(t, ns) {
 		if r.Status.Phase == v1alpha1.RunPhaseSucceeded && r.Status.AllocatedGPU != nil {
 			covered[r.Status.AllocatedGPU.UUID] = true
 		}
+		executed = append(executed, fmt.Sprintf("%s: %s target %s allocated %+v", r.Name, r.Status.Phase, r.Spec.GPUUUID, r.Status.AllocatedGPU))
 		pod := &corev1.Pod{}
 		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.Name}, pod); err != nil {
 			t.Errorf("run %s has no run pod: %v", r.Name, err)
@@ -115,7 +117,7 @@ func gpusHeldByAnotherPod(t *testing.T, cl *cluster) {
 		}
 	}
 	if len(covered) != simulatedGPUs || done.Status.WaitingForGPU != 0 {
-		t.Errorf("succeeded runs executed on %d GPUs, want %d; job waitingForGPU %d", len(covered), simulatedGPUs, done.Status.WaitingForGPU)
+		t.Errorf("succeeded runs executed on %d GPUs, want %d; job waitingForGPU %d; runs:\n%s", len(covered), simulatedGPUs, done.Status.WaitingForGPU, strings.Join(executed, "\n"))
 	}
 	events := cl.kubectl(t, "get", "events", "-n", ns, "--sort-by", ".lastTimestamp")
 	for _, want := range []string{v1alpha1.RunReasonWaitingForGPU, "RunPodCreated"} {
