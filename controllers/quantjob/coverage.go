@@ -12,37 +12,87 @@ import (
 // only because the kubelet gave its runs GPUs that other slots had covered.
 const MaxCoverageAttempts = 4
 
+// rerun is an EachGPU slot to run again, on a target GPU that no succeeded
+// run executed on.
+type rerun struct {
+	slot int
+	// node and gpu are the new attempt's target.
+	node, gpu string
+}
+
 // uncoveredSlots are the EachGPU slots to run again: under the device plugin
 // the kubelet picks the GPU, so a slot bound to GPU k may execute on a free GPU
 // j. EachGPU means "every GPU of the node, each once, as it becomes free":
 // the job needs one succeeded run executed on each target GPU, whichever slot
-// ran it. A slot is run again when its latest run succeeded on another GPU
-// than its target, that GPU was also covered by another slot's succeeded run
-// (a duplicate), and its own target is covered by none; otherwise the results
-// stand, attributed to the GPU the run executed on. Slots that already had
+// ran it. A target GPU is uncovered when no succeeded run executed on it and
+// every slot aimed at it has finished (it executed elsewhere). Each uncovered
+// GPU takes one duplicate: a slot whose latest run succeeded off its own
+// target, on a GPU another slot's succeeded run also covered. That slot runs
+// again on the uncovered GPU, its own target when that is the one uncovered,
+// else any: when the kubelet hands out GPUs in a chain (slot 0 for GPU 0 ran
+// on GPU 2, slot 2 for GPU 2 on GPU 1, where slot 1 ran too), GPU 0 is
+// covered only by moving slot 2's duplicate there. Otherwise the results
+// stand, attributed to the GPU each run executed on. Slots that already had
 // MaxCoverageAttempts attempts keep their duplicate.
-func uncoveredSlots(job *kquantv1alpha1.QuantJob, slots map[int]*slot) []int {
+func uncoveredSlots(job *kquantv1alpha1.QuantJob, slots map[int]*slot) []rerun {
 	if job.Spec.Placement.Policy != kquantv1alpha1.PlacementEachGPU {
 		return nil
 	}
 	covered := map[string]int{}
+	targetNode := map[string]string{}
+	pending := map[string]bool{} // targets a slot still works toward
 	for _, s := range slots {
-		if s.latest.Status.Phase == kquantv1alpha1.RunPhaseSucceeded {
-			covered[quantrun.ExecutedGPU(s.latest)]++
+		run := s.latest
+		target := run.Annotations[quantrun.AnnotationTargetGPU]
+		if run.Status.Phase == kquantv1alpha1.RunPhaseSucceeded {
+			covered[quantrun.ExecutedGPU(run)]++
+		} else if target != "" {
+			pending[target] = true
+		}
+		if target != "" {
+			targetNode[target] = run.Annotations[quantrun.AnnotationTargetNode]
 		}
 	}
-	var out []int
-	for _, i := range slices.Sorted(maps.Keys(slots)) {
-		run := slots[i].latest
-		target := run.Annotations[quantrun.AnnotationTargetGPU]
-		executed := quantrun.ExecutedGPU(run)
-		if run.Status.Phase != kquantv1alpha1.RunPhaseSucceeded || target == "" || executed == target ||
-			covered[target] > 0 || covered[executed] < 2 || run.Spec.Attempt+1 >= MaxCoverageAttempts {
-			continue
+	var uncovered []string
+	for _, gpu := range slices.Sorted(maps.Keys(targetNode)) {
+		if covered[gpu] == 0 && !pending[gpu] {
+			uncovered = append(uncovered, gpu)
 		}
-		// This slot's result is the duplicate: its GPU keeps the other's.
+	}
+	if len(uncovered) == 0 {
+		return nil
+	}
+	order := slices.Sorted(maps.Keys(slots))
+	moved := map[int]bool{}
+	var out []rerun
+	// take moves slot i's duplicate to gpu when it has one.
+	take := func(i int, gpu string) bool {
+		run := slots[i].latest
+		executed := quantrun.ExecutedGPU(run)
+		if moved[i] || run.Status.Phase != kquantv1alpha1.RunPhaseSucceeded || executed == run.Annotations[quantrun.AnnotationTargetGPU] ||
+			covered[executed] < 2 || run.Spec.Attempt+1 >= MaxCoverageAttempts {
+			return false
+		}
 		covered[executed]--
-		out = append(out, i)
+		moved[i] = true
+		out = append(out, rerun{slot: i, node: targetNode[gpu], gpu: gpu})
+		return true
+	}
+	// First the slots aimed at an uncovered GPU, then any duplicate.
+	var rest []string
+	for _, gpu := range uncovered {
+		if !slices.ContainsFunc(order, func(i int) bool {
+			return slots[i].latest.Annotations[quantrun.AnnotationTargetGPU] == gpu && take(i, gpu)
+		}) {
+			rest = append(rest, gpu)
+		}
+	}
+	for _, gpu := range rest {
+		for _, i := range order {
+			if take(i, gpu) {
+				break
+			}
+		}
 	}
 	return out
 }

@@ -28,6 +28,8 @@ func TestUncoveredSlots(t *testing.T) {
 		job  *kquantv1alpha1.QuantJob
 		runs []kquantv1alpha1.QuantRun
 		want []int
+		// wantGPUs are the reruns' targets, when not the slots' own.
+		wantGPUs []string
 	}{
 		"every run on its target": {
 			job: eachGPU, runs: []kquantv1alpha1.QuantRun{slotRun(0, 0, ok), slotRun(1, 1, ok)},
@@ -49,15 +51,32 @@ func TestUncoveredSlots(t *testing.T) {
 		"runs that did not say where they ran count on their bound GPU": {
 			job: eachGPU, runs: []kquantv1alpha1.QuantRun{slotRun(0, -1, ok), slotRun(1, -1, ok)},
 		},
+		"a chain: slot 2 ran where slot 1 ran, GPU 0 is uncovered: slot 2 runs again, for GPU 0": {
+			job: eachGPU, runs: []kquantv1alpha1.QuantRun{slotRun(0, 2, ok), slotRun(1, 1, ok), slotRun(2, 1, ok), slotRun(3, 3, ok)},
+			want: []int{2}, wantGPUs: []string{builders.GPUUUID("n", 0)},
+		},
 		"not EachGPU": {
 			job: builders.MakeQuantJob("j", "ns").AnyGPU().Obj(), runs: []kquantv1alpha1.QuantRun{slotRun(0, 0, ok), slotRun(1, 0, ok)},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := uncoveredSlots(tc.job, slotsOf(tc.runs))
+			var got []int
+			var gpus []string
+			for _, rr := range uncoveredSlots(tc.job, slotsOf(tc.runs)) {
+				got, gpus = append(got, rr.slot), append(gpus, rr.gpu)
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("uncoveredSlots (-want +got):\n%s", diff)
+			}
+			wantGPUs := tc.wantGPUs
+			if wantGPUs == nil {
+				for _, i := range tc.want {
+					wantGPUs = append(wantGPUs, builders.GPUUUID("n", i))
+				}
+			}
+			if diff := cmp.Diff(wantGPUs, gpus); diff != "" {
+				t.Errorf("rerun targets (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -84,7 +84,7 @@ func (r *Reconciler) retry(ctx context.Context, job *kquantv1alpha1.QuantJob, ru
 		if prev.Spec.NodeName != "" && !slices.Contains(avoidNodes, prev.Spec.NodeName) {
 			avoidNodes = append(avoidNodes, prev.Spec.NodeName)
 		}
-		run, err := r.nextAttempt(ctx, job, i, prev, avoidGPUs, avoidNodes)
+		run, err := r.nextAttempt(ctx, job, i, prev, prev.Annotations[quantrun.AnnotationTargetNode], prev.Annotations[quantrun.AnnotationTargetGPU], avoidGPUs, avoidNodes)
 		if err != nil {
 			return nil, err
 		}
@@ -92,24 +92,23 @@ func (r *Reconciler) retry(ctx context.Context, job *kquantv1alpha1.QuantJob, ru
 		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Retrying", "Retry", "run %s failed (%s); created %s to run elsewhere",
 			prev.Name, prev.Status.Reason, run.Name)
 	}
-	for _, i := range uncoveredSlots(job, slots) {
-		prev := slots[i].latest
-		run, err := r.nextAttempt(ctx, job, i, prev, nil, nil)
+	for _, rr := range uncoveredSlots(job, slots) {
+		prev := slots[rr.slot].latest
+		run, err := r.nextAttempt(ctx, job, rr.slot, prev, rr.node, rr.gpu, nil, nil)
 		if err != nil {
 			return nil, err
 		}
 		runs = append(runs, *run)
-		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Rerun", "Retry", "run %s executed on GPU %s, which another run covered, not on its target %s; created %s for the target",
-			prev.Name, quantrun.ExecutedGPU(prev), prev.Annotations[quantrun.AnnotationTargetGPU], run.Name)
+		r.recorder.Eventf(job, run, corev1.EventTypeNormal, "Rerun", "Retry", "run %s executed on GPU %s, which another run covered, not on its target %s; created %s for GPU %s, which no run covered",
+			prev.Name, quantrun.ExecutedGPU(prev), prev.Annotations[quantrun.AnnotationTargetGPU], run.Name, rr.gpu)
 	}
 	return runs, nil
 }
 
-// nextAttempt creates the attempt after prev of slot, with the slot's target
-// and snapshot.
-func (r *Reconciler) nextAttempt(ctx context.Context, job *kquantv1alpha1.QuantJob, slot int, prev *kquantv1alpha1.QuantRun, avoidGPUs, avoidNodes []string) (*kquantv1alpha1.QuantRun, error) {
-	next := newRun(job, slot, int(prev.Spec.Attempt)+1, prev.Spec.Recipe,
-		prev.Annotations[quantrun.AnnotationTargetNode], prev.Annotations[quantrun.AnnotationTargetGPU], avoidGPUs, avoidNodes)
+// nextAttempt creates the attempt after prev of slot, with prev's snapshot
+// and the given target.
+func (r *Reconciler) nextAttempt(ctx context.Context, job *kquantv1alpha1.QuantJob, slot int, prev *kquantv1alpha1.QuantRun, targetNode, targetGPU string, avoidGPUs, avoidNodes []string) (*kquantv1alpha1.QuantRun, error) {
+	next := newRun(job, slot, int(prev.Spec.Attempt)+1, prev.Spec.Recipe, targetNode, targetGPU, avoidGPUs, avoidNodes)
 	// Created unbound: the binder's pass places a retry, away from where
 	// its slot failed.
 	run, _, err := r.createRun(ctx, job, next)
