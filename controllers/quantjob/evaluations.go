@@ -22,6 +22,12 @@ type evaluations struct {
 	mu    sync.Mutex
 	at    time.Time
 	byKey map[string]*evaluation
+	// epoch counts invalidations: an evaluation that started before the
+	// latest one read a fleet older than that change, and is not kept (a
+	// reconcile that started before a Lease appeared stored its result
+	// after the Lease's event had cleared the memo, and the job stayed
+	// Unschedulable on it).
+	epoch uint64
 }
 
 // evaluation is the fleet evaluated for one requirement, with its eligible
@@ -50,14 +56,25 @@ func (e *evaluations) get(key string, now time.Time) (*evaluation, bool) {
 	return r, ok
 }
 
-// put records results for key, evaluated at now; an older generation of
-// results is dropped whole.
-func (e *evaluations) put(key string, ev *evaluation, now time.Time) {
+// begin returns the epoch to pass to put for an evaluation starting now.
+func (e *evaluations) begin() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.epoch
+}
+
+// put records results for key, evaluated at now from a fleet read in epoch;
+// an older generation of results is dropped whole, and results read before
+// the latest invalidation are not kept.
+func (e *evaluations) put(key string, ev *evaluation, now time.Time, epoch uint64) {
 	if key == "" {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if epoch != e.epoch {
+		return
+	}
 	if e.byKey == nil || now.Sub(e.at) > EvaluationTTL || now.Before(e.at) {
 		e.byKey, e.at = map[string]*evaluation{}, now
 	}
@@ -69,4 +86,5 @@ func (e *evaluations) invalidate() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.byKey = nil
+	e.epoch++
 }

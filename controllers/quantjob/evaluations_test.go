@@ -20,7 +20,7 @@ func TestEvaluationsMemo(t *testing.T) {
 	if _, ok := e.get(anyKey, t0); ok {
 		t.Error("empty memo answered")
 	}
-	e.put(anyKey, results, t0)
+	e.put(anyKey, results, t0, e.begin())
 	if got, ok := e.get(anyKey, t0.Add(EvaluationTTL)); !ok || len(got.results) != 1 || len(got.eligible) != 1 {
 		t.Errorf("within the TTL: %v %v, want the results", got, ok)
 	}
@@ -38,9 +38,17 @@ func TestEvaluationsMemo(t *testing.T) {
 		t.Error("answered after invalidate")
 	}
 	// A put after the TTL starts a new generation: older keys are gone.
-	e.put(anyKey, results, t0)
-	e.put(eachKey, results, t0.Add(2*EvaluationTTL))
+	e.put(anyKey, results, t0, e.begin())
+	e.put(eachKey, results, t0.Add(2*EvaluationTTL), e.begin())
 	if _, ok := e.get(anyKey, t0.Add(2*EvaluationTTL)); ok {
 		t.Error("an old generation's key survived")
+	}
+	// An evaluation that began before a fleet change read the fleet before
+	// it: not kept, so the reconciles that change triggers evaluate afresh.
+	began := e.begin()
+	e.invalidate()
+	e.put(anyKey, results, t0, began)
+	if _, ok := e.get(anyKey, t0); ok {
+		t.Error("an evaluation from before the latest invalidate was kept")
 	}
 }

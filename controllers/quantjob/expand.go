@@ -89,12 +89,13 @@ func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme,
 	if ev, ok := r.evaluations.get(key, now); ok {
 		return ev, nil
 	}
+	epoch := r.evaluations.begin()
 	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
 	if err != nil {
 		return nil, err
 	}
 	ev := newEvaluation(scheduling.Evaluate(nodes, req, now))
-	r.evaluations.put(key, ev, now)
+	r.evaluations.put(key, ev, now, epoch)
 	return ev, nil
 }
 
