@@ -60,20 +60,8 @@ func readMIG(dev nvml.Device, gpu *GPU) error {
 // It is an error only when the slots cannot be counted or a listed device
 // has no UUID.
 func MIGDevices(dev nvml.Device, parentMemoryBytes uint64) ([]MIGDevice, error) {
-	slots, ret := dev.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("counting MIG devices: %w", ret)
-	}
 	var out []MIGDevice
-	for i := range slots {
-		mig, ret := dev.GetMigDeviceHandleByIndex(i)
-		if ret != nvml.SUCCESS {
-			continue // an empty slot
-		}
-		uuid, ret := mig.GetUUID()
-		if ret != nvml.SUCCESS || uuid == "" {
-			return nil, fmt.Errorf("MIG device %d: reading UUID: %w", i, ret)
-		}
+	err := EachMIGDevice(dev, func(_ int, uuid string, mig nvml.Device) error {
 		m := MIGDevice{UUID: uuid, GPUInstanceID: -1, ComputeInstanceID: -1}
 		if id, ret := mig.GetGpuInstanceId(); ret == nvml.SUCCESS {
 			m.GPUInstanceID = id
@@ -86,8 +74,33 @@ func MIGDevices(dev nvml.Device, parentMemoryBytes uint64) ([]MIGDevice, error) 
 			m.Profile = MIGProfileName(attrs.GpuInstanceSliceCount, attrs.ComputeInstanceSliceCount, attrs.MemorySizeMB, parentMemoryBytes)
 		}
 		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
+// EachMIGDevice calls fn with the slot, UUID and handle of each MIG device of
+// a MIG-enabled GPU, in slot order, skipping empty slots: the one walk over
+// NVML's MIG slots, for discovery and for the kubelet's MIG device names.
+func EachMIGDevice(dev nvml.Device, fn func(slot int, uuid string, mig nvml.Device) error) error {
+	slots, ret := dev.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return fmt.Errorf("counting MIG devices: %w", ret)
 	}
-	return out, nil
+	for i := range slots {
+		mig, ret := dev.GetMigDeviceHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue // an empty slot
+		}
+		uuid, ret := mig.GetUUID()
+		if ret != nvml.SUCCESS || uuid == "" {
+			return fmt.Errorf("MIG device %d: reading UUID: %w", i, ret)
+		}
+		if err := fn(i, uuid, mig); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MIGProfileName names a MIG device as NVIDIA's device plugin (go-nvlib)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	kqnvml "github.com/kquant/kquant/agent/nvml"
 )
 
 // NVML is the part of go-nvml's Interface that InventoryFromNVML reads;
@@ -51,29 +53,14 @@ func addMIGDevices(inv *Inventory, dev nvml.Device, index int, parentUUID string
 	if ret != nvml.SUCCESS {
 		return ret
 	}
-	slots, ret := dev.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
-		return ret
-	}
-	for j := range slots {
-		mig, ret := dev.GetMigDeviceHandleByIndex(j)
-		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
-			continue // an empty slot
-		}
-		if ret != nvml.SUCCESS {
-			return ret
-		}
-		uuid, ret := mig.GetUUID()
-		if ret != nvml.SUCCESS {
-			return ret
-		}
+	return kqnvml.EachMIGDevice(dev, func(slot int, uuid string, mig nvml.Device) error {
 		inv.MIGParents[uuid] = parentUUID
-		inv.MIGAliases[fmt.Sprintf("%d:%d", index, j)] = uuid
+		inv.MIGAliases[fmt.Sprintf("%d:%d", index, slot)] = uuid
 		gi, giRet := mig.GetGpuInstanceId()
 		ci, ciRet := mig.GetComputeInstanceId()
 		if giRet == nvml.SUCCESS && ciRet == nvml.SUCCESS {
 			inv.MIGAliases[fmt.Sprintf("MIG-%s/%d/%d", parentUUID, gi, ci)] = uuid
 		}
-	}
-	return nil
+		return nil
+	})
 }
