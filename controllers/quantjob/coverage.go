@@ -78,21 +78,24 @@ func uncoveredSlots(job *kquantv1alpha1.QuantJob, slots map[int]*slot) []rerun {
 		out = append(out, rerun{slot: i, node: targetNode[gpu], gpu: gpu})
 		return true
 	}
+	// place gives gpu the first duplicate among the slots that may take it.
+	place := func(gpu string, may func(i int) bool) bool {
+		for _, i := range order {
+			if may(i) && take(i, gpu) {
+				return true
+			}
+		}
+		return false
+	}
 	// First the slots aimed at an uncovered GPU, then any duplicate.
 	var rest []string
 	for _, gpu := range uncovered {
-		if !slices.ContainsFunc(order, func(i int) bool {
-			return slots[i].latest.Annotations[quantrun.AnnotationTargetGPU] == gpu && take(i, gpu)
-		}) {
+		if !place(gpu, func(i int) bool { return slots[i].latest.Annotations[quantrun.AnnotationTargetGPU] == gpu }) {
 			rest = append(rest, gpu)
 		}
 	}
 	for _, gpu := range rest {
-		for _, i := range order {
-			if take(i, gpu) {
-				break
-			}
-		}
+		place(gpu, func(int) bool { return true })
 	}
 	return out
 }
