@@ -4,6 +4,7 @@
 # package kernels, so builds elsewhere need no CUDA toolkit.
 #
 # Usage: hack/gen-kernels.sh [OUTDIR [SOURCE.cu...]]   (default: kernels/, every kernels/*.cu)
+# KQUANT_GEN_ARCH=compute_90 builds only that target (quick device rounds).
 #
 # A source that fails to compile does not stop the others (several people
 # edit kernels at once on one tree); the script exits non-zero at the end.
@@ -30,40 +31,59 @@ shift || true
 mkdir -p "$out" "$out/ptx80"
 sources=("$@")
 [ ${#sources[@]} -gt 0 ] || sources=(kernels/*.cu)
-failed=()
 nvcc=${NVCC:-nvcc}
 flags=(-ptx -std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false)
 "$nvcc" --version | tail -n 2
 headers=(kernels/*.cuh)
 [ -e "${headers[0]}" ] || headers=()
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# build SOURCE ARCH DEST SM: one PTX. Each (source, arch) pair is its own
+# nvcc process, run in parallel (a serial build of every pair took about
+# 5 minutes of a device call); the logs are printed in order at the end.
+build() {
+	local src=$1 arch=$2 dest=$3 sm=$4 hash tmp
+	hash=$(cat "$src" "${headers[@]}" | sha256sum | cut -d' ' -f1)
+	tmp=$(mktemp)
+	if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
+		rm -f "$tmp"
+		echo "FAILED: $src ($arch)"
+		return 1
+	fi
+	{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$tmp.ptx"
+	rm -f "$tmp"
+	# Assemble once to catch PTX the driver would reject, and show the
+	# kernels' register and spill counts.
+	if command -v ptxas >/dev/null && [ "$sm" != - ]; then
+		ptxas -arch="$sm" -v -o /dev/null "$tmp.ptx" 2>&1 | grep -E 'Compiling|registers|spill|error' | sed 's/^ptxas info *: //' || true
+	fi
+	case "$dest" in
+	*.gz) gzip -9n <"$tmp.ptx" >"$dest" ;; # no name or time: the same bytes every run
+	*) cat "$tmp.ptx" >"$dest" ;;
+	esac
+	rm -f "$tmp.ptx"
+	echo "generated $dest ($arch, source sha256 $hash)"
+}
+
+jobs_max=${KQUANT_GEN_JOBS:-$(nproc)}
+n=0
 for src in "${sources[@]}"; do
 	base=$(basename "$src" .cu)
 	targets=("compute_90 $out/$base.ptx sm_90" "compute_80 $out/ptx80/$base.ptx.gz sm_80")
 	case "$base" in *_sm100a) targets=("compute_100a $out/$base.ptx -") ;; esac
-	hash=$(cat "$src" "${headers[@]}" | sha256sum | cut -d' ' -f1)
 	for t in "${targets[@]}"; do
 		read -r arch dest sm <<<"$t"
-		tmp=$(mktemp)
-		if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
-			failed+=("$src ($arch)")
-			rm -f "$tmp"
-			continue
-		fi
-		{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$tmp.ptx"
-		rm -f "$tmp"
-		# Assemble once to catch PTX the driver would reject, and show the
-		# kernels' register and spill counts.
-		if command -v ptxas >/dev/null && [ "$sm" != - ]; then
-			ptxas -arch="$sm" -v -o /dev/null "$tmp.ptx" 2>&1 | grep -E 'Compiling|registers|spill|error' | sed 's/^ptxas info *: //' || true
-		fi
-		case "$dest" in
-		*.gz) gzip -9n <"$tmp.ptx" >"$dest" ;; # no name or time: the same bytes every run
-		*) cat "$tmp.ptx" >"$dest" ;;
-		esac
-		rm -f "$tmp.ptx"
-		echo "generated $dest ($arch, source sha256 $hash)"
+		[ -z "${KQUANT_GEN_ARCH:-}" ] || [ "$arch" = "$KQUANT_GEN_ARCH" ] || continue
+		n=$((n + 1))
+		build "$src" "$arch" "$dest" "$sm" >"$logs/$(printf %03d $n)" 2>&1 &
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
 	done
 done
+wait
+cat "$logs"/*
+failed=()
+mapfile -t failed < <(grep -h '^FAILED: ' "$logs"/* | sed 's/^FAILED: //')
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAILED: ${failed[*]}" >&2
 	exit 1
