@@ -59,9 +59,13 @@ func newFixture(t *testing.T, ns string, spec kquantv1alpha1.QuantCronJobSpec) *
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
-	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	// A generated name: the same test run again (-count) gets a fresh
+	// namespace, not "already exists".
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: ns + "-"}}
+	if err := c.Create(t.Context(), namespace); err != nil {
 		t.Fatal(err)
 	}
+	ns = namespace.Name
 	spec.JobTemplate.Spec = builders.MakeQuantJob("x", ns).Recipe("fp8").EachGPU().Gate(true, "").Obj().Spec
 	cj := &kquantv1alpha1.QuantCronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns}, Spec: spec}
 	if err := c.Create(t.Context(), cj); err != nil {
