@@ -98,6 +98,13 @@ func newRow(r *v1alpha1.QuantRun, p *v1alpha1.GPUNodeProfile) row {
 			if g.UUID == out.GPU {
 				out.Product, out.Index = g.Product, fmt.Sprint(g.Index)
 			}
+			// A MIG run's GPU is its slice: name the parent GPU's product
+			// and the slice's profile, and keep the parent's index.
+			for _, m := range g.MIGDevices {
+				if m.UUID == out.GPU {
+					out.Product, out.Index = g.Product+" MIG "+r.Spec.MIGProfile, fmt.Sprint(g.Index)
+				}
+			}
 		}
 	}
 	if res := r.Status.Results; res != nil {
