@@ -84,7 +84,7 @@ func (r *Reconciler) loadFleet(ctx context.Context, now time.Time) (*fleetView, 
 // was not created as sent, and its GPU is free again).
 func (r *Reconciler) BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.QuantRun) (settle func(run *kquantv1alpha1.QuantRun, created bool)) {
 	settle = func(*kquantv1alpha1.QuantRun, bool) {}
-	if len(runs) == 0 {
+	if len(runs) == 0 || !r.held.ready() {
 		return settle
 	}
 	r.passMu.Lock()

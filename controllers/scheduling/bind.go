@@ -30,6 +30,22 @@ type JobCapacity struct {
 	Eligible []GPU
 }
 
+// Busy is the set of GPUs that runs hold. Assign asks it about every GPU it
+// considers and adds the GPUs it gives out.
+type Busy interface {
+	Has(uuid string) bool
+	Add(uuid string)
+}
+
+// BusySet is a Busy of its own: a set of GPU UUIDs.
+type BusySet map[string]bool
+
+// Has reports whether uuid is in the set.
+func (s BusySet) Has(uuid string) bool { return s[uuid] }
+
+// Add puts uuid in the set.
+func (s BusySet) Add(uuid string) { s[uuid] = true }
+
 // Binding assigns a run to a GPU.
 type Binding struct {
 	Run string
@@ -50,8 +66,11 @@ type Binding struct {
 // fleet, and once a scan finds no free GPU in a slice, later runs on it skip it
 // (busy only grows within a pass). A pass is then linear in pending runs plus
 // the GPUs taken, instead of their product: 10,000 waiting runs over 8,000
-// busy GPUs were 80 million comparisons per pass.
-func Assign(pending []PendingRun, jobs map[string]*JobCapacity, busy map[string]bool) []Binding {
+// busy GPUs were 80 million comparisons per pass. A slice's lookup index is
+// built only when a pinned run needs it: a one-run AnyGPU job, bound as it is
+// created, scans its slice once, and building a map of 8,000 GPUs for that
+// scan was most of its cost.
+func Assign(pending []PendingRun, jobs map[string]*JobCapacity, busy Busy) []Binding {
 	var out []Binding
 	pools := map[poolKey]*pool{}
 	for i := range pending {
@@ -70,7 +89,7 @@ func Assign(pending []PendingRun, jobs map[string]*JobCapacity, busy map[string]
 		if !found {
 			continue
 		}
-		busy[best.UUID] = true
+		busy.Add(best.UUID)
 		jc.Free--
 		if jc.ActiveByNode == nil {
 			jc.ActiveByNode = map[string]int{}
@@ -89,7 +108,8 @@ type poolKey struct {
 
 // pool is one Eligible slice, indexed for a pass.
 type pool struct {
-	gpus   []GPU
+	gpus []GPU
+	// byUUID and byNode index gpus for pinned runs; nil until one asks.
 	byUUID map[string]int
 	byNode map[string][]int
 	// full is set when a scan of every GPU found none free.
@@ -97,30 +117,39 @@ type pool struct {
 }
 
 func newPool(gpus []GPU) *pool {
-	p := &pool{gpus: gpus, byUUID: make(map[string]int, len(gpus)), byNode: map[string][]int{}}
-	for i, g := range gpus {
+	return &pool{gpus: gpus}
+}
+
+// index builds the pool's lookup index, once.
+func (p *pool) index() {
+	if p.byUUID != nil {
+		return
+	}
+	p.byUUID, p.byNode = make(map[string]int, len(p.gpus)), map[string][]int{}
+	for i, g := range p.gpus {
 		p.byUUID[g.UUID] = i
 		p.byNode[g.Node] = append(p.byNode[g.Node], i)
 	}
-	return p
 }
 
 // best is the best free GPU of the pool for pr, if any.
-func (p *pool) best(pr *PendingRun, active map[string]int, busy map[string]bool) (GPU, bool) {
+func (p *pool) best(pr *PendingRun, active map[string]int, busy Busy) (GPU, bool) {
 	if p.full {
 		return GPU{}, false
 	}
 	switch {
 	case pr.TargetGPU != "":
+		p.index()
 		i, ok := p.byUUID[pr.TargetGPU]
-		if !ok || busy[pr.TargetGPU] || (pr.TargetNode != "" && p.gpus[i].Node != pr.TargetNode) {
+		if !ok || busy.Has(pr.TargetGPU) || (pr.TargetNode != "" && p.gpus[i].Node != pr.TargetNode) {
 			return GPU{}, false
 		}
 		return p.gpus[i], true
 	case pr.TargetNode != "":
+		p.index()
 		best, found := GPU{}, false
 		for _, i := range p.byNode[pr.TargetNode] {
-			if g := p.gpus[i]; !busy[g.UUID] && (!found || better(g, best, pr, active)) {
+			if g := p.gpus[i]; !busy.Has(g.UUID) && (!found || better(g, best, pr, active)) {
 				best, found = g, true
 			}
 		}
@@ -128,7 +157,7 @@ func (p *pool) best(pr *PendingRun, active map[string]int, busy map[string]bool)
 	}
 	best, found := GPU{}, false
 	for _, g := range p.gpus {
-		if !busy[g.UUID] && (!found || better(g, best, pr, active)) {
+		if !busy.Has(g.UUID) && (!found || better(g, best, pr, active)) {
 			best, found = g, true
 		}
 	}

@@ -81,7 +81,7 @@ func TestAssign(t *testing.T) {
 			for _, b := range tc.busy {
 				busy[b] = true
 			}
-			got := Assign(tc.pending, tc.jobs, busy)
+			got := Assign(tc.pending, tc.jobs, BusySet(busy))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Assign() mismatch (-want +got):\n%s", diff)
 			}
@@ -168,7 +168,7 @@ func TestAssignMatchesNaiveScan(t *testing.T) {
 		j1 := jobs()
 		rng = rng2
 		j2 := jobs()
-		got := Assign(pending, j1, maps.Clone(busy))
+		got := Assign(pending, j1, BusySet(maps.Clone(busy)))
 		want := naiveAssign(pending, j2, maps.Clone(busy))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("round %d: Assign differs from a full scan (-want +got):\n%s", round, diff)
