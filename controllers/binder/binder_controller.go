@@ -415,6 +415,9 @@ func eligibleFor(run *kquantv1alpha1.QuantRun, job *kquantv1alpha1.QuantJob, nod
 	g := []scheduling.GPU{}
 	if err == nil {
 		g = append(g, scheduling.EligibleGPUs(scheduling.Evaluate(nodes, &req, now))...)
+		// Ordered as Assign ranks them, so that it stops at the first free
+		// GPU (the ranking decides, not the order: the choice is the same).
+		scheduling.SortGPUs(g)
 	}
 	memo[key] = g
 	return g

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -112,6 +113,9 @@ type pool struct {
 	// byUUID and byNode index gpus for pinned runs; nil until one asks.
 	byUUID map[string]int
 	byNode map[string][]int
+	// ordered says whether gpus are in the order better ranks them when
+	// nothing else differs (node, index, UUID); nil until a scan asks.
+	ordered *bool
 	// full is set when a scan of every GPU found none free.
 	full bool
 }
@@ -155,14 +159,44 @@ func (p *pool) best(pr *PendingRun, active map[string]int, busy Busy) (GPU, bool
 		}
 		return best, found
 	}
+	// In an ordered pool, a run that avoids nothing takes the first free GPU
+	// on a node where its job has no active run: no GPU after it ranks
+	// higher, and every one before it was busy or on a busier node. A burst
+	// of one-run jobs then stops at the first free GPU instead of asking
+	// about all 8,000 for each job.
+	stopAtIdle := len(pr.Avoid) == 0 && len(pr.AvoidNodes) == 0 && p.isOrdered()
 	best, found := GPU{}, false
 	for _, g := range p.gpus {
 		if !busy.Has(g.UUID) && (!found || better(g, best, pr, active)) {
 			best, found = g, true
+			if stopAtIdle && active[g.Node] == 0 {
+				return best, true
+			}
 		}
 	}
 	p.full = !found
 	return best, found
+}
+
+// isOrdered reports, once, whether the pool's GPUs are in (node, index,
+// UUID) order, as scheduling.EligibleGPUs and the binder list them.
+func (p *pool) isOrdered() bool {
+	if p.ordered == nil {
+		ok := slices.IsSortedFunc(p.gpus, compareGPUs)
+		p.ordered = &ok
+	}
+	return *p.ordered
+}
+
+// compareGPUs orders GPUs by node, index and UUID: better's last three keys.
+func compareGPUs(a, b GPU) int {
+	return cmp.Or(strings.Compare(a.Node, b.Node), cmp.Compare(a.Index, b.Index), strings.Compare(a.UUID, b.UUID))
+}
+
+// SortGPUs puts gpus in (node, index, UUID) order, the order in which Assign
+// can stop at the first free GPU instead of scanning them all.
+func SortGPUs(gpus []GPU) {
+	slices.SortFunc(gpus, compareGPUs)
 }
 
 func better(a, b GPU, pr *PendingRun, active map[string]int) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,7 +136,10 @@ func TestAssignMatchesNaiveScan(t *testing.T) {
 		}
 		// Jobs share eligibility lists as the binder's memo makes them share,
 		// some lists are sub-slices of others.
-		lists := [][]GPU{all, all[:1+rng.IntN(len(all))], all[rng.IntN(len(all)):]}
+		// A shuffled list too: Assign stops early only in an ordered one.
+		shuffled := slices.Clone(all)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		lists := [][]GPU{all, all[:1+rng.IntN(len(all))], all[rng.IntN(len(all)):], shuffled}
 		jobs := func() map[string]*JobCapacity {
 			out := map[string]*JobCapacity{}
 			for j := range 5 {
