@@ -31,6 +31,8 @@ type heldGPUs struct {
 	// holders counts the active runs on each GPU (one, unless something is
 	// wrong: a count keeps one run's end from freeing another's GPU).
 	holders map[string]int
+	// waiting are the runs seen unbound and not finished.
+	waiting map[types.NamespacedName]struct{}
 	// synced reports whether the handler has seen the informer's initial
 	// list; nil until registered.
 	synced func() bool
@@ -42,7 +44,7 @@ type heldRun struct {
 }
 
 func newHeldGPUs() *heldGPUs {
-	return &heldGPUs{bound: map[types.NamespacedName]heldRun{}, holders: map[string]int{}}
+	return &heldGPUs{bound: map[types.NamespacedName]heldRun{}, holders: map[string]int{}, waiting: map[types.NamespacedName]struct{}{}}
 }
 
 // register adds the handler to the QuantRun informer.
@@ -79,6 +81,9 @@ func (h *heldGPUs) observe(obj any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.release(key)
+	if quantrun.IsWaiting(run) {
+		h.waiting[key] = struct{}{}
+	}
 	if quantrun.IsBound(run) {
 		r := heldRun{gpu: run.Spec.GPUUUID, active: quantrun.IsActive(run)}
 		h.bound[key] = r
@@ -103,6 +108,7 @@ func (h *heldGPUs) remove(obj any) {
 
 // release forgets run key; h.mu is held.
 func (h *heldGPUs) release(key types.NamespacedName) {
+	delete(h.waiting, key)
 	r, ok := h.bound[key]
 	if !ok {
 		return
@@ -121,6 +127,20 @@ func (h *heldGPUs) held(gpu string) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.holders[gpu] > 0
+}
+
+// anyWaitingBut reports whether a run waits for a GPU, other than the runs
+// in assumed (a pass is binding them). A binding at creation asks once per
+// job: listing the pending runs from the cache copied every one of them.
+func (h *heldGPUs) anyWaitingBut(assumed map[types.NamespacedName]assumption) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for key := range h.waiting {
+		if _, ok := assumed[key]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // seenBound reports whether the set has seen run key bound.

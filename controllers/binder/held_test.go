@@ -25,10 +25,26 @@ func TestHeldGPUs(t *testing.T) {
 		wantHeld  []string
 		wantFree  []string
 		wantBound []string
+		// wantWaiting: whether a run other than those assumed waits.
+		wantWaiting bool
+		assumed     []string
 	}{
-		"an unbound run holds nothing": {
-			steps:    []step{{add: run("r", "", kquantv1alpha1.RunPhasePending)}},
-			wantFree: []string{"GPU-a-0"},
+		"an unbound run holds nothing and waits": {
+			steps:       []step{{add: run("r", "", kquantv1alpha1.RunPhasePending)}},
+			wantFree:    []string{"GPU-a-0"},
+			wantWaiting: true,
+		},
+		"an unbound run being bound by a pass does not wait": {
+			steps:   []step{{add: run("r", "", kquantv1alpha1.RunPhasePending)}},
+			assumed: []string{"r"},
+		},
+		"a run no longer waits once bound": {
+			steps:     []step{{add: run("r", "", kquantv1alpha1.RunPhasePending)}, {update: run("r", "GPU-a-0", kquantv1alpha1.RunPhasePending)}},
+			wantHeld:  []string{"GPU-a-0"},
+			wantBound: []string{"r"},
+		},
+		"a deleted unbound run no longer waits": {
+			steps: []step{{add: run("r", "", kquantv1alpha1.RunPhasePending)}, {remove: run("r", "", kquantv1alpha1.RunPhasePending)}},
 		},
 		"a bound run holds its GPU until it finishes": {
 			steps:     []step{{add: run("r", "GPU-a-0", kquantv1alpha1.RunPhasePending)}, {update: run("r", "GPU-a-0", kquantv1alpha1.RunPhaseRunning)}},
@@ -84,6 +100,13 @@ func TestHeldGPUs(t *testing.T) {
 				if !h.seenBound(types.NamespacedName{Namespace: "ns", Name: n}) {
 					t.Errorf("seenBound(%s) = false, want true", n)
 				}
+			}
+			assumed := map[types.NamespacedName]assumption{}
+			for _, n := range tc.assumed {
+				assumed[types.NamespacedName{Namespace: "ns", Name: n}] = assumption{}
+			}
+			if got := h.anyWaitingBut(assumed); got != tc.wantWaiting {
+				t.Errorf("anyWaitingBut() = %v, want %v", got, tc.wantWaiting)
 			}
 			if len(h.bound) != len(tc.wantBound) {
 				t.Errorf("%d runs seen bound, want %d", len(h.bound), len(tc.wantBound))
