@@ -95,6 +95,10 @@ func (r *Reconciler) BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.
 	}
 	r.passMu.Lock()
 	defer r.passMu.Unlock()
+	if r.held.anyWaitingBut(r.assumptions()) {
+		// A run began to wait while this one queued for the lock.
+		return settle
+	}
 	log := logging.FromContext(ctx)
 	now := r.clock.Now()
 	view := r.fleet.get(now)
