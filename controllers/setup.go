@@ -111,6 +111,9 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	// One binder: its passes and the job controller's bindings at creation
 	// decide on each other's assumptions.
 	bind := binder.New(c, rec, opts.Clock, m, opts.LeaseNamespace, binder.Options{AllowSharedGPUs: opts.AllowSharedGPUs})
+	if err := bind.TrackRuns(runInformer); err != nil {
+		return err
+	}
 	setups := []struct {
 		name  string
 		setup func(ctrl.Manager) error

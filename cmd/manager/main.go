@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -46,6 +47,9 @@ type flags struct {
 	workers int
 	// pprofAddr serves net/http/pprof, for profiling at scale; "0" is off.
 	pprofAddr string
+	// contentionRate samples mutex contention and blocking for pprof's
+	// /mutex and /block profiles; 0 is off.
+	contentionRate int
 	// applyCRDs and uninstall run one of the chart's hooks instead of the manager.
 	applyCRDs            string
 	uninstall            bool
@@ -92,6 +96,9 @@ func run() error {
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
+	// A manager that uses a few of many cores waits on something: CPU
+	// profiles do not show what, the mutex and block profiles do.
+	fs.IntVar(&f.contentionRate, "pprof-contention-rate", 0, "with --pprof-bind-address, sample 1 in this many mutex contentions and one blocking event per this many nanoseconds blocked, for /debug/pprof/mutex and /block; 0 is off")
 	fs.StringVar(&f.applyCRDs, "apply-crds", "", "server-side apply the CustomResourceDefinitions in this directory's *.yaml, then exit (the chart's pre-upgrade hook)")
 	fs.BoolVar(&f.uninstall, "uninstall", false, "remove kquant's node labels, taints and GPUNodeProfiles once the pods of --uninstall-pod-selector in --lease-namespace are gone, then exit (the chart's post-delete hook)")
 	fs.StringVar(&f.uninstallPodSelector, "uninstall-pod-selector", "", "label selector of the release's manager and agent pods that --uninstall waits for")
@@ -175,6 +182,10 @@ func runManager(ctx context.Context, f flags) error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(f.kubeAPIQPS), f.kubeAPIBurst
+	if f.pprofAddr != "0" && f.contentionRate > 0 {
+		runtime.SetMutexProfileFraction(f.contentionRate)
+		runtime.SetBlockProfileRate(f.contentionRate)
+	}
 	scheme, err := kquantscheme.New()
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -67,6 +68,7 @@ type Reconciler struct {
 
 	passMu sync.Mutex
 	fleet  fleetMemo
+	held   *heldGPUs
 
 	mu      sync.Mutex
 	assumed map[types.NamespacedName]assumption
@@ -94,8 +96,19 @@ type Options struct {
 // New returns a Reconciler.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, m *metrics.Metrics, leaseNamespace string, opts Options) *Reconciler {
 	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace, opts: opts,
-		assumed: map[types.NamespacedName]assumption{}}
+		held: newHeldGPUs(), assumed: map[types.NamespacedName]assumption{}}
 }
+
+// TrackRuns keeps the binder's set of GPUs held by active runs from informer,
+// the manager's QuantRun informer. The binder binds nothing until that set
+// has seen the informer's initial list.
+func (r *Reconciler) TrackRuns(informer cache.Informer) error {
+	return r.held.register(informer)
+}
+
+// notReadyRetry is how soon a pass runs again when the set of held GPUs has
+// not seen every run yet (only at start).
+const notReadyRetry = 100 * time.Millisecond
 
 // A binding is a patch of the run; the binder's only status writes are a
 // waiting run's WaitingForGPU and its clearing when the run is bound.
@@ -110,6 +123,9 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // Reconcile runs one binding pass over every pending run: it decides and
 // assumes the bindings under passMu, then writes them.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	if !r.held.ready() {
+		return reconcile.Result{RequeueAfter: notReadyRetry}, nil
+	}
 	r.passMu.Lock()
 	p, err := r.decidePass(ctx)
 	r.passMu.Unlock()
@@ -165,20 +181,26 @@ func (r *Reconciler) decidePass(ctx context.Context) (*pass, error) {
 	return p, nil
 }
 
-// forgetSettled drops assumptions that the cache now shows (a bound spec), or
-// whose run is gone. A run being created bound is kept while the cache does
-// not show it yet, for creationGrace at most.
+// forgetSettled drops assumptions that the set of held GPUs now accounts for
+// (it has seen the run bound), or whose run is gone. A run being created
+// bound is kept while the cache does not show it yet, for creationGrace at
+// most. The cache showing a run bound is not enough: the set is updated after
+// the cache, and until then only the assumption keeps the GPU busy.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
 	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, a := range r.assumed {
+		if r.held.seenBound(key) {
+			delete(r.assumed, key)
+			continue
+		}
 		run := &kquantv1alpha1.QuantRun{}
 		err := r.client.Get(ctx, key, run, client.UnsafeDisableDeepCopy)
 		if a.creating && apierrors.IsNotFound(err) && now.Sub(a.at) < creationGrace {
 			continue
 		}
-		if err != nil || quantrun.IsBound(run) {
+		if err != nil {
 			delete(r.assumed, key)
 		}
 	}
@@ -214,17 +236,12 @@ func (r *Reconciler) assumptions() map[types.NamespacedName]assumption {
 // created) on view: the binder's rules, in one place for passes and bindings
 // at creation.
 func (r *Reconciler) decide(ctx context.Context, waiting []*kquantv1alpha1.QuantRun, view *fleetView, now time.Time) (*pass, error) {
-	jobs, err := r.jobCapacities(ctx, waiting)
+	assumed := r.assumptions()
+	jobs, err := r.jobCapacities(ctx, waiting, assumed)
 	if err != nil {
 		return nil, err
 	}
-	busy, err := r.busyGPUs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for uuid := range view.foreign {
-		busy[uuid] = true
-	}
+	busy := r.busy(assumed, view.foreign)
 	byName := map[string]*kquantv1alpha1.QuantRun{}
 	var pending []scheduling.PendingRun
 	for _, run := range fcfs(waiting, jobs) {
@@ -292,9 +309,8 @@ func jobKey(run *kquantv1alpha1.QuantRun) string {
 
 // jobCapacities loads the jobs of the waiting runs that may still bind runs:
 // existing, not being deleted, not finished, below maxParallel.
-func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha1.QuantRun) (map[string]*jobState, error) {
+func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha1.QuantRun, assumed map[types.NamespacedName]assumption) (map[string]*jobState, error) {
 	out := map[string]*jobState{}
-	assumed := r.assumptions()
 	assumedByJob := map[string][]types.NamespacedName{}
 	for key, a := range assumed {
 		assumedByJob[a.job] = append(assumedByJob[a.job], key)
@@ -345,25 +361,18 @@ func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha
 	return out, nil
 }
 
-// busyGPUs are the GPUs of active runs (Bound, as derived from a bound spec,
-// and Running), plus assumed bindings.
-func (r *Reconciler) busyGPUs(ctx context.Context) (map[string]bool, error) {
-	busy := map[string]bool{}
-	for _, phase := range []kquantv1alpha1.RunPhase{kquantv1alpha1.RunPhaseBound, kquantv1alpha1.RunPhaseRunning} {
-		runs := &kquantv1alpha1.QuantRunList{}
-		if err := r.client.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(phase)}, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, fmt.Errorf("listing %s runs: %w", phase, err)
-		}
-		for i := range runs.Items {
-			if quantrun.IsActive(&runs.Items[i]) {
-				busy[runs.Items[i].Spec.GPUUUID] = true
-			}
-		}
+// busy is what a decision takes as busy: the GPUs of active runs (Bound, as
+// derived from a bound spec, and Running: the set of held GPUs), assumed
+// bindings, and GPUs allocated to other pods (foreign).
+func (r *Reconciler) busy(assumed map[types.NamespacedName]assumption, foreign map[string]string) busyView {
+	taken := make(map[string]bool, len(assumed)+len(foreign))
+	for _, a := range assumed {
+		taken[a.gpu.UUID] = true
 	}
-	for _, a := range r.assumptions() {
-		busy[a.gpu.UUID] = true
+	for uuid := range foreign {
+		taken[uuid] = true
 	}
-	return busy, nil
+	return busyView{held: r.held, taken: taken}
 }
 
 // fcfs orders runs first come, first served: by their job's creation, then
@@ -406,6 +415,9 @@ func eligibleFor(run *kquantv1alpha1.QuantRun, job *kquantv1alpha1.QuantJob, nod
 	g := []scheduling.GPU{}
 	if err == nil {
 		g = append(g, scheduling.EligibleGPUs(scheduling.Evaluate(nodes, &req, now))...)
+		// Ordered as Assign ranks them, so that it stops at the first free
+		// GPU (the ranking decides, not the order: the choice is the same).
+		scheduling.SortGPUs(g)
 	}
 	memo[key] = g
 	return g

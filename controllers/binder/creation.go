@@ -10,7 +10,6 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -84,22 +83,27 @@ func (r *Reconciler) loadFleet(ctx context.Context, now time.Time) (*fleetView, 
 // was not created as sent, and its GPU is free again).
 func (r *Reconciler) BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.QuantRun) (settle func(run *kquantv1alpha1.QuantRun, created bool)) {
 	settle = func(*kquantv1alpha1.QuantRun, bool) {}
-	if len(runs) == 0 {
+	if len(runs) == 0 || !r.held.ready() {
+		return settle
+	}
+	// First come, first served: while a run waits, new runs wait behind it
+	// for the pass. Asked before taking the pass's lock, so that a burst of
+	// jobs does not queue on the lock of a pass deciding for thousands of
+	// waiting runs only to learn that.
+	if r.held.anyWaitingBut(r.assumptions()) {
 		return settle
 	}
 	r.passMu.Lock()
 	defer r.passMu.Unlock()
-	log := logging.FromContext(ctx)
-	waiting, err := r.anyWaiting(ctx)
-	if err != nil || waiting {
-		if err != nil {
-			log.V(logging.Debug).Info("Not binding at creation", "error", err.Error())
-		}
+	if r.held.anyWaitingBut(r.assumptions()) {
+		// A run began to wait while this one queued for the lock.
 		return settle
 	}
+	log := logging.FromContext(ctx)
 	now := r.clock.Now()
 	view := r.fleet.get(now)
 	if view == nil {
+		var err error
 		if view, err = r.loadFleet(ctx, now); err != nil {
 			log.V(logging.Debug).Info("Not binding at creation", "error", err.Error())
 			return settle
@@ -132,19 +136,4 @@ func (r *Reconciler) BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.
 		r.metrics.ObserveBinding(run, r.clock.Now())
 		log.V(logging.Debug).Info("Run created bound", "quantRun", key, "node", gpu.Node, "gpu", gpu.UUID)
 	}
-}
-
-// anyWaiting reports whether a run in the cache waits for a GPU: pending,
-// unbound and not assumed. New runs then wait behind it for the pass.
-func (r *Reconciler) anyWaiting(ctx context.Context) (bool, error) {
-	pending := &kquantv1alpha1.QuantRunList{}
-	if err := r.client.List(ctx, pending, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhasePending)}, client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
-	}
-	for i := range pending.Items {
-		if !r.isAssumed(client.ObjectKeyFromObject(&pending.Items[i])) {
-			return true, nil
-		}
-	}
-	return false, nil
 }

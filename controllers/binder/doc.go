@@ -22,4 +22,11 @@
 // them. A run then costs one write to exist bound instead of two. Passes and
 // bindings at creation are ordered by one lock, each deciding on the other's
 // assumptions; a pass assumes its bindings before it writes them.
+//
+// The GPUs that active runs hold are a set kept from the QuantRun informer's
+// events (heldGPUs, registered by TrackRuns), not listed per decision: a
+// binding at creation decides once per job, under the pass's lock, and a
+// burst of jobs waited on that lock while each listed every active run. An
+// assumption is forgotten once that set has seen its run bound, not as soon
+// as the cache shows it, since the set is updated after the cache.
 package binder

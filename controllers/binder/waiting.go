@@ -33,7 +33,7 @@ type waiting struct {
 // its target node). Runs held back by their job's maxParallel, or waiting
 // only for kquant's own runs, are not waiting for a GPU in this sense.
 func waitingForGPU(pending []scheduling.PendingRun, bindings []scheduling.Binding, jobs map[string]*scheduling.JobCapacity,
-	busy map[string]bool, foreign map[string]string) []waiting {
+	busy scheduling.Busy, foreign map[string]string) []waiting {
 	if len(foreign) == 0 {
 		return nil
 	}
@@ -63,14 +63,14 @@ func waitingForGPU(pending []scheduling.PendingRun, bindings []scheduling.Bindin
 
 // allBusy says whether every GPU pr may use is busy with at least one held by
 // another pod, and says so.
-func allBusy(pr *scheduling.PendingRun, eligible []scheduling.GPU, busy map[string]bool, foreign map[string]string) (string, bool) {
+func allBusy(pr *scheduling.PendingRun, eligible []scheduling.GPU, busy scheduling.Busy, foreign map[string]string) (string, bool) {
 	n := 0
 	holders := map[string]bool{}
 	for _, g := range eligible {
 		if pr.TargetNode != "" && g.Node != pr.TargetNode {
 			continue
 		}
-		if !busy[g.UUID] {
+		if !busy.Has(g.UUID) {
 			return "", false
 		}
 		n++

@@ -66,7 +66,7 @@ func TestWaitingForGPU(t *testing.T) {
 				busy[b] = true
 			}
 			jobs := map[string]*scheduling.JobCapacity{"j": {Free: tc.free, Eligible: eligible}}
-			got := waitingForGPU(tc.pending, tc.bindings, jobs, busy, tc.foreign)
+			got := waitingForGPU(tc.pending, tc.bindings, jobs, scheduling.BusySet(busy), tc.foreign)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(waiting{})); diff != "" {
 				t.Errorf("waitingForGPU (-want +got):\n%s", diff)
 			}

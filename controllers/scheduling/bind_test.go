@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,7 +82,7 @@ func TestAssign(t *testing.T) {
 			for _, b := range tc.busy {
 				busy[b] = true
 			}
-			got := Assign(tc.pending, tc.jobs, busy)
+			got := Assign(tc.pending, tc.jobs, BusySet(busy))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Assign() mismatch (-want +got):\n%s", diff)
 			}
@@ -135,7 +136,10 @@ func TestAssignMatchesNaiveScan(t *testing.T) {
 		}
 		// Jobs share eligibility lists as the binder's memo makes them share,
 		// some lists are sub-slices of others.
-		lists := [][]GPU{all, all[:1+rng.IntN(len(all))], all[rng.IntN(len(all)):]}
+		// A shuffled list too: Assign stops early only in an ordered one.
+		shuffled := slices.Clone(all)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		lists := [][]GPU{all, all[:1+rng.IntN(len(all))], all[rng.IntN(len(all)):], shuffled}
 		jobs := func() map[string]*JobCapacity {
 			out := map[string]*JobCapacity{}
 			for j := range 5 {
@@ -168,7 +172,7 @@ func TestAssignMatchesNaiveScan(t *testing.T) {
 		j1 := jobs()
 		rng = rng2
 		j2 := jobs()
-		got := Assign(pending, j1, maps.Clone(busy))
+		got := Assign(pending, j1, BusySet(maps.Clone(busy)))
 		want := naiveAssign(pending, j2, maps.Clone(busy))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("round %d: Assign differs from a full scan (-want +got):\n%s", round, diff)
