@@ -85,6 +85,13 @@ func TestMeasure(t *testing.T) {
 					}
 					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
 				}},
+				{"delayed row (fused upd)", 1, in2 + int64(n), in2 + int64(n), func() error {
+					return set.CastUpdate(c, stream, dt, x, n, st2, row, sinv, hist, kernels.E4M3, kernels.Update{HistoryLen: 1024})
+				}},
+				{"delayed row+col (fused upd)", 1, in2 + 2*int64(n), in2 + 2*int64(n), func() error {
+					return set.CastTransposeUpdate(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, kernels.E4M3,
+						kernels.Update{HistoryLen: 1024})
+				}},
 				{"amax alone", 1, in2, in2, func() error {
 					return set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false)
 				}},
@@ -149,6 +156,13 @@ func TestProfileOnce(t *testing.T) {
 				return set.CastTranspose(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, f)
 			},
 			func() error { return set.DelayedUpdate(c, stream, hist, 1024, st2, f, 0, false) },
+			func() error {
+				return set.CastUpdate(c, stream, dt, x, n, st2, row, sinv, hist, f, kernels.Update{HistoryLen: 1024})
+			},
+			func() error {
+				return set.CastTransposeUpdate(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, f,
+					kernels.Update{HistoryLen: 1024})
+			},
 			func() error {
 				return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, f, false, cuda.Buffer{})
 			},
