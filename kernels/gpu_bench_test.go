@@ -136,7 +136,7 @@ func TestProfileOnce(t *testing.T) {
 	if os.Getenv("KQUANT_PROFILE") != "1" {
 		t.Skip("set KQUANT_PROFILE=1 to run")
 	}
-	sh := shape{16384, 8192}
+	sh := profileShape(shape{16384, 8192})
 	run(t, func(c *cuda.Ctx, b *bufs) error {
 		n, dt, f := sh.n(), kernels.BF16, kernels.E4M3
 		x := b.upload(makeInput(dt, n, false, 42).raw)
@@ -179,4 +179,16 @@ func TestProfileOnce(t *testing.T) {
 		}
 		return c.StreamSynchronize(stream)
 	})
+}
+
+// profileShape is KQUANT_PROFILE_SHAPE ("ROWSxCOLS") when set, else def: the
+// shape the profiling tests launch their kernels on.
+func profileShape(def shape) shape {
+	var sh shape
+	if v := os.Getenv("KQUANT_PROFILE_SHAPE"); v != "" {
+		if _, err := fmt.Sscanf(v, "%dx%d", &sh.rows, &sh.cols); err == nil && sh.rows > 0 && sh.cols > 0 {
+			return sh
+		}
+	}
+	return def
 }

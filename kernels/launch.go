@@ -304,7 +304,7 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		// commits once per block: one same-address atomic per tile cost
 		// more than the cast at 16384^2 (H200, 64x64 tiles: 60% of copy
 		// bandwidth, 80% striding).
-		name, tile, perSM := "kq_cast_trw_", 128, 3 // __launch_bounds__(256, 3)
+		name, tile, perSM := "kq_cast_trw_", 128, 4 // __launch_bounds__(256, KQ_TRW_BLOCKS)
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {

@@ -140,18 +140,41 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 	// bandwidth).
 	bool vec = (((u64)x) & 15u) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
-	for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
-		float v[KQ_UNROLL][8];
+	if constexpr (sizeof(T) == 2) {
+		// 16-bit inputs: 8 raw 16-byte words in flight per thread, their
+		// |x| maxima as packed pairs (kq_pmax), widened once at the end.
+		constexpr int U = 8;
+		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+		u32 pm = 0u;
+		for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
+			uint4 q[U];
 #pragma unroll
-		for (int u = 0; u < KQ_UNROLL; u++) {
-			long long g = g0 + u * nthreads;
-			if (g < ngroups) kq_load8(x, g, v[u]);
-			else kq_zero8(v[u]);
+			for (int u = 0; u < U; u++) {
+				long long g = g0 + u * nthreads;
+				q[u] = make_uint4(0u, 0u, 0u, 0u);
+				if (g < ngroups) q[u] = xv[g];
+			}
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
+					kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+			}
 		}
+		m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
+	} else {
+		for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
+			float v[KQ_UNROLL][8];
 #pragma unroll
-		for (int u = 0; u < KQ_UNROLL; u++)
+			for (int u = 0; u < KQ_UNROLL; u++) {
+				long long g = g0 + u * nthreads;
+				if (g < ngroups) kq_load8(x, g, v[u]);
+				else kq_zero8(v[u]);
+			}
 #pragma unroll
-			for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
+			for (int u = 0; u < KQ_UNROLL; u++)
+#pragma unroll
+				for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
+		}
 	}
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
 	m = kq_block_max(m);
@@ -279,42 +302,112 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 	kq_delayed_update_block(history, u.len, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, u.fp8max, u.margin, u.most_recent);
 }
 
-template <typename T>
-KQ_DEV void kq_cast_impl(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt, kq_upd u) {
+// L2 prefetch (KQ_L2PF): the tile kernels and the cast fetch the data a
+// block (or thread) will read one step later into L2 while they work on
+// the current one: twice the bytes in flight per SM without registers,
+// and short kernels (8192^2: 8 waves of tiles) no longer start and end
+// with every block waiting on DRAM at once.
+#ifndef KQ_L2PF
+#define KQ_L2PF 1
+#endif
+KQ_DEV void kq_pf_l2(const void *p) {
+#if KQ_L2PF
+	asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
+#endif
+}
+// kq_resident is about the number of blocks of per_sm blocks per SM that
+// run at once (%nsmid: the SM count, or a little above).
+KQ_DEV u32 kq_resident(u32 per_sm) {
+	u32 n;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(n));
+	return n * per_sm;
+}
+
+// 16-bit groups a thread of kq_cast loads before it uses the first: 128
+// bytes in flight per thread, as raw bits (32 registers).
+#define KQ_CAST_UNROLL16 8
+
+template <typename T, bool AMAX>
+KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt, kq_upd u) {
 	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
 	float m = 0.0f;
 	// 8 elements per group: 16-byte loads of 16-bit inputs, 8-byte stores,
-	// KQ_UNROLL loads in flight per thread. The groups go from the end of
+	// several loads in flight per thread. The groups go from the end of
 	// the tensor to its start: in current scaling the amax pass has just
 	// read the tensor front to back, so its tail is still in L2 and the
 	// first groups read here hit there instead of in device memory.
 	bool vec = ((((u64)x) & 15u) | (((u64)out) & 7u)) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
 	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
-	for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
-		float v[KQ_UNROLL][8];
+	if constexpr (sizeof(T) == 2) {
+		// Raw 16-byte words, KQ_CAST_UNROLL16 in flight; the amax as
+		// packed |x| pairs (kq_pmax), widened once at the end; the next
+		// round's groups prefetched into L2.
+		constexpr int U = KQ_CAST_UNROLL16;
+		u32 pm = 0u;
+		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+		for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
+			uint4 q[U];
 #pragma unroll
-		for (int u = 0; u < KQ_UNROLL; u++) {
-			long long g = g0 + u * nthreads;
-			if (g < ngroups) kq_load8(x, ngroups - 1 - g, v[u]);
-			else kq_zero8(v[u]);
+			for (int k = 0; k < U; k++) {
+				long long g = g0 + k * nthreads;
+				q[k] = make_uint4(0u, 0u, 0u, 0u);
+				if (g < ngroups) q[k] = xv[ngroups - 1 - g];
+			}
+#pragma unroll
+			for (int k = 0; k < U; k++) {
+				long long g = g0 + (U + k) * nthreads;
+				if (g < ngroups) kq_pf_l2(xv + (ngroups - 1 - g));
+			}
+#pragma unroll
+			for (int k = 0; k < U; k++) {
+				long long g = g0 + k * nthreads;
+				if (AMAX) {
+					const u32 a = kq_pmax(T(), kq_pmax(T(), q[k].x & 0x7FFF7FFFu, q[k].y & 0x7FFF7FFFu),
+						kq_pmax(T(), q[k].z & 0x7FFF7FFFu, q[k].w & 0x7FFF7FFFu));
+					pm = kq_pmax(T(), pm, a);
+				}
+				float v[8];
+				kq_widen8<T>(q[k], v);
+				if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8(v, fs, fmt);
+			}
 		}
+		if (AMAX) m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
+	} else {
+		for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
+			float v[KQ_UNROLL][8];
 #pragma unroll
-		for (int u = 0; u < KQ_UNROLL; u++) {
-			long long g = g0 + u * nthreads;
+			for (int k = 0; k < KQ_UNROLL; k++) {
+				long long g = g0 + k * nthreads;
+				if (g < ngroups) kq_load8(x, ngroups - 1 - g, v[k]);
+				else kq_zero8(v[k]);
+			}
 #pragma unroll
-			for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
-			if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8(v[u], fs, fmt);
+			for (int k = 0; k < KQ_UNROLL; k++) {
+				long long g = g0 + k * nthreads;
+				if (AMAX) {
+#pragma unroll
+					for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[k][e]));
+				}
+				if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8(v[k], fs, fmt);
+			}
 		}
 	}
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) {
 		float v = kq_f32(x[i]);
-		m = fmaxf(m, fabsf(v));
+		if (AMAX) m = fmaxf(m, fabsf(v));
 		out[i] = (u8)kq_cvt1(__fmul_rn(v, scale), fmt);
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history, u);
+}
+
+// kq_cast_impl: the amax is reduced only with a history (delayed scaling).
+template <typename T>
+KQ_DEV void kq_cast_impl(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt, kq_upd u) {
+	if (history != 0) kq_cast_body<T, true>(x, n, st, out, scale_inv, history, fmt, u);
+	else kq_cast_body<T, false>(x, n, st, out, scale_inv, history, fmt, u);
 }
 
 // Fused cast + transpose over 32x32 tiles with a (32, 8) block: out_row is
@@ -455,6 +548,21 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 	__syncthreads();
 }
 
+// kq_trw_prefetch fetches the 128x128 input tile at (r0, c0) into L2, one
+// 128-byte line per thread (two for float32).
+template <typename T>
+KQ_DEV void kq_trw_prefetch(const T *x, int rows, int cols, int r0, int c0) {
+	constexpr int lines = (int)sizeof(T); // 128-byte lines per tile row
+	for (int i = (int)threadIdx.x; i < KQ_TRW * lines; i += (int)blockDim.x) {
+		const int r = r0 + i / lines, c = c0 + (i % lines) * (128 / (int)sizeof(T));
+		if (r < rows && c < cols) kq_pf_l2(x + (long long)r * cols + c);
+	}
+}
+
+// Blocks per SM of kq_cast_trw (its __launch_bounds__; CastTranspose sizes
+// the delayed-scaling grid to it).
+#define KQ_TRW_BLOCKS 4
+
 template <typename T>
 KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt, kq_upd u) {
@@ -462,9 +570,16 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
 	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
+	// The tile this block (striding) or one about a wave of blocks later
+	// (one block per tile) takes next, prefetched into L2.
+	const long long ahead = min((long long)gridDim.x, (long long)kq_resident(KQ_TRW_BLOCKS));
 	float m = 0.0f;
 	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
 		const long long tl = ntiles - 1 - k;
+		if (KQ_L2PF && k + ahead < ntiles) {
+			const long long tp = ntiles - 1 - (k + ahead);
+			kq_trw_prefetch(x, rows, cols, (int)(tp / ntx) * KQ_TRW, (int)(tp % ntx) * KQ_TRW);
+		}
 		kq_trw_tile<T, true>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile, m);
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history, u);
@@ -490,7 +605,7 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 		kq_cast_tr_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt,            \
 			kq_upd{ulen, fp8max, margin, most_recent});                                         \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 3) kq_cast_trw_##SUF(const T *x, int rows,        \
+	extern "C" __global__ void __launch_bounds__(256, KQ_TRW_BLOCKS) kq_cast_trw_##SUF(const T *x, int rows,        \
 			int cols, u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt, \
 			int ulen, float fp8max, int margin, int most_recent) {                                  \
 		kq_cast_trw_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt,           \
