@@ -83,40 +83,6 @@
 #define KQ_STHINT 0
 #endif
 
-// L2 prefetch (KQ_L2PF): each block fetches into L2 the input of the block
-// about one wave of resident blocks after it (its linear index plus the
-// resident count), so that blocks of the next wave find their data there:
-// more bytes in flight per SM without registers, and the first and last
-// waves of a short kernel (8192^2: about 8 waves of tiles) overlap DRAM
-// with work. As quantize.cu's.
-#ifndef KQ_L2PF
-#define KQ_L2PF 1
-#endif
-KQ_DEV void kq_pf_l2(const void *p) {
-#if KQ_L2PF
-	asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
-#endif
-}
-// kq_resident is about the number of blocks of per_sm blocks per SM that
-// run at once (%nsmid: the SM count, or a little above).
-KQ_DEV u32 kq_resident(u32 per_sm) {
-	u32 n;
-	asm("mov.u32 %0, %%nsmid;" : "=r"(n));
-	return n * per_sm;
-}
-// kq_pf_rows prefetches NR x NC elements from (r0, c0), within the
-// tensor: one 128-byte line per thread of the 256 and step.
-template <int NR, int NC, typename T>
-KQ_DEV void kq_pf_rows(const T *x, int rows, int cols, int r0, int c0) {
-	constexpr int per = 128 / (int)sizeof(T), lines = NC / per;
-#pragma unroll
-	for (int k = 0; k < (NR * lines + 255) / 256; k++) {
-		const int i = (int)threadIdx.x + 256 * k;
-		const int r = r0 + i / lines, c = c0 + (i % lines) * per;
-		if (i < NR * lines && r < rows && c < cols) kq_pf_l2(x + (long long)r * cols + c);
-	}
-}
-
 // vec flags, set by block.go when the fast paths are safe for every access.
 #define KQ_VEC_LOAD 1      // cols % 8 == 0 and x 16-byte aligned: 8-element loads
 #define KQ_VEC_COL_STORE 2 // rows % 8 == 0 and the columnwise data 8-byte aligned
@@ -355,14 +321,6 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 	const int k0 = kb * 128 + l * 8;
 	const bool fast = (vec & KQ_VEC_LOAD) != 0 && active && k0 + 8 <= cols;
 	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
-	if (KQ_L2PF) {
-		// The rows of the block about one wave later.
-		const u32 pb = blockIdx.x + kq_resident(4);
-		if (pb < gridDim.x) {
-			const int pmt = (int)(pb / nct), pct = (int)(pb % nct);
-			kq_pf_rows<KQ_ROW_ROWS, KQ_ROW_COLS>(x, rows, cols, pmt * KQ_ROW_ROWS, pct * KQ_ROW_COLS);
-		}
-	}
 	kq_raw8 raw[KQ_ROW_ROWS];
 	kq_ldrows(x, rows, cols, m0, k0, fast, active, raw);
 	int goff = 0, gn = 0;

@@ -56,14 +56,6 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 	const int cc = tid & 15, r = tid >> 4;
 	const int k0 = kt0 + cc * 8, mr = m0 + r * 8;
 	const bool fast = (vec & KQ_VEC_LOAD) != 0 && k0 + 8 <= cols;
-	if (KQ_L2PF) {
-		// The tile of the block about one wave later (block.cu); before
-		// this block's own loads, so that its registers are free again
-		// when those are held.
-		const u32 pb = blockIdx.y * gridDim.x + blockIdx.x + kq_resident(KQ_TILE_BLOCKS(T));
-		if (pb < gridDim.x * gridDim.y)
-			kq_pf_rows<128, 128>(x, rows, cols, (int)(pb / gridDim.x) * 128, (int)(pb % gridDim.x) * 128);
-	}
 	kq_raw8 raw[8];
 	kq_ldrows(x, rows, cols, mr, k0, fast, true, raw);
 	int goff = 0, gn = rows, g = 0;

@@ -204,27 +204,31 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 // each reading entries i+1 before any thread writes. Every thread of the
 // block must call it.
 #define KQ_UPD_PER 4
-KQ_DEV void kq_delayed_update_block(float *history, int len, float *scale, float *scale_inv, float fp8max, int margin,
-		int most_recent) {
-	__shared__ float s_wmax[32];
-	const int nt = (int)(blockDim.x * blockDim.y), tid = (int)(threadIdx.y * blockDim.x + threadIdx.x);
-	const bool regs = len <= KQ_UPD_PER * nt;
-	float v[KQ_UPD_PER];
-	float m = 0.0f;
-	if (regs) {
+// kq_upd_load: for a history of len <= KQ_UPD_PER * nt entries, thread
+// tid's share of the roll: v[k] = entry i+1, the entry that entry i = tid +
+// k*nt takes (the last entry takes entry 0, which kq_upd_finish supplies).
+KQ_DEV void kq_upd_load(const float *history, int len, int tid, int nt, float (&v)[KQ_UPD_PER]) {
 #pragma unroll
-		for (int k = 0; k < KQ_UPD_PER; k++) {
-			const int i = tid + k * nt;
-			v[k] = 0.0f;
-			if (i < len) {
-				v[k] = history[i + 1 < len ? i + 1 : 0];
-				m = fmaxf(m, v[k]);
-			}
-		}
-	} else {
-		for (int i = tid; i < len; i += nt) m = fmaxf(m, history[i]);
+	for (int k = 0; k < KQ_UPD_PER; k++) {
+		const int i = tid + k * nt;
+		v[k] = i + 1 < len ? history[i + 1] : 0.0f;
 	}
-	const float h0 = history[0];
+}
+// kq_upd_finish is the update from kq_upd_load's values and entry 0's
+// value h0 (the same in every thread): the maximum of them all (or h0),
+// the scale, and the roll written back after one barrier.
+KQ_DEV void kq_upd_finish(float *history, int len, float (&v)[KQ_UPD_PER], float h0, float *scale, float *scale_inv,
+		float fp8max, int margin, int most_recent, int tid, int nt) {
+	__shared__ float s_wmax[32];
+	float m = 0.0f;
+#pragma unroll
+	for (int k = 0; k < KQ_UPD_PER; k++) {
+		const int i = tid + k * nt;
+		if (i < len) {
+			if (i + 1 >= len) v[k] = h0;
+			m = fmaxf(m, v[k]);
+		}
+	}
 	m = kq_warp_max(m);
 	if ((tid & 31) == 0) s_wmax[tid >> 5] = m;
 	__syncthreads();
@@ -241,13 +245,40 @@ KQ_DEV void kq_delayed_update_block(float *history, int len, float *scale, float
 		*scale = sc;
 		if (scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, sc);
 	}
-	if (regs) {
 #pragma unroll
-		for (int k = 0; k < KQ_UPD_PER; k++) {
-			const int i = tid + k * nt;
-			if (i < len) history[i] = i == 0 ? 0.0f : v[k];
-		}
+	for (int k = 0; k < KQ_UPD_PER; k++) {
+		const int i = tid + k * nt;
+		if (i < len) history[i] = i == 0 ? 0.0f : v[k];
+	}
+}
+KQ_DEV void kq_delayed_update_block(float *history, int len, float *scale, float *scale_inv, float fp8max, int margin,
+		int most_recent) {
+	__shared__ float s_wmax[32];
+	const int nt = (int)(blockDim.x * blockDim.y), tid = (int)(threadIdx.y * blockDim.x + threadIdx.x);
+	if (len <= KQ_UPD_PER * nt) {
+		float v[KQ_UPD_PER];
+		kq_upd_load(history, len, tid, nt, v);
+		kq_upd_finish(history, len, v, history[0], scale, scale_inv, fp8max, margin, most_recent, tid, nt);
 		return;
+	}
+	float m = 0.0f;
+	for (int i = tid; i < len; i += nt) m = fmaxf(m, history[i]);
+	const float h0 = history[0];
+	m = kq_warp_max(m);
+	if ((tid & 31) == 0) s_wmax[tid >> 5] = m;
+	__syncthreads();
+	float amax = h0;
+	if (!most_recent) {
+		amax = 0.0f;
+		for (int w = 0; w < (nt + 31) >> 5; w++) amax = fmaxf(amax, s_wmax[w]);
+	}
+	if (amax == 0.0f) return;
+	if (tid == 0 && kq_finite(amax) && amax > 0.0f) {
+		float num = __fmul_rn(fp8max, __uint_as_float((u32)(127 - margin) << 23));
+		float sc = __fdiv_rn(num, amax);
+		if (!kq_finite(sc)) sc = __uint_as_float(KQ_FLT_MAX_BITS);
+		*scale = sc;
+		if (scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, sc);
 	}
 	for (int base = 0; base < len; base += nt) {
 		const int i = base + tid;
@@ -282,8 +313,18 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 		return;
 	}
 	__shared__ int s_last;
+	__shared__ float s_h0;
+	const int nt = (int)(blockDim.x * blockDim.y), tid = (int)(threadIdx.y * blockDim.x + threadIdx.x);
+	// Every block reads the history (entries 1.., which no block of this
+	// launch writes, and entry 0 by thread 0) while thread 0 commits the
+	// amax, so that the last block's update starts with its values in
+	// registers instead of a round trip to memory after the ticket.
+	const bool pre = u.len > 0 && u.len <= KQ_UPD_PER * nt;
+	float v[KQ_UPD_PER];
+	if (pre) kq_upd_load(history, u.len, tid, nt, v);
+	const float h0 = tid == 0 ? history[0] : 0.0f;
 	m = kq_block_max(m);
-	if (threadIdx.x == 0 && threadIdx.y == 0) {
+	if (tid == 0) {
 		if (blockIdx.x == 0 && blockIdx.y == 0 && scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, scale);
 		float amax = kq_amax_commit(m, st);
 		s_last = amax >= 0.0f;
@@ -291,7 +332,9 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 			// Several quantizes of one tensor in a step (before the
 			// update) keep the largest amax, as quant.State.RecordAmax
 			// does.
-			history[0] = fmaxf(history[0], amax);
+			const float nh0 = fmaxf(h0, amax);
+			history[0] = nh0;
+			s_h0 = nh0;
 			reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
 		}
 	}
@@ -299,28 +342,11 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 	__syncthreads();
 	if (!s_last) return;
 	float *stf = reinterpret_cast<float *>(st);
-	kq_delayed_update_block(history, u.len, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, u.fp8max, u.margin, u.most_recent);
-}
-
-// L2 prefetch (KQ_L2PF): the tile kernels and the cast fetch the data a
-// block (or thread) will read one step later into L2 while they work on
-// the current one: twice the bytes in flight per SM without registers,
-// and short kernels (8192^2: 8 waves of tiles) no longer start and end
-// with every block waiting on DRAM at once.
-#ifndef KQ_L2PF
-#define KQ_L2PF 1
-#endif
-KQ_DEV void kq_pf_l2(const void *p) {
-#if KQ_L2PF
-	asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
-#endif
-}
-// kq_resident is about the number of blocks of per_sm blocks per SM that
-// run at once (%nsmid: the SM count, or a little above).
-KQ_DEV u32 kq_resident(u32 per_sm) {
-	u32 n;
-	asm("mov.u32 %0, %%nsmid;" : "=r"(n));
-	return n * per_sm;
+	if (pre) {
+		kq_upd_finish(history, u.len, v, s_h0, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, u.fp8max, u.margin, u.most_recent, tid, nt);
+	} else {
+		kq_delayed_update_block(history, u.len, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, u.fp8max, u.margin, u.most_recent);
+	}
 }
 
 // 16-bit groups a thread of kq_cast loads before it uses the first: 128
@@ -343,8 +369,9 @@ KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale
 	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
 	if constexpr (sizeof(T) == 2) {
 		// Raw 16-byte words, KQ_CAST_UNROLL16 in flight; the amax as
-		// packed |x| pairs (kq_pmax), widened once at the end; the next
-		// round's groups prefetched into L2.
+		// packed |x| pairs (kq_pmax), widened once at the end. (An L2
+		// prefetch of the next round's groups, here and in the tile
+		// kernels, doubled the DRAM traffic on an H100 and is gone.)
 		constexpr int U = KQ_CAST_UNROLL16;
 		u32 pm = 0u;
 		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
@@ -355,11 +382,6 @@ KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale
 				long long g = g0 + k * nthreads;
 				q[k] = make_uint4(0u, 0u, 0u, 0u);
 				if (g < ngroups) q[k] = xv[ngroups - 1 - g];
-			}
-#pragma unroll
-			for (int k = 0; k < U; k++) {
-				long long g = g0 + (U + k) * nthreads;
-				if (g < ngroups) kq_pf_l2(xv + (ngroups - 1 - g));
 			}
 #pragma unroll
 			for (int k = 0; k < U; k++) {
@@ -548,17 +570,6 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 	__syncthreads();
 }
 
-// kq_trw_prefetch fetches the 128x128 input tile at (r0, c0) into L2, one
-// 128-byte line per thread (two for float32).
-template <typename T>
-KQ_DEV void kq_trw_prefetch(const T *x, int rows, int cols, int r0, int c0) {
-	constexpr int lines = (int)sizeof(T); // 128-byte lines per tile row
-	for (int i = (int)threadIdx.x; i < KQ_TRW * lines; i += (int)blockDim.x) {
-		const int r = r0 + i / lines, c = c0 + (i % lines) * (128 / (int)sizeof(T));
-		if (r < rows && c < cols) kq_pf_l2(x + (long long)r * cols + c);
-	}
-}
-
 // Blocks per SM of kq_cast_trw (its __launch_bounds__; CastTranspose sizes
 // the delayed-scaling grid to it).
 #define KQ_TRW_BLOCKS 4
@@ -570,16 +581,9 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
 	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
-	// The tile this block (striding) or one about a wave of blocks later
-	// (one block per tile) takes next, prefetched into L2.
-	const long long ahead = min((long long)gridDim.x, (long long)kq_resident(KQ_TRW_BLOCKS));
 	float m = 0.0f;
 	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
 		const long long tl = ntiles - 1 - k;
-		if (KQ_L2PF && k + ahead < ntiles) {
-			const long long tp = ntiles - 1 - (k + ahead);
-			kq_trw_prefetch(x, rows, cols, (int)(tp / ntx) * KQ_TRW, (int)(tp % ntx) * KQ_TRW);
-		}
 		kq_trw_tile<T, true>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile, m);
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history, u);
