@@ -62,6 +62,20 @@
 #ifndef KQ_TILE_MINB
 #define KQ_TILE_MINB 3
 #endif
+// Blocks per SM of the ungrouped 128x128 tile kernels and of the 1x128 /
+// 128x1 one (also grouped) for 16-bit inputs: 4 (64 registers, no spills
+// since the amaxes are taken as packed pairs; 128 KiB of loads in flight
+// per SM); float32 inputs and the grouped 128x128 kernel keep
+// KQ_TILE_MINB (they spill at 64 registers), as does the compute_80
+// build (its software FP8 conversion needs more registers).
+#ifndef KQ_TILE_MINB16
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+#define KQ_TILE_MINB16 KQ_TILE_MINB
+#else
+#define KQ_TILE_MINB16 4
+#endif
+#endif
+#define KQ_TILE_BLOCKS(T) (sizeof(T) == 2 ? KQ_TILE_MINB16 : KQ_TILE_MINB)
 #ifndef KQ_LDHINT
 #define KQ_LDHINT 0
 #endif
@@ -143,6 +157,45 @@ KQ_DEV float kq_amax8(const float v[8]) {
 #pragma unroll
 	for (int j = 0; j < 8; j++) a = kq_amax_acc(a, v[j]);
 	return a;
+}
+
+// Packed maxima of 16-bit |x| pairs (max.bf16x2, max.f16x2): exact, and
+// like fmaxf they return the other operand when one is NaN (both NaN: NaN,
+// which the final fmaxf with 0 drops), so NaN elements never raise an
+// amax; without .ftz subnormals count. Two elements per instruction, on
+// the raw bits, instead of widening every element before its max.
+#define KQ_ABS2 0x7FFF7FFFu
+KQ_DEV u32 kq_hmax2(const kq_bf16 *, u32 a, u32 b) {
+	u32 r;
+	asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+	return r;
+}
+KQ_DEV u32 kq_hmax2(const kq_f16 *, u32 a, u32 b) {
+	u32 r;
+	asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+	return r;
+}
+// The larger |x| of the two halves of a packed maximum, as float32 (0 if
+// both are NaN).
+template <typename H>
+KQ_DEV float kq_hmax_f32(u32 p) {
+	return fmaxf(0.0f, fmaxf(kq_plo(H(), p), kq_phi(H(), p)));
+}
+// The packed |x| maximum of the 8 elements of a 16-byte word.
+template <typename H>
+KQ_DEV u32 kq_habs8(uint4 q) {
+	const H *t = 0;
+	return kq_hmax2(t, kq_hmax2(t, q.x & KQ_ABS2, q.y & KQ_ABS2), kq_hmax2(t, q.z & KQ_ABS2, q.w & KQ_ABS2));
+}
+// kq_amax_raw8 is kq_amax8 of the unpacked elements, from the raw bits.
+KQ_DEV float kq_amax_raw8(const float *, const kq_raw8 &r) {
+	float v[8];
+	kq_unpack((const float *)0, r, v);
+	return kq_amax8(v);
+}
+template <typename H>
+KQ_DEV float kq_amax_raw8(const H *, const kq_raw8 &r) {
+	return kq_hmax_f32<H>(kq_habs8<H>(r.a));
 }
 
 KQ_DEV float kq_max32(float a) {
@@ -282,11 +335,7 @@ __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *o
 	// and each lane fetches the 4 scales back by shuffles.
 	float a[KQ_ROW_ROWS];
 #pragma unroll
-	for (int u = 0; u < KQ_ROW_ROWS; u++) {
-		float v[8];
-		kq_unpack((const T *)0, raw[u], v);
-		a[u] = kq_amax8(v);
-	}
+	for (int u = 0; u < KQ_ROW_ROWS; u++) a[u] = kq_amax_raw8((const T *)0, raw[u]);
 	const float sl = kq_block_scale(kq_row_amax(a, l), fp8max, eps, pow2);
 	const int lane = threadIdx.x & 31;
 	float s[KQ_ROW_ROWS];
@@ -336,25 +385,27 @@ extern "C" __global__ void __launch_bounds__(256, KQ_ROW_MINB) kq_blk_row_##sfx(
 		kq_blk_row<T, 1>(x, rows, cols, out, sinv, scols, eps, pow2, vec, offsets, ngroups, flag); \
 	} \
 } \
-extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_col_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+extern "C" __global__ void __launch_bounds__(256, KQ_TILE_BLOCKS(T)) kq_blk_col_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
 		const int *offsets, int ngroups, const int *flag) { \
 	__shared__ kq_tile_smem sm; \
 	kq_blk_tile_fmt<T, false>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, pow2, \
 		vec, offsets, ngroups, flag); \
 } \
-extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+extern "C" __global__ void __launch_bounds__(256, KQ_TILE_BLOCKS(T)) kq_blk_2d_##sfx(const T *x, int rows, int cols, u8 *out_row, \
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
 		const int *offsets, int ngroups, const int *flag) { \
 	__shared__ kq_tile_smem sm; \
-	if (offsets == 0) { \
-		/* Ungrouped: literal nulls, so the inlined body drops the grouped code. */ \
-		kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
-			pow2, vec, 0, 0, 0); \
-	} else { \
-		kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
-			pow2, vec, offsets, ngroups, flag); \
-	} \
+	/* Ungrouped: literal nulls, so the inlined body drops the grouped code. */ \
+	kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
+		pow2, vec, 0, 0, 0); \
+} \
+extern "C" __global__ void __launch_bounds__(256, KQ_TILE_MINB) kq_blk_2dg_##sfx(const T *x, int rows, int cols, u8 *out_row, \
+		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, int fmt, float eps, int pow2, int vec, \
+		const int *offsets, int ngroups, const int *flag) { \
+	__shared__ kq_tile_smem sm; \
+	kq_blk_tile_fmt<T, true>(fmt, sm, x, rows, cols, out_row, sinv_row, scols_row, out_col, sinv_col, scols_col, eps, \
+		pow2, vec, offsets, ngroups, flag); \
 }
 
 KQ_BLOCK_KERNELS(float, f32)

@@ -122,7 +122,7 @@ func (s *Set) blockTile(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	return s.blockLaunch(c, st, "kq_blk_col_", "block quantize", dt, x, rows, cols, outRow, sinvRow, scolsRow, outCol, sinvCol, scolsCol, o, offsets, groups, flag)
 }
 
-// blockLaunch launches kernel (kq_blk_col_ or kq_blk_2d_, the input type's
+// blockLaunch launches kernel (kq_blk_col_, kq_blk_2d_ or kq_blk_2dg_, the input type's
 // suffix appended) over the input's 128x128 tiles; what names it in an
 // error.
 func (s *Set) blockLaunch(c *cuda.Ctx, st cuda.Stream, kernel, what string, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow cuda.Buffer, scolsRow int, outCol, sinvCol cuda.Buffer, scolsCol int, o BlockOpts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
@@ -146,11 +146,17 @@ func (s *Set) Block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	return s.block2D(c, st, dt, x, rows, cols, outRow, sinvRow, outCol, sinvCol, scc, o, cuda.Buffer{}, 0, cuda.Buffer{})
 }
 
-// block2D launches kq_blk_2d; scolsCol is the columnwise scale matrix's
-// row length (ungrouped) or GroupedBlock2DColScaleCols (grouped).
+// block2D launches kq_blk_2d, or grouped (offsets given) kq_blk_2dg (the
+// same body with the group lookups, at fewer blocks per SM: it needs more
+// registers); scolsCol is the columnwise scale matrix's row length
+// (ungrouped) or GroupedBlock2DColScaleCols (grouped).
 func (s *Set) block2D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, outRow, sinvRow, outCol, sinvCol cuda.Buffer, scolsCol int, o BlockOpts, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
 	_, scr := BlockScaleShape(rows, cols, true, false)
-	return s.blockLaunch(c, st, "kq_blk_2d_", "Block2D", dt, x, rows, cols, outRow, sinvRow, scr, outCol, sinvCol, scolsCol, o, offsets, groups, flag)
+	kernel := "kq_blk_2d_"
+	if offsets.Ptr() != 0 {
+		kernel = "kq_blk_2dg_"
+	}
+	return s.blockLaunch(c, st, kernel, "Block2D", dt, x, rows, cols, outRow, sinvRow, scr, outCol, sinvCol, scolsCol, o, offsets, groups, flag)
 }
 
 // GroupedBlock2DColScaleCols is the capacity, in padded tile rows, that

@@ -66,19 +66,40 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 	}
 	// Amaxes: per row (over the half-warp) and per column (over the tile),
 	// or over the whole tile.
+	// 16-bit inputs take them as packed pairs from the raw bits (kq_hmax2):
+	// the column pairs (2k, 2k+1) of the patch in cp[k], the whole patch
+	// in tp; float32 ones element by element.
 	float ra[8], ca[8], ta = 0.0f;
+	u32 cp[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
 	for (int j = 0; j < 8; j++) ca[j] = 0.0f;
+	if constexpr (sizeof(T) == 2) {
+		const T *t = 0;
+		u32 tp = 0u;
 #pragma unroll
-	for (int u = 0; u < 8; u++) {
-		float v[8];
-		kq_unpack((const T *)0, raw[u], v);
-		ra[u] = kq_amax8(v);
-		if (TILE2D) {
-			ta = fmaxf(ta, ra[u]);
-		} else {
+		for (int u = 0; u < 8; u++) {
+			const u32 w[4] = {raw[u].a.x & KQ_ABS2, raw[u].a.y & KQ_ABS2, raw[u].a.z & KQ_ABS2, raw[u].a.w & KQ_ABS2};
+			if (TILE2D) {
+				tp = kq_hmax2(t, tp, kq_hmax2(t, kq_hmax2(t, w[0], w[1]), kq_hmax2(t, w[2], w[3])));
+			} else {
+				ra[u] = out_row != 0 ? kq_hmax_f32<T>(kq_hmax2(t, kq_hmax2(t, w[0], w[1]), kq_hmax2(t, w[2], w[3]))) : 0.0f;
 #pragma unroll
-			for (int j = 0; j < 8; j++) ca[j] = kq_amax_acc(ca[j], v[j]);
+				for (int k = 0; k < 4; k++) cp[k] = kq_hmax2(t, cp[k], w[k]);
+			}
+		}
+		ta = kq_hmax_f32<T>(tp);
+	} else {
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			float v[8];
+			kq_unpack((const T *)0, raw[u], v);
+			ra[u] = kq_amax8(v);
+			if (TILE2D) {
+				ta = fmaxf(ta, ra[u]);
+			} else {
+#pragma unroll
+				for (int j = 0; j < 8; j++) ca[j] = kq_amax_acc(ca[j], v[j]);
+			}
 		}
 	}
 	// Grouped 2D: warp 0 sums P_g, the padded tile-row counts of the
@@ -107,8 +128,18 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 			}
 		}
 		if (out_col != 0) {
+			if constexpr (sizeof(T) == 2) {
+				// Rows 8r..8r+7 meet rows 8(r^1).. (lane ^ 16) as pairs.
 #pragma unroll
-			for (int j = 0; j < 8; j++) ca[j] = fmaxf(ca[j], __shfl_xor_sync(0xFFFFFFFFu, ca[j], 16));
+				for (int k = 0; k < 4; k++) {
+					const u32 p = kq_hmax2((const T *)0, cp[k], __shfl_xor_sync(0xFFFFFFFFu, cp[k], 16));
+					ca[2 * k] = fmaxf(0.0f, kq_plo(T(), p));
+					ca[2 * k + 1] = fmaxf(0.0f, kq_phi(T(), p));
+				}
+			} else {
+#pragma unroll
+				for (int j = 0; j < 8; j++) ca[j] = fmaxf(ca[j], __shfl_xor_sync(0xFFFFFFFFu, ca[j], 16));
+			}
 			if (lane < 16) {
 				float4 *p = reinterpret_cast<float4 *>(&sm.cpart[warp][cc * 8]);
 				p[0] = make_float4(ca[0], ca[1], ca[2], ca[3]);
@@ -188,9 +219,43 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 	// conversion, gathered per column into a word of 4 row codes that goes
 	// to shared memory as soon as it is complete (fewer live registers).
 	const bool fastst = (vec & KQ_VEC_ROW_STORE) != 0 && k0 + 8 <= cols;
+	if (TILE2D) {
+		// One scale for the tile: the columnwise codes are the rowwise
+		// ones, converted once per element. Four rows' codes at a time
+		// are transposed with byte permutes into the 8 column words
+		// (byte i: row u+i), as kq_trw_tile in quantize.cu does.
+#pragma unroll
+		for (int u = 0; u < 8; u += 4) {
+			uint2 rc[4];
+#pragma unroll
+			for (int h = 0; h < 4; h++) {
+				float v[8];
+				kq_unpack((const T *)0, raw[u + h], v);
+				rc[h] = kq_codes8<FMT>(v, rs2d);
+				const int m = mr + u + h;
+				if (out_row != 0 && m < rows && k0 < cols)
+					kq_store8(out_row + (long long)m * cols + k0, rc[h], fastst, cols - k0);
+			}
+			if (out_col != 0) {
+				u32 *tw = &sm.tr[cc * 8][2 * (r ^ cc) + ((u >> 2) ^ (r & 1))];
+#pragma unroll
+				for (int hh = 0; hh < 2; hh++) {
+					const u32 c0 = hh ? rc[0].y : rc[0].x, c1 = hh ? rc[1].y : rc[1].x;
+					const u32 c2 = hh ? rc[2].y : rc[2].x, c3 = hh ? rc[3].y : rc[3].x;
+					const u32 a0 = __byte_perm(c0, c1, 0x5140), b0 = __byte_perm(c2, c3, 0x5140);
+					const u32 a1 = __byte_perm(c0, c1, 0x7362), b1 = __byte_perm(c2, c3, 0x7362);
+					tw[(4 * hh + 0) * 32] = __byte_perm(a0, b0, 0x5410);
+					tw[(4 * hh + 1) * 32] = __byte_perm(a0, b0, 0x7632);
+					tw[(4 * hh + 2) * 32] = __byte_perm(a1, b1, 0x5410);
+					tw[(4 * hh + 3) * 32] = __byte_perm(a1, b1, 0x7632);
+				}
+			}
+		}
+	}
 	u32 cw[8];
 #pragma unroll
 	for (int u = 0; u < 8; u += 2) {
+		if (TILE2D) break;
 		float v0[8], v1[8];
 		kq_unpack((const T *)0, raw[u], v0);
 		kq_unpack((const T *)0, raw[u + 1], v1);

@@ -85,6 +85,13 @@ func TestMeasure(t *testing.T) {
 					}
 					return set.DelayedUpdate(c, stream, hist, 1024, st2, kernels.E4M3, 0, false)
 				}},
+				{"delayed row (fused upd)", 1, in2 + int64(n), in2 + int64(n), func() error {
+					return set.CastUpdate(c, stream, dt, x, n, st2, row, sinv, hist, kernels.E4M3, kernels.Update{HistoryLen: 1024})
+				}},
+				{"delayed row+col (fused upd)", 1, in2 + 2*int64(n), in2 + 2*int64(n), func() error {
+					return set.CastTransposeUpdate(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, kernels.E4M3,
+						kernels.Update{HistoryLen: 1024})
+				}},
 				{"amax alone", 1, in2, in2, func() error {
 					return set.Amax(c, stream, dt, x, n, st, kernels.E4M3, 0, false)
 				}},
@@ -129,7 +136,7 @@ func TestProfileOnce(t *testing.T) {
 	if os.Getenv("KQUANT_PROFILE") != "1" {
 		t.Skip("set KQUANT_PROFILE=1 to run")
 	}
-	sh := shape{16384, 8192}
+	sh := profileShape(shape{16384, 8192})
 	run(t, func(c *cuda.Ctx, b *bufs) error {
 		n, dt, f := sh.n(), kernels.BF16, kernels.E4M3
 		x := b.upload(makeInput(dt, n, false, 42).raw)
@@ -150,6 +157,13 @@ func TestProfileOnce(t *testing.T) {
 			},
 			func() error { return set.DelayedUpdate(c, stream, hist, 1024, st2, f, 0, false) },
 			func() error {
+				return set.CastUpdate(c, stream, dt, x, n, st2, row, sinv, hist, f, kernels.Update{HistoryLen: 1024})
+			},
+			func() error {
+				return set.CastTransposeUpdate(c, stream, dt, x, sh.rows, sh.cols, st2, row, col, sinv, hist, f,
+					kernels.Update{HistoryLen: 1024})
+			},
+			func() error {
 				return set.MXFP8(c, stream, dt, x, sh.rows, sh.cols, row, rsb, false, f, false, cuda.Buffer{})
 			},
 			func() error {
@@ -165,4 +179,16 @@ func TestProfileOnce(t *testing.T) {
 		}
 		return c.StreamSynchronize(stream)
 	})
+}
+
+// profileShape is KQUANT_PROFILE_SHAPE ("ROWSxCOLS") when set, else def: the
+// shape the profiling tests launch their kernels on.
+func profileShape(def shape) shape {
+	var sh shape
+	if v := os.Getenv("KQUANT_PROFILE_SHAPE"); v != "" {
+		if _, err := fmt.Sscanf(v, "%dx%d", &sh.rows, &sh.cols); err == nil && sh.rows > 0 && sh.cols > 0 {
+			return sh
+		}
+	}
+	return def
 }

@@ -20,7 +20,8 @@ func TestProfileBlock(t *testing.T) {
 	if os.Getenv("KQUANT_PROFILE") != "1" {
 		t.Skip("set KQUANT_PROFILE=1 to launch the kernels for a profiler")
 	}
-	const rows, cols = 16384, 16384
+	sh := profileShape(shape{16384, 16384})
+	rows, cols := sh.rows, sh.cols
 	dt := kernels.BF16
 	in := makeInput(dt, rows*cols, false, 42)
 	run(t, func(c *cuda.Ctx, b *bufs) error {

@@ -351,7 +351,8 @@ func TestCurrentScaling(t *testing.T) {
 }
 
 // TestDelayedScaling runs 5 steps of fused cast+amax and the history update
-// and compares data, scale_inv, scale and history after every step.
+// (in the cast's launch every other step, else a launch of its own) and
+// compares data, scale_inv, scale and history after every step.
 func TestDelayedScaling(t *testing.T) {
 	exact := 0
 	type variant struct {
@@ -396,17 +397,27 @@ func TestDelayedScaling(t *testing.T) {
 					}
 					wantRow, wantSinv := model.step(in.vals, cs.f)
 					model.update(cs.f, v.margin, v.mostRecent)
+					// Every other step runs the update in the cast's own
+					// launch (CastUpdate, CastTransposeUpdate), the others
+					// as a launch of its own: the same bytes either way.
+					fused := (i+step)%2 == 1
+					var u kernels.Update
+					if fused {
+						u = kernels.Update{HistoryLen: v.histLen, Margin: v.margin, MostRecent: v.mostRecent}
+					}
 					var err error
 					if step%2 == 0 {
-						err = set.CastTranspose(c, stream, cs.dt, x, cs.sh.rows, cs.sh.cols, st, row, col, sinv, hist, cs.f)
+						err = set.CastTransposeUpdate(c, stream, cs.dt, x, cs.sh.rows, cs.sh.cols, st, row, col, sinv, hist, cs.f, u)
 					} else {
-						err = set.Cast(c, stream, cs.dt, x, n, st, row, sinv, hist, cs.f)
+						err = set.CastUpdate(c, stream, cs.dt, x, n, st, row, sinv, hist, cs.f, u)
 					}
 					if err != nil {
 						return err
 					}
-					if err := set.DelayedUpdate(c, stream, hist, v.histLen, st, cs.f, v.margin, v.mostRecent); err != nil {
-						return err
+					if !fused {
+						if err := set.DelayedUpdate(c, stream, hist, v.histLen, st, cs.f, v.margin, v.mostRecent); err != nil {
+							return err
+						}
 					}
 					ok := true
 					if d := diffBytes(download(c, row, n), wantRow, in.vals); d != "" {
@@ -522,7 +533,7 @@ func TestMXFP8(t *testing.T) {
 
 // TestGraphReplay captures one step of every recipe (current scaling with
 // cast+transpose, MXFP8 rowwise and columnwise, delayed scaling cast and
-// update) once, replays it on 3 inputs copied into the same input buffer,
+// update, and cast+transpose with the update in its launch) once, replays it on 3 inputs copied into the same input buffer,
 // and compares every output and state with an eager run of the same steps.
 func TestGraphReplay(t *testing.T) {
 	sh := shape{1000, 1000}
@@ -539,7 +550,10 @@ func TestGraphReplay(t *testing.T) {
 		mxr, mxrS := b.alloc(n, 0), b.alloc(rs*rsc, 0)
 		mxc, mxcS := b.alloc(n, 0), b.alloc(cs*csc, 0)
 		dOut, dSinv := b.alloc(n, 0), b.alloc(4, 0)
-		outputs := []cuda.Buffer{stCur, row, col, sinv, mxr, mxrS, mxc, mxcS, stDel, hist, dOut, dSinv}
+		// Delayed scaling with the update in the cast+transpose's launch.
+		stDel2, hist2 := b.alloc(kernels.StateBytes, 0), b.alloc(4*histLen, 0)
+		fRow, fCol, fSinv := b.alloc(n, 0), b.alloc(n, 0), b.alloc(4, 0)
+		outputs := []cuda.Buffer{stCur, row, col, sinv, mxr, mxrS, mxc, mxcS, stDel, hist, dOut, dSinv, stDel2, hist2, fRow, fCol, fSinv}
 		step := func() error {
 			for _, fn := range []func() error{
 				func() error { return set.Amax(c, stream, dt, x, n, stCur, f, 0, false) },
@@ -554,6 +568,10 @@ func TestGraphReplay(t *testing.T) {
 				},
 				func() error { return set.Cast(c, stream, dt, x, n, stDel, dOut, dSinv, hist, f) },
 				func() error { return set.DelayedUpdate(c, stream, hist, histLen, stDel, f, 0, false) },
+				func() error {
+					return set.CastTransposeUpdate(c, stream, dt, x, sh.rows, sh.cols, stDel2, fRow, fCol, fSinv, hist2, f,
+						kernels.Update{HistoryLen: histLen})
+				},
 			} {
 				if err := fn(); err != nil {
 					return err
@@ -564,10 +582,13 @@ func TestGraphReplay(t *testing.T) {
 		reset := func() error {
 			init := make([]byte, kernels.StateBytes)
 			binary.LittleEndian.PutUint32(init[kernels.StateScaleOffset:], math.Float32bits(1))
-			for _, s := range []cuda.Buffer{stCur, stDel} {
+			for _, s := range []cuda.Buffer{stCur, stDel, stDel2} {
 				if err := c.CopyToDevice(s, init); err != nil {
 					return err
 				}
+			}
+			if err := c.Memset(hist2, 0); err != nil {
+				return err
 			}
 			return c.Memset(hist, 0)
 		}
@@ -594,6 +615,13 @@ func TestGraphReplay(t *testing.T) {
 			if err := step(); err != nil {
 				return err
 			}
+			// The fused update gives the separate update's state,
+			// history and codes.
+			for _, p := range [][2]cuda.Buffer{{stDel, stDel2}, {hist, hist2}, {dOut, fRow}, {dSinv, fSinv}} {
+				if a, b := download(c, p[0], p[0].Size()), download(c, p[1], p[1].Size()); !bytes.Equal(a, b) {
+					t.Errorf("delayed scaling, update in the cast's launch: %s", diffBytes(b, a, nil))
+				}
+			}
 			eager = append(eager, snapshot())
 		}
 		// Graph: captured once, replayed per input.
@@ -606,7 +634,7 @@ func TestGraphReplay(t *testing.T) {
 		}
 		defer c.DestroyGraphExec(g)
 		for k, in := range inputs {
-			for _, o := range []cuda.Buffer{row, col, mxr, mxc, dOut} {
+			for _, o := range []cuda.Buffer{row, col, mxr, mxc, dOut, fRow, fCol} {
 				if err := c.Memset(o, 0xAA); err != nil {
 					return err
 				}
@@ -621,7 +649,7 @@ func TestGraphReplay(t *testing.T) {
 			if !bytes.Equal(got, eager[k]) {
 				t.Errorf("replay %d: %s", k, diffBytes(got, eager[k], nil))
 			} else {
-				t.Logf("replay %d: %d output bytes (6 kernels) equal to the eager run", k, len(got))
+				t.Logf("replay %d: %d output bytes (7 kernels) equal to the eager run", k, len(got))
 			}
 		}
 		return nil

@@ -237,8 +237,44 @@ func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, 
 // zero Buffer (delayed scaling), also reduces the amax into history[0] and
 // the state. One launch.
 func (s *Set) Cast(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state, out, scaleInv, history cuda.Buffer, f Format) error {
+	return s.CastUpdate(c, st, dt, x, n, state, out, scaleInv, history, f, Update{})
+}
+
+// Update is the delayed-scaling update (contract: "Delayed scaling") that a
+// cast with a history runs after it, in the same launch: over the amax
+// history of HistoryLen entries (0: no update), with the recipe's margin and
+// amax algorithm. The bytes are DelayedUpdate's after the cast.
+type Update struct {
+	HistoryLen int
+	Margin     int
+	MostRecent bool
+}
+
+// args appends the update's kernel parameters (length, fp8 max, margin,
+// most_recent) for format f.
+func (u Update) args(a *cuda.Args, f Format) {
+	a.I32(int32(u.HistoryLen)).F32(f.MaxFinite()).I32(int32(u.Margin)).I32(b2i(u.MostRecent))
+}
+
+// CastUpdate is Cast with delayed scaling (history not the zero Buffer)
+// ending in the update u, in one launch: the last block to finish runs the
+// update on the history and the state's scale, as DelayedUpdate would
+// after the cast.
+func (s *Set) CastUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state, out, scaleInv, history cuda.Buffer, f Format, u Update) error {
+	if err := checkUpdate(history, u); err != nil {
+		return err
+	}
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).Buffer(out).Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
+	u.args(&s.args, f)
 	return s.launch(c, "kq_cast_"+dt.suffix(), s.residentGrid(int64(n), unrolled), cuda.Dim(threads), st)
+}
+
+// checkUpdate rejects an update without a history to run on.
+func checkUpdate(history cuda.Buffer, u Update) error {
+	if u.HistoryLen < 0 || (u.HistoryLen > 0 && history.Ptr() == 0) {
+		return fmt.Errorf("kernels: delayed update of a %d-entry history without a history buffer", u.HistoryLen)
+	}
+	return nil
 }
 
 // CastTranspose is Cast for a [rows, cols] tensor that writes the
@@ -247,18 +283,28 @@ func (s *Set) Cast(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, 
 // 0 and cols % 8 == 0 and aligned buffers take the 128x128-tile kernel with
 // 16-byte accesses; others the 32x32 one (same bytes).
 func (s *Set) CastTranspose(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, state, outRow, outCol, scaleInv, history cuda.Buffer, f Format) error {
+	return s.CastTransposeUpdate(c, st, dt, x, rows, cols, state, outRow, outCol, scaleInv, history, f, Update{})
+}
+
+// CastTransposeUpdate is CastTranspose with delayed scaling ending in the
+// update u, in one launch (as CastUpdate).
+func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, state, outRow, outCol, scaleInv, history cuda.Buffer, f Format, u Update) error {
 	if (rows+31)/32 > 65535 {
 		return fmt.Errorf("kernels: CastTranspose of %d rows: too many", rows)
 	}
+	if err := checkUpdate(history, u); err != nil {
+		return err
+	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(state).Ptr(optional(outRow)).Buffer(outCol).
 		Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
+	u.args(&s.args, f)
 	if wideTranspose(rows, cols, x, outRow, outCol) {
 		// One block per tile; with the fused amax (delayed scaling), the
 		// resident blocks striding over the tiles, so that the amax
 		// commits once per block: one same-address atomic per tile cost
 		// more than the cast at 16384^2 (H200, 64x64 tiles: 60% of copy
 		// bandwidth, 80% striding).
-		name, tile, perSM := "kq_cast_trw_", 128, 3 // __launch_bounds__(256, 3)
+		name, tile, perSM := "kq_cast_trw_", 128, 4 // __launch_bounds__(256, KQ_TRW_BLOCKS)
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {

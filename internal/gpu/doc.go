@@ -16,8 +16,9 @@
 //   - Float8CurrentScaling: amax+scale, then cast (rowwise only) or fused
 //     cast+transpose (columnwise, both): 2 kernels.
 //   - DelayedScaling: cast or cast+transpose with the amax fused into the
-//     history's entry 0: 1 kernel; with Config.EndStep the delayed-scaling
-//     update follows on the device: 2 kernels, a whole training step.
+//     history's entry 0: 1 kernel; with Config.EndStep the cast's last
+//     block then runs the delayed-scaling update on the device: still 1
+//     kernel for a whole training step.
 //   - MXFP8BlockScaling: one kernel for both operands of a 16-bit input
 //     with cols % 8 == 0 (one read of the input), else one kernel per
 //     operand; the tensor amax fused in either way, and the kernels write

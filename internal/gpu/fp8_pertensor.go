@@ -11,8 +11,8 @@ import (
 
 // perTensorFP8 is the per-tensor FP8 family: Float8CurrentScaling (amax and
 // scale, then the cast: 2 kernels) and DelayedScaling (the cast with the
-// amax fused into the history's entry 0, and with EndStep the update: 1 or
-// 2 kernels), both with one scale for the whole tensor; grouped, each group
+// amax fused into the history's entry 0, and with EndStep the update run
+// by the cast's last block: 1 kernel), both with one scale for the whole tensor; grouped, each group
 // gets its own (kernels.GroupedCurrent, kernels.GroupedDelayed).
 type perTensorFP8 struct{}
 
@@ -46,39 +46,39 @@ func (perTensorFP8) alloc(s *Step, c *cuda.Ctx, p *part) error {
 	s.kernels++
 	s.bytes += n*ds + ops*n + 4 + 4
 	if p.cfg.EndStep {
-		// The update reads and rewrites the history.
-		s.kernels++
+		// The update, run by the cast's last block, reads and rewrites
+		// the history.
 		s.bytes += 2 * 4 * int64(hl)
 	}
 	return nil
 }
 
-// enqueue queues current scaling's amax and cast, or delayed scaling's cast
-// and (with EndStep) its update.
+// enqueue queues current scaling's amax and cast, or delayed scaling's cast,
+// which with EndStep ends in the update (one launch: the cast's last block
+// runs it, kernels.Update).
 func (perTensorFP8) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, p *part) error {
 	if p.plan.Scheme == quant.Float8CurrentScaling {
 		if err := set.Amax(c, st, p.cfg.Input, p.x, p.n, p.st, p.f, p.plan.Epsilon, p.plan.Power2Scales); err != nil {
 			return err
 		}
-		return p.cast(c, set, st, cuda.Buffer{})
+		return p.cast(c, set, st, cuda.Buffer{}, kernels.Update{})
 	}
-	if err := p.cast(c, set, st, p.hist); err != nil {
-		return err
+	var u kernels.Update
+	if p.cfg.EndStep {
+		d := p.plan.Delayed
+		u = kernels.Update{HistoryLen: d.AmaxHistoryLen, Margin: d.Margin, MostRecent: d.AmaxComputeAlgo == quant.AmaxComputeMostRecent}
 	}
-	if !p.cfg.EndStep {
-		return nil
-	}
-	d := p.plan.Delayed
-	return set.DelayedUpdate(c, st, p.hist, d.AmaxHistoryLen, p.st, p.f, d.Margin, d.AmaxComputeAlgo == quant.AmaxComputeMostRecent)
+	return p.cast(c, set, st, p.hist, u)
 }
 
 // cast is the per-tensor cast: rowwise alone, or the fused cast+transpose
-// when the columnwise operand is wanted (with or without the rowwise).
-func (p *part) cast(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, hist cuda.Buffer) error {
+// when the columnwise operand is wanted (with or without the rowwise);
+// with a history (delayed scaling) it ends in the update u.
+func (p *part) cast(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, hist cuda.Buffer, u kernels.Update) error {
 	if p.usage == quant.UsageRowwise {
-		return set.Cast(c, st, p.cfg.Input, p.x, p.n, p.st, p.row, p.sinv, hist, p.f)
+		return set.CastUpdate(c, st, p.cfg.Input, p.x, p.n, p.st, p.row, p.sinv, hist, p.f, u)
 	}
-	return set.CastTranspose(c, st, p.cfg.Input, p.x, p.cfg.Rows, p.cfg.Cols, p.st, p.row, p.col, p.sinv, hist, p.f)
+	return set.CastTransposeUpdate(c, st, p.cfg.Input, p.x, p.cfg.Rows, p.cfg.Cols, p.st, p.row, p.col, p.sinv, hist, p.f, u)
 }
 
 // readOperand reads the tensor's scale (from the state) and decode scale.
