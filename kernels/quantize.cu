@@ -437,12 +437,21 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
 			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
-		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 1>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
-			sc_col, srows_col, scols_col, fmt, ocp, st, swz_row, swz_col);                      \
+		__shared__ __align__(16) u8 esm[2 * KQ_MXM_BUF];                                            \
+		if (out_col == 0)                                                                           \
+			kq_mxfp8_tiles<T, KQ_MX_ROW>(x, rows, cols, out_row, sc_row, swz_row, scols_row, 0, 0, 0, \
+				srows_col, scols_col, fmt, ocp, st, esm);                                        \
+		else if (out_row == 0)                                                                      \
+			kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, scols_row, out_col, sc_col, swz_col, \
+				srows_col, scols_col, fmt, ocp, st, esm);                                        \
+		else                                                                                        \
+			kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, out_row, sc_row, swz_row, scols_row, \
+				out_col, sc_col, swz_col, srows_col, scols_col, fmt, ocp, st, esm);              \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		kq_mxfp8_tiles<T, KQ_MX_COL, 1>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st, 0, swz); \
+		__shared__ __align__(16) u8 esm[2 * KQ_MXM_BUF];                                            \
+		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, fmt, ocp, st, esm); \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
