@@ -426,13 +426,16 @@ KQ_TYPED_KERNELS(f32, float)
 KQ_TYPED_KERNELS(bf16, kq_bf16)
 KQ_TYPED_KERNELS(f16, kq_f16)
 
-// The fused MXFP8 kernel and its columnwise-only twin are for 16-bit inputs
-// only (their tile lives in registers as pairs); float32 inputs take the
-// other kernels. With the prefetch, at most 128 registers, 2 blocks (16
-// warps, each with 4 KiB of loads in flight all the time) per SM; the
-// launchers size their grids to that (mxfp8TileKernel). (The variants
-// without the prefetch, 3 blocks per SM, measured alongside in
-// docs/benchmarks.md, are gone; kq_grp_mx2 keeps that layout.)
+// The MXFP8 macro-tile kernels (quantize_mxfp8.cuh, kq_mxm_impl) are for
+// 16-bit inputs only (their tiles live in registers as pairs); float32
+// inputs take the other kernels. kq_mxfp8_both writes both operands, or
+// one of them when the other's data pointer is NULL (the rowwise-only
+// usage launches it with out_col NULL); kq_mxfp8_colw is the
+// columnwise-only entry with the one-operand signature. With the
+// prefetch, at most 128 registers, 2 blocks (16 warps, each with 4 KiB of
+// loads in flight) per SM; the launchers size their grids to that
+// (mxfp8TileKernel, mxfp8Macro). The exponent buffers are the kernel's
+// shared array, one for every instantiation.
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
