@@ -14,33 +14,33 @@ KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
 	float inv = __uint_as_float(fmt == KQ_E4M3 ? 0x3B124925u : 0x37924925u);
 	float t = __fmul_rn(amax, inv);
 	u32 b = __float_as_uint(t) & 0x7FFFFFFFu;
-	if (b > 0x7F800000u) return 0xFFu;
-	if (b == 0x7F800000u) return 0xFEu;
-	u32 exp = b >> 23, man = b & 0x7FFFFFu;
-	// Round up, TE's float_to_e8m0: a subnormal t above 2^-127 (code 0's
-	// value) needs code 1 as well; 0xFE is the largest code.
-	if (man != 0u && exp != 0xFEu && (exp != 0u || man > 0x400000u)) exp++;
-	return exp;
+	// Round up, TE's float_to_e8m0, in integer arithmetic without branches
+	// (they cost more than the rule in the MXFP8 kernels' hot loops): a
+	// normal t rounds its exponent field up when its mantissa is nonzero
+	// (b + 0x7FFFFF carries into the exponent exactly then); a subnormal t
+	// above 2^-127 (mantissa above 0x400000) needs code 1 as well, so
+	// subnormals round with 0x3FFFFF; 0xFE is the largest code (and inf's),
+	// NaN is 0xFF.
+	u32 e = (b + (b < 0x800000u ? 0x3FFFFFu : 0x7FFFFFu)) >> 23;
+	e = min(e, 0xFEu);
+	return b > 0x7F800000u ? 0xFFu : e;
 }
 KQ_DEV u32 kq_e8m0_ocp(float amax, int fmt) {
 	int emax = fmt == KQ_E4M3 ? 8 : 15;
 	u32 b = __float_as_uint(amax) & 0x7FFFFFFFu;
-	if (b > 0x7F800000u) return 0xFFu;
-	if (b == 0x7F800000u) return 0xFEu;
-	if (b == 0u) return 0u;
-	int fl;
-	if ((b >> 23) == 0u) fl = (31 - __clz((int)b)) - 149; // subnormal amax
-	else fl = (int)(b >> 23) - 127;
-	int e = fl - emax + 127;
-	if (e < 0) e = 0;
-	if (e > 254) e = 254;
-	return (u32)e;
+	// floor(log2(amax)) - emax + 127, clamped to [0, 254], is the exponent
+	// field less emax for a normal amax; a subnormal amax or 0 (field 0)
+	// clamps to 0. Inf is 0xFE, NaN 0xFF. No branches.
+	int e = max((int)(b >> 23) - emax, 0);
+	u32 r = b == 0x7F800000u ? 0xFEu : (u32)e;
+	return b > 0x7F800000u ? 0xFFu : r;
 }
 // 2^(127-e): the factor that scales data into the FP8 range.
 KQ_DEV float kq_e8m0_encode_factor(u32 e) {
-	if (e == 255u) return __uint_as_float(KQ_QNAN_BITS);
-	if (e == 254u) return __uint_as_float(0x00400000u);
-	return __uint_as_float((254u - e) << 23);
+	u32 f = (254u - e) << 23;
+	f = e == 254u ? 0x00400000u : f;
+	f = e == 255u ? KQ_QNAN_BITS : f;
+	return __uint_as_float(f);
 }
 // 2^(e-127): the decode factor.
 KQ_DEV float kq_e8m0_decode_factor(u32 e) {

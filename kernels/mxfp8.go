@@ -53,14 +53,26 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	// The vectorised kernels need whole 8-element groups per row and
 	// aligned 16-byte loads and 8-byte stores.
 	vec := cols%8 == 0 && x.Ptr()%16 == 0 && out.Ptr()%8 == 0 && scales.Ptr()%8 == 0
+	// The 128x128 macro-tile kernels (16-bit inputs; mxfp8Macro) store
+	// scales in whole words: 16-byte aligned columnwise and swizzled
+	// matrices, 4-byte aligned rowwise ones.
+	macro := vec && dt != F32 && x.Ptr()%16 == 0 && out.Ptr()%16 == 0 && aligned(16, swz) &&
+		(colwise && aligned(16, scales) || !colwise && aligned(4, scales))
 	switch {
-	case colwise && vec && dt != F32:
-		// The fused kernel's 32x64 register tiles, columnwise only: one
-		// warp per tile, at most the resident blocks (as MXFP8Both).
-		name, perSM := mxfp8TileKernel("colw")
-		tiles := int64(srows) * int64(scols/64)
-		blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*perSM))
-		return s.launch(c, name+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
+	case colwise && macro:
+		// The fused kernel's columnwise-only twin.
+		name, _ := mxfp8TileKernel("colw")
+		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
+	case macro:
+		// The fused kernel with no columnwise operand (out_col NULL picks
+		// the rowwise-only instantiation); it needs the macro-tile grid of
+		// the columnwise scale shape.
+		srowsCol, scolsCol := MXFP8ScaleShape(rows, cols, true)
+		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).I32(int32(scols)).
+			Ptr(0).Ptr(0).I32(int32(srowsCol)).I32(int32(scolsCol)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).
+			Ptr(optional(swz)).Ptr(0)
+		name, _ := mxfp8TileKernel("both")
+		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srowsCol, scolsCol), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -82,12 +94,25 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 // dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
 // registers as pairs), whole 8-element runs along each row (cols % 8 == 0)
 // with a 16-byte aligned input (16-byte loads) and outputs (8-byte stores;
-// 16-byte alignment is kept so that the kernel may widen them), and even
-// scale addresses (2-byte stores). Device allocations are 256-byte aligned, so in practice it is
-// the type and cols % 8.
+// 16-byte alignment is kept so that the kernel may widen them), a 16-byte
+// aligned columnwise and 4-byte aligned rowwise scale matrix (the macro
+// tiles' word stores; the swizzled ones, when given, 16-byte aligned).
+// Device allocations are 256-byte aligned, so in practice it is the type
+// and cols % 8.
 func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cuda.Buffer) bool {
 	return (dt == BF16 || dt == F16) && rows > 0 && cols > 0 && cols%8 == 0 &&
-		aligned(16, x, outRow, outCol) && aligned(2, scRow, scCol)
+		aligned(16, x, outRow, outCol, scCol) && aligned(4, scRow)
+}
+
+// mxfp8Macro is the grid of the MXFP8 macro-tile kernels (kq_mxfp8_both,
+// kq_mxfp8_colw) for the columnwise scale shape [srowsCol, scolsCol]: one
+// block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
+// most the blocks that fit at once (their __launch_bounds__), striding
+// over the tiles, so that the fused amax commits once per resident block.
+func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
+	_, perSM := mxfp8TileKernel("both")
+	macros := int64(srowsCol/4) * int64(scolsCol/128)
+	return cuda.Dim(int(max(min(macros, int64(s.sms*perSM)), 1)))
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
@@ -138,15 +163,13 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(outRow).Buffer(scRow).I32(int32(rc)).
 		Buffer(outCol).Buffer(scCol).I32(int32(cr)).I32(int32(cc)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).
 		Ptr(optional(swzRow)).Ptr(optional(swzCol))
-	// One warp per 32x64 tile, warps striding over the tiles; at most the
-	// blocks that fit at once, so that the fused amax commits once per
-	// resident block. (The first layout of this kernel, 4 blocks per SM
-	// at 64 registers, spilled about 250 bytes per thread and ran at
-	// 44-47% of copy bandwidth on an H200.)
-	name, perSM := mxfp8TileKernel("both")
-	tiles := int64(cr) * int64(cc/64)
-	blocks := min((tiles+threads/32-1)/(threads/32), int64(s.sms*perSM))
-	return s.launch(c, name+dt.suffix(), cuda.Dim(int(max(blocks, 1))), cuda.Dim(threads), st)
+	if !aligned(16, swzRow, swzCol) {
+		return fmt.Errorf("kernels: MXFP8Both: swizzled scales must be 16-byte aligned")
+	}
+	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
+	// striding over them; at most the blocks that fit at once.
+	name, _ := mxfp8TileKernel("both")
+	return s.launch(c, name+dt.suffix(), s.mxfp8Macro(cr, cc), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.

@@ -640,23 +640,35 @@ KQ_TYPED_KERNELS(f32, float)
 KQ_TYPED_KERNELS(bf16, kq_bf16)
 KQ_TYPED_KERNELS(f16, kq_f16)
 
-// The fused MXFP8 kernel and its columnwise-only twin are for 16-bit inputs
-// only (their tile lives in registers as pairs); float32 inputs take the
-// other kernels. With the prefetch, at most 128 registers, 2 blocks (16
-// warps, each with 4 KiB of loads in flight all the time) per SM; the
-// launchers size their grids to that (mxfp8TileKernel). (The variants
-// without the prefetch, 3 blocks per SM, measured alongside in
-// docs/benchmarks.md, are gone; kq_grp_mx2 keeps that layout.)
+// The MXFP8 macro-tile kernels (quantize_mxfp8.cuh, kq_mxm_impl) are for
+// 16-bit inputs only (their tiles live in registers as pairs); float32
+// inputs take the other kernels. kq_mxfp8_both writes both operands, or
+// one of them when the other's data pointer is NULL (the rowwise-only
+// usage launches it with out_col NULL); kq_mxfp8_colw is the
+// columnwise-only entry with the one-operand signature. With the
+// prefetch, at most 128 registers, 2 blocks (16 warps, each with 4 KiB of
+// loads in flight) per SM; the launchers size their grids to that
+// (mxfp8TileKernel, mxfp8Macro). The exponent buffers are the kernel's
+// shared array, one for every instantiation.
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
 			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
-		kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL, 1>(x, rows, cols, out_row, sc_row, scols_row, out_col, \
-			sc_col, srows_col, scols_col, fmt, ocp, st, swz_row, swz_col);                      \
+		__shared__ __align__(16) u8 esm[2 * KQ_MXM_BUF];                                            \
+		if (out_col == 0)                                                                           \
+			kq_mxfp8_tiles<T, KQ_MX_ROW>(x, rows, cols, out_row, sc_row, swz_row, scols_row, 0, 0, 0, \
+				srows_col, scols_col, fmt, ocp, st, esm);                                        \
+		else if (out_row == 0)                                                                      \
+			kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, scols_row, out_col, sc_col, swz_col, \
+				srows_col, scols_col, fmt, ocp, st, esm);                                        \
+		else                                                                                        \
+			kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, out_row, sc_row, swz_row, scols_row, \
+				out_col, sc_col, swz_col, srows_col, scols_col, fmt, ocp, st, esm);              \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		kq_mxfp8_tiles<T, KQ_MX_COL, 1>(x, rows, cols, 0, 0, 0, out, scales, srows, scols, fmt, ocp, st, 0, swz); \
+		__shared__ __align__(16) u8 esm[2 * KQ_MXM_BUF];                                            \
+		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, fmt, ocp, st, esm); \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
