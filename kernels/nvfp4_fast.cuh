@@ -25,6 +25,10 @@
 //  - a block containing a NaN takes the reference path (kq_quant16), as
 //    NaN codes drop the sign.
 
+// kq_if<c, A, B>::type is A when c, else B.
+template <bool c, typename A, typename B> struct kq_if { typedef A type; };
+template <typename A, typename B> struct kq_if<false, A, B> { typedef B type; };
+
 // RNE code of y (NaN excluded) in the low byte of the result.
 KQ_DEV u32 kq_rne_code(float y) {
 	const float v = fminf(fabsf(y), 6.0f);
@@ -106,6 +110,170 @@ KQ_DEV u32 kq_key16(const kq_f16 *, const uint4 *L) {
 	return k > 0x7C00u ? 0xFFFFFFFFu : __float_as_uint(kq_f16_to_f32(k));
 }
 
+// ---- Packed paths: sixteen 16-bit values in eight words P[k] (element
+// 2k in the low half, 2k + 1 in the high half; BF16 or FP16 by H) ----
+//
+// The codes' magnitudes come from kq_rne_code / kq_sr_code as above; the
+// signs come straight from the packed words: one byte permute gathers the
+// bytes holding four elements' sign bits (bits 15 and 31 of two words)
+// and one shift-and-or puts them on bit 3 of each code byte, instead of a
+// shift and an or per element. A code's sign is its input's: the factor f
+// is positive, so y = x * f keeps the sign of x, -0 included (code 8).
+
+// kq_pack4s is kq_pack4 with the signs of the four elements, whose
+// packed 16-bit words are pa (elements 0, 1) and pb (2, 3).
+KQ_DEV u32 kq_pack4s(u32 r0, u32 r1, u32 r2, u32 r3, u32 sel, u32 pa, u32 pb) {
+	u32 w = __byte_perm(__byte_perm(r0, r1, sel), __byte_perm(r2, r3, sel), 0x5410u);
+	w |= (__byte_perm(pa, pb, 0x7531u) >> 4) & 0x08080808u;
+	return w | (w >> 4);
+}
+
+// kq_q16p quantizes sixteen NaN-free packed values with factor f (SR
+// bytes from the Philox block w): the same packed codes as kq_q16f on the
+// widened values.
+template <typename H, bool SR>
+KQ_DEV u64 kq_q16p(const u32 P[8], float f, uint4 w) {
+	u32 r[16];
+#pragma unroll
+	for (int t = 0; t < 16; t++) {
+		const float x = (t & 1) ? kq_phi(H(), P[t >> 1]) : kq_plo(H(), P[t >> 1]);
+		const float y = __fmul_rn(x, f);
+		if (SR) {
+			const u32 nr = __byte_perm(~kq_word(w, t >> 2), 0u, 0x4440u | (u32)(t & 3));
+			r[t] = kq_sr_code(y, nr);
+		} else {
+			r[t] = kq_rne_code(y);
+		}
+	}
+	const u32 sel = SR ? 0x0051u : 0x0040u;
+	const u32 q0 = kq_pack4s(r[0], r[1], r[2], r[3], sel, P[0], P[1]), q1 = kq_pack4s(r[4], r[5], r[6], r[7], sel, P[2], P[3]);
+	const u32 q2 = kq_pack4s(r[8], r[9], r[10], r[11], sel, P[4], P[5]), q3 = kq_pack4s(r[12], r[13], r[14], r[15], sel, P[6], P[7]);
+	return (u64)__byte_perm(q0, q1, 0x6420u) | ((u64)__byte_perm(q2, q3, 0x6420u) << 32);
+}
+
+// kq_pkey16 is kq_key16 of eight packed words.
+template <typename H>
+KQ_DEV u32 kq_pkey16(const u32 P[8]) {
+	uint4 L[2];
+	L[0] = make_uint4(P[0], P[1], P[2], P[3]);
+	L[1] = make_uint4(P[4], P[5], P[6], P[7]);
+	return kq_key16((const H *)0, L);
+}
+
+// kq_block16p is kq_block16 on eight packed words (key from kq_pkey16):
+// the NaN-free blocks never widen to a float array.
+template <typename H, bool SR>
+KQ_DEV u64 kq_block16p(const u32 P[8], u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
+	if (key > 0x7F800000u) {
+		float v[16];
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			v[2 * k] = kq_plo(H(), P[k]);
+			v[2 * k + 1] = kq_phi(H(), P[k]);
+		}
+		*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
+		return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
+	}
+	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
+	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
+	uint4 w = make_uint4(0u, 0u, 0u, 0u);
+	if (SR) {
+		const u64 b = n0 >> 4;
+		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
+	}
+	return kq_q16p<H, SR>(P, f, w);
+}
+
+// kq_bf16x2 rounds two float32 values to BF16 (nearest even; overflow to
+// infinity, subnormals kept) in one instruction: lo in the low half. Equal
+// to kq_bf16_rne on every non-NaN input; a NaN stays a NaN (its payload
+// may differ, which no output shows: a block holding a NaN takes the
+// reference path, where every NaN gives code 0x7 and amaxes skip NaNs).
+KQ_DEV u32 kq_bf16x2(float lo, float hi) {
+	u32 d;
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+	return d;
+}
+
+// kq_rht_in widens the two elements of row i of a column pair (packed
+// word w: column c low, c + 1 high), applies the sign s_i of row i to both
+// (one xor on the packed word; the sign of a 16-bit value is its top bit)
+// and scales by 0.25: v_j = s_j * (x_j * 0.25) exactly as kq_rht16 does,
+// negation commuting with the exact multiply.
+template <typename H>
+KQ_DEV void kq_rht_in(u32 w, u32 signs, int i, float *a, float *b) {
+	const u32 t = w ^ ((0u - ((signs >> i) & 1u)) & 0x80008000u);
+	*a = __fmul_rn(kq_plo(H(), t), 0.25f);
+	*b = __fmul_rn(kq_phi(H(), t), 0.25f);
+}
+
+// kq_butterfly16: the contract's butterfly (h = 1, 2, 4, 8) in place,
+// exactly kq_rht16's.
+KQ_DEV void kq_butterfly16(float v[16]) {
+#pragma unroll
+	for (int h = 1; h < 16; h <<= 1) {
+#pragma unroll
+		for (int i = 0; i < 16; i++) {
+			if (i & h) continue;
+			const float a = v[i], b = v[i + h];
+			v[i] = __fadd_rn(a, b);
+			v[i + h] = __fsub_rn(a, b);
+		}
+	}
+}
+
+// kq_rht16x2 transforms two columns at once from the sixteen packed words
+// W[i] of rows 0..15 (column c in the low halves, c + 1 in the high
+// halves): P0 and P1 receive the BF16-rounded results of columns c and
+// c + 1 as packed words (y[2k] low, y[2k + 1] high), the bits kq_rht16
+// gives, NaN payloads aside.
+template <typename H>
+KQ_DEV void kq_rht16x2(const u32 W[16], u32 signs, u32 P0[8], u32 P1[8]) {
+	float a[16], b[16];
+#pragma unroll
+	for (int i = 0; i < 16; i++) kq_rht_in<H>(W[i], signs, i, &a[i], &b[i]);
+	kq_butterfly16(a);
+	kq_butterfly16(b);
+#pragma unroll
+	for (int k = 0; k < 8; k++) {
+		P0[k] = kq_bf16x2(a[2 * k], a[2 * k + 1]);
+		P1[k] = kq_bf16x2(b[2 * k], b[2 * k + 1]);
+	}
+}
+
+// kq_rht_amax2 is the largest |y| of the RHT of two columns (packed words
+// as kq_rht16x2), NaN results skipped, before the rounding to BF16:
+// the butterfly's last stage gives y_i = p + q and y_i+8 = p - q, and
+// max(|fl(p + q)|, |fl(p - q)|) = fl(|p| + |q|) (round to nearest is
+// monotonic and symmetric; a NaN or infinite p or q gives the same on
+// both sides), so that stage becomes one add and one max per pair. The
+// caller rounds the running maximum to BF16 once: with a monotonic
+// rounding, the maximum of the rounded values is the rounded maximum.
+template <typename H>
+KQ_DEV float kq_rht_amax2(const u32 W[16], u32 signs, float m) {
+	float a[16], b[16];
+#pragma unroll
+	for (int i = 0; i < 16; i++) kq_rht_in<H>(W[i], signs, i, &a[i], &b[i]);
+#pragma unroll
+	for (int h = 1; h < 8; h <<= 1) {
+#pragma unroll
+		for (int i = 0; i < 16; i++) {
+			if (i & h) continue;
+			const float p = a[i], q = a[i + h], r = b[i], s = b[i + h];
+			a[i] = __fadd_rn(p, q);
+			a[i + h] = __fsub_rn(p, q);
+			b[i] = __fadd_rn(r, s);
+			b[i + h] = __fsub_rn(r, s);
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		m = fmaxf(m, __fadd_rn(fabsf(a[i]), fabsf(a[i + 8])));
+		m = fmaxf(m, __fadd_rn(fabsf(b[i]), fabsf(b[i + 8])));
+	}
+	return m;
+}
+
 // kq_block16 quantizes one whole block of 16 values whose largest |v| has
 // the float32 bits key (kq_rawkey; above 0x7F800000 for a NaN): block scale
 // code to *d, packed codes returned. tab, when not NULL, holds the factors
@@ -166,11 +334,26 @@ KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
 // memory (9 vectors per item, so that the read-back is free of bank
 // conflicts) and each thread then reads back its own 128 bytes; float32
 // inputs are read directly, 128 bytes per thread and batch.
+// The rowwise fast path's shared memory, one copy for both of its
+// instantiations (SR or not) of a kernel: function-scope __shared__
+// arrays in a template are one per instantiation, and the two copies of
+// the 36 KiB staging area took 74 KiB, more than the 48 KiB of static
+// shared memory a kernel may have.
+template <int N>
+KQ_DEV uint4 (*kq_row_stage())[32 * 9] {
+	__shared__ __align__(16) uint4 stg[N][32 * 9];
+	return stg;
+}
+KQ_DEV float *kq_row_tab() {
+	__shared__ float tab[128];
+	return tab;
+}
+
 template <typename T, bool SR>
 __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
 		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
-	__shared__ float tab[128];
-	__shared__ __align__(16) uint4 stg[sizeof(T) == 2 ? 8 : 1][32 * 9];
+	float *tab = kq_row_tab();
+	uint4 (*stg)[32 * 9] = kq_row_stage<sizeof(T) == 2 ? 8 : 1>();
 	const bool grouped = offsets != 0;
 	kq_tscale ts = kq_tscale_of(amax);
 	int gcur = 0;
@@ -229,13 +412,10 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 		if constexpr (sizeof(T) == 2) {
 #pragma unroll
 			for (int b = 0; b < 4; b++) {
-				uint4 L[2];
-				L[0] = ws[lane * 9 + 2 * b];
-				L[1] = ws[lane * 9 + 2 * b + 1];
-				float v[16];
-				kq_unpack16(x, L, v);
+				const uint4 L0 = ws[lane * 9 + 2 * b], L1 = ws[lane * 9 + 2 * b + 1];
+				const u32 P[8] = {L0.x, L0.y, L0.z, L0.w, L1.x, L1.y, L1.z, L1.w};
 				u32 d;
-				packed[b] = kq_block16<SR>(v, kq_key16(x, L), ts.s6, ts.sinv, ftab, nb + 16 * b, 0u, (u32)g, seed, &d);
+				packed[b] = kq_block16p<T, SR>(P, kq_pkey16<T>(P), ts.s6, ts.sinv, ftab, nb + 16 * b, 0u, (u32)g, seed, &d);
 				dw |= d << (8 * b);
 			}
 		} else {
@@ -333,6 +513,61 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 // 16-byte stores (32 contiguous bytes per transposed row and tile). Grid
 // (srows / 128, rows / 64); columns in [cols, srows) get zero scales. by
 // is blockIdx.y, or the tile's row in its group's tensor (grouped).
+// For 16-bit inputs a thread's two columns share each tile word, so the
+// RHT takes the sixteen words of its run once (kq_rht16x2), rounds to
+// BF16 two values per instruction and quantizes from the packed words
+// (kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
+template <typename T, bool RHT, bool SR>
+KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, const float *tab, const kq_tscale &ts,
+		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group) {
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	if constexpr (sizeof(T) == 2) {
+		u32 W[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+		u32 P[2][8];
+		if (RHT) {
+			kq_rht16x2<T>(W, signs, P[0], P[1]);
+		} else {
+#pragma unroll
+			for (int k = 0; k < 8; k++) {
+				P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
+				P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
+			}
+		}
+		typedef typename kq_if<RHT, kq_bf16, T>::type Y; // the packed words' type
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int c = 2 * j + h, k = k0 + c;
+			u64 p = 0;
+			u32 d = 0;
+			if (k < cols) {
+				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+				p = kq_block16p<Y, SR>(P[h], kq_pkey16<Y>(P[h]), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+			}
+			stage[c][run] = p;
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+		}
+	} else {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int c = 2 * j + h, k = k0 + c;
+			float v[16];
+#pragma unroll
+			for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, c);
+			if (RHT) kq_rht16(v, signs);
+			u64 p = 0;
+			u32 d = 0;
+			if (k < cols) {
+				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+				p = kq_block16<SR>(v, kq_rawkey(v), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+			}
+			stage[c][run] = p;
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+		}
+	}
+}
+
 template <typename T>
 __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
 		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int by) {
@@ -345,24 +580,12 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 	const int k0 = blockIdx.x * 128, m0 = by * 64;
 	kq_load_tile(x, cols, m0, k0, tile);
 	__syncthreads();
-	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		const int c = 2 * j + h, k = k0 + c;
-		float v[16];
-#pragma unroll
-		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, c);
-		if (rht) kq_rht16(v, signs);
-		u64 p = 0;
-		u32 d = 0;
-		if (k < cols) {
-			const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
-			const u32 key = kq_rawkey(v);
-			p = sr ? kq_block16<true>(v, key, ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d)
-			       : kq_block16<false>(v, key, ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
-		}
-		stage[c][run] = p;
-		reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+	if (rht) {
+		if (sr) kq_nvf4_col_body<T, true, true>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
+		else kq_nvf4_col_body<T, true, false>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
+	} else {
+		if (sr) kq_nvf4_col_body<T, false, true>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
+		else kq_nvf4_col_body<T, false, false>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
 	}
 	__syncthreads();
 	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
@@ -378,7 +601,9 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 }
 
 // Amax of the RHT of the columnwise operand, fast path (shapes as
-// kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)).
+// kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)). For 16-bit
+// inputs kq_rht_amax2 per column pair and one rounding to BF16 per
+// thread; the result is the largest BF16-rounded |y| as before.
 template <typename T>
 __device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs) {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
@@ -387,14 +612,21 @@ __device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax,
 	__syncthreads();
 	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
 	float a = 0.0f;
+	if constexpr (sizeof(T) == 2) {
+		u32 W[16];
 #pragma unroll
-	for (int h = 0; h < 2; h++) {
-		float v[16];
+		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+		a = kq_bf16_rne(kq_rht_amax2<T>(W, signs, 0.0f));
+	} else {
 #pragma unroll
-		for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
-		kq_rht16(v, signs);
+		for (int h = 0; h < 2; h++) {
+			float v[16];
 #pragma unroll
-		for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+			for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
+			kq_rht16(v, signs);
+#pragma unroll
+			for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+		}
 	}
 	kq_block_atomic_max(__float_as_uint(a), amax);
 }
@@ -452,27 +684,69 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 	// the next row's reads on the other banks.
 	const int m = threadIdx.x >> 2, sp = threadIdx.x & 3;
 	u32 key[2];
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		const int kb = sp + 4 * h;
-		float v[16];
-		key[h] = kq_tile_key(x, tile, m, kb * 16, v);
-		const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
-		if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
-	}
-	__syncthreads();
 	u64 p[2];
 	u32 d[2];
+	if constexpr (sizeof(T) == 2) {
+		// 16-bit inputs: the packed words stay in registers between the
+		// two passes and NaN-free segments quantize from them (kq_q16p).
+		u32 P[2][8];
 #pragma unroll
-	for (int h = 0; h < 2; h++) {
-		const int kb = sp + 4 * h;
-		float v[16];
-		kq_tile_key(x, tile, m, kb * 16, v);
-		d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
-		const float f = tab[d[h]];
-		p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
-		rc[m][2 * kb] = (u32)p[h];
-		rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			const uint4 *sg = kq_tile_seg<T>(tile, m, kb * 16);
+			const uint4 L0 = sg[0], L1 = sg[1];
+			P[h][0] = L0.x; P[h][1] = L0.y; P[h][2] = L0.z; P[h][3] = L0.w;
+			P[h][4] = L1.x; P[h][5] = L1.y; P[h][6] = L1.z; P[h][7] = L1.w;
+			key[h] = kq_pkey16<T>(P[h]);
+			u32 a = key[h];
+			if (a > 0x7F800000u) {
+				float v[16];
+				kq_unpack16(x, &sg[0], v);
+				a = __float_as_uint(kq_block_amax(v, 16));
+			}
+			if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+			const float f = tab[d[h]];
+			if (key[h] > 0x7F800000u) {
+				float v[16];
+#pragma unroll
+				for (int k = 0; k < 8; k++) {
+					v[2 * k] = kq_plo(T(), P[h][k]);
+					v[2 * k + 1] = kq_phi(T(), P[h][k]);
+				}
+				p[h] = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
+			} else {
+				p[h] = kq_q16p<T, false>(P[h], f, make_uint4(0u, 0u, 0u, 0u));
+			}
+			rc[m][2 * kb] = (u32)p[h];
+			rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+		}
+	} else {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			float v[16];
+			key[h] = kq_tile_key(x, tile, m, kb * 16, v);
+			const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
+			if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			float v[16];
+			kq_tile_key(x, tile, m, kb * 16, v);
+			d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+			const float f = tab[d[h]];
+			p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
+			rc[m][2 * kb] = (u32)p[h];
+			rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+		}
 	}
 	const int stride_r = cols >> 1, stride_c = rows >> 1;
 #pragma unroll
