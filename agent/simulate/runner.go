@@ -40,7 +40,7 @@ type schemeModel struct {
 
 func model(s v1alpha1.Scheme, gradientE5M2 bool) schemeModel {
 	m := map[v1alpha1.Scheme]schemeModel{
-		v1alpha1.SchemeDelayedScaling:       {1, 0.93, 2, 31.2, 7.5, 0.125},
+		v1alpha1.SchemeDelayedScaling:       {1, 0.93, 1, 31.2, 7.5, 0.125},
 		v1alpha1.SchemeFloat8CurrentScaling: {1, 0.88, 3, 31.2, 7.5, 0.125},
 		v1alpha1.SchemeFloat8BlockScaling:   {1.03, 0.91, 1, 31.9, 1.5, 0.0625},
 		v1alpha1.SchemeMXFP8BlockScaling:    {1.03, 0.92, 1, 32.4, 1.2, 0.0625},
