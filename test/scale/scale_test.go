@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,7 +187,7 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string) (*exec.C
 	if bin == "" {
 		bin = filepath.Join(testenv.RepoRoot(), "bin", "manager")
 	}
-	metricsAddr := freeLocalAddr(t)
+	metricsAddr := testenv.FreeLocalAddr(t)
 	logDir := *flagLogDir
 	if logDir == "" {
 		logDir = t.TempDir()
@@ -213,17 +212,6 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string) (*exec.C
 		_ = logFile.Close()
 	})
 	return cmd, metricsAddr
-}
-
-// freeLocalAddr returns a loopback address with a port free a moment ago.
-func freeLocalAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // tracker records when the harness first saw each run, saw it bound and saw
