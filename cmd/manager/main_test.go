@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -15,16 +14,6 @@ import (
 
 	"github.com/kquant/kquant/test/testenv"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // The manager starts against a real API server with leader election, becomes
 // ready, and serves kquant's metrics securely (metricsSecure, the default):
@@ -40,7 +29,7 @@ func TestManagerStartsAndServesProbesAndMetrics(t *testing.T) {
 	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kquant-test"}}); err != nil {
 		t.Fatal(err)
 	}
-	f := flags{kubeconfig: kubeconfig, leaderElect: true, metricsAddr: freeAddr(t), metricsSecure: true, probeAddr: freeAddr(t), leaseNamespace: "kquant-test"}
+	f := flags{kubeconfig: kubeconfig, leaderElect: true, metricsAddr: testenv.FreeLocalAddr(t), metricsSecure: true, probeAddr: testenv.FreeLocalAddr(t), leaseNamespace: "kquant-test"}
 	token := scraperToken(t, env)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

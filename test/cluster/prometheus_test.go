@@ -466,12 +466,7 @@ func startPrometheus(t *testing.T, cl *cluster, dir string, tokens map[string]st
 		t.Logf("promtool check config:\n%s", out)
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testenv.FreeLocalAddr(t)
 	logPath := filepath.Join(cl.dir, "logs", "prometheus.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {

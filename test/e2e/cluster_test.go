@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,16 +119,6 @@ func (p *process) tail() string {
 	return string(b)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // controlPlane is etcd and kube-apiserver as processes, restartable with
 // the same data, ports and certificates.
 type controlPlane struct {
@@ -141,7 +130,7 @@ type controlPlane struct {
 
 func startControlPlane(t *testing.T, dir, assets, certsBin string) *controlPlane {
 	t.Helper()
-	cp := &controlPlane{dir: dir, assets: assets, etcdPort: freePort(t), peerPort: freePort(t), apiPort: freePort(t)}
+	cp := &controlPlane{dir: dir, assets: assets, etcdPort: testenv.FreeLocalPort(t), peerPort: testenv.FreeLocalPort(t), apiPort: testenv.FreeLocalPort(t)}
 	pki := filepath.Join(dir, "pki")
 	if out, err := exec.Command(certsBin, "-dir", pki).CombinedOutput(); err != nil {
 		t.Fatalf("making certificates: %v\n%s", err, out)

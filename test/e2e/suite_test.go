@@ -100,13 +100,13 @@ func newSuite(t *testing.T) *suite {
 
 func (s *suite) startManager(t *testing.T, i int) *manager {
 	t.Helper()
-	m := &manager{metricsPort: freePort(t)}
+	m := &manager{metricsPort: testenv.FreeLocalPort(t)}
 	m.process = startProcess(t, s.dir, fmt.Sprintf("manager-%d", i), filepath.Join(s.bin, "manager"),
 		"--kubeconfig="+s.cp.kubeconfig, "--leader-elect", "--lease-namespace="+systemNamespace,
 		// No kubelet here: the simulated agents run the runs themselves.
 		"--gpu-allocation=None",
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", m.metricsPort), "--metrics-secure=false",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", freePort(t)))
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", testenv.FreeLocalPort(t)))
 	return m
 }
 

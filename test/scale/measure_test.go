@@ -3,6 +3,7 @@ package scale
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWrites(t *testing.T) {
@@ -31,5 +32,28 @@ apiserver_request_total{code="201",component="apiserver",group="events.k8s.io",r
 				t.Errorf("Writes(%v) = %v, want %v", tc.except, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestManagerStats(t *testing.T) {
+	scrape := func(reconciles, busy, queued, dequeued string) ManagerStats {
+		t.Helper()
+		s, err := parseManagerStats(strings.NewReader(`controller_runtime_max_concurrent_reconciles{controller="quantjob"} 16
+controller_runtime_reconcile_total{controller="quantjob",result="success"} ` + reconciles + `
+controller_runtime_reconcile_total{controller="quantjob",result="error"} 0
+controller_runtime_reconcile_time_seconds_sum{controller="quantjob"} ` + busy + `
+workqueue_queue_duration_seconds_sum{controller="quantjob",name="quantjob"} ` + queued + `
+workqueue_queue_duration_seconds_count{controller="quantjob",name="quantjob"} ` + dequeued + `
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before, after := scrape("100", "10", "1", "100"), scrape("30100", "650", "4001", "30100")
+	got := after.Sub(before).Summary(40*time.Second, 10000, 3)
+	want := []string{"quantjob: 3.0 reconciles per unit, 16.0 of 16 workers busy, 133ms mean queue wait"}
+	if len(got) != 1 || got[0] != want[0] {
+		t.Errorf("Summary = %q, want %q", got, want)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -69,7 +70,7 @@ func TestScale(t *testing.T) {
 	if err := env.Kubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	manager := startManager(ctx, t, kubeconfig)
+	manager, managerMetrics := startManager(ctx, t, kubeconfig)
 
 	spec, err := simulate.Parse(fmt.Sprintf("H100:%d", *flagGPUs))
 	if err != nil {
@@ -97,6 +98,14 @@ func TestScale(t *testing.T) {
 		t.Fatal("agent pool did not start within 10 minutes")
 	}
 	t.Logf("agent pool: %d nodes x %d GPUs published in %s", len(nodes), *flagGPUs, time.Since(started).Round(time.Millisecond))
+	// The manager serves metrics once started; wait for it before the
+	// first scenario's scrape.
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := scale.ScrapeManager(ctx, managerMetrics)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the manager's metrics at %s: %v", managerMetrics, err)
+	}
 
 	harnessCfg := rest.CopyConfig(env.Config)
 	harnessCfg.QPS = -1
@@ -117,6 +126,10 @@ func TestScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ctrlBefore, err := scale.ScrapeManager(ctx, managerMetrics)
+		if err != nil {
+			t.Fatal(err)
+		}
 		res, err := sc.run(ctx, t)
 		if err != nil {
 			t.Fatalf("scenario %s: %v", name, err)
@@ -126,6 +139,10 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		procAfter, err := scale.ReadProc(manager.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrlAfter, err := scale.ScrapeManager(ctx, managerMetrics)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,6 +167,8 @@ func TestScale(t *testing.T) {
 		t.Logf("%s: %s", name, row)
 		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Requests.Top(12), ", "))
 		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
+		// Whether a controller's workers, not the API server, were the limit.
+		t.Logf("%s: controllers (per run): %s", name, strings.Join(ctrlAfter.Sub(ctrlBefore).Summary(res.finished, res.runs, 4), "; "))
 	}
 	fmt.Println()
 	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | API writes/run (all) | API writes/run (without Leases) | manager peak RSS | manager CPU | manager CPU/run |")
@@ -159,13 +178,16 @@ func TestScale(t *testing.T) {
 	}
 }
 
-// startManager runs the manager binary against the test API server.
-func startManager(ctx context.Context, t *testing.T, kubeconfig string) *exec.Cmd {
+// startManager runs the manager binary against the test API server and
+// returns it with the address of its plain-HTTP metrics endpoint, which the
+// harness scrapes for controller-runtime's worker and queue counters.
+func startManager(ctx context.Context, t *testing.T, kubeconfig string) (*exec.Cmd, string) {
 	t.Helper()
 	bin := *flagManagerBin
 	if bin == "" {
 		bin = filepath.Join(testenv.RepoRoot(), "bin", "manager")
 	}
+	metricsAddr := testenv.FreeLocalAddr(t)
 	logDir := *flagLogDir
 	if logDir == "" {
 		logDir = t.TempDir()
@@ -176,7 +198,7 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string) *exec.Cm
 	}
 	// No kubelet: the simulated agents run the runs themselves (gpuAllocation None).
 	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace, "--gpu-allocation=None",
-		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0"}
+		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0"}
 	args = append(args, strings.Fields(*flagManagerArgs)...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -189,7 +211,7 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string) *exec.Cm
 		_ = cmd.Wait()
 		_ = logFile.Close()
 	})
-	return cmd
+	return cmd, metricsAddr
 }
 
 // tracker records when the harness first saw each run, saw it bound and saw
