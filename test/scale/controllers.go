@@ -1,14 +1,13 @@
 package scale
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -53,36 +52,24 @@ func parseManagerStats(r io.Reader) (ManagerStats, error) {
 	out := ManagerStats{}
 	// Each series adds into one field of its controller's stats; the
 	// workqueue names its controller "name", controller-runtime "controller".
-	series := []struct {
-		prefix, label string
-		add           func(*ControllerStats, float64)
+	series := map[string]struct {
+		label string
+		add   func(*ControllerStats, float64)
 	}{
-		{"controller_runtime_max_concurrent_reconciles{", "controller", func(s *ControllerStats, v float64) { s.Workers += v }},
-		{"controller_runtime_reconcile_total{", "controller", func(s *ControllerStats, v float64) { s.Reconciles += v }},
-		{"controller_runtime_reconcile_time_seconds_sum{", "controller", func(s *ControllerStats, v float64) { s.BusySeconds += v }},
-		{"workqueue_queue_duration_seconds_sum{", "name", func(s *ControllerStats, v float64) { s.QueuedSeconds += v }},
-		{"workqueue_queue_duration_seconds_count{", "name", func(s *ControllerStats, v float64) { s.Dequeued += v }},
+		"controller_runtime_max_concurrent_reconciles{":  {"controller", func(s *ControllerStats, v float64) { s.Workers += v }},
+		"controller_runtime_reconcile_total{":            {"controller", func(s *ControllerStats, v float64) { s.Reconciles += v }},
+		"controller_runtime_reconcile_time_seconds_sum{": {"controller", func(s *ControllerStats, v float64) { s.BusySeconds += v }},
+		"workqueue_queue_duration_seconds_sum{":          {"name", func(s *ControllerStats, v float64) { s.QueuedSeconds += v }},
+		"workqueue_queue_duration_seconds_count{":        {"name", func(s *ControllerStats, v float64) { s.Dequeued += v }},
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		for _, s := range series {
-			if !strings.HasPrefix(line, s.prefix) {
-				continue
-			}
-			end := strings.LastIndexByte(line, '}')
-			v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-			if err != nil {
-				return out, fmt.Errorf("parsing %q: %w", line, err)
-			}
-			name := label(line[len(s.prefix):end], s.label)
-			st := out[name]
-			s.add(&st, v)
-			out[name] = st
-		}
-	}
-	if err := sc.Err(); err != nil {
+	err := eachSample(r, slices.Collect(maps.Keys(series)), func(prefix, labels string, v float64) {
+		s := series[prefix]
+		name := label(labels, s.label)
+		st := out[name]
+		s.add(&st, v)
+		out[name] = st
+	})
+	if err != nil {
 		return out, fmt.Errorf("reading the manager's metrics: %w", err)
 	}
 	return out, nil

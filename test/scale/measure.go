@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -138,31 +139,40 @@ func parseAPIStats(r io.Reader) (APIStats, error) {
 		"apiserver_request_duration_seconds_sum{":   out.Seconds,
 		"apiserver_request_duration_seconds_count{": out.Observed,
 	}
+	err := eachSample(r, slices.Collect(maps.Keys(metrics)), func(prefix, labels string, v float64) {
+		key := label(labels, "verb") + " " + label(labels, "resource")
+		if sub := label(labels, "subresource"); sub != "" {
+			key += "/" + sub
+		}
+		metrics[prefix][key] += v
+	})
+	if err != nil {
+		return out, fmt.Errorf("reading API server metrics: %w", err)
+	}
+	return out, nil
+}
+
+// eachSample calls fn with the labels and value of every sample in a
+// Prometheus text exposition whose line starts with one of prefixes (a
+// metric name and its opening brace).
+func eachSample(r io.Reader, prefixes []string, fn func(prefix, labels string, v float64)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		for prefix, into := range metrics {
+		for _, prefix := range prefixes {
 			if !strings.HasPrefix(line, prefix) {
 				continue
 			}
 			end := strings.LastIndexByte(line, '}')
 			v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
 			if err != nil {
-				return out, fmt.Errorf("parsing %q: %w", line, err)
+				return fmt.Errorf("parsing %q: %w", line, err)
 			}
-			labels := line[len(prefix):end]
-			key := label(labels, "verb") + " " + label(labels, "resource")
-			if sub := label(labels, "subresource"); sub != "" {
-				key += "/" + sub
-			}
-			into[key] += v
+			fn(prefix, line[len(prefix):end], v)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("reading API server metrics: %w", err)
-	}
-	return out, nil
+	return sc.Err()
 }
 
 func label(labels, name string) string {
