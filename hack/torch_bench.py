@@ -99,7 +99,11 @@ def fp8_current_row_col(x):
 # A memset queued before each start event, as kquant's Measure does: the GPU
 # is busy with it while the host enqueues the timed call, so the events time
 # the GPU's work and not the launch latency; L2 holds none of the input.
+# torch.compile's Python wrapper takes longer to enqueue its kernels than the
+# memset takes on an H200 (about 60 us), so a spin of about 1 ms follows it:
+# without it, the H200's torch.compile times at 8192^2 included host time.
 LEAD_IN = None
+LEAD_IN_SPIN_CYCLES = 2_000_000
 
 
 def median_ms(fn, x, iters=20):
@@ -113,6 +117,7 @@ def median_ms(fn, x, iters=20):
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         LEAD_IN.zero_()
+        torch.cuda._sleep(LEAD_IN_SPIN_CYCLES)
         a.record()
         fn(x)
         b.record()
