@@ -8,7 +8,8 @@
 # OUTDIR receives scale.log (the harness's output, the table at its end) and
 # manager.log.xz. Harness flags: -nodes, -gpus, -jobs, -scenarios
 # eachgpu,anygpu, -manager-args "...", -pool-workers, -create-workers,
-# -scenario-timeout.
+# -scenario-timeout, -profile-apiserver (OUTDIR then also receives
+# apiserver-SCENARIO.pprof).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUNDLE=$(cd "$1" && pwd)
@@ -26,5 +27,7 @@ status=0
 KQUANT_REPO_ROOT=$ROOT KUBEBUILDER_ASSETS=$BIN "$BIN/scale.test" -test.run '^TestScale$' -test.v -test.timeout 60m \
   -manager-bin "$BIN/manager" -log-dir "$BIN" "$@" 2>&1 | tee -a "$OUTDIR/scale.log" || status=$?
 [[ -f $BIN/manager.log ]] && xz -c "$BIN/manager.log" >"$OUTDIR/manager.log.xz" 2>/dev/null || true
+# API server CPU profiles of -profile-apiserver, if any.
+cp "$BIN"/apiserver-*.pprof "$OUTDIR/" 2>/dev/null || true
 rm -rf "$BIN"
 exit "$status"

@@ -44,7 +44,8 @@ var (
 	flagWorkers     = flag.Int("pool-workers", 32, "agent pool: runs claimed at once")
 	flagCreators    = flag.Int("create-workers", 64, "jobs the harness creates at once, so that submitting a burst is not what limits it")
 	flagTimeout     = flag.Duration("scenario-timeout", 30*time.Minute, "give up on a scenario after this long")
-	flagLogDir      = flag.String("log-dir", "", "where the manager's log goes (default a temporary directory)")
+	flagLogDir      = flag.String("log-dir", "", "where the manager's log (and API server profiles) go (default a temporary directory)")
+	flagProfile     = flag.Duration("profile-apiserver", 0, "take a CPU profile of the API server for this long at each scenario's start, written to -log-dir as apiserver-SCENARIO.pprof (0: none)")
 )
 
 const leaseNamespace = "kquant-system"
@@ -113,6 +114,10 @@ func TestScale(t *testing.T) {
 	tr := newTracker()
 	harness := startWatch(ctx, t, harnessCfg, env, tr)
 	metricsClient := kubernetes.NewForConfigOrDie(env.Config).Discovery().RESTClient()
+	controlPlane, err := scale.ControlPlanePIDs(env.AssetsDir, "kube-apiserver", "etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	var rows []string
 	for _, name := range strings.Split(*flagScenarios, ",") {
@@ -130,9 +135,19 @@ func TestScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cpBefore, err := readAll(controlPlane)
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiled := profileAPIServer(ctx, t, metricsClient, name)
 		res, err := sc.run(ctx, t)
 		if err != nil {
 			t.Fatalf("scenario %s: %v", name, err)
+		}
+		<-profiled
+		cpAfter, err := readAll(controlPlane)
+		if err != nil {
+			t.Fatal(err)
 		}
 		after, err := scale.ScrapeRequests(ctx, metricsClient)
 		if err != nil {
@@ -169,6 +184,13 @@ func TestScale(t *testing.T) {
 		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
 		// Whether a controller's workers, not the API server, were the limit.
 		t.Logf("%s: controllers (per run): %s", name, strings.Join(ctrlAfter.Sub(ctrlBefore).Summary(res.finished, res.runs, 4), "; "))
+		// Whether the API server or etcd ran out of cores.
+		var cp []string
+		for _, n := range []string{"kube-apiserver", "etcd"} {
+			used := cpAfter[n].CPU - cpBefore[n].CPU
+			cp = append(cp, fmt.Sprintf("%s %.1f s (%.2f cores, %.2f ms per run)", n, used.Seconds(), used.Seconds()/res.finished.Seconds(), float64(used.Microseconds())/1000/runs))
+		}
+		t.Logf("%s: control plane CPU: %s", name, strings.Join(cp, ", "))
 	}
 	fmt.Println()
 	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | API writes/run (all) | API writes/run (without Leases) | manager peak RSS | manager CPU | manager CPU/run |")
@@ -176,6 +198,44 @@ func TestScale(t *testing.T) {
 	for _, r := range rows {
 		fmt.Println(r)
 	}
+}
+
+// readAll reads /proc for each named process.
+func readAll(pids map[string]int) (map[string]scale.ProcStats, error) {
+	out := map[string]scale.ProcStats{}
+	for n, pid := range pids {
+		s, err := scale.ReadProc(pid)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		out[n] = s
+	}
+	return out, nil
+}
+
+// profileAPIServer starts a CPU profile of the API server for
+// -profile-apiserver, if set, into -log-dir; the channel closes when it is
+// written (at once when profiling is off).
+func profileAPIServer(ctx context.Context, t *testing.T, c rest.Interface, scenario string) <-chan struct{} {
+	done := make(chan struct{})
+	if *flagProfile <= 0 {
+		close(done)
+		return done
+	}
+	dir := *flagLogDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	path := filepath.Join(dir, "apiserver-"+scenario+".pprof")
+	go func() {
+		defer close(done)
+		if err := scale.ProfileAPIServer(ctx, c, *flagProfile, path); err != nil {
+			t.Logf("%s: %v", scenario, err)
+			return
+		}
+		t.Logf("%s: API server CPU profile of %s in %s", scenario, *flagProfile, path)
+	}()
+	return done
 }
 
 // startManager runs the manager binary against the test API server and
