@@ -64,15 +64,12 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		name, _ := mxfp8TileKernel("colw")
 		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
 	case macro:
-		// The fused kernel with no columnwise operand (out_col NULL picks
-		// the rowwise-only instantiation); it needs the macro-tile grid of
-		// the columnwise scale shape.
-		srowsCol, scolsCol := MXFP8ScaleShape(rows, cols, true)
-		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).I32(int32(scols)).
-			Ptr(0).Ptr(0).I32(int32(srowsCol)).I32(int32(scolsCol)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).
-			Ptr(optional(swz)).Ptr(0)
-		name, _ := mxfp8TileKernel("both")
-		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srowsCol, scolsCol), cuda.Dim(threads), st)
+		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
+		// their own over units of mxfp8RowUnit rows x 128 columns of the
+		// padded scale matrix's element space, at most the blocks that fit
+		// at once (__launch_bounds__(256, 4)).
+		units := int64(srows/mxfp8RowUnit) * int64(scols/4)
+		return s.launch(c, "kq_mxfp8_roww_"+dt.suffix(), s.warpGrid(units, residentPerSM), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -89,6 +86,11 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	// One warp per 1x32 block.
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
+
+// mxfp8RowUnit is the rows of a warp's unit in kq_mxfp8_roww
+// (KQ_MXR_ROWS); it divides 128, so the padded rowwise scale rows split
+// into whole units.
+const mxfp8RowUnit = 16
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
 // dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
