@@ -170,8 +170,28 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 	}
 }
 
+// KQ_MXM_STAGE: two macro tiles in flight a block instead of one. The
+// prefetch alternates between the registers (even rounds of the block:
+// tiles 0, 2, 4, ... are loaded into nx as before) and the warps' staging
+// slots in shared memory (odd rounds: cp.async, 16 bytes a lane and row,
+// zero-filled where kq_mxm_load loads zero), each issued two rounds ahead,
+// so that while a warp converts tile k, tiles k+1 and k+2 are on their way
+// (8 KiB a warp, 128 KiB a SM at 2 blocks; last session's pipeline had
+// 64 KiB, and its DRAM throughput was 69-81%). A lane reads back only its
+// own slots, after cp.async.wait_all, and overwrites them (the next
+// cp.async) only after it has read them, so no barrier is needed; the
+// tile's values are the ones kq_mxm_load gives, so the bytes are the same.
+// 0 restores the register-only prefetch.
+#ifndef KQ_MXM_STAGE
+#define KQ_MXM_STAGE 1
+#endif
+// The staging slots: 8 warps x 8 rows x 32 lanes x 16 bytes, after the two
+// exponent buffers; KQ_MXM_SMEM is the entry points' shared array.
+#define KQ_MXM_STG (KQ_MXM_STAGE ? 8 * 8 * 32 * 16 : 0)
+#define KQ_MXM_SMEM (2 * KQ_MXM_BUF + KQ_MXM_STG)
+
 // ops: KQ_MX_ROW, KQ_MX_COL or both; the operands' pointers of the others
-// are unused. esm: 2 KQ_MXM_BUF bytes of shared memory, 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row and
+// are unused. esm: KQ_MXM_SMEM bytes of shared memory, 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row and
 // swz_col 16-byte aligned (the launchers check); swz_* NULL skips that
 // layout.
 template <typename T, int fmt, int ocp, int ops>
@@ -202,6 +222,31 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 	};
 	uint4 nx[8];
 	if ((long long)blockIdx.x < nmacro) load(Mr, Mc, nx);
+#if KQ_MXM_STAGE
+	// The lane's slot for row i is slot[32 * i] (shared address sbase +
+	// 512 i): a warp's 32 lanes take 512 contiguous bytes per row.
+	uint4 *slot = reinterpret_cast<uint4 *>(esm + 2 * KQ_MXM_BUF) + warp * 256 + lane;
+	const u32 sbase = (u32)__cvta_generic_to_shared(slot);
+	// stage starts the copies of the lane's rows of macro tile mi into its
+	// slots, as load would load them into registers.
+	auto stage = [&](int mi) {
+		const int R = mi / nmc, C = mi % nmc;
+		int r0, c;
+		first(R, C, r0, c);
+		const T *p = x + (long long)r0 * cols + c;
+		const bool full = is_full(R, C), cin = c < cols;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const bool ok = full || (cin && 4 * i < rows - r0);
+			const T *src = ok ? p + i * stride4 : x;
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sbase + 512 * i), "l"(src), "r"(ok ? 16 : 0)
+				: "memory");
+		}
+		asm volatile("cp.async.commit_group;" ::: "memory");
+	};
+	if ((long long)blockIdx.x + gridDim.x < nmacro) stage((int)(blockIdx.x + gridDim.x));
+	bool odd = false;
+#endif
 	int buf = 0;
 	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
 		const int R = Mr, C = Mc;
@@ -212,9 +257,26 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 			Mr++;
 		}
 		uint4 cur[8];
+#if KQ_MXM_STAGE
+		// Tile m came through the registers (even rounds) or the slots
+		// (odd rounds); tile m + 2G takes the same way.
+		const long long m2 = m + 2LL * gridDim.x;
+		if (!odd) {
+#pragma unroll
+			for (int i = 0; i < 8; i++) cur[i] = nx[i];
+			if (m2 < nmacro) load((int)m2 / nmc, (int)m2 % nmc, nx);
+		} else {
+			asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+			for (int i = 0; i < 8; i++) cur[i] = slot[32 * i];
+			if (m2 < nmacro) stage((int)m2);
+		}
+		odd = !odd;
+#else
 #pragma unroll
 		for (int i = 0; i < 8; i++) cur[i] = nx[i];
 		if (m + gridDim.x < nmacro) load(Mr, Mc, nx);
+#endif
 		int r0, c;
 		first(R, C, r0, c);
 		const long long o0 = (long long)r0 * cols + c;
