@@ -91,7 +91,7 @@ const (
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_"}
+var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_roww_"}
 
 // mxfp8TileKernel is the name prefix of the fused ("both_") or the
 // columnwise ("colw_") MXFP8 register-tile kernel, and its blocks per SM

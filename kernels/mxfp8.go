@@ -64,15 +64,11 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		name, _ := mxfp8TileKernel("colw")
 		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
 	case macro:
-		// The fused kernel with no columnwise operand (out_col NULL picks
-		// the rowwise-only instantiation); it needs the macro-tile grid of
-		// the columnwise scale shape.
-		srowsCol, scolsCol := MXFP8ScaleShape(rows, cols, true)
-		s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(out).Buffer(scales).I32(int32(scols)).
-			Ptr(0).Ptr(0).I32(int32(srowsCol)).I32(int32(scolsCol)).I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).
-			Ptr(optional(swz)).Ptr(0)
-		name, _ := mxfp8TileKernel("both")
-		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srowsCol, scolsCol), cuda.Dim(threads), st)
+		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
+		// their own over units of mxfp8RowUnit rows x 128 columns of the
+		// padded scale matrix's element space, at most the blocks that fit
+		// at once (__launch_bounds__(256, 4)).
+		return s.launch(c, "kq_mxfp8_roww_"+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -89,6 +85,11 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	// One warp per 1x32 block.
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
+
+// mxfp8RowUnit is the rows of a warp's unit in kq_mxfp8_roww
+// (KQ_MXR_ROWS); it divides 128, so the padded rowwise scale rows split
+// into whole units.
+const mxfp8RowUnit = 16
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
 // dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
@@ -109,10 +110,34 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
 // most the blocks that fit at once (their __launch_bounds__), striding
 // over the tiles, so that the fused amax commits once per resident block.
+// The blocks are balanced (balancedBlocks): a last round of tiles for
+// only part of the blocks (8192^2: 4096 tiles on 264 blocks, the last
+// round for 136 of them) would leave half the SMs' loads idle at the end.
 func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
 	_, perSM := mxfp8TileKernel("both")
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(max(min(macros, int64(s.sms*perSM)), 1)))
+	return cuda.Dim(int(balancedBlocks(macros, 1, int64(s.sms*perSM))))
+}
+
+// mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
+// [srows, scols]: units of mxfp8RowUnit rows x 4 blocks, one warp each at
+// a time (8 a block), at most the blocks that fit at once
+// (__launch_bounds__(256, 4)), balanced.
+func (s *Set) mxfp8RowGrid(srows, scols int) cuda.Dim3 {
+	units := int64(srows/mxfp8RowUnit) * int64(scols/4)
+	return cuda.Dim(int(balancedBlocks(units, threads/32, int64(s.sms*residentPerSM))))
+}
+
+// balancedBlocks is the grid of a grid-stride kernel whose blocks take per
+// items each round (blocks or warps striding over items): at most most
+// blocks, and no more than the rounds that most of them need take, so that
+// every block has the same number of rounds or one less and the last round
+// is not left to a few of them. At least 1.
+func balancedBlocks(items, per, most int64) int64 {
+	most = max(most, 1)
+	blocks := max((items+per-1)/per, 1)
+	rounds := (blocks + most - 1) / most
+	return (blocks + rounds - 1) / rounds
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one

@@ -590,6 +590,7 @@ KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 }
 
 #include "quantize_mxfp8.cuh"
+#include "quantize_mxfp8_mxm.cuh"
 
 // ---- entry points -----------------------------------------------------------
 
@@ -643,18 +644,20 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 // The MXFP8 macro-tile kernels (quantize_mxfp8.cuh, kq_mxm_impl) are for
 // 16-bit inputs only (their tiles live in registers as pairs); float32
 // inputs take the other kernels. kq_mxfp8_both writes both operands, or
-// one of them when the other's data pointer is NULL (the rowwise-only
-// usage launches it with out_col NULL); kq_mxfp8_colw is the
-// columnwise-only entry with the one-operand signature. With the
-// prefetch, at most 128 registers, 2 blocks (16 warps, each with 4 KiB of
-// loads in flight) per SM; the launchers size their grids to that
-// (mxfp8TileKernel, mxfp8Macro). The exponent buffers are the kernel's
+// one of them when the other's data pointer is NULL; kq_mxfp8_colw is the
+// columnwise-only entry with the one-operand signature, kq_mxfp8_roww
+// (quantize_mxfp8_mxm.cuh, kq_mxr_impl: no prefetch, no shared memory, 64
+// registers, 4 blocks per SM) the rowwise-only one. With the
+// prefetch, at most 128 registers, 2 blocks (16 warps, each with 8 KiB of
+// loads in flight: registers and shared-memory staging, KQ_MXM_STAGE) per
+// SM; the launchers size their grids to that (mxfp8TileKernel,
+// mxfp8Macro). The exponent buffers and staging slots are the kernel's
 // shared array, one for every instantiation.
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
 			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
-		__shared__ __align__(16) u8 esm[2 * KQ_MXM_BUF];                                            \
+		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
 		if (out_col == 0)                                                                           \
 			kq_mxfp8_tiles<T, KQ_MX_ROW>(x, rows, cols, out_row, sc_row, swz_row, scols_row, 0, 0, 0, \
 				srows_col, scols_col, fmt, ocp, st, esm);                                        \
@@ -667,8 +670,12 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		__shared__ __align__(16) u8 esm[2 * KQ_MXM_BUF];                                            \
+		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
 		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, fmt, ocp, st, esm); \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_roww_##SUF(const T *x, int rows,      \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);                \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)

@@ -1,0 +1,465 @@
+// quantize_mxfp8_mxm.cuh: part of quantize.cu (included once, after
+// quantize_mxfp8.cuh, whose helpers and definitions it uses): the MXFP8
+// kernels' bodies for 16-bit inputs with cols % 8 == 0 and aligned buffers,
+// the fused and columnwise macro-tile kernels and the rowwise streaming
+// kernel. Not a header of its own; the entry points are in quantize.cu.
+
+// ---- MXFP8 in 128x128 macro tiles ---------------------------------------------
+//
+// The one-operand and fused kernels for 16-bit inputs (kq_mxfp8_both,
+// kq_mxfp8_colw): a block of 8 warps owns a 128x128 macro tile of the padded
+// element space roundup(rows,128) x roundup(cols,128), which both padded
+// scale matrices span: warp w the 32x64 piece of band q = w / 2, columns
+// 64 (w % 2) .., in kq_mx_tile's lane layout (lane (rq, cg) holds rows rq +
+// 4i, columns 8cg..8cg+7, as pairs). The blocks stride over the macro tiles
+// and prefetch the next one's pieces (8 16-byte loads a lane) while they
+// convert the current one.
+//
+// A macro tile is exactly one 512-byte block of each swizzled scale matrix
+// (rowwise: 128 rows x 4 blocks; columnwise, swizzled as its transpose: 128
+// columns x 4 row blocks) and 128 rows x 4 bytes, 4 rows x 128 bytes of the
+// plain ones. So the warps put their exponents in shared memory, already in
+// the layouts to be written, the block meets once per macro tile
+// (double-buffered exponents), and four warps write the macro tile's scales
+// with one coalesced store a lane each: no scattered byte stores, no
+// swizzle arithmetic per scale (the 32x64 version of this kernel wrote
+// every scale byte on its own, at 64-bit kq_swz offsets). Padding entries
+// come out zero by themselves: blocks with no element in the tensor load
+// zeros, whose amax 0 gives exponent 0 under both roundings.
+//
+// Macro tiles wholly inside the tensor (all of them when rows and cols are
+// multiples of 128) take the FULL instantiation of the tile code, without
+// per-row bounds. The E8M0 rules are branch-free (kq_mx.cuh). The
+// arithmetic per block (amax, exponent, factor, rounded products,
+// conversions) is that of the other MXFP8 kernels, through the same
+// helpers: the same bytes.
+//
+// Shared exponents of one buffer: esr, the rowwise ones in the swizzled
+// block's order (byte (r % 32) * 16 + (r / 32) * 4 + b for macro row r,
+// block b: word (r % 32) * 4 + r / 32 holds row r's 4 bytes); ecl, the
+// columnwise ones as 4 rows x 128 columns; ecs, the columnwise ones in the
+// swizzled (transposed) block's order, byte (c % 32) * 16 + (c / 32) * 4 +
+// band.
+#define KQ_MXM_ESR 0
+#define KQ_MXM_ECL 512
+#define KQ_MXM_ECS 1024
+#define KQ_MXM_BUF 1536
+
+// kq_mxm_cvt4 converts 4 floats (element k in byte k) with kq_cvt2's
+// rounding: on sm_89 and newer the two paired conversions write the
+// halves of one register (no masks and permutes to join them).
+template <int fmt>
+KQ_DEV u32 kq_mxm_cvt4(float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+	u32 r;
+	if (fmt == KQ_E4M3)
+		asm("{\n\t.reg .b16 l, h;\n\tcvt.rn.satfinite.e4m3x2.f32 l, %2, %1;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %4, %3;\n\t"
+		    "mov.b32 %0, {l, h};\n\t}" : "=r"(r) : "f"(a), "f"(b), "f"(c), "f"(d));
+	else
+		asm("{\n\t.reg .b16 l, h;\n\tcvt.rn.satfinite.e5m2x2.f32 l, %2, %1;\n\tcvt.rn.satfinite.e5m2x2.f32 h, %4, %3;\n\t"
+		    "mov.b32 %0, {l, h};\n\t}" : "=r"(r) : "f"(a), "f"(b), "f"(c), "f"(d));
+	return r;
+#else
+	return kq_cvt2<fmt>(a, b) | (kq_cvt2<fmt>(c, d) << 16);
+#endif
+}
+
+template <bool FULL>
+KQ_DEV void kq_mxm_load(const uint4 *p, long long stride4, bool cin, int rleft, uint4 (&q)[8]) {
+	// p: the lane's first row (16-byte units); rleft: the rows from it to the
+	// tensor's end; cin: the lane's columns exist.
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (FULL) {
+			q[i] = __ldg(p + i * stride4);
+		} else {
+			q[i] = make_uint4(0u, 0u, 0u, 0u);
+			if (cin && 4 * i < rleft) q[i] = __ldg(p + i * stride4);
+		}
+	}
+}
+
+template <typename T, int fmt, int ocp, int ops, bool FULL>
+KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, bool cin, int rleft, u8 *orow, u8 *ocol,
+		long long stride, float &tm, u8 *sm) {
+	const T tag = {0};
+	const u32 full = 0xFFFFFFFFu;
+	u32 cm[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+		const bool live = FULL || (cin && 4 * i < rleft);
+		u32 a[4];
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			a[k] = v[k] & KQ_MX2_ABS;
+			if (ops & KQ_MX_COL) cm[k] = kq_pmax(tag, cm[k], a[k]);
+		}
+		if (!(ops & KQ_MX_ROW)) continue;
+		// The row block's amax: the paired max over the lane's 8 values
+		// and its 3 partners (cg ^ 1, ^ 2), then of the two halves. The
+		// paired max returns the other operand when one is NaN; the max
+		// with 0 at the end turns an all-NaN block into amax 0, as the
+		// accumulators starting at 0 elsewhere do.
+		u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
+		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
+		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+		m = kq_pmax(tag, m, 0u);
+		const float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+		tm = fmaxf(tm, am);
+		const u32 e = kq_e8m0<fmt, ocp>(am);
+		if ((cg & 3) == 0) sm[KQ_MXM_ESR + (rq + 4 * i) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e;
+		if (live) {
+			const float f = kq_e8m0_encode_factor(e);
+			u32 o[2];
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
+				o[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f),
+					__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f));
+			}
+			*reinterpret_cast<uint2 *>(orow + i * stride) = make_uint2(o[0], o[1]);
+		}
+	}
+	if (!(ops & KQ_MX_COL)) return;
+	// Columnwise: reduce-scatter the 4 column-pair amaxes over the lanes
+	// ^16 and ^8 (as kq_mx_tile): own holds columns 8cg + 2rq, + 1.
+	u32 own;
+	{
+		u32 h[2];
+		bool b = (rq & 2) != 0;
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
+			h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+		}
+		b = (rq & 1) != 0;
+		u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
+		own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
+	}
+	const float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
+	if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
+	const u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
+	const float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+	{
+		const int cc = half * 64 + cg * 8 + 2 * rq; // even: cc and cc + 1 share cc / 32
+		*reinterpret_cast<u16 *>(sm + KQ_MXM_ECL + qb * 128 + cc) = (u16)(e0 | (e1 << 8));
+		u8 *s = sm + KQ_MXM_ECS + (cc & 31) * 16 + (cc >> 5) * 4 + qb;
+		s[0] = (u8)e0;
+		s[16] = (u8)e1;
+	}
+	float g0[4], g1[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		g0[k] = __shfl_sync(full, f0, k * 8 + cg);
+		g1[k] = __shfl_sync(full, f1, k * 8 + cg);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		const bool live = FULL || (cin && 4 * i < rleft);
+		if (!live) continue;
+		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+		u32 o[2];
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
+			o[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]),
+				__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]));
+		}
+		*reinterpret_cast<uint2 *>(ocol + i * stride) = make_uint2(o[0], o[1]);
+	}
+}
+
+// KQ_MXM_STAGE: two macro tiles in flight a block instead of one. The
+// prefetch alternates between the registers (even rounds of the block:
+// tiles 0, 2, 4, ... are loaded into nx as before) and the warps' staging
+// slots in shared memory (odd rounds: cp.async, 16 bytes a lane and row,
+// zero-filled where kq_mxm_load loads zero), each issued two rounds ahead,
+// so that while a warp converts tile k, tiles k+1 and k+2 are on their way
+// (8 KiB a warp, 128 KiB a SM at 2 blocks; last session's pipeline had
+// 64 KiB, and its DRAM throughput was 69-81%). A lane reads back only its
+// own slots, after cp.async.wait_all, and overwrites them (the next
+// cp.async) only after it has read them, so no barrier is needed; the
+// tile's values are the ones kq_mxm_load gives, so the bytes are the same.
+// 0 restores the register-only prefetch.
+#ifndef KQ_MXM_STAGE
+#define KQ_MXM_STAGE 1
+#endif
+// The staging slots: 8 warps x 8 rows x 32 lanes x 16 bytes, after the two
+// exponent buffers; KQ_MXM_SMEM is the entry points' shared array.
+#define KQ_MXM_STG (KQ_MXM_STAGE ? 8 * 8 * 32 * 16 : 0)
+#define KQ_MXM_SMEM (2 * KQ_MXM_BUF + KQ_MXM_STG)
+
+// ops: KQ_MX_ROW, KQ_MX_COL or both; the operands' pointers of the others
+// are unused. esm: KQ_MXM_SMEM bytes of shared memory, 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row and
+// swz_col 16-byte aligned (the launchers check); swz_* NULL skips that
+// layout.
+template <typename T, int fmt, int ocp, int ops>
+KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col,
+		u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, u8 *esm) {
+	const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
+	const int cg = lane & 7, rq = lane >> 3, qb = warp >> 1, half = warp & 1;
+	const int nmc = scols_col / 128, nmr = srows_col / 4;
+	const long long nmacro = (long long)nmr * nmc;
+	const long long stride4 = 4LL * cols;      // elements from one of the lane's rows to the next
+	const long long lstride = stride4 / 8;     // the same in 16-byte units
+	float tm = 0.0f;
+	// The block's macro tile (Mr, Mc), advanced by the grid stride.
+	int Mr = (int)(blockIdx.x / nmc), Mc = (int)(blockIdx.x % nmc);
+	const int dmr = (int)(gridDim.x / nmc), dmc = (int)(gridDim.x % nmc);
+	// place: the lane's first row and column of macro tile (R, C).
+	auto is_full = [&](int R, int C) { return 128 * R + 128 <= rows && 128 * C + 128 <= cols; };
+	auto first = [&](int R, int C, int &r0, int &c) {
+		r0 = 128 * R + 32 * qb + rq;
+		c = 128 * C + 64 * half + 8 * cg;
+	};
+	auto load = [&](int R, int C, uint4 (&q)[8]) {
+		int r0, c;
+		first(R, C, r0, c);
+		const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)r0 * cols + c);
+		if (is_full(R, C)) kq_mxm_load<true>(p, lstride, true, 0, q);
+		else kq_mxm_load<false>(p, lstride, c < cols, rows - r0, q);
+	};
+	uint4 nx[8];
+	if ((long long)blockIdx.x < nmacro) load(Mr, Mc, nx);
+#if KQ_MXM_STAGE
+	// The lane's slot for row i is slot[32 * i] (shared address sbase +
+	// 512 i): a warp's 32 lanes take 512 contiguous bytes per row.
+	uint4 *slot = reinterpret_cast<uint4 *>(esm + 2 * KQ_MXM_BUF) + warp * 256 + lane;
+	const u32 sbase = (u32)__cvta_generic_to_shared(slot);
+	// stage starts the copies of the lane's rows of macro tile mi into its
+	// slots, as load would load them into registers.
+	auto stage = [&](int mi) {
+		const int R = mi / nmc, C = mi % nmc;
+		int r0, c;
+		first(R, C, r0, c);
+		const T *p = x + (long long)r0 * cols + c;
+		const bool full = is_full(R, C), cin = c < cols;
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			const bool ok = full || (cin && 4 * i < rows - r0);
+			const T *src = ok ? p + i * stride4 : x;
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sbase + 512 * i), "l"(src), "r"(ok ? 16 : 0)
+				: "memory");
+		}
+		asm volatile("cp.async.commit_group;" ::: "memory");
+	};
+	if ((long long)blockIdx.x + gridDim.x < nmacro) stage((int)(blockIdx.x + gridDim.x));
+	bool odd = false;
+#endif
+	int buf = 0;
+	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
+		const int R = Mr, C = Mc;
+		Mr += dmr;
+		Mc += dmc;
+		if (Mc >= nmc) {
+			Mc -= nmc;
+			Mr++;
+		}
+		uint4 cur[8];
+#if KQ_MXM_STAGE
+		// Tile m came through the registers (even rounds) or the slots
+		// (odd rounds); tile m + 2G takes the same way.
+		const long long m2 = m + 2LL * gridDim.x;
+		if (!odd) {
+#pragma unroll
+			for (int i = 0; i < 8; i++) cur[i] = nx[i];
+			if (m2 < nmacro) load((int)m2 / nmc, (int)m2 % nmc, nx);
+		} else {
+			asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+			for (int i = 0; i < 8; i++) cur[i] = slot[32 * i];
+			if (m2 < nmacro) stage((int)m2);
+		}
+		odd = !odd;
+#else
+#pragma unroll
+		for (int i = 0; i < 8; i++) cur[i] = nx[i];
+		if (m + gridDim.x < nmacro) load(Mr, Mc, nx);
+#endif
+		int r0, c;
+		first(R, C, r0, c);
+		const long long o0 = (long long)r0 * cols + c;
+		u8 *sm = esm + buf * KQ_MXM_BUF;
+		u8 *orow = (ops & KQ_MX_ROW) ? out_row + o0 : 0;
+		u8 *ocol = (ops & KQ_MX_COL) ? out_col + o0 : 0;
+		if (is_full(R, C))
+			kq_mxm_tile<T, fmt, ocp, ops, true>(cur, rq, cg, qb, half, true, 0, orow, ocol, stride4, tm, sm);
+		else
+			kq_mxm_tile<T, fmt, ocp, ops, false>(cur, rq, cg, qb, half, c < cols, rows - r0, orow, ocol, stride4, tm, sm);
+		__syncthreads();
+		// The macro tile's scales, one store a lane: warp 0 the rowwise
+		// matrix (rows 128 R + 32 k + lane, blocks 4C..4C+3), warp 1 its
+		// swizzled block, warp 2 the columnwise matrix (rows 4R + lane / 8,
+		// 16 columns from 128 C + 16 (lane % 8)), warp 3 its swizzled block.
+		if (warp == 0 && (ops & KQ_MX_ROW)) {
+			const uint4 w = *reinterpret_cast<const uint4 *>(sm + KQ_MXM_ESR + lane * 16);
+			u8 *p = sc_row + (long long)(128 * R + lane) * scols_row + 4 * C;
+			const long long s32 = 32LL * scols_row;
+			*reinterpret_cast<u32 *>(p) = w.x;
+			*reinterpret_cast<u32 *>(p + s32) = w.y;
+			*reinterpret_cast<u32 *>(p + 2 * s32) = w.z;
+			*reinterpret_cast<u32 *>(p + 3 * s32) = w.w;
+		} else if (warp == 1 && (ops & KQ_MX_ROW) && swz_row != 0) {
+			*reinterpret_cast<uint4 *>(swz_row + ((long long)R * (scols_row / 4) + C) * 512 + lane * 16) =
+				*reinterpret_cast<const uint4 *>(sm + KQ_MXM_ESR + lane * 16);
+		} else if (warp == 2 && (ops & KQ_MX_COL)) {
+			*reinterpret_cast<uint4 *>(sc_col + (long long)(4 * R + (lane >> 3)) * scols_col + 128 * C + 16 * (lane & 7)) =
+				*reinterpret_cast<const uint4 *>(sm + KQ_MXM_ECL + lane * 16);
+		} else if (warp == 3 && (ops & KQ_MX_COL) && swz_col != 0) {
+			*reinterpret_cast<uint4 *>(swz_col + ((long long)C * (srows_col / 4) + R) * 512 + lane * 16) =
+				*reinterpret_cast<const uint4 *>(sm + KQ_MXM_ECS + lane * 16);
+		}
+	}
+	kq_mxfp8_finish(tm, st);
+}
+
+// kq_mxfp8_tiles picks the instantiation of kq_mxm_impl for the format and
+// the rounding. The shared exponent buffers are the kernel's (one array
+// for every instantiation).
+template <typename T, int ops>
+KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col,
+		u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st, u8 *esm) {
+#define KQ_MXM_ARGS x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, esm
+	if (fmt == KQ_E4M3 && !ocp) kq_mxm_impl<T, KQ_E4M3, 0, ops>(KQ_MXM_ARGS);
+	else if (fmt == KQ_E4M3) kq_mxm_impl<T, KQ_E4M3, 1, ops>(KQ_MXM_ARGS);
+	else if (!ocp) kq_mxm_impl<T, KQ_E5M2, 0, ops>(KQ_MXM_ARGS);
+	else kq_mxm_impl<T, KQ_E5M2, 1, ops>(KQ_MXM_ARGS);
+#undef KQ_MXM_ARGS
+}
+
+// ---- MXFP8 rowwise, streaming ------------------------------------------------
+//
+// kq_mxfp8_roww: the rowwise-only MXFP8 of 16-bit inputs. (The rowwise
+// usage used to launch kq_mxfp8_both's rowwise instantiation: the kernel's
+// 128 registers, 2 blocks per SM, a barrier per macro tile; 85-91% of copy
+// bandwidth on an H100.) Each warp strides on its own over units of
+// KQ_MXR_ROWS rows x 128 columns of the padded element space
+// roundup(rows,128) x roundup(cols,128), which the padded rowwise scale
+// matrix spans (a unit is KQ_MXR_ROWS rows x 4 blocks of it, so every scale
+// byte, padding included, is written by one lane; units past the tensor
+// load zeros, whose amax 0 gives exponent 0 under both roundings). Lane
+// (rq, cg) = (lane / 16, lane % 16) holds the unit's rows rq + 2i, columns
+// 8cg..8cg+7 as pairs: each of its KQ_MXR_ROWS / 2 16-byte loads, all
+// issued before the first use, is part of a warp load of two whole
+// 256-byte row segments, and each row's 8 codes leave in one 8-byte store
+// (the warp writes two whole 128-byte rows). The 4 lanes of one cg / 4
+// share a block: per row, the paired |x| max, two shuffles, the exponent
+// and factor, the codes; lanes cg % 4 == 0 store the scale byte in both
+// layouts (a row's 4 blocks of the unit are 4 consecutive bytes in each:
+// the plain matrix's (r, 4C..4C+3) and the swizzled block's word (r % 32)
+// * 4 + (r % 128) / 32, so the lanes' byte stores of one row meet in one
+// sector). No shared memory and no barrier but the tensor amax's at the
+// end; at most 64 registers, 4 blocks (32 warps) a SM, each warp with
+// KQ_MXR_ROWS * 256 bytes of loads in flight. The arithmetic per block is
+// kq_mxm_tile's rowwise pass, the same operations in the same order
+// through the same helpers: the same bytes.
+#define KQ_MXR_ROWS 16
+
+// One unit. p: the lane's first row (16-byte units), lstride the lane's
+// row step (2 rows) in 16-byte units; cin: the lane's columns exist; rleft:
+// the rows from the lane's first to the tensor's end; o: the lane's first
+// codes, ostride their row step; ps, pz: the lane's first scale byte in
+// the plain (row step sstride) and swizzled (row step 32 bytes; NULL
+// skips it) layouts, stored when put.
+template <typename T, int fmt, int ocp, bool FULL>
+KQ_DEV void kq_mxr_unit(const uint4 *p, long long lstride, bool cin, int rleft, u8 *o, long long ostride, u8 *ps,
+		long long sstride, u8 *pz, bool put, float &tm) {
+	const T tag = {0};
+	const u32 full = 0xFFFFFFFFu;
+	uint4 q[KQ_MXR_ROWS / 2];
+#pragma unroll
+	for (int i = 0; i < KQ_MXR_ROWS / 2; i++) {
+		if (FULL) {
+			q[i] = __ldg(p + i * lstride);
+		} else {
+			q[i] = make_uint4(0u, 0u, 0u, 0u);
+			if (cin && 2 * i < rleft) q[i] = __ldg(p + i * lstride);
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < KQ_MXR_ROWS / 2; i++) {
+		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+		u32 a[4];
+#pragma unroll
+		for (int k = 0; k < 4; k++) a[k] = v[k] & KQ_MX2_ABS;
+		// As kq_mxm_tile: the paired max over the lane's 8 values and its
+		// 3 partners, the max with 0 (an all-NaN block has amax 0), then
+		// the two halves.
+		u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
+		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
+		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+		m = kq_pmax(tag, m, 0u);
+		const float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+		tm = fmaxf(tm, am);
+		const u32 e = kq_e8m0<fmt, ocp>(am);
+		if (put) {
+			ps[i * sstride] = (u8)e;
+			if (pz != 0) pz[32 * i] = (u8)e;
+		}
+		if (FULL || (cin && 2 * i < rleft)) {
+			const float f = kq_e8m0_encode_factor(e);
+			u32 w[2];
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
+				w[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f),
+					__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f));
+			}
+			*reinterpret_cast<uint2 *>(o + i * ostride) = make_uint2(w[0], w[1]);
+		}
+	}
+}
+
+// Scales: sc the padded [srows, scols] matrix, swz (NULL skips it) the
+// same in the GEMM swizzled layout.
+template <typename T, int fmt, int ocp>
+KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int srows, int scols, u32 *st, u8 *swz) {
+	const int lane = (int)(threadIdx.x & 31u);
+	const int rq = lane >> 4, cg = lane & 15;
+	const int nuc = scols / 4; // units per band of KQ_MXR_ROWS rows
+	// 32-bit unit counters: a unit is 2048 elements, so even 2^31 units
+	// would be far beyond any device's memory.
+	const int nunits = (srows / KQ_MXR_ROWS) * nuc;
+	const int gw = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+	const int nw = (int)((gridDim.x * blockDim.x) >> 5);
+	const long long lstride = cols / 4; // 2 rows of 2-byte elements in 16-byte units
+	const bool put = (cg & 3) == 0;
+	float tm = 0.0f;
+	// The warp's unit (R, C), advanced by the warp stride.
+	int R = gw / nuc, C = gw % nuc;
+	const int dR = nw / nuc, dC = nw % nuc;
+	for (int u = gw; u < nunits; u += nw) {
+		const long long r0 = (long long)R * KQ_MXR_ROWS + rq;
+		const int c = 128 * C + 8 * cg;
+		const uint4 *p = reinterpret_cast<const uint4 *>(x + r0 * cols + c);
+		u8 *o = out + r0 * cols + c;
+		u8 *ps = sc + r0 * scols + 4 * C + (cg >> 2);
+		// The swizzled entry (r0, 4C + cg / 4): a unit's rows stay in one
+		// group of 32 (KQ_MXR_ROWS divides 32).
+		u8 *pz = swz == 0 ? (u8 *)0 : swz + ((r0 >> 7) * nuc + C) * 512 + (r0 & 31) * 16 + ((r0 & 127) >> 5) * 4 + (cg >> 2);
+		if (r0 - rq + KQ_MXR_ROWS <= rows && 128 * C + 128 <= cols)
+			kq_mxr_unit<T, fmt, ocp, true>(p, lstride, true, 0, o, 2LL * cols, ps, 2LL * scols, pz, put, tm);
+		else
+			kq_mxr_unit<T, fmt, ocp, false>(p, lstride, c < cols, (int)(rows - r0), o, 2LL * cols, ps, 2LL * scols, pz,
+				put, tm);
+		R += dR;
+		C += dC;
+		if (C >= nuc) {
+			C -= nuc;
+			R++;
+		}
+	}
+	kq_mxfp8_finish(tm, st);
+}
+
+// kq_mxfp8_rows picks the instantiation of kq_mxr_impl for the format and
+// the rounding.
+template <typename T>
+KQ_DEV void kq_mxfp8_rows(const T *x, int rows, int cols, u8 *out, u8 *sc, int srows, int scols, int fmt, int ocp, u32 *st,
+		u8 *swz) {
+	if (fmt == KQ_E4M3 && !ocp) kq_mxr_impl<T, KQ_E4M3, 0>(x, rows, cols, out, sc, srows, scols, st, swz);
+	else if (fmt == KQ_E4M3) kq_mxr_impl<T, KQ_E4M3, 1>(x, rows, cols, out, sc, srows, scols, st, swz);
+	else if (!ocp) kq_mxr_impl<T, KQ_E5M2, 0>(x, rows, cols, out, sc, srows, scols, st, swz);
+	else kq_mxr_impl<T, KQ_E5M2, 1>(x, rows, cols, out, sc, srows, scols, st, swz);
+}
