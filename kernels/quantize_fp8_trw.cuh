@@ -146,17 +146,122 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 // the delayed-scaling grid to it).
 #define KQ_TRW_BLOCKS 4
 
+// The 16-bit tile of kq_cast_trw in three phases, for a software pipeline:
+// kq_trw_load16 issues the patch's eight 16-byte loads (raw bits),
+// kq_trw_conv16 casts them, stores the rowwise codes and writes the shared
+// tile, kq_trw_store16 writes the 16-row column runs from it; together the
+// same bytes as kq_trw_tile (offsets NULL). kq_cast_trw_impl issues the
+// next tile's loads right after kq_trw_conv16, so that they are in flight
+// through the barrier and the transposed stores (kq_trw_tile has no load in
+// flight there), and alternates two shared tiles, so that one barrier per
+// tile suffices: a thread writes tile b again only after the next tile's
+// barrier, which every thread reaches after its stores from tile b.
 template <typename T>
-KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
-		float *scale_inv, float *history, int fmt, kq_upd u) {
-	__shared__ u32 tile[(KQ_TRW / 4) * KQ_TRW_PITCH];
+KQ_DEV void kq_trw_load16(const T *x, int rows, int cols, int r0, int c0, uint4 (&raw)[8]) {
+	const u32 tid = threadIdx.x;
+	const int c = c0 + 8 * (int)(tid & 15u), r = r0 + 8 * (int)(tid >> 4);
+	const bool in = r < rows && c < cols;
+	const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		raw[j] = make_uint4(0u, 0u, 0u, 0u);
+		if (in) raw[j] = xv[((long long)(r + j) * cols + c) / 8];
+	}
+}
+template <typename T, bool AMAX>
+KQ_DEV void kq_trw_conv16(const uint4 (&raw)[8], int rows, int cols, int r0, int c0, float s, u8 *out_row, int fmt,
+		u32 *tile, float &m) {
+	const u32 tid = threadIdx.x;
+	const int cg = (int)(tid & 15u), rg = (int)(tid >> 4);
+	const int c = c0 + 8 * cg, r = r0 + 8 * rg;
+	const bool in = r < rows && c < cols;
+	const float fs[8] = {s, s, s, s, s, s, s, s};
+#pragma unroll
+	for (int hr = 0; hr < 2; hr++) {
+		u32 w[4][2];
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float vj[8];
+			kq_widen8<T>(raw[4 * hr + j], vj);
+			if (AMAX) {
+#pragma unroll
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
+			}
+			uint2 qq = kq_cvt8(vj, fs, fmt);
+			w[j][0] = qq.x;
+			w[j][1] = qq.y;
+			if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
+		}
+		u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
+			u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
+			t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
+			t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
+			t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
+			t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
+		}
+	}
+}
+KQ_DEV void kq_trw_store16(int rows, int cols, int r0, int c0, u8 *out_col, const u32 *tile) {
+	const u32 tid = threadIdx.x;
+	const int q = (int)(tid & 7u);
+	const int rr = r0 + 16 * q;
+	u8 *ob = out_col + rr;
+#pragma unroll
+	for (int h = 0; h < 4; h++) {
+		const int tc = ((int)tid + 256 * h) >> 3;
+		const int cc = c0 + tc;
+		if (cc < cols && rr < rows) {
+			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
+			*reinterpret_cast<uint4 *>(ob + (long long)cc * rows) =
+				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
+		}
+	}
+}
+
+template <typename T, bool AMAX>
+KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
+		float *scale_inv, float *history, int fmt, kq_upd u, u32 (*tile)[(KQ_TRW / 4) * KQ_TRW_PITCH]) {
 	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
 	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	float m = 0.0f;
-	for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
-		const long long tl = ntiles - 1 - k;
-		kq_trw_tile<T, true>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile, m);
+	if constexpr (sizeof(T) == 2) {
+		long long k = blockIdx.x;
+		uint4 raw[8];
+		if (k < ntiles) {
+			const long long tl = ntiles - 1 - k;
+			kq_trw_load16(x, rows, cols, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, raw);
+		}
+		for (int b = 0; k < ntiles; k += gridDim.x, b ^= 1) {
+			const long long tl = ntiles - 1 - k;
+			const int r0 = (int)(tl / ntx) * KQ_TRW, c0 = (int)(tl % ntx) * KQ_TRW;
+			kq_trw_conv16<T, AMAX>(raw, rows, cols, r0, c0, scale, out_row, fmt, tile[b], m);
+			const long long kn = k + gridDim.x;
+			if (kn < ntiles) {
+				const long long tn = ntiles - 1 - kn;
+				kq_trw_load16(x, rows, cols, (int)(tn / ntx) * KQ_TRW, (int)(tn % ntx) * KQ_TRW, raw);
+			}
+			__syncthreads();
+			kq_trw_store16(rows, cols, r0, c0, out_col, tile[b]);
+		}
+	} else {
+		for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
+			const long long tl = ntiles - 1 - k;
+			kq_trw_tile<T, AMAX>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile[0], m);
+		}
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history, u);
+}
+
+// kq_cast_trw_impl: the amax is reduced only with a history (delayed
+// scaling), as in kq_cast_impl.
+template <typename T>
+KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
+		float *scale_inv, float *history, int fmt, kq_upd u) {
+	__shared__ u32 tile[2][(KQ_TRW / 4) * KQ_TRW_PITCH];
+	if (history != 0) kq_cast_trw_body<T, true>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
+	else kq_cast_trw_body<T, false>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
 }
