@@ -4,6 +4,25 @@
 // commit. Not a header of its own: it uses what quantize.cu defines before
 // it (kq_common.cuh, kq_mx.cuh and the load/convert helpers).
 
+// kq_fp8_commit is kq_amax_commit (kq_mx.cuh) with a release-acquire
+// ticket instead of two sequentially consistent fences around it: the
+// block's max goes to the accumulator (a reduction, not waited for), and
+// the ticket's atom.acq_rel orders it before the ticket (release: every
+// block's max is in the accumulator before its ticket counts) and the last
+// block's exchange after it (acquire). One fence.acq_rel (MEMBAR.ALL) on
+// the last block's path where there were two fence.sc (MEMBAR.SC), the
+// latency chain that every fused-amax cast ends with. The same values.
+KQ_DEV float kq_fp8_commit(float block_amax, u32 *st) {
+	const u32 nblocks = gridDim.x * gridDim.y * gridDim.z;
+	atomicMax(&st[KQ_ST_ACC], __float_as_uint(block_amax));
+	u32 ticket;
+	asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(ticket) : "l"(st + KQ_ST_TICKET) : "memory");
+	if (ticket != nblocks - 1u) return -1.0f;
+	const float amax = __uint_as_float(atomicExch(&st[KQ_ST_ACC], 0u));
+	atomicExch(&st[KQ_ST_TICKET], 0u);
+	return amax;
+}
+
 // ---- current scaling: amax, then the scale, in one launch -------------------
 
 // kq_scale_from_amax is the contract's "Per-tensor scale from an amax":
@@ -73,7 +92,7 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
 	m = kq_block_max(m);
 	if (threadIdx.x != 0) return;
-	float amax = kq_amax_commit(m, st);
+	float amax = kq_fp8_commit(m, st);
 	if (amax < 0.0f) return;
 	// The state keeps the raw amax (as TE's amax tensor does); the
 	// epsilon only enters the scale.
@@ -192,6 +211,27 @@ struct kq_upd {
 	int margin, most_recent;
 };
 
+// kq_block_max2 is kq_block_max of two values with one barrier: both
+// maxima in thread 0.
+KQ_DEV void kq_block_max2(float &a, float &b) {
+	__shared__ float wmax[2][32];
+	const u32 tid = threadIdx.y * blockDim.x + threadIdx.x;
+	const u32 nwarps = (blockDim.x * blockDim.y + 31u) >> 5;
+	a = kq_warp_max(a);
+	b = kq_warp_max(b);
+	if ((tid & 31u) == 0u) {
+		wmax[0][tid >> 5] = a;
+		wmax[1][tid >> 5] = b;
+	}
+	__syncthreads();
+	if (tid < 32u) {
+		a = tid < nwarps ? wmax[0][tid] : 0.0f;
+		b = tid < nwarps ? wmax[1][tid] : 0.0f;
+		a = kq_warp_max(a);
+		b = kq_warp_max(b);
+	}
+}
+
 // kq_cast_finish writes the decode factor of this cast and, when the amax
 // is fused (delayed scaling: history != 0), the tensor's amax into history
 // entry 0 and the state; with u.len > 0 the last block to arrive then runs
@@ -200,27 +240,41 @@ struct kq_upd {
 // about as much as 5% of an 8192^2 cast). Every other block has read the
 // scale before it committed its amax, so the new scale reaches only the
 // next launch.
+//
+// For histories of up to KQ_UPD_PER entries per thread, every block reads
+// the history (entries 1.., which no block of this launch writes, and
+// entry 0 by thread 0) and reduces the maximum of entries 1.. with its
+// amax (one barrier for both) before thread 0 commits, so that after the
+// ticket the last block's thread 0 computes the update's amax (the larger
+// of that maximum and the new entry 0, or entry 0 alone with most_recent)
+// and the scale at once, and after one barrier its threads write the roll
+// from registers: the bytes of kq_upd_finish (fmaxf is order-free here:
+// the maximum starts at +0 and ignores NaN; a zero amax, of either sign,
+// skips the update).
 KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, float *history, kq_upd u) {
 	if (history == 0) {
 		if (threadIdx.x == 0 && threadIdx.y == 0 && blockIdx.x == 0 && blockIdx.y == 0 && scale_inv != 0)
 			*scale_inv = __fdiv_rn(1.0f, scale);
 		return;
 	}
-	__shared__ int s_last;
+	__shared__ int s_last, s_roll;
 	__shared__ float s_h0;
 	const int nt = (int)(blockDim.x * blockDim.y), tid = (int)(threadIdx.y * blockDim.x + threadIdx.x);
-	// Every block reads the history (entries 1.., which no block of this
-	// launch writes, and entry 0 by thread 0) while thread 0 commits the
-	// amax, so that the last block's update starts with its values in
-	// registers instead of a round trip to memory after the ticket.
 	const bool pre = u.len > 0 && u.len <= KQ_UPD_PER * nt;
 	float v[KQ_UPD_PER];
-	if (pre) kq_upd_load(history, u.len, tid, nt, v);
+	float mh = 0.0f;
+	if (pre) {
+		kq_upd_load(history, u.len, tid, nt, v);
+#pragma unroll
+		for (int k = 0; k < KQ_UPD_PER; k++)
+			if (tid + k * nt + 1 < u.len) mh = fmaxf(mh, v[k]);
+	}
 	const float h0 = tid == 0 ? history[0] : 0.0f;
-	m = kq_block_max(m);
+	kq_block_max2(m, mh);
+	float *stf = reinterpret_cast<float *>(st);
 	if (tid == 0) {
 		if (blockIdx.x == 0 && blockIdx.y == 0 && scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, scale);
-		float amax = kq_amax_commit(m, st);
+		float amax = kq_fp8_commit(m, st);
 		s_last = amax >= 0.0f;
 		if (amax >= 0.0f) {
 			// Several quantizes of one tensor in a step (before the
@@ -229,15 +283,34 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 			const float nh0 = fmaxf(h0, amax);
 			history[0] = nh0;
 			s_h0 = nh0;
-			reinterpret_cast<float *>(st)[KQ_ST_AMAX] = amax;
+			stf[KQ_ST_AMAX] = amax;
+			if (pre) {
+				// kq_upd_finish's amax and scale.
+				const float au = u.most_recent ? nh0 : fmaxf(mh, nh0);
+				s_roll = au != 0.0f;
+				if (au != 0.0f && kq_finite(au) && au > 0.0f) {
+					float num = __fmul_rn(u.fp8max, __uint_as_float((u32)(127 - u.margin) << 23));
+					float sc = __fdiv_rn(num, au);
+					if (!kq_finite(sc)) sc = __uint_as_float(KQ_FLT_MAX_BITS);
+					stf[KQ_ST_SCALE] = sc;
+					stf[KQ_ST_SCALE_INV] = __fdiv_rn(1.0f, sc);
+				}
+			}
 		}
 	}
 	if (u.len <= 0) return;
 	__syncthreads();
 	if (!s_last) return;
-	float *stf = reinterpret_cast<float *>(st);
 	if (pre) {
-		kq_upd_finish(history, u.len, v, s_h0, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, u.fp8max, u.margin, u.most_recent, tid, nt);
+		// kq_upd_finish's roll: entry i takes entry i+1, the last the new
+		// entry 0, entry 0 is zeroed; nothing when the amax is 0.
+		if (!s_roll) return;
+		const float nh0 = s_h0;
+#pragma unroll
+		for (int k = 0; k < KQ_UPD_PER; k++) {
+			const int i = tid + k * nt;
+			if (i < u.len) history[i] = i == 0 ? 0.0f : (i + 1 < u.len ? v[k] : nh0);
+		}
 	} else {
 		kq_delayed_update_block(history, u.len, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, u.fp8max, u.margin, u.most_recent);
 	}
