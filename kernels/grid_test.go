@@ -2,27 +2,33 @@ package kernels
 
 import "testing"
 
-// TestBalancedBlocks: the grids of the MXFP8 grid-stride kernels give every
-// block the same number of rounds or one less, never more blocks than fit,
-// and the same number of rounds as the largest grid.
-func TestBalancedBlocks(t *testing.T) {
-	for _, c := range []struct{ items, per, most, want int64 }{
-		{4096, 1, 264, 256},   // 8192^2 macro tiles on 132 SMs x 2
-		{16384, 1, 264, 261},  // 16384^2
-		{32768, 8, 528, 512},  // 8192^2 rowwise units, 8 warps a block
-		{131072, 8, 528, 512}, // 16384^2
-		{1, 8, 528, 1},
-		{0, 1, 264, 1},
-		{100, 1, 264, 100},
-		{265, 1, 264, 133},
-	} {
-		got := balancedBlocks(c.items, c.per, c.most)
-		if got != c.want {
-			t.Errorf("balancedBlocks(%d, %d, %d) = %d, want %d", c.items, c.per, c.most, got, c.want)
+// TestBalancedGrid: at most slots blocks, every item covered, and the
+// blocks' item counts differ by at most one.
+func TestBalancedGrid(t *testing.T) {
+	for _, slots := range []int64{1, 7, 528, 264} {
+		for _, items := range []int64{0, 1, 2, 6, 7, 8, 527, 528, 529, 1024, 1089, 4096, 16384, 16385, 1 << 20} {
+			g := balancedGrid(items, slots)
+			if g < 1 || g > max(slots, 1) || (items > 0 && g > items) {
+				t.Fatalf("balancedGrid(%d, %d) = %d", items, slots, g)
+			}
+			lo, hi := items/g, (items+g-1)/g
+			if hi-lo > 1 {
+				t.Fatalf("balancedGrid(%d, %d) = %d: %d..%d items per block", items, slots, g, lo, hi)
+			}
+			if rounds := (items + slots - 1) / slots; items > 0 && hi != rounds {
+				t.Fatalf("balancedGrid(%d, %d) = %d: %d rounds, want %d", items, slots, g, hi, rounds)
+			}
 		}
-		blocks := max((c.items+c.per-1)/c.per, 1)
-		if got > c.most || (blocks+got-1)/got != (blocks+c.most-1)/c.most {
-			t.Errorf("balancedBlocks(%d, %d, %d) = %d: more blocks than fit or more rounds", c.items, c.per, c.most, got)
-		}
+	}
+	if g := balancedGrid(16384, 528); g != 512 {
+		t.Errorf("balancedGrid(16384, 528) = %d, want 512", g)
+	}
+	if g := balancedGrid(4096, 528); g != 512 {
+		t.Errorf("balancedGrid(4096, 528) = %d, want 512", g)
+	}
+	// The MXFP8 macro tiles at 8192^2 on 132 SMs x 2 blocks: 16 rounds on
+	// 256 blocks, not a half-empty 16th round on 264.
+	if g := balancedGrid(4096, 264); g != 256 {
+		t.Errorf("balancedGrid(4096, 264) = %d, want 256", g)
 	}
 }

@@ -299,20 +299,31 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
 	u.args(&s.args, f)
 	if wideTranspose(rows, cols, x, outRow, outCol) {
-		// One block per tile; with the fused amax (delayed scaling), the
-		// resident blocks striding over the tiles, so that the amax
-		// commits once per block: one same-address atomic per tile cost
-		// more than the cast at 16384^2 (H200, 64x64 tiles: 60% of copy
-		// bandwidth, 80% striding).
+		// The resident blocks striding over the tiles: with the fused
+		// amax (delayed scaling) the amax commits once per block (one
+		// same-address atomic per tile cost more than the cast at
+		// 16384^2; H200, 64x64 tiles: 60% of copy bandwidth, 80%
+		// striding), and a block issues its next tile's loads before
+		// it stores the current one's transpose (16-bit inputs), which
+		// one block per tile cannot.
 		name, tile, perSM := "kq_cast_trw_", 128, 4 // __launch_bounds__(256, KQ_TRW_BLOCKS)
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
-		grid := cuda.Dim(int(tiles))
-		if history.Ptr() != 0 {
-			grid = cuda.Dim(int(min(tiles, int64(s.sms*perSM))))
-		}
-		return s.launch(c, name+dt.suffix(), grid, cuda.Dim(threads), st)
+		return s.launch(c, name+dt.suffix(), cuda.Dim(int(balancedGrid(tiles, int64(s.sms*perSM)))), cuda.Dim(threads), st)
 	}
 	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
+}
+
+// balancedGrid is the grid for items that blocks stride over, at most
+// slots blocks: the fewest blocks with the least rounds, so that every
+// block takes the same number of items (or one fewer). min(items, slots)
+// leaves a last round of items%slots blocks: at 16384^2 (16384 tiles, 528
+// slots) 16 blocks would run a 32nd tile while the other 512 sat idle.
+func balancedGrid(items, slots int64) int64 {
+	if items <= slots {
+		return max(items, 1)
+	}
+	rounds := (items + slots - 1) / slots
+	return (items + rounds - 1) / rounds
 }
 
 // wideTranspose reports whether the 128x128-tile cast+transpose applies: its

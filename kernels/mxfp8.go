@@ -110,34 +110,23 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
 // most the blocks that fit at once (their __launch_bounds__), striding
 // over the tiles, so that the fused amax commits once per resident block.
-// The blocks are balanced (balancedBlocks): a last round of tiles for
+// The blocks are balanced (balancedGrid): a last round of tiles for
 // only part of the blocks (8192^2: 4096 tiles on 264 blocks, the last
 // round for 136 of them) would leave half the SMs' loads idle at the end.
 func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
 	_, perSM := mxfp8TileKernel("both")
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(balancedBlocks(macros, 1, int64(s.sms*perSM))))
+	return cuda.Dim(int(balancedGrid(macros, int64(s.sms*perSM))))
 }
 
 // mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
 // [srows, scols]: units of mxfp8RowUnit rows x 4 blocks, one warp each at
 // a time (8 a block), at most the blocks that fit at once
-// (__launch_bounds__(256, 4)), balanced.
+// (__launch_bounds__(256, 4)), balanced over the blocks' rounds of 8 units.
 func (s *Set) mxfp8RowGrid(srows, scols int) cuda.Dim3 {
+	const warps = threads / 32
 	units := int64(srows/mxfp8RowUnit) * int64(scols/4)
-	return cuda.Dim(int(balancedBlocks(units, threads/32, int64(s.sms*residentPerSM))))
-}
-
-// balancedBlocks is the grid of a grid-stride kernel whose blocks take per
-// items each round (blocks or warps striding over items): at most most
-// blocks, and no more than the rounds that most of them need take, so that
-// every block has the same number of rounds or one less and the last round
-// is not left to a few of them. At least 1.
-func balancedBlocks(items, per, most int64) int64 {
-	most = max(most, 1)
-	blocks := max((items+per-1)/per, 1)
-	rounds := (blocks + most - 1) / most
-	return (blocks + rounds - 1) / rounds
+	return cuda.Dim(int(balancedGrid((units+warps-1)/warps, int64(s.sms*residentPerSM))))
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
