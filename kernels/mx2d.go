@@ -18,6 +18,21 @@ func mx2dBlocksPerSM(dt DType) int {
 	return 4
 }
 
+// mx2dGridCap, when positive, caps the grid of MXFP82D and GroupedMXFP82D
+// (0 in production; tests set it through SetMX2DGridCap so that every
+// block strides over several macro tiles, ragged ones included).
+var mx2dGridCap int
+
+// mx2dGrid is the grid for macros macro tiles: the blocks that fit at
+// once, at most one per macro tile (and at most mx2dGridCap).
+func (s *Set) mx2dGrid(dt DType, macros int64) cuda.Dim3 {
+	b := min(macros, int64(s.sms*mx2dBlocksPerSM(dt)))
+	if mx2dGridCap > 0 {
+		b = min(b, int64(mx2dGridCap))
+	}
+	return cuda.Dim(int(max(b, 1)))
+}
+
 // mx2dMaxMacros bounds the 128x128 macro tiles of one launch: the kernel
 // counts them (and strides over them) in 32-bit integers.
 const mx2dMaxMacros = 1 << 30
@@ -111,7 +126,7 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	if macros > mx2dMaxMacros {
 		return fmt.Errorf("kernels: MXFP82D of a [%d, %d] tensor: %d macro tiles, more than %d", rows, cols, macros, mx2dMaxMacros)
 	}
-	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM(dt))), 1))), cuda.Dim(threads), st)
+	return s.launch(c, "kq_mx2d_"+dt.suffix(), s.mx2dGrid(dt, macros), cuda.Dim(threads), st)
 }
 
 // GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
@@ -180,5 +195,5 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 	if macros > mx2dMaxMacros {
 		return fmt.Errorf("kernels: GroupedMXFP82D of a [%d, %d] tensor: %d macro tiles, more than %d", rows, cols, macros, mx2dMaxMacros)
 	}
-	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM(dt))), 1))), cuda.Dim(threads), st)
+	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), s.mx2dGrid(dt, macros), cuda.Dim(threads), st)
 }
