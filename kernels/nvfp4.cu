@@ -23,8 +23,9 @@
 // and the kernel runs on that tensor as on a tensor of its own.
 //
 // The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
-// general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh)
-// are parts of this file in headers of their own. The stamp on nvfp4.ptx
+// general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh,
+// the tiled ones in nvfp4_tile.cuh) are parts of this file in headers of
+// their own. The stamp on nvfp4.ptx
 // covers every kernels/*.cuh.
 
 #include "kq_common.cuh"
@@ -338,6 +339,8 @@ KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(a
 #include "nvfp4_general.cuh"
 
 #include "nvfp4_fast.cuh"
+
+#include "nvfp4_tile.cuh"
 
 // Kernels by input type. vec of the row kernel: 0 element loads, 1 vector
 // loads, 2 the fast path; fast of the columnwise, RHT-amax and 2D kernels
