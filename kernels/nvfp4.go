@@ -92,6 +92,30 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
 }
 
+// The tiled fast paths' blocks per SM (the __launch_bounds__ of
+// kq_nvf4_col_ and kq_nvf4_2d_): ungrouped, their grids are the blocks
+// that fit at once, each block taking every grid-th tile, so that the
+// next tile's loads overlap the current one's work (nvfp4_tile.cuh).
+const (
+	nvfp4ColPerSM  = 3
+	nvfp4TwoDPerSM = 4
+)
+
+// tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
+// with perSM resident blocks per SM: one block per tile when the tiles
+// are fewer than the blocks that fit.
+func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
+	b := min(int64(tx)*int64(ty), int64(s.sms*perSM))
+	if tileGridCap > 0 {
+		b = min(b, int64(tileGridCap))
+	}
+	return cuda.Dim(int(max(1, b)))
+}
+
+// tileGridCap, when positive, caps tileGrid's blocks (tests: several tiles
+// per block on small tensors; SetTileGridCap).
+var tileGridCap int
+
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
 // tiles, 16-byte vectors) cover a [rows, cols] input: whole 64-row tiles
 // and 64-column multiples, at most 65535 tiles down.
@@ -175,6 +199,8 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out) && aligned(4, scales, swz)
 	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
 	switch {
+	case fast && offsets.Ptr() == 0:
+		grid = s.tileGrid(sr/128, rows/64, nvfp4ColPerSM)
 	case fast:
 		grid = cuda.Dim2(sr/128, rows/64)
 	case offsets.Ptr() != 0:
@@ -245,13 +271,17 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol cuda.Buffer, scr, scc int, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol, swzCol)
 	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
-	if fast {
-		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
+	kernel := "kq_nvf4_2dg_"
+	switch {
+	case fast && offsets.Ptr() == 0:
+		grid, kernel = s.tileGrid(ceilDiv(cols, 128), rows/64, nvfp4TwoDPerSM), "kq_nvf4_2d_"
+	case fast:
+		grid, kernel = cuda.Dim2(ceilDiv(cols, 128), rows/64), "kq_nvf4_2d_"
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Ptr(optional(scalesRow)).I32(int32(scr)).
 		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
 		Ptr(optional(swzRow)).Ptr(optional(swzCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), grid, cuda.Dim(threads), st)
+	return s.launch(c, kernel+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // Swizzle writes the GEMM layout of the row-major [rows, cols] byte scale

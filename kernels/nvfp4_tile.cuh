@@ -29,6 +29,31 @@ KQ_DEV void kq_load_tile(const T *x, int cols, int m0, int k0, u32 *tile) {
 	}
 }
 
+// cp.async of 16 bytes from g to shared memory at s, or 16 zero bytes
+// when !in (g is then not read: src-size 0).
+KQ_DEV void kq_cp16(void *s, const void *g, bool in) {
+	const u32 sa = (u32)__cvta_generic_to_shared(s);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sa), "l"(g), "r"(in ? 16 : 0) : "memory");
+}
+KQ_DEV void kq_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+KQ_DEV void kq_cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// kq_tile_async is kq_load_tile with cp.async (the same bytes in the same
+// places, zeros beyond cols): the caller commits, waits and synchronises.
+template <typename T>
+KQ_DEV void kq_tile_async(const T *x, int cols, int m0, int k0, u32 *tile) {
+	constexpr int VPR = 8 * (int)sizeof(T);
+	constexpr int EV = 16 / (int)sizeof(T);
+	constexpr int NV = 64 * VPR / 256;
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i, row = idx / VPR, k = k0 + (idx % VPR) * EV;
+		const bool in = k < cols;
+		kq_cp16(reinterpret_cast<uint4 *>(tile) + row * (VPR + 1) + idx % VPR, in ? x + (long long)(m0 + row) * cols + k : x, in);
+	}
+}
+
 // Element (row, c) of a tile.
 KQ_DEV float kq_tile_at(const kq_bf16 *, const u32 *tile, int row, int c) {
 	const u32 w = tile[row * KQ_TILE_ROW(kq_bf16) + (c >> 1)];
@@ -71,9 +96,10 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 // Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
 // stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
 // runs of two columns, and the packed runs leave through shared memory as
-// 16-byte stores (32 contiguous bytes per transposed row and tile). Grid
-// (srows / 128, rows / 64); columns in [cols, srows) get zero scales. by
-// is blockIdx.y, or the tile's row in its group's tensor (grouped).
+// 16-byte stores (32 contiguous bytes per transposed row and tile). A
+// block takes the tiles of its kq_tiles (ntx = srows / 128 column tiles
+// by rows / 64 row tiles; a grouped block, the one tile of its group's
+// tensor); columns in [cols, srows) get zero scales.
 // For 16-bit inputs a thread's two columns share each tile word, so the
 // RHT takes the sixteen words of its run once (kq_rht16x2), rounds to
 // BF16 two values per instruction and quantizes from the packed words
@@ -129,35 +155,71 @@ KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, co
 	}
 }
 
+// Tiles a block of the persistent tiled paths takes: t0, t0 + step, ...
+// below n; tile t covers columns (t % ntx) * 128 and rows (t / ntx) * 64.
+struct kq_tiles {
+	int t0, step, n, ntx;
+};
+
+// The tile loop of the columnwise fast path (shared memory from
+// kq_nvf4_col_fast): for 16-bit inputs the next tile's cp.async loads
+// are in flight while the block quantizes the current one (two tile
+// buffers); float32 inputs (one buffer, the 48 KiB static limit) load
+// the next tile once the current one is consumed. Each tile's work and
+// stores are those of one block of the one-tile-per-block kernel.
+template <typename T, bool RHT, bool SR, int NB>
+KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, u8 *swz,
+		u32 signs, u64 seed, u32 group, kq_tiles tl, u32 (*tile)[KQ_TILE_WORDS(T)], u64 (*stage)[4], u32 *dstage,
+		const float *tab, const kq_tscale &ts) {
+	if (tl.t0 < tl.n) kq_tile_async(x, cols, (tl.t0 / tl.ntx) * 64, (tl.t0 % tl.ntx) * 128, tile[0]);
+	kq_cp_commit();
+	int buf = 0;
+	for (int t = tl.t0; t < tl.n; t += tl.step) {
+		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64, tn = t + tl.step;
+		if (NB == 2) {
+			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tile[buf ^ 1]);
+			kq_cp_commit();
+			kq_cp_wait<1>();
+		} else {
+			kq_cp_wait<0>();
+		}
+		__syncthreads();
+		kq_nvf4_col_body<T, RHT, SR>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group);
+		__syncthreads();
+		const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+		if (k < cols) {
+			*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
+				*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+		}
+		if (half == 0 && k < srows) {
+			const u32 dw = dstage[cc];
+			*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
+			if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(k, m0 >> 4, scols)) = dw;
+		}
+		if (NB == 1) {
+			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tile[0]);
+			kq_cp_commit();
+		}
+		buf ^= NB - 1;
+	}
+}
+
 template <typename T>
 __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
-		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int by) {
-	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, kq_tiles tl) {
+	constexpr int NB = sizeof(T) == 2 ? 2 : 1;
+	__shared__ __align__(16) u32 tile[NB][KQ_TILE_WORDS(T)];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ u32 dstage[128];
 	__shared__ float tab[128];
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
-	const int k0 = blockIdx.x * 128, m0 = by * 64;
-	kq_load_tile(x, cols, m0, k0, tile);
-	__syncthreads();
 	if (rht) {
-		if (sr) kq_nvf4_col_body<T, true, true>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
-		else kq_nvf4_col_body<T, true, false>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
+		if (sr) kq_nvf4_col_loop<T, true, true, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+		else kq_nvf4_col_loop<T, true, false, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
 	} else {
-		if (sr) kq_nvf4_col_body<T, false, true>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
-		else kq_nvf4_col_body<T, false, false>(x, rows, cols, tile, tab, ts, stage, dstage, k0, m0, signs, seed, group);
-	}
-	__syncthreads();
-	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
-	if (k < cols) {
-		*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
-			*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
-	}
-	if (half == 0 && k < srows) {
-		const u32 dw = dstage[cc];
-		*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
-		if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(k, m0 >> 4, scols)) = dw;
+		if (sr) kq_nvf4_col_loop<T, false, true, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+		else kq_nvf4_col_loop<T, false, false, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
 	}
 }
 
@@ -216,30 +278,12 @@ KQ_DEV void kq_tr8(u32 a[8]) {
 	}
 }
 
-// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block stages
-// a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
-// quantizes two 16-element row segments, the tile amaxes meet in shared
-// memory, the rowwise codes go out as 16-byte stores and, for the
-// columnwise operand, are transposed nibble-wise in registers and leave
-// through shared memory as 16-byte stores. The caller zeroes both scale
-// matrices (their padding) first; swz_row and swz_col, when not NULL,
-// also receive the scales in the GEMM layout (four columnwise entries
-// adjacent there). Grid (ceil(cols / 128), rows / 64); by is blockIdx.y,
-// or the tile's row in its group's tensor (grouped).
+// One tile of the 2D fast path (kq_nvf4_2d_fast): the tile staged and
+// the amaxes zeroed, behind a barrier.
 template <typename T>
-__device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
-		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int by) {
-	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
-	__shared__ u32 tam[32];
-	__shared__ u32 rc[64][17];
-	__shared__ __align__(16) u64 stage[128][4];
-	__shared__ float tab[128];
-	const kq_tscale ts = kq_tscale_of(amax);
-	kq_fill_tab(tab, ts.sinv);
-	if (threadIdx.x < 32) tam[threadIdx.x] = 0;
-	const int k0 = blockIdx.x * 128, m0 = by * 64;
-	kq_load_tile(x, cols, m0, k0, tile);
-	__syncthreads();
+KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, u8 *out_row, u8 *scales_row, int scols_row, u8 *swz_row,
+		u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, const u32 *tile, u32 *tam, u32 (*rc)[17], u64 (*stage)[4],
+		const float *tab, const kq_tscale &ts, int k0, int m0) {
 	// Thread (m, sp) takes the row segments kb = sp and sp + 4 of tile row
 	// m: four threads read 128 contiguous bytes, and the padded rows put
 	// the next row's reads on the other banks.
@@ -318,7 +362,7 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 		if (scales_row != 0) scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
 		if (swz_row != 0) swz_row[kq_swz(m0 + m, (k0 >> 4) + kb, scols_row)] = (u8)d[h];
 	}
-	if (out_col == 0) return;
+	if (out_col == 0) return; // (uniform)
 	__syncthreads();
 	if (threadIdx.x < 64) {
 		const int wc = threadIdx.x & 15, run = threadIdx.x >> 4;
@@ -335,7 +379,7 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 	}
 	__syncthreads();
 	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
-	if (k >= cols) return;
+	if (k >= cols) return; // no barrier follows
 	*reinterpret_cast<uint4 *>(out_col + (long long)k * stride_c + (m0 >> 1) + half * 16) =
 		*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
 	if (half == 0) {
@@ -345,5 +389,56 @@ __device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax,
 		for (int r = 0; r < 4; r++) dw |= kq_e4m3(__fmul_rn(__uint_as_float(tam[r * 8 + kb]), ts.s6)) << (8 * r);
 		*reinterpret_cast<u32 *>(scales_col + (long long)k * scols_col + (m0 >> 4)) = dw;
 		if (swz_col != 0) *reinterpret_cast<u32 *>(swz_col + kq_swz(k, m0 >> 4, scols_col)) = dw;
+	}
+}
+
+// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block stages
+// a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
+// quantizes two 16-element row segments, the tile amaxes meet in shared
+// memory, the rowwise codes go out as 16-byte stores and, for the
+// columnwise operand, are transposed nibble-wise in registers and leave
+// through shared memory as 16-byte stores. The caller zeroes both scale
+// matrices (their padding) first; swz_row and swz_col, when not NULL,
+// also receive the scales in the GEMM layout (four columnwise entries
+// adjacent there). A block takes the tiles of its kq_tiles (ntx =
+// ceil(cols / 128) column tiles by rows / 64 row tiles; a grouped block,
+// the one tile of its group's tensor); 16-bit inputs load the next tile
+// with cp.async while quantizing the current one (as the columnwise
+// path).
+template <typename T>
+__device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, kq_tiles tl) {
+	constexpr int NB = sizeof(T) == 2 ? 2 : 1;
+	__shared__ __align__(16) u32 tiles[NB][KQ_TILE_WORDS(T)];
+	__shared__ u32 tams[2][32];
+	__shared__ u32 rc[64][17];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	if (NB == 2 && tl.t0 < tl.n) kq_tile_async(x, cols, (tl.t0 / tl.ntx) * 64, (tl.t0 % tl.ntx) * 128, tiles[0]);
+	kq_cp_commit();
+	int buf = 0, par = 0;
+	for (int t = tl.t0; t < tl.n; t += tl.step) {
+		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64, tn = t + tl.step;
+		if (NB == 2) {
+			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tiles[buf ^ 1]);
+			kq_cp_commit();
+			kq_cp_wait<1>();
+		} else {
+			__syncthreads(); // the previous tile's last reads
+			kq_tile_async(x, cols, m0, k0, tiles[0]);
+			kq_cp_commit();
+			kq_cp_wait<0>();
+		}
+		// Two amax arrays by tile parity: the one zeroed here was last
+		// read two tiles ago, with barriers since.
+		u32 *tam = tams[par];
+		if (threadIdx.x < 32) tam[threadIdx.x] = 0;
+		__syncthreads();
+		kq_nvf4_2d_tile(x, rows, cols, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
+			tiles[buf], tam, rc, stage, tab, ts, k0, m0);
+		buf ^= NB - 1;
+		par ^= 1;
 	}
 }
