@@ -31,7 +31,12 @@ func TestNVFP4Fast(t *testing.T) {
 // block takes several tiles (the cp.async prefetch of the next tile, an
 // uneven share, a half tile) on tensors that one block per tile would
 // cover.
+//
+// It also takes the 1D operands' amaxes with kernels.NVFP4Amaxes (one
+// pass for both where the RHT applies) instead of two NVFP4Amax calls.
 func TestNVFP4FastTiles(t *testing.T) {
+	nvfp4Amaxes = true
+	defer func() { nvfp4Amaxes = false }()
 	for _, blocks := range []int{1, 5} {
 		old := kernels.SetTileGridCap(blocks)
 		exact, total := nvfp4FastCheck(t, []shape{{64, 320}, {192, 128}, {1024, 1024}, {512, 4096}}, 8300+100*blocks)
@@ -39,6 +44,10 @@ func TestNVFP4FastTiles(t *testing.T) {
 		t.Logf("NVFP4 fast paths, %d blocks: %d of %d outputs bit-exact with the reference", blocks, exact, total)
 	}
 }
+
+// nvfp4Amaxes makes nvfp4GPU take a 1D RHT plan's amaxes with
+// kernels.NVFP4Amaxes.
+var nvfp4Amaxes bool
 
 // nvfp4FastCheck runs TestNVFP4Fast's checks over shapes (inputs seeded
 // from base), returning the outputs bit-exact and the outputs checked.

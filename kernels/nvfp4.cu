@@ -296,6 +296,26 @@ KQ_DEV void kq_block_atomic_max(u32 a, u32 *dst) {
 	}
 }
 
+// kq_block_atomic_max of two values into two destinations, one barrier.
+KQ_DEV void kq_block_atomic_max2(u32 a, u32 *dst, u32 b, u32 *dst2) {
+	__shared__ u32 red2[2][8];
+	a = kq_warp_max(a);
+	b = kq_warp_max(b);
+	if ((threadIdx.x & 31) == 0) {
+		red2[0][threadIdx.x >> 5] = a;
+		red2[1][threadIdx.x >> 5] = b;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		for (int w = 1; w < 8; w++) {
+			a = max(a, red2[0][w]);
+			b = max(b, red2[1][w]);
+		}
+		if (a != 0) atomicMax(dst, a);
+		if (b != 0) atomicMax(dst2, b);
+	}
+}
+
 // Vector amax helpers: the running maximum of |x| over 16-byte vectors,
 // kept packed (two bf16 or f16 lanes, or one float32) with the hardware's
 // NaN-ignoring max, and turned into float32 bits at the end.
@@ -352,14 +372,14 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x,
 	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag, vec); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
-		int fast, const int *offsets, int ngroups, const int *flag) { \
+		int fast, const int *offsets, int ngroups, const int *flag, u32 *pamax) { \
 	if (offsets != 0) { \
 		int o, n; \
 		const int g = kq_grp_block(offsets, ngroups, flag, blockIdx.y * (fast ? 64 : 128), &o, &n); \
 		if (g < 0) return; \
 		amax += g; \
 	} \
-	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs); \
+	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \

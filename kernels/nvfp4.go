@@ -62,21 +62,49 @@ func (s *Set) NVFP4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		return fmt.Errorf("kernels: NVFP4 amax of %d rows: too many", rows)
 	}
 	if rht {
-		return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amax, signs, cuda.Buffer{}, 0, cuda.Buffer{})
+		return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amax, signs, cuda.Buffer{}, 0, cuda.Buffer{}, cuda.Buffer{})
 	}
 	return s.nvfp4Amax(c, st, dt, x, rows, cols, amax, cuda.Buffer{}, 0, cuda.Buffer{})
 }
 
+// NVFP4Amaxes is NVFP4Amax without the RHT into amax and with it into
+// amaxRHT (each 4 bytes, zeroed first), the same bytes as those two
+// calls: where the tiled fast path covers the input (rows and columns
+// multiples of 64, x 16-byte aligned) one kernel reads the input once for
+// both (two memsets and one launch), else the two calls.
+func (s *Set) NVFP4Amaxes(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, amaxRHT cuda.Buffer, signs uint16) error {
+	if !NVFP4AmaxesOnePass(rows, cols, x) {
+		if err := s.NVFP4Amax(c, st, dt, x, rows, cols, amax, false, 0); err != nil {
+			return err
+		}
+		return s.NVFP4Amax(c, st, dt, x, rows, cols, amaxRHT, true, signs)
+	}
+	for _, b := range []cuda.Buffer{amax, amaxRHT} {
+		if err := c.MemsetAsync(b.Slice(0, 4), 0, st); err != nil {
+			return fmt.Errorf("kernels: zeroing the NVFP4 amax: %w", err)
+		}
+	}
+	return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amaxRHT, signs, cuda.Buffer{}, 0, cuda.Buffer{}, amax)
+}
+
+// NVFP4AmaxesOnePass reports whether NVFP4Amaxes reads the [rows, cols]
+// input x once (one launch) rather than twice (two).
+func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
+	return nvfp4Tiled(rows, cols) && aligned(16, x)
+}
+
 // nvfp4AmaxRHT launches the RHT amax; grouped (offsets set), each row
 // tile reduces into amax[g] of its group g (the caller zeroes them).
-func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+// plain, unless the zero Buffer (ungrouped, fast path only), also
+// receives the input's own amax (NVFP4Amaxes).
+func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag, plain cuda.Buffer) error {
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x)
 	grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
 	if fast {
 		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast)).
-		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).Ptr(optional(plain))
 	return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 

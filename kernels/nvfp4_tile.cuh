@@ -226,19 +226,30 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 // Amax of the RHT of the columnwise operand, fast path (shapes as
 // kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)). For 16-bit
 // inputs kq_rht_amax2 per column pair and one rounding to BF16 per
-// thread; the result is the largest BF16-rounded |y| as before.
+// thread; the result is the largest BF16-rounded |y| as before. With
+// pamax (not NULL) it also reduces the input's own amax into pamax, the
+// value kq_nvf4_amax gives (the largest non-NaN |x|, kq_vmax/kq_vkey on
+// the same words), so that a step with both operands reads the input
+// once for both amaxes.
 template <typename T>
-__device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs) {
+__device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs, u32 *pamax) {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
 	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
 	kq_load_tile(x, cols, m0, k0, tile);
 	__syncthreads();
 	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
 	float a = 0.0f;
+	u32 pa = 0;
 	if constexpr (sizeof(T) == 2) {
 		u32 W[16];
 #pragma unroll
 		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+		if (pamax != 0) {
+			u32 acc = 0;
+#pragma unroll
+			for (int q = 0; q < 4; q++) acc = kq_vmax(x, acc, make_uint4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
+			pa = kq_vkey(x, acc);
+		}
 		a = kq_bf16_rne(kq_rht_amax2<T>(W, signs, 0.0f));
 	} else {
 #pragma unroll
@@ -246,12 +257,15 @@ __device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax,
 			float v[16];
 #pragma unroll
 			for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
+#pragma unroll
+			for (int t = 0; t < 16; t++) pa = max(pa, kq_absbits(v[t]));
 			kq_rht16(v, signs);
 #pragma unroll
 			for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
 		}
 	}
-	kq_block_atomic_max(__float_as_uint(a), amax);
+	if (pamax != 0) kq_block_atomic_max2(__float_as_uint(a), amax, pa, pamax);
+	else kq_block_atomic_max(__float_as_uint(a), amax);
 }
 
 // 8x8 nibble transpose: afterwards nibble i of a[c] is what nibble c of
