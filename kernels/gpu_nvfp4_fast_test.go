@@ -22,10 +22,39 @@ var fastShapes = []shape{{64, 64}, {64, 320}, {128, 192}, {192, 128}, {1024, 102
 // input types, normal and special values, the three roles: every output
 // byte equal to the reference.
 func TestNVFP4Fast(t *testing.T) {
-	exact, total := 0, 0
+	exact, total := nvfp4FastCheck(t, fastShapes, 0)
+	t.Logf("NVFP4 fast paths: %d of %d outputs bit-exact with the reference (%v)", exact, total, kernels.BF16)
+}
+
+// TestNVFP4FastTiles is TestNVFP4Fast with the persistent tiled kernels'
+// grids capped at a few blocks (kernels.SetTileGridCap), so that every
+// block takes several tiles (the cp.async prefetch of the next tile, an
+// uneven share, a half tile) on tensors that one block per tile would
+// cover.
+//
+// It also takes the 1D operands' amaxes with kernels.NVFP4Amaxes (one
+// pass for both where the RHT applies) instead of two NVFP4Amax calls.
+func TestNVFP4FastTiles(t *testing.T) {
+	nvfp4Amaxes = true
+	defer func() { nvfp4Amaxes = false }()
+	for _, blocks := range []int{1, 5} {
+		old := kernels.SetTileGridCap(blocks)
+		exact, total := nvfp4FastCheck(t, []shape{{64, 320}, {192, 128}, {1024, 1024}, {512, 4096}}, 8300+100*blocks)
+		kernels.SetTileGridCap(old)
+		t.Logf("NVFP4 fast paths, %d blocks: %d of %d outputs bit-exact with the reference", blocks, exact, total)
+	}
+}
+
+// nvfp4Amaxes makes nvfp4GPU take a 1D RHT plan's amaxes with
+// kernels.NVFP4Amaxes.
+var nvfp4Amaxes bool
+
+// nvfp4FastCheck runs TestNVFP4Fast's checks over shapes (inputs seeded
+// from base), returning the outputs bit-exact and the outputs checked.
+func nvfp4FastCheck(t *testing.T, shapes []shape, base int) (exact, total int) {
 	ctx := context.Background()
-	i := 0
-	for _, sh := range fastShapes {
+	i := base
+	for _, sh := range shapes {
 		for _, dt := range allTypes {
 			for _, sp := range []bool{false, true} {
 				i++
@@ -67,5 +96,5 @@ func TestNVFP4Fast(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("NVFP4 fast paths: %d of %d outputs bit-exact with the reference (%v)", exact, total, kernels.BF16)
+	return exact, total
 }

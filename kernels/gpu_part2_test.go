@@ -189,7 +189,13 @@ func nvfp4GPU(c *cuda.Ctx, b *bufs, dt kernels.DType, raw []byte, rows, cols int
 	amR, amC := b.alloc(4, 0xAA), b.alloc(4, 0xAA)
 	deq := b.alloc(4*rows*cols, 0xAA)
 	o := kernels.NVFP4Opts{RHT: plan.RHT, Signs: plan.RHTSignMask, Stochastic: plan.Stochastic, Seed: seed}
-	if err := set.NVFP4Amax(c, stream, dt, xb, rows, cols, amR, false, 0); err != nil {
+	amaxes := nvfp4Amaxes && plan.BlockRows != 16 && plan.RHT
+	if amaxes {
+		// Both amaxes from one pass (kernels.NVFP4Amaxes).
+		if err := set.NVFP4Amaxes(c, stream, dt, xb, rows, cols, amR, amC, plan.RHTSignMask); err != nil {
+			return out, err
+		}
+	} else if err := set.NVFP4Amax(c, stream, dt, xb, rows, cols, amR, false, 0); err != nil {
 		return out, err
 	}
 	if plan.BlockRows == 16 {
@@ -207,8 +213,10 @@ func nvfp4GPU(c *cuda.Ctx, b *bufs, dt kernels.DType, raw []byte, rows, cols int
 		if err := set.NVFP4Row(c, stream, dt, xb, rows, cols, amR, row, rs, rsw, o); err != nil {
 			return out, err
 		}
-		if err := set.NVFP4Amax(c, stream, dt, xb, rows, cols, amC, plan.RHT, plan.RHTSignMask); err != nil {
-			return out, err
+		if !amaxes { // else amC came from NVFP4Amaxes
+			if err := set.NVFP4Amax(c, stream, dt, xb, rows, cols, amC, plan.RHT, plan.RHTSignMask); err != nil {
+				return out, err
+			}
 		}
 		if err := set.NVFP4Col(c, stream, dt, xb, rows, cols, amC, col, cls, csw, o); err != nil {
 			return out, err

@@ -96,7 +96,7 @@ func (s *Set) GroupedNVFP4(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 	am := ws.Amax
 	if rhtCol {
 		am = ws.Amax.Slice(4*groups, 4*groups)
-		if err := s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, am, o.Signs, ws.Offsets, groups, ws.Flag); err != nil {
+		if err := s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, am, o.Signs, ws.Offsets, groups, ws.Flag, cuda.Buffer{}); err != nil {
 			return err
 		}
 	}

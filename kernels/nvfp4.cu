@@ -23,8 +23,9 @@
 // and the kernel runs on that tensor as on a tensor of its own.
 //
 // The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
-// general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh)
-// are parts of this file in headers of their own. The stamp on nvfp4.ptx
+// general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh,
+// the tiled ones in nvfp4_tile.cuh) are parts of this file in headers of
+// their own. The stamp on nvfp4.ptx
 // covers every kernels/*.cuh.
 
 #include "kq_common.cuh"
@@ -295,6 +296,26 @@ KQ_DEV void kq_block_atomic_max(u32 a, u32 *dst) {
 	}
 }
 
+// kq_block_atomic_max of two values into two destinations, one barrier.
+KQ_DEV void kq_block_atomic_max2(u32 a, u32 *dst, u32 b, u32 *dst2) {
+	__shared__ u32 red2[2][8];
+	a = kq_warp_max(a);
+	b = kq_warp_max(b);
+	if ((threadIdx.x & 31) == 0) {
+		red2[0][threadIdx.x >> 5] = a;
+		red2[1][threadIdx.x >> 5] = b;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		for (int w = 1; w < 8; w++) {
+			a = max(a, red2[0][w]);
+			b = max(b, red2[1][w]);
+		}
+		if (a != 0) atomicMax(dst, a);
+		if (b != 0) atomicMax(dst2, b);
+	}
+}
+
 // Vector amax helpers: the running maximum of |x| over 16-byte vectors,
 // kept packed (two bf16 or f16 lanes, or one float32) with the hardware's
 // NaN-ignoring max, and turned into float32 bits at the end.
@@ -339,6 +360,8 @@ KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(a
 
 #include "nvfp4_fast.cuh"
 
+#include "nvfp4_tile.cuh"
+
 // Kernels by input type. vec of the row kernel: 0 element loads, 1 vector
 // loads, 2 the fast path; fast of the columnwise, RHT-amax and 2D kernels
 // selects their tiled fast paths (the launchers check the shapes and
@@ -349,14 +372,14 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x,
 	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag, vec); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
-		int fast, const int *offsets, int ngroups, const int *flag) { \
+		int fast, const int *offsets, int ngroups, const int *flag, u32 *pamax) { \
 	if (offsets != 0) { \
 		int o, n; \
 		const int g = kq_grp_block(offsets, ngroups, flag, blockIdx.y * (fast ? 64 : 128), &o, &n); \
 		if (g < 0) return; \
 		amax += g; \
 	} \
-	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs); \
+	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
@@ -369,9 +392,16 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, 
 	} \
 	kq_nvf4_row<T>(x, rows, cols, amax, out, scales, srows, scols, swz, sr, seed, vec, offsets, ngroups, flag); \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
+extern "C" __global__ void __launch_bounds__(256, 3) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast, \
 		const int *offsets, int ngroups, const int *flag) { \
+	kq_tiles tl; \
+	tl.ntx = srows >> 7; \
+	if (fast && offsets == 0) { \
+		tl.t0 = blockIdx.y * gridDim.x + blockIdx.x; tl.step = gridDim.x * gridDim.y; tl.n = tl.ntx * (rows >> 6); \
+		kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, tl); \
+		return; \
+	} \
 	int by = blockIdx.y; \
 	if (offsets != 0) { \
 		const int tr = fast ? 64 : 128; \
@@ -388,36 +418,48 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_col_##sfx(const T *x, 
 		group = (u32)g; \
 		by -= o / tr; \
 	} \
-	if (fast) kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, by); \
-	else kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, by); \
+	if (fast) { \
+		tl.t0 = by * tl.ntx + blockIdx.x; tl.step = 1; tl.n = tl.t0 + 1; \
+		kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, tl); \
+		return; \
+	} \
+	kq_nvf4_col<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, by); \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2d_##sfx(const T *x, int rows, int cols, const u32 *amax, \
+extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2dg_##sfx(const T *x, int rows, int cols, const u32 *amax, \
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
 		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
-	if (!fast) { \
-		kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, \
-			offsets, ngroups, flag); \
+	kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, \
+		offsets, ngroups, flag); \
+} \
+extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_2d_##sfx(const T *x, int rows, int cols, const u32 *amax, \
+		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
+		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
+	if (!fast) return; /* the general path is kq_nvf4_2dg_ */ \
+	kq_tiles tl; \
+	tl.ntx = (cols + 127) >> 7; \
+	if (offsets == 0) { \
+		tl.t0 = blockIdx.y * gridDim.x + blockIdx.x; tl.step = gridDim.x * gridDim.y; tl.n = tl.ntx * (rows >> 6); \
+		kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl); \
 		return; \
 	} \
 	int by = blockIdx.y; \
-	if (offsets != 0) { \
-		int o, n; \
-		const int g = kq_grp_block(offsets, ngroups, flag, by * 64, &o, &n); \
-		if (g < 0) return; \
-		const long long srows_c = (long long)((cols + 127) >> 7) << 7; \
-		x += (long long)o * cols; \
-		rows = n; \
-		amax += g; \
-		if (out_row != 0) out_row += (long long)o * (cols >> 1); \
-		if (scales_row != 0) scales_row += (long long)o * scols_row; \
-		if (swz_row != 0) swz_row += (long long)o * scols_row; \
-		if (out_col != 0) out_col += (long long)cols * (o >> 1); \
-		if (scales_col != 0) scales_col += srows_c * (o >> 4); \
-		if (swz_col != 0) swz_col += srows_c * (o >> 4); \
-		scols_col = n >> 4; \
-		by -= o >> 6; \
-	} \
-	kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, by); \
+	int o, n; \
+	const int g = kq_grp_block(offsets, ngroups, flag, by * 64, &o, &n); \
+	if (g < 0) return; \
+	const long long srows_c = (long long)((cols + 127) >> 7) << 7; \
+	x += (long long)o * cols; \
+	rows = n; \
+	amax += g; \
+	if (out_row != 0) out_row += (long long)o * (cols >> 1); \
+	if (scales_row != 0) scales_row += (long long)o * scols_row; \
+	if (swz_row != 0) swz_row += (long long)o * scols_row; \
+	if (out_col != 0) out_col += (long long)cols * (o >> 1); \
+	if (scales_col != 0) scales_col += srows_c * (o >> 4); \
+	if (swz_col != 0) swz_col += srows_c * (o >> 4); \
+	scols_col = n >> 4; \
+	by -= o >> 6; \
+	tl.t0 = by * tl.ntx + blockIdx.x; tl.step = 1; tl.n = tl.t0 + 1; \
+	kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl); \
 }
 
 KQ_NVFP4_KERNELS(float, f32)

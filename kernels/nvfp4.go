@@ -62,21 +62,49 @@ func (s *Set) NVFP4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		return fmt.Errorf("kernels: NVFP4 amax of %d rows: too many", rows)
 	}
 	if rht {
-		return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amax, signs, cuda.Buffer{}, 0, cuda.Buffer{})
+		return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amax, signs, cuda.Buffer{}, 0, cuda.Buffer{}, cuda.Buffer{})
 	}
 	return s.nvfp4Amax(c, st, dt, x, rows, cols, amax, cuda.Buffer{}, 0, cuda.Buffer{})
 }
 
+// NVFP4Amaxes is NVFP4Amax without the RHT into amax and with it into
+// amaxRHT (each 4 bytes, zeroed first), the same bytes as those two
+// calls: where the tiled fast path covers the input (rows and columns
+// multiples of 64, x 16-byte aligned) one kernel reads the input once for
+// both (two memsets and one launch), else the two calls.
+func (s *Set) NVFP4Amaxes(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, amaxRHT cuda.Buffer, signs uint16) error {
+	if !NVFP4AmaxesOnePass(rows, cols, x) {
+		if err := s.NVFP4Amax(c, st, dt, x, rows, cols, amax, false, 0); err != nil {
+			return err
+		}
+		return s.NVFP4Amax(c, st, dt, x, rows, cols, amaxRHT, true, signs)
+	}
+	for _, b := range []cuda.Buffer{amax, amaxRHT} {
+		if err := c.MemsetAsync(b.Slice(0, 4), 0, st); err != nil {
+			return fmt.Errorf("kernels: zeroing the NVFP4 amax: %w", err)
+		}
+	}
+	return s.nvfp4AmaxRHT(c, st, dt, x, rows, cols, amaxRHT, signs, cuda.Buffer{}, 0, cuda.Buffer{}, amax)
+}
+
+// NVFP4AmaxesOnePass reports whether NVFP4Amaxes reads the [rows, cols]
+// input x once (one launch) rather than twice (two).
+func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
+	return nvfp4Tiled(rows, cols) && aligned(16, x)
+}
+
 // nvfp4AmaxRHT launches the RHT amax; grouped (offsets set), each row
 // tile reduces into amax[g] of its group g (the caller zeroes them).
-func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
+// plain, unless the zero Buffer (ungrouped, fast path only), also
+// receives the input's own amax (NVFP4Amaxes).
+func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag, plain cuda.Buffer) error {
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x)
 	grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
 	if fast {
 		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast)).
-		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).Ptr(optional(plain))
 	return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
@@ -91,6 +119,30 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 		I32(b2i(aligned(16, x)))
 	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
 }
+
+// The tiled fast paths' blocks per SM (the __launch_bounds__ of
+// kq_nvf4_col_ and kq_nvf4_2d_): ungrouped, their grids are the blocks
+// that fit at once, each block taking every grid-th tile, so that the
+// next tile's loads overlap the current one's work (nvfp4_tile.cuh).
+const (
+	nvfp4ColPerSM  = 3
+	nvfp4TwoDPerSM = 4
+)
+
+// tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
+// with perSM resident blocks per SM: one block per tile when the tiles
+// are fewer than the blocks that fit.
+func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
+	b := min(int64(tx)*int64(ty), int64(s.sms*perSM))
+	if tileGridCap > 0 {
+		b = min(b, int64(tileGridCap))
+	}
+	return cuda.Dim(int(max(1, b)))
+}
+
+// tileGridCap, when positive, caps tileGrid's blocks (tests: several tiles
+// per block on small tensors; SetTileGridCap).
+var tileGridCap int
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
 // tiles, 16-byte vectors) cover a [rows, cols] input: whole 64-row tiles
@@ -175,6 +227,8 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out) && aligned(4, scales, swz)
 	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
 	switch {
+	case fast && offsets.Ptr() == 0:
+		grid = s.tileGrid(sr/128, rows/64, nvfp4ColPerSM)
 	case fast:
 		grid = cuda.Dim2(sr/128, rows/64)
 	case offsets.Ptr() != 0:
@@ -245,13 +299,17 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol cuda.Buffer, scr, scc int, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol, swzCol)
 	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
-	if fast {
-		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
+	kernel := "kq_nvf4_2dg_"
+	switch {
+	case fast && offsets.Ptr() == 0:
+		grid, kernel = s.tileGrid(ceilDiv(cols, 128), rows/64, nvfp4TwoDPerSM), "kq_nvf4_2d_"
+	case fast:
+		grid, kernel = cuda.Dim2(ceilDiv(cols, 128), rows/64), "kq_nvf4_2d_"
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Ptr(optional(scalesRow)).I32(int32(scr)).
 		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
 		Ptr(optional(swzRow)).Ptr(optional(swzCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_nvf4_2d_"+dt.suffix(), grid, cuda.Dim(threads), st)
+	return s.launch(c, kernel+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // Swizzle writes the GEMM layout of the row-major [rows, cols] byte scale

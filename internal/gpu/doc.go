@@ -34,7 +34,9 @@
 //     as the plan says.
 //   - NVFP4BlockScaling: per operand, the tensor amax (a memset and a
 //     kernel; the columnwise operand's over its random Hadamard transform
-//     when the plan applies it) and the quantize kernel, which writes the
+//     when the plan applies it; with both operands and the RHT, one
+//     kernel takes both amaxes where the input's shape allows,
+//     kernels.NVFP4Amaxes) and the quantize kernel, which writes the
 //     codes, the E4M3 scales and their swizzled layout, with stochastic
 //     rounding seeded by Request.Seed on the reference's Philox stream;
 //     16x16 weight tiles: amax, one 2D kernel for both operands (two

@@ -75,7 +75,13 @@ func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 				if p.amC, err = s.out(c, p, 4); err != nil {
 					return err
 				}
-				if row {
+				switch {
+				case row && kernels.NVFP4AmaxesOnePass(rows, cols, p.x):
+					// The amax pass also takes the RHT amax
+					// (kernels.NVFP4Amaxes): a second memset.
+					s.kernels++
+					s.bytes += 4
+				case row:
 					// A second amax pass over the RHT of the columns.
 					s.kernels += 2
 					s.bytes += n*ds + 4
@@ -118,7 +124,15 @@ func (nvfp4) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, p *part) err
 		return set.NVFP4TwoD(c, st, dt, p.x, rows, cols, p.amR, p.row, p.rowSc, swzRow, p.col, p.colSc, p.colSwz)
 	}
 	o := p.nvfp4Opts()
-	if row || !p.plan.RHT {
+	// Both operands with the RHT: both amaxes from one amax pass where
+	// the input allows (kernels.NVFP4Amaxes).
+	both := row && col && p.plan.RHT
+	switch {
+	case both:
+		if err := set.NVFP4Amaxes(c, st, dt, p.x, rows, cols, p.amR, p.amC, p.plan.RHTSignMask); err != nil {
+			return err
+		}
+	case row || !p.plan.RHT:
 		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amR, false, 0); err != nil {
 			return err
 		}
@@ -131,7 +145,7 @@ func (nvfp4) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream, p *part) err
 	if !col {
 		return nil
 	}
-	if p.plan.RHT {
+	if p.plan.RHT && !both {
 		if err := set.NVFP4Amax(c, st, dt, p.x, rows, cols, p.amC, true, p.plan.RHTSignMask); err != nil {
 			return err
 		}

@@ -1,0 +1,458 @@
+// nvfp4_tile.cuh: part of nvfp4.cu (included once, after nvfp4_fast.cuh):
+// the tiled fast paths (columnwise, RHT amax and 2D) over 64-row x
+// 128-column tiles staged in shared memory. Not a header of its own: it
+// uses what nvfp4.cu and nvfp4_fast.cuh define before it; the entry points
+// are in nvfp4.cu.
+
+// Tiles of 64 rows x 128 columns staged in shared memory with 16-byte
+// loads (columns at or beyond cols read as zero; cols % 64 == 0, so a
+// vector never straddles the edge). Rows are padded by 16 bytes so that
+// 16-byte reads of one column range from consecutive rows hit different
+// banks. Row stride KQ_TILE_ROW(T) words.
+#define KQ_TILE_ROW(T) (32 * (int)sizeof(T) + 4)
+#define KQ_TILE_WORDS(T) (64 * KQ_TILE_ROW(T))
+template <typename T>
+KQ_DEV void kq_load_tile(const T *x, int cols, int m0, int k0, u32 *tile) {
+	constexpr int VPR = 8 * (int)sizeof(T); // 16-byte vectors per tile row
+	constexpr int EV = 16 / (int)sizeof(T);
+	constexpr int NV = 64 * VPR / 256;
+	uint4 r[NV];
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i, row = idx / VPR, k = k0 + (idx % VPR) * EV;
+		r[i] = k < cols ? *reinterpret_cast<const uint4 *>(x + (long long)(m0 + row) * cols + k) : make_uint4(0u, 0u, 0u, 0u);
+	}
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i;
+		reinterpret_cast<uint4 *>(tile)[(idx / VPR) * (VPR + 1) + idx % VPR] = r[i];
+	}
+}
+
+// cp.async of 16 bytes from g to shared memory at s, or 16 zero bytes
+// when !in (g is then not read: src-size 0).
+KQ_DEV void kq_cp16(void *s, const void *g, bool in) {
+	const u32 sa = (u32)__cvta_generic_to_shared(s);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sa), "l"(g), "r"(in ? 16 : 0) : "memory");
+}
+KQ_DEV void kq_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+KQ_DEV void kq_cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// kq_tile_async is kq_load_tile with cp.async (the same bytes in the same
+// places, zeros beyond cols): the caller commits, waits and synchronises.
+template <typename T>
+KQ_DEV void kq_tile_async(const T *x, int cols, int m0, int k0, u32 *tile) {
+	constexpr int VPR = 8 * (int)sizeof(T);
+	constexpr int EV = 16 / (int)sizeof(T);
+	constexpr int NV = 64 * VPR / 256;
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		const int idx = threadIdx.x + 256 * i, row = idx / VPR, k = k0 + (idx % VPR) * EV;
+		const bool in = k < cols;
+		kq_cp16(reinterpret_cast<uint4 *>(tile) + row * (VPR + 1) + idx % VPR, in ? x + (long long)(m0 + row) * cols + k : x, in);
+	}
+}
+
+// Element (row, c) of a tile.
+KQ_DEV float kq_tile_at(const kq_bf16 *, const u32 *tile, int row, int c) {
+	const u32 w = tile[row * KQ_TILE_ROW(kq_bf16) + (c >> 1)];
+	return __uint_as_float((c & 1) ? (w & 0xFFFF0000u) : (w << 16));
+}
+KQ_DEV float kq_tile_at(const kq_f16 *, const u32 *tile, int row, int c) {
+	const u32 w = tile[row * KQ_TILE_ROW(kq_f16) + (c >> 1)];
+	return kq_f16_to_f32((c & 1) ? (w >> 16) : (w & 0xFFFFu));
+}
+KQ_DEV float kq_tile_at(const float *, const u32 *tile, int row, int c) { return __uint_as_float(tile[row * KQ_TILE_ROW(float) + c]); }
+
+// Sixteen elements of a tile row from column c0 (c0 % 16 == 0), as 16-byte
+// vectors.
+template <typename T>
+KQ_DEV const uint4 *kq_tile_seg(const u32 *tile, int row, int c0) {
+	return reinterpret_cast<const uint4 *>(tile + row * KQ_TILE_ROW(T) + c0 * (int)sizeof(T) / 4);
+}
+
+// kq_tile_key unpacks the sixteen elements of a tile row from column c0
+// into v and returns their largest |v| as kq_rawkey does (from the packed
+// words for the 16-bit inputs H; the float32 overload below).
+template <typename H>
+KQ_DEV u32 kq_tile_key(const H *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<H>(tile, row, c0);
+	uint4 L[2];
+	L[0] = s[0];
+	L[1] = s[1];
+	kq_unpack16(x, L, v);
+	return kq_key16(x, L);
+}
+KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v[16]) {
+	const uint4 *s = kq_tile_seg<float>(tile, row, c0);
+	uint4 L[4];
+#pragma unroll
+	for (int i = 0; i < 4; i++) L[i] = s[i];
+	kq_unpack16(x, L, v);
+	return kq_rawkey(v);
+}
+
+// Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
+// stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
+// runs of two columns, and the packed runs leave through shared memory as
+// 16-byte stores (32 contiguous bytes per transposed row and tile). A
+// block takes the tiles of its kq_tiles (ntx = srows / 128 column tiles
+// by rows / 64 row tiles; a grouped block, the one tile of its group's
+// tensor); columns in [cols, srows) get zero scales.
+// For 16-bit inputs a thread's two columns share each tile word, so the
+// RHT takes the sixteen words of its run once (kq_rht16x2), rounds to
+// BF16 two values per instruction and quantizes from the packed words
+// (kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
+template <typename T, bool RHT, bool SR>
+KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, const float *tab, const kq_tscale &ts,
+		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group) {
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	if constexpr (sizeof(T) == 2) {
+		u32 W[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+		u32 P[2][8];
+		if (RHT) {
+			kq_rht16x2<T>(W, signs, P[0], P[1]);
+		} else {
+#pragma unroll
+			for (int k = 0; k < 8; k++) {
+				P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
+				P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
+			}
+		}
+		typedef typename kq_if<RHT, kq_bf16, T>::type Y; // the packed words' type
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int c = 2 * j + h, k = k0 + c;
+			u64 p = 0;
+			u32 d = 0;
+			if (k < cols) {
+				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+				p = kq_block16p<Y, SR>(P[h], kq_pkey16<Y>(P[h]), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+			}
+			stage[c][run] = p;
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+		}
+	} else {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int c = 2 * j + h, k = k0 + c;
+			float v[16];
+#pragma unroll
+			for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, c);
+			if (RHT) kq_rht16(v, signs);
+			u64 p = 0;
+			u32 d = 0;
+			if (k < cols) {
+				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+				p = kq_block16<SR>(v, kq_rawkey(v), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+			}
+			stage[c][run] = p;
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+		}
+	}
+}
+
+// Tiles a block of the persistent tiled paths takes: t0, t0 + step, ...
+// below n; tile t covers columns (t % ntx) * 128 and rows (t / ntx) * 64.
+struct kq_tiles {
+	int t0, step, n, ntx;
+};
+
+// The tile loop of the columnwise fast path (shared memory from
+// kq_nvf4_col_fast): for 16-bit inputs the next tile's cp.async loads
+// are in flight while the block quantizes the current one (two tile
+// buffers); float32 inputs (one buffer, the 48 KiB static limit) load
+// the next tile once the current one is consumed. Each tile's work and
+// stores are those of one block of the one-tile-per-block kernel.
+template <typename T, bool RHT, bool SR, int NB>
+KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, u8 *swz,
+		u32 signs, u64 seed, u32 group, kq_tiles tl, u32 (*tile)[KQ_TILE_WORDS(T)], u64 (*stage)[4], u32 *dstage,
+		const float *tab, const kq_tscale &ts) {
+	if (tl.t0 < tl.n) kq_tile_async(x, cols, (tl.t0 / tl.ntx) * 64, (tl.t0 % tl.ntx) * 128, tile[0]);
+	kq_cp_commit();
+	int buf = 0;
+	for (int t = tl.t0; t < tl.n; t += tl.step) {
+		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64, tn = t + tl.step;
+		if (NB == 2) {
+			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tile[buf ^ 1]);
+			kq_cp_commit();
+			kq_cp_wait<1>();
+		} else {
+			kq_cp_wait<0>();
+		}
+		__syncthreads();
+		kq_nvf4_col_body<T, RHT, SR>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group);
+		__syncthreads();
+		const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+		if (k < cols) {
+			*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
+				*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+		}
+		if (half == 0 && k < srows) {
+			const u32 dw = dstage[cc];
+			*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
+			if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(k, m0 >> 4, scols)) = dw;
+		}
+		if (NB == 1) {
+			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tile[0]);
+			kq_cp_commit();
+		}
+		buf ^= NB - 1;
+	}
+}
+
+template <typename T>
+__device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, kq_tiles tl) {
+	constexpr int NB = sizeof(T) == 2 ? 2 : 1;
+	__shared__ __align__(16) u32 tile[NB][KQ_TILE_WORDS(T)];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ u32 dstage[128];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	if (rht) {
+		if (sr) kq_nvf4_col_loop<T, true, true, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+		else kq_nvf4_col_loop<T, true, false, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+	} else {
+		if (sr) kq_nvf4_col_loop<T, false, true, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+		else kq_nvf4_col_loop<T, false, false, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+	}
+}
+
+// Amax of the RHT of the columnwise operand, fast path (shapes as
+// kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)). For 16-bit
+// inputs kq_rht_amax2 per column pair and one rounding to BF16 per
+// thread; the result is the largest BF16-rounded |y| as before. With
+// pamax (not NULL) it also reduces the input's own amax into pamax, the
+// value kq_nvf4_amax gives (the largest non-NaN |x|, kq_vmax/kq_vkey on
+// the same words), so that a step with both operands reads the input
+// once for both amaxes.
+template <typename T>
+__device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs, u32 *pamax) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
+	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
+	kq_load_tile(x, cols, m0, k0, tile);
+	__syncthreads();
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	float a = 0.0f;
+	u32 pa = 0;
+	if constexpr (sizeof(T) == 2) {
+		u32 W[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+		if (pamax != 0) {
+			u32 acc = 0;
+#pragma unroll
+			for (int q = 0; q < 4; q++) acc = kq_vmax(x, acc, make_uint4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
+			pa = kq_vkey(x, acc);
+		}
+		a = kq_bf16_rne(kq_rht_amax2<T>(W, signs, 0.0f));
+	} else {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float v[16];
+#pragma unroll
+			for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
+#pragma unroll
+			for (int t = 0; t < 16; t++) pa = max(pa, kq_absbits(v[t]));
+			kq_rht16(v, signs);
+#pragma unroll
+			for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+		}
+	}
+	if (pamax != 0) kq_block_atomic_max2(__float_as_uint(a), amax, pa, pamax);
+	else kq_block_atomic_max(__float_as_uint(a), amax);
+}
+
+// 8x8 nibble transpose: afterwards nibble i of a[c] is what nibble c of
+// a[i] was (swap the off-diagonal 4x4, 2x2 and 1x1 blocks).
+KQ_DEV void kq_tr8(u32 a[8]) {
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		const u32 x = a[i], y = a[i + 4];
+		a[i] = __byte_perm(x, y, 0x5410u);
+		a[i + 4] = __byte_perm(x, y, 0x7632u);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (i & 2) continue;
+		const u32 x = a[i], y = a[i + 2];
+		a[i] = __byte_perm(x, y, 0x6240u);
+		a[i + 2] = __byte_perm(x, y, 0x7351u);
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i += 2) {
+		const u32 x = a[i], y = a[i + 1];
+		a[i] = (x & 0x0F0F0F0Fu) | ((y & 0x0F0F0F0Fu) << 4);
+		a[i + 1] = ((x >> 4) & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+	}
+}
+
+// One tile of the 2D fast path (kq_nvf4_2d_fast): the tile staged and
+// the amaxes zeroed, behind a barrier.
+template <typename T>
+KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, u8 *out_row, u8 *scales_row, int scols_row, u8 *swz_row,
+		u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, const u32 *tile, u32 *tam, u32 (*rc)[17], u64 (*stage)[4],
+		const float *tab, const kq_tscale &ts, int k0, int m0) {
+	// Thread (m, sp) takes the row segments kb = sp and sp + 4 of tile row
+	// m: four threads read 128 contiguous bytes, and the padded rows put
+	// the next row's reads on the other banks.
+	const int m = threadIdx.x >> 2, sp = threadIdx.x & 3;
+	u32 key[2];
+	u64 p[2];
+	u32 d[2];
+	if constexpr (sizeof(T) == 2) {
+		// 16-bit inputs: the packed words stay in registers between the
+		// two passes and NaN-free segments quantize from them (kq_q16p).
+		u32 P[2][8];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			const uint4 *sg = kq_tile_seg<T>(tile, m, kb * 16);
+			const uint4 L0 = sg[0], L1 = sg[1];
+			P[h][0] = L0.x; P[h][1] = L0.y; P[h][2] = L0.z; P[h][3] = L0.w;
+			P[h][4] = L1.x; P[h][5] = L1.y; P[h][6] = L1.z; P[h][7] = L1.w;
+			key[h] = kq_pkey16<T>(P[h]);
+			u32 a = key[h];
+			if (a > 0x7F800000u) {
+				float v[16];
+				kq_unpack16(x, &sg[0], v);
+				a = __float_as_uint(kq_block_amax(v, 16));
+			}
+			if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+			const float f = tab[d[h]];
+			if (key[h] > 0x7F800000u) {
+				float v[16];
+#pragma unroll
+				for (int k = 0; k < 8; k++) {
+					v[2 * k] = kq_plo(T(), P[h][k]);
+					v[2 * k + 1] = kq_phi(T(), P[h][k]);
+				}
+				p[h] = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
+			} else {
+				p[h] = kq_q16p<T, false>(P[h], f, make_uint4(0u, 0u, 0u, 0u));
+			}
+			rc[m][2 * kb] = (u32)p[h];
+			rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+		}
+	} else {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			float v[16];
+			key[h] = kq_tile_key(x, tile, m, kb * 16, v);
+			const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
+			if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int kb = sp + 4 * h;
+			float v[16];
+			kq_tile_key(x, tile, m, kb * 16, v);
+			d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+			const float f = tab[d[h]];
+			p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
+			rc[m][2 * kb] = (u32)p[h];
+			rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
+		}
+	}
+	const int stride_r = cols >> 1, stride_c = rows >> 1;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		if (k0 + kb * 16 >= cols) continue;
+		if (out_row != 0) *reinterpret_cast<u64 *>(out_row + (long long)(m0 + m) * stride_r + (k0 >> 1) + kb * 8) = p[h];
+		if (scales_row != 0) scales_row[(long long)(m0 + m) * scols_row + (k0 >> 4) + kb] = (u8)d[h];
+		if (swz_row != 0) swz_row[kq_swz(m0 + m, (k0 >> 4) + kb, scols_row)] = (u8)d[h];
+	}
+	if (out_col == 0) return; // (uniform)
+	__syncthreads();
+	if (threadIdx.x < 64) {
+		const int wc = threadIdx.x & 15, run = threadIdx.x >> 4;
+		u32 lo[8], hi[8];
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			lo[i] = rc[run * 16 + i][wc];
+			hi[i] = rc[run * 16 + 8 + i][wc];
+		}
+		kq_tr8(lo);
+		kq_tr8(hi);
+#pragma unroll
+		for (int c = 0; c < 8; c++) stage[wc * 8 + c][run] = (u64)lo[c] | ((u64)hi[c] << 32);
+	}
+	__syncthreads();
+	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+	if (k >= cols) return; // no barrier follows
+	*reinterpret_cast<uint4 *>(out_col + (long long)k * stride_c + (m0 >> 1) + half * 16) =
+		*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
+	if (half == 0) {
+		const int kb = cc >> 4;
+		u32 dw = 0;
+#pragma unroll
+		for (int r = 0; r < 4; r++) dw |= kq_e4m3(__fmul_rn(__uint_as_float(tam[r * 8 + kb]), ts.s6)) << (8 * r);
+		*reinterpret_cast<u32 *>(scales_col + (long long)k * scols_col + (m0 >> 4)) = dw;
+		if (swz_col != 0) *reinterpret_cast<u32 *>(swz_col + kq_swz(k, m0 >> 4, scols_col)) = dw;
+	}
+}
+
+// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block stages
+// a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
+// quantizes two 16-element row segments, the tile amaxes meet in shared
+// memory, the rowwise codes go out as 16-byte stores and, for the
+// columnwise operand, are transposed nibble-wise in registers and leave
+// through shared memory as 16-byte stores. The caller zeroes both scale
+// matrices (their padding) first; swz_row and swz_col, when not NULL,
+// also receive the scales in the GEMM layout (four columnwise entries
+// adjacent there). A block takes the tiles of its kq_tiles (ntx =
+// ceil(cols / 128) column tiles by rows / 64 row tiles; a grouped block,
+// the one tile of its group's tensor); 16-bit inputs load the next tile
+// with cp.async while quantizing the current one (as the columnwise
+// path).
+template <typename T>
+__device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, kq_tiles tl) {
+	constexpr int NB = sizeof(T) == 2 ? 2 : 1;
+	__shared__ __align__(16) u32 tiles[NB][KQ_TILE_WORDS(T)];
+	__shared__ u32 tams[2][32];
+	__shared__ u32 rc[64][17];
+	__shared__ __align__(16) u64 stage[128][4];
+	__shared__ float tab[128];
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	if (NB == 2 && tl.t0 < tl.n) kq_tile_async(x, cols, (tl.t0 / tl.ntx) * 64, (tl.t0 % tl.ntx) * 128, tiles[0]);
+	kq_cp_commit();
+	int buf = 0, par = 0;
+	for (int t = tl.t0; t < tl.n; t += tl.step) {
+		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64, tn = t + tl.step;
+		if (NB == 2) {
+			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tiles[buf ^ 1]);
+			kq_cp_commit();
+			kq_cp_wait<1>();
+		} else {
+			__syncthreads(); // the previous tile's last reads
+			kq_tile_async(x, cols, m0, k0, tiles[0]);
+			kq_cp_commit();
+			kq_cp_wait<0>();
+		}
+		// Two amax arrays by tile parity: the one zeroed here was last
+		// read two tiles ago, with barriers since.
+		u32 *tam = tams[par];
+		if (threadIdx.x < 32) tam[threadIdx.x] = 0;
+		__syncthreads();
+		kq_nvf4_2d_tile(x, rows, cols, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
+			tiles[buf], tam, rc, stage, tab, ts, k0, m0);
+		buf ^= NB - 1;
+		par ^= 1;
+	}
+}
