@@ -123,18 +123,10 @@ KQ_DEV void kq2_load_row(const T *x, long long i, int n, bool vec, u32 w[kq2_wor
 // copy bandwidth on an H200.) The exponents are double-buffered, so one
 // barrier per macro tile suffices.
 //
-// pf: prefetch, in the same registers. Once the warp has converted and
-// stored row i of its piece, row i's registers take row i of the block's
-// next macro tile, so the next tile's loads are in flight through the rest
-// of the conversion, the barrier and the scale stores, and the rows come
-// back by the next tile's amax. (The first prefetch kept a second copy of
-// the rows, 32 more registers for 16-bit inputs: 107-114 registers, 2
-// blocks of 8 warps per SM, which waited on their loads at 74.5% of DRAM
-// bandwidth in ncu on an H100; in the same registers a 16-bit kernel fits
-// 64, 4 blocks per SM, twice the warps and the loads in flight. Float32,
-// with twice the words, keeps 2 blocks per SM and now prefetches too.)
-// When every row of the piece and of the next one lies in the tensor with
-// 16-byte loads and 8-byte stores, a fast path drops the per-row bounds.
+// pf: prefetch. The warp issues the next macro tile's loads as soon as it
+// has the current one's, so that they stay in flight while it converts (as
+// quantize.cu's fused MXFP8 kernel does; 32 more registers for 16-bit
+// inputs). The float32 kernel, with twice the words, does without.
 //
 // vec: bit 0, cols % 8 == 0 with a 16-byte aligned input and 8-byte aligned
 // data outputs (16-byte loads, 8-byte stores); bit 1, the scale buffers are
@@ -163,18 +155,6 @@ KQ_DEV void kq2_put4(u8 *p, u32 w, bool wide) {
 }
 // Byte k of w.
 KQ_DEV u32 kq2_byte(u32 w, int k) { return (w >> (8 * k)) & 0xFFu; }
-
-// kq2_codes converts a row's 8 elements (words w) with the factor f: the
-// codes, element k in byte k % 4 of word k / 4.
-template <int fmt, typename T>
-KQ_DEV uint2 kq2_codes(T tag, const u32 *w, float f) {
-	uint2 qd;
-	qd.x = kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, w, 0), f), __fmul_rn(kq2_elem(tag, w, 1), f)) |
-	       (kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, w, 2), f), __fmul_rn(kq2_elem(tag, w, 3), f)) << 16);
-	qd.y = kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, w, 4), f), __fmul_rn(kq2_elem(tag, w, 5), f)) |
-	       (kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, w, 6), f), __fmul_rn(kq2_elem(tag, w, 7), f)) << 16);
-	return qd;
-}
 
 // ---- grouped (MoE) placement ---------------------------------------------------
 //
@@ -261,52 +241,41 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 	const bool dvec = (vec & KQ2_VEC_DATA) != 0, wide = (vec & KQ2_VEC_SCALES) != 0;
 	if (GRP && *flag != 0) return; // the split sizes are wrong: the step changes nothing
 	const int nmc = scols_col / 128;
-	const int nmacro = GRP ? tiles[ngroups] * nmc : (srows_col / 4) * nmc; // below 2^30 (the launcher checks)
+	const long long nmacro = GRP ? (long long)tiles[ngroups] * nmc : (long long)(srows_col / 4) * nmc;
 	int gcur = 0; // grouped: the group of the block's latest placed macro row
 	const long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
-	// v: the lane's 8 rows of the current macro tile. With pf they are
-	// loaded a tile ahead, row by row: once row i of the current tile is
-	// converted, the same registers take row i of the next (see "pf").
-	u32 v[8][W];
-	if (pf && (int)blockIdx.x < nmacro) {
-		const kq2_place pn = kq2_where<GRP>((int)blockIdx.x / nmc, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
-		const int c = ((int)blockIdx.x % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
+	u32 nx[8][W];
+	// prefetch loads the lane's rows of macro tile m into nx (pf).
+	auto prefetch = [&](long long m) {
+		const kq2_place pn = kq2_where<GRP>((int)(m / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
+		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			const int n = r0 + 4 * i < pn.rend ? min(8, cols - c) : 0;
-			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, v[i]);
+			int n = r0 + 4 * i < pn.rend ? min(8, cols - c) : 0;
+			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, nx[i]);
 		}
-	}
+	};
+	if (pf && (long long)blockIdx.x < nmacro) prefetch(blockIdx.x);
 	int buf = 0;
-	for (int m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
-		const int Mr = m / nmc, Mc = m % nmc;
+	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
+		const int Mr = (int)(m / nmc), Mc = (int)(m % nmc);
 		const kq2_place P = kq2_where<GRP>(Mr, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
 		const int c = Mc * 128 + half * 64 + cg * 8, r0 = P.dr0 + q * 32 + rq;
 		const int ncol = min(8, cols - c); // the lane's columns in the tensor (<= 0: none)
 		const long long o0 = (long long)r0 * cols + c;
-		if (!pf) {
+		u32 v[8][W];
+		if (pf) {
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+#pragma unroll
+				for (int k = 0; k < W; k++) v[i][k] = nx[i][k];
+			if (m + gridDim.x < nmacro) prefetch(m + gridDim.x);
+		} else {
 #pragma unroll
 			for (int i = 0; i < 8; i++) {
 				int n = r0 + 4 * i < P.rend ? ncol : 0;
 				kq2_load_row(x, o0 + i * stride4, n, dvec, v[i]);
-			}
-		}
-		// pf: whether the block has a next macro tile (nxt) and where the
-		// lane's rows of it lie (none in the tensor when nr0 >= nrend:
-		// zeros, as for a padding piece).
-		int nr0 = 0, nrend = 0, nncol = 0;
-		long long no0 = 0;
-		const int mn = m + gridDim.x;
-		const bool nxt = pf && mn < nmacro;
-		if (pf) {
-			if (nxt) {
-				const kq2_place pn = kq2_where<GRP>(mn / nmc, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
-				const int cn = (mn % nmc) * 128 + half * 64 + cg * 8;
-				nr0 = pn.dr0 + q * 32 + rq;
-				nrend = pn.rend;
-				nncol = min(8, cols - cn);
-				no0 = (long long)nr0 * cols + cn;
 			}
 		}
 		// The tile amax: the lane's 64 values, then its tile's 16 lanes
@@ -330,41 +299,27 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 		const u32 e = kq_e8m0<fmt, ocp>(am);
 		const float f = kq_e8m0_encode_factor(e);
 		if (lane == 0u || lane == 4u) reinterpret_cast<u8 *>(&esm[buf][q])[2 * half + (hi ? 1 : 0)] = (u8)e;
-		// Codes: converted once, stored to both operands; then (pf) the
-		// row's registers take the next tile's row. The fast path is the
-		// general one when every row of this piece (and of the next one,
-		// if any) lies in the tensor with 16-byte loads and 8-byte stores:
-		// the same bytes without the per-row bounds.
-		const bool fast = dvec && ncol >= 8 && r0 + 28 < P.rend && (!nxt || (nncol >= 8 && nr0 + 28 < nrend));
-		if (fast) {
+		// Codes: converted once, stored to both operands.
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
-				const uint2 qd = kq2_codes<fmt>(tag, v[i], f);
-				const long long o = o0 + i * stride4;
+		for (int i = 0; i < 8; i++) {
+			if (r0 + 4 * i >= P.rend || ncol <= 0) continue;
+			uint2 qd;
+			qd.x = kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 0), f), __fmul_rn(kq2_elem(tag, v[i], 1), f)) |
+			       (kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 2), f), __fmul_rn(kq2_elem(tag, v[i], 3), f)) << 16);
+			qd.y = kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 4), f), __fmul_rn(kq2_elem(tag, v[i], 5), f)) |
+			       (kq_cvt2<fmt>(__fmul_rn(kq2_elem(tag, v[i], 6), f), __fmul_rn(kq2_elem(tag, v[i], 7), f)) << 16);
+			const long long o = o0 + i * stride4;
+			if (dvec) {
 				if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + o) = qd;
 				if (out_col != 0) *reinterpret_cast<uint2 *>(out_col + o) = qd;
-				if (nxt) kq2_load_row(x, no0 + i * stride4, 8, true, v[i]);
-			}
-		} else {
+			} else {
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
-				if (r0 + 4 * i < P.rend && ncol > 0) {
-					const uint2 qd = kq2_codes<fmt>(tag, v[i], f);
-					const long long o = o0 + i * stride4;
-					if (dvec) {
-						if (out_row != 0) *reinterpret_cast<uint2 *>(out_row + o) = qd;
-						if (out_col != 0) *reinterpret_cast<uint2 *>(out_col + o) = qd;
-					} else {
-#pragma unroll
-						for (int k = 0; k < 8; k++) {
-							if (k >= ncol) break;
-							const u8 b = (u8)((k < 4 ? qd.x >> (8 * k) : qd.y >> (8 * (k - 4))) & 0xFFu);
-							if (out_row != 0) out_row[o + k] = b;
-							if (out_col != 0) out_col[o + k] = b;
-						}
-					}
+				for (int k = 0; k < 8; k++) {
+					if (k >= ncol) break;
+					const u8 b = (u8)((k < 4 ? qd.x >> (8 * k) : qd.y >> (8 * (k - 4))) & 0xFFu);
+					if (out_row != 0) out_row[o + k] = b;
+					if (out_col != 0) out_col[o + k] = b;
 				}
-				if (pf) kq2_load_row(x, no0 + i * stride4, nr0 + 4 * i < nrend ? nncol : 0, dvec, v[i]);
 			}
 		}
 		__syncthreads();
@@ -441,12 +396,9 @@ KQ_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 
 
 // ---- entry points ---------------------------------------------------------------
 //
-// Blocks of 256 threads (8 warps: the macro tile's 8 pieces), KQ2_MINB16 =
-// 4 per SM for 16-bit inputs (at most 64 registers), KQ2_MINB32 = 2 for
-// float32 (at most 128; mx2d.go's mx2dBlocksPerSM mirrors both); the
-// launcher sizes its grid to the blocks that fit at once, so that the fused
-// amax commits once per resident block. The macro tiles are counted in
-// 32-bit integers (the launcher allows at most 2^30). out_row /
+// At most 128 registers, 2 blocks of 256 threads (8 warps: the macro tile's
+// 8 pieces) per SM; the launcher sizes its grid to the blocks that fit at
+// once, so that the fused amax commits once per resident block. out_row /
 // out_col NULL skips that operand (and its scale matrices); swz_row /
 // swz_col NULL skips the swizzled copy; st NULL skips the tensor amax; vec
 // as above (KQ2_VEC_DATA, KQ2_VEC_SCALES).
@@ -458,20 +410,14 @@ KQ_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 
 // kq_grp_offsets). The grid is independent of the split sizes (the blocks
 // stride over the 128 tiles[ngroups] padded rows' macro tiles), so one
 // captured graph serves any split vector.
-#ifndef KQ2_MINB16
-#define KQ2_MINB16 4
-#endif
-#ifndef KQ2_MINB32
-#define KQ2_MINB32 2
-#endif
-#define KQ2_KERNEL(SUF, T, PF, MINB)                                                                          \
-	extern "C" __global__ void __launch_bounds__(256, MINB) kq_mx2d_##SUF(const T *x, int rows, int cols,  \
+#define KQ2_KERNEL(SUF, T, PF)                                                                          \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_mx2d_##SUF(const T *x, int rows, int cols,  \
 			u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, \
 			int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec) {                     \
 		kq2_run<T, PF, 0>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, \
 			srows_col, scols_col, fmt, ocp, st, vec, 0, 0, 0, 0, 0);                                \
 	}                                                                                               \
-	extern "C" __global__ void __launch_bounds__(256, MINB) kq_grp_mx2d_##SUF(const T *x, int rows, int cols, \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_grp_mx2d_##SUF(const T *x, int rows, int cols, \
 			const int *offsets, const int *tiles, int ngroups, const int *flag, u8 *out_row,         \
 			u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col,           \
 			int scols_col, int fmt, int ocp, u32 *amax, int vec) {                                  \
@@ -479,6 +425,6 @@ KQ_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 
 			0, scols_col, fmt, ocp, 0, vec, offsets, tiles, ngroups, flag, amax);                  \
 	}
 
-KQ2_KERNEL(f32, float, 1, KQ2_MINB32)
-KQ2_KERNEL(bf16, kq_bf16, 1, KQ2_MINB16)
-KQ2_KERNEL(f16, kq_f16, 1, KQ2_MINB16)
+KQ2_KERNEL(f32, float, 0)
+KQ2_KERNEL(bf16, kq_bf16, 1)
+KQ2_KERNEL(f16, kq_f16, 1)

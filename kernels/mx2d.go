@@ -6,36 +6,10 @@ import (
 	"github.com/kquant/kquant/internal/cuda"
 )
 
-// mx2dBlocksPerSM is the __launch_bounds__ of kq_mx2d_<dt> and
-// kq_grp_mx2d_<dt> (KQ2_MINB16, KQ2_MINB32 in mx2d.cu): 4 blocks of 256
-// threads (at most 64 registers) for 16-bit inputs, 2 (at most 128) for
-// float32. The launcher's grid is the blocks that fit at once, so that the
-// fused amax commits once per resident block.
-func mx2dBlocksPerSM(dt DType) int {
-	if dt.Size() == 4 {
-		return 2
-	}
-	return 4
-}
-
-// mx2dGridCap, when positive, caps the grid of MXFP82D and GroupedMXFP82D
-// (0 in production; tests set it through SetMX2DGridCap so that every
-// block strides over several macro tiles, ragged ones included).
-var mx2dGridCap int
-
-// mx2dGrid is the grid for macros macro tiles: the blocks that fit at
-// once, at most one per macro tile (and at most mx2dGridCap).
-func (s *Set) mx2dGrid(dt DType, macros int64) cuda.Dim3 {
-	b := min(macros, int64(s.sms*mx2dBlocksPerSM(dt)))
-	if mx2dGridCap > 0 {
-		b = min(b, int64(mx2dGridCap))
-	}
-	return cuda.Dim(int(max(b, 1)))
-}
-
-// mx2dMaxMacros bounds the 128x128 macro tiles of one launch: the kernel
-// counts them (and strides over them) in 32-bit integers.
-const mx2dMaxMacros = 1 << 30
+// mx2dBlocksPerSM is the __launch_bounds__ of kq_mx2d (2 blocks of 256
+// threads, at most 128 registers): the launcher's grid is the blocks that
+// fit at once, so that the fused amax commits once per resident block.
+const mx2dBlocksPerSM = 2
 
 // Fast-path flags of kq_mx2d (KQ2_VEC_* in mx2d.cu), each set only when
 // every access it covers is aligned.
@@ -123,10 +97,7 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them, at most those that fit at once.
 	macros := int64(cr/4) * int64(cc/128)
-	if macros > mx2dMaxMacros {
-		return fmt.Errorf("kernels: MXFP82D of a [%d, %d] tensor: %d macro tiles, more than %d", rows, cols, macros, mx2dMaxMacros)
-	}
-	return s.launch(c, "kq_mx2d_"+dt.suffix(), s.mx2dGrid(dt, macros), cuda.Dim(threads), st)
+	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
 }
 
 // GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
@@ -190,10 +161,7 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 		Ptr(optional(col.Data)).Ptr(optional(col.Scales)).Ptr(optional(col.Swizzled)).I32(int32(scolsCol)).
 		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(vec)
 	// At most the macro tiles of the most padded split vector, at most
-	// the blocks that fit at once (mx2dBlocksPerSM).
+	// the blocks that fit at once (__launch_bounds__(256, 2)).
 	macros := int64(ceilDiv(maxRows, 128)) * int64(scolsCol/128)
-	if macros > mx2dMaxMacros {
-		return fmt.Errorf("kernels: GroupedMXFP82D of a [%d, %d] tensor: %d macro tiles, more than %d", rows, cols, macros, mx2dMaxMacros)
-	}
-	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), s.mx2dGrid(dt, macros), cuda.Dim(threads), st)
+	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
 }
