@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -99,10 +100,19 @@ func TestBenchmarkUsage(t *testing.T) {
 		name string
 		u    quant.Usage
 	}{{"both", quant.UsageBoth}, {"rowwise", quant.UsageRowwise}, {"columnwise", quant.UsageColumnwise}}
+	// KQUANT_BENCH_ONLY, a regular expression, keeps the recipes whose name
+	// matches (a short device call measuring one kernel family).
+	only, err := regexp.Compile(os.Getenv("KQUANT_BENCH_ONLY"))
+	if err != nil {
+		t.Fatalf("KQUANT_BENCH_ONLY: %v", err)
+	}
 	fmt.Printf("%-12s %-22s %-10s %4s %9s %7s %6s %7s %s\n", "shape", "recipe", "usage", "krn", "gpu-us", "GB", "copyGB", "ofcopy", "replay")
 	for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
 		x := makeInput(sh, kernels.BF16, false, 42)
 		for _, c := range cases {
+			if !only.MatchString(c.name) {
+				continue
+			}
 			r := quant.DefaultRecipe(c.s)
 			if c.s == quant.MXFP8BlockScaling && c.role == quant.Weight {
 				r.MXFP8.TwoDimensionalWeights = true
