@@ -27,7 +27,7 @@ func TestNVFP4Fast(t *testing.T) {
 }
 
 // TestNVFP4FastTiles is TestNVFP4Fast with the persistent tiled kernels'
-// grids capped at a few blocks (kernels.SetTileGridCap), so that every
+// grids capped at a few blocks (Set.SetTileGridCap), so that every
 // block takes several tiles (the cp.async prefetch of the next tile, an
 // uneven share, a half tile) on tensors that one block per tile would
 // cover.
@@ -38,9 +38,9 @@ func TestNVFP4FastTiles(t *testing.T) {
 	nvfp4Amaxes = true
 	defer func() { nvfp4Amaxes = false }()
 	for _, blocks := range []int{1, 5} {
-		old := kernels.SetTileGridCap(blocks)
+		old := set.SetTileGridCap(blocks)
 		exact, total := nvfp4FastCheck(t, []shape{{64, 320}, {192, 128}, {1024, 1024}, {512, 4096}}, 8300+100*blocks)
-		kernels.SetTileGridCap(old)
+		set.SetTileGridCap(old)
 		t.Logf("NVFP4 fast paths, %d blocks: %d of %d outputs bit-exact with the reference", blocks, exact, total)
 	}
 }

@@ -121,6 +121,10 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
+	// tileGridCap, when positive, caps the persistent tiled NVFP4 kernels'
+	// grids (tileGrid): the GPU tests' several tiles per block on small
+	// tensors (SetTileGridCap).
+	tileGridCap int
 }
 
 // Target is the PTX target the set was loaded from.

@@ -134,15 +134,11 @@ const (
 // are fewer than the blocks that fit.
 func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
 	b := min(int64(tx)*int64(ty), int64(s.sms*perSM))
-	if tileGridCap > 0 {
-		b = min(b, int64(tileGridCap))
+	if s.tileGridCap > 0 {
+		b = min(b, int64(s.tileGridCap))
 	}
 	return cuda.Dim(int(max(1, b)))
 }
-
-// tileGridCap, when positive, caps tileGrid's blocks (tests: several tiles
-// per block on small tensors; SetTileGridCap).
-var tileGridCap int
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
 // tiles, 16-byte vectors) cover a [rows, cols] input: whole 64-row tiles
