@@ -88,7 +88,9 @@ func (s *Set) NVFP4Amaxes(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, 
 }
 
 // NVFP4AmaxesOnePass reports whether NVFP4Amaxes reads the [rows, cols]
-// input x once (one launch) rather than twice (two).
+// input x once (one launch) rather than twice (two): whether the RHT amax
+// kernel takes its tiled fast path, the one path that also reduces the
+// plain amax.
 func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
 	return nvfp4Tiled(rows, cols) && aligned(16, x)
 }
@@ -98,7 +100,7 @@ func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
 // plain, unless the zero Buffer (ungrouped, fast path only), also
 // receives the input's own amax (NVFP4Amaxes).
 func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag, plain cuda.Buffer) error {
-	fast := nvfp4Tiled(rows, cols) && aligned(16, x)
+	fast := NVFP4AmaxesOnePass(rows, cols, x)
 	grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
 	if fast {
 		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
