@@ -114,13 +114,15 @@ func TestScale(t *testing.T) {
 	tr := newTracker()
 	harness := startWatch(ctx, t, harnessCfg, env, tr)
 	metricsClient := kubernetes.NewForConfigOrDie(env.Config).Discovery().RESTClient()
-	controlPlane, err := scale.ControlPlanePIDs(env.AssetsDir, "kube-apiserver", "etcd")
+	// The processes whose CPU a scenario reports: the manager, the control
+	// plane, and the harness itself (the simulated agents and the job
+	// creators), all on the same machine's cores.
+	processes, err := scale.ControlPlanePIDs(env.AssetsDir, "kube-apiserver", "etcd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The harness process itself (the simulated agents and the job
-	// creators) shares the machine's cores with the others.
-	controlPlane["harness"] = os.Getpid()
+	processes["manager"] = manager.Process.Pid
+	processes["harness"] = os.Getpid()
 
 	var rows []string
 	for _, name := range strings.Split(*flagScenarios, ",") {
@@ -130,15 +132,11 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		poolBefore, harnessBefore := poolCount.Requests(), harnessCount.Requests()
-		procBefore, err := scale.ReadProc(manager.Process.Pid)
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctrlBefore, err := scale.ScrapeManager(ctx, managerMetrics)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cpBefore, err := readAll(controlPlane)
+		procBefore, err := readAll(processes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,15 +146,11 @@ func TestScale(t *testing.T) {
 			t.Fatalf("scenario %s: %v", name, err)
 		}
 		<-profiled
-		cpAfter, err := readAll(controlPlane)
+		procAfter, err := readAll(processes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		after, err := scale.ScrapeRequests(ctx, metricsClient)
-		if err != nil {
-			t.Fatal(err)
-		}
-		procAfter, err := scale.ReadProc(manager.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +162,7 @@ func TestScale(t *testing.T) {
 		runs := float64(res.runs)
 		poolReq := float64(poolCount.Requests() - poolBefore)
 		harnessReq := float64(harnessCount.Requests() - harnessBefore)
-		cpu := procAfter.CPU - procBefore.CPU
+		cpu := procAfter["manager"].CPU - procBefore["manager"].CPU
 		// Writes decide a given API server's rate (docs/benchmarks.md):
 		// every write, and every write but the agents' Lease renewals.
 		row := fmt.Sprintf("| %s | %d x %d | %d jobs / %d runs | %.0f | %.0f | %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f MiB | %.1f s (%.2f cores) | %.2f ms |",
@@ -177,7 +171,7 @@ func TestScale(t *testing.T) {
 			res.p50.Round(time.Millisecond), res.p99.Round(time.Millisecond), res.finished.Round(time.Millisecond),
 			delta.Requests.Total()/runs, poolReq/runs, (delta.Requests.Total()-poolReq-harnessReq)/runs,
 			delta.Requests.Writes()/runs, delta.Requests.Writes("leases")/runs,
-			float64(procAfter.PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds(),
+			float64(procAfter["manager"].PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds(),
 			float64(cpu.Microseconds())/1000/runs)
 		rows = append(rows, row)
 		// Logged at once too, so that a run cut short still reports its
@@ -191,7 +185,7 @@ func TestScale(t *testing.T) {
 		// harness itself took of them.
 		var cp []string
 		for _, n := range []string{"kube-apiserver", "etcd", "harness"} {
-			used := cpAfter[n].CPU - cpBefore[n].CPU
+			used := procAfter[n].CPU - procBefore[n].CPU
 			cp = append(cp, fmt.Sprintf("%s %.1f s (%.2f cores, %.2f ms per run)", n, used.Seconds(), used.Seconds()/res.finished.Seconds(), float64(used.Microseconds())/1000/runs))
 		}
 		t.Logf("%s: CPU beside the manager: %s", name, strings.Join(cp, ", "))
