@@ -61,6 +61,60 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 #define KQ_TRW 128
 #define KQ_TRW_PITCH 129
 
+// kq_trw_half casts half hr of a thread's 8x8 patch (rows r + 4hr ..
+// r + 4hr + 3, columns c..c + 7; unpack(j, v) widens row 4hr + j into v):
+// with AMAX m rises to the max |x|, each row's 8 codes go to out_row (when
+// in and out_row is not NULL), and the 4x8 codes, byte-permuted into 8
+// column words (byte j: row j's code), to the shared tile's word row
+// 2rg + hr, columns 8cg..8cg + 7. The one cast of kq_trw_tile and
+// kq_trw_conv16 (the software-pipelined 16-bit tile).
+template <bool AMAX, typename U>
+KQ_DEV void kq_trw_half(U unpack, bool in, int hr, int r, int c, int rg, int cg, int cols, const float (&fs)[8],
+		u8 *out_row, int fmt, u32 *tile, float &m) {
+	u32 w[4][2];
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		float vj[8];
+		unpack(j, vj);
+		if (AMAX) {
+#pragma unroll
+			for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
+		}
+		uint2 qq = kq_cvt8(vj, fs, fmt);
+		w[j][0] = qq.x;
+		w[j][1] = qq.y;
+		if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
+	}
+	u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
+		u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
+		t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
+		t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
+		t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
+		t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
+	}
+}
+
+// kq_trw_runs writes thread tid's four 16-row column runs of the shared
+// tile (rows rr..rr + 15: word rows 4q..4q + 3, q = tid % 8; columns
+// c0 + (tid + 256h) / 8) with 16-byte stores, column cc's run at
+// ob + cc * stride (ob: row rr of the transposed matrix). The one store
+// phase of kq_trw_tile and kq_trw_store16.
+KQ_DEV void kq_trw_runs(const u32 *tile, u32 tid, int q, int c0, int cols, int rr, int rows, u8 *ob, int stride) {
+#pragma unroll
+	for (int h = 0; h < 4; h++) {
+		const int tc = ((int)tid + 256 * h) >> 3;
+		const int cc = c0 + tc;
+		if (cc < cols && rr < rows) {
+			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
+			*reinterpret_cast<uint4 *>(ob + (long long)cc * stride) =
+				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
+		}
+	}
+}
+
 // kq_trw_tile: the 128x128 tile at (r0, c0) of cast + transpose, for
 // rows % 8 == 0 and cols % 8 == 0 with a 16-byte aligned input and out_col
 // and an 8-byte aligned out_row (the patches are wholly in or out):
@@ -95,30 +149,8 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 				if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
 			}
 		}
-		u32 w[4][2];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			float vj[8];
-			kq_unpack8(x, raw[4 * hr + j], vj);
-			if (AMAX) {
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
-			}
-			uint2 qq = kq_cvt8(vj, fs, fmt);
-			w[j][0] = qq.x;
-			w[j][1] = qq.y;
-			if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
-		}
-		u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-			u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-			t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-			t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-			t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-			t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-		}
+		kq_trw_half<AMAX>([&](int j, float (&vj)[8]) { kq_unpack8(x, raw[4 * hr + j], vj); }, in, hr, r, c, rg, cg,
+			cols, fs, out_row, fmt, tile, m);
 	}
 	__syncthreads();
 	const int rr = r0 + 16 * q;
@@ -128,17 +160,7 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 		goff = offsets[g];
 		gn = offsets[g + 1] - goff;
 	}
-	u8 *ob = out_col + (long long)cols * goff + (rr - goff);
-#pragma unroll
-	for (int h = 0; h < 4; h++) {
-		const int tc = ((int)tid + 256 * h) >> 3;
-		const int cc = c0 + tc;
-		if (cc < cols && rr < rows) {
-			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-			*reinterpret_cast<uint4 *>(ob + (long long)cc * gn) =
-				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-		}
-	}
+	kq_trw_runs(tile, tid, q, c0, cols, rr, rows, out_col + (long long)cols * goff + (rr - goff), gn);
 	// The next tile overwrites the shared tile.
 	__syncthreads();
 }
@@ -179,47 +201,15 @@ KQ_DEV void kq_trw_conv16(const uint4 (&raw)[8], int rows, int cols, int r0, int
 	const float fs[8] = {s, s, s, s, s, s, s, s};
 #pragma unroll
 	for (int hr = 0; hr < 2; hr++) {
-		u32 w[4][2];
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			float vj[8];
-			kq_widen8<T>(raw[4 * hr + j], vj);
-			if (AMAX) {
-#pragma unroll
-				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
-			}
-			uint2 qq = kq_cvt8(vj, fs, fmt);
-			w[j][0] = qq.x;
-			w[j][1] = qq.y;
-			if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
-		}
-		u32 *t = tile + (2 * rg + hr) * KQ_TRW_PITCH + 8 * cg;
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			u32 a0 = __byte_perm(w[0][h], w[1][h], 0x5140), b0 = __byte_perm(w[2][h], w[3][h], 0x5140);
-			u32 a1 = __byte_perm(w[0][h], w[1][h], 0x7362), b1 = __byte_perm(w[2][h], w[3][h], 0x7362);
-			t[4 * h + 0] = __byte_perm(a0, b0, 0x5410);
-			t[4 * h + 1] = __byte_perm(a0, b0, 0x7632);
-			t[4 * h + 2] = __byte_perm(a1, b1, 0x5410);
-			t[4 * h + 3] = __byte_perm(a1, b1, 0x7632);
-		}
+		kq_trw_half<AMAX>([&](int j, float (&vj)[8]) { kq_widen8<T>(raw[4 * hr + j], vj); }, in, hr, r, c, rg, cg,
+			cols, fs, out_row, fmt, tile, m);
 	}
 }
 KQ_DEV void kq_trw_store16(int rows, int cols, int r0, int c0, u8 *out_col, const u32 *tile) {
 	const u32 tid = threadIdx.x;
 	const int q = (int)(tid & 7u);
 	const int rr = r0 + 16 * q;
-	u8 *ob = out_col + rr;
-#pragma unroll
-	for (int h = 0; h < 4; h++) {
-		const int tc = ((int)tid + 256 * h) >> 3;
-		const int cc = c0 + tc;
-		if (cc < cols && rr < rows) {
-			const u32 *sp = tile + 4 * q * KQ_TRW_PITCH + tc;
-			*reinterpret_cast<uint4 *>(ob + (long long)cc * rows) =
-				make_uint4(sp[0], sp[KQ_TRW_PITCH], sp[2 * KQ_TRW_PITCH], sp[3 * KQ_TRW_PITCH]);
-		}
-	}
+	kq_trw_runs(tile, tid, q, c0, cols, rr, rows, out_col + rr, rows);
 }
 
 template <typename T, bool AMAX>
