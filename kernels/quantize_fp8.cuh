@@ -127,6 +127,34 @@ KQ_DEV void kq_upd_load(const float *history, int len, int tid, int nt, float (&
 		v[k] = i + 1 < len ? history[i + 1] : 0.0f;
 	}
 }
+
+// kq_upd_scale is the delayed update's scale from each thread's partial
+// maximum m of the history and entry 0's value h0: the block's maximum
+// (through s_wmax, the caller's shared per-warp maxima) or, with
+// most_recent, h0 is the amax; false when it is 0 (no update at all), else
+// thread 0 writes the scale (and scale_inv) of a finite positive amax. The
+// one rule of kq_upd_finish and kq_delayed_update_block.
+KQ_DEV bool kq_upd_scale(float m, float h0, float *s_wmax, float *scale, float *scale_inv, float fp8max, int margin,
+		int most_recent, int tid, int nt) {
+	m = kq_warp_max(m);
+	if ((tid & 31) == 0) s_wmax[tid >> 5] = m;
+	__syncthreads();
+	float amax = h0;
+	if (!most_recent) {
+		amax = 0.0f;
+		for (int w = 0; w < (nt + 31) >> 5; w++) amax = fmaxf(amax, s_wmax[w]);
+	}
+	if (amax == 0.0f) return false;
+	if (tid == 0 && kq_finite(amax) && amax > 0.0f) {
+		float num = __fmul_rn(fp8max, __uint_as_float((u32)(127 - margin) << 23));
+		float sc = __fdiv_rn(num, amax);
+		if (!kq_finite(sc)) sc = __uint_as_float(KQ_FLT_MAX_BITS);
+		*scale = sc;
+		if (scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, sc);
+	}
+	return true;
+}
+
 // kq_upd_finish is the update from kq_upd_load's values and entry 0's
 // value h0 (the same in every thread): the maximum of them all (or h0),
 // the scale, and the roll written back after one barrier.
@@ -142,22 +170,7 @@ KQ_DEV void kq_upd_finish(float *history, int len, float (&v)[KQ_UPD_PER], float
 			m = fmaxf(m, v[k]);
 		}
 	}
-	m = kq_warp_max(m);
-	if ((tid & 31) == 0) s_wmax[tid >> 5] = m;
-	__syncthreads();
-	float amax = h0;
-	if (!most_recent) {
-		amax = 0.0f;
-		for (int w = 0; w < (nt + 31) >> 5; w++) amax = fmaxf(amax, s_wmax[w]);
-	}
-	if (amax == 0.0f) return;
-	if (tid == 0 && kq_finite(amax) && amax > 0.0f) {
-		float num = __fmul_rn(fp8max, __uint_as_float((u32)(127 - margin) << 23));
-		float sc = __fdiv_rn(num, amax);
-		if (!kq_finite(sc)) sc = __uint_as_float(KQ_FLT_MAX_BITS);
-		*scale = sc;
-		if (scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, sc);
-	}
+	if (!kq_upd_scale(m, h0, s_wmax, scale, scale_inv, fp8max, margin, most_recent, tid, nt)) return;
 #pragma unroll
 	for (int k = 0; k < KQ_UPD_PER; k++) {
 		const int i = tid + k * nt;
@@ -177,22 +190,7 @@ KQ_DEV void kq_delayed_update_block(float *history, int len, float *scale, float
 	float m = 0.0f;
 	for (int i = tid; i < len; i += nt) m = fmaxf(m, history[i]);
 	const float h0 = history[0];
-	m = kq_warp_max(m);
-	if ((tid & 31) == 0) s_wmax[tid >> 5] = m;
-	__syncthreads();
-	float amax = h0;
-	if (!most_recent) {
-		amax = 0.0f;
-		for (int w = 0; w < (nt + 31) >> 5; w++) amax = fmaxf(amax, s_wmax[w]);
-	}
-	if (amax == 0.0f) return;
-	if (tid == 0 && kq_finite(amax) && amax > 0.0f) {
-		float num = __fmul_rn(fp8max, __uint_as_float((u32)(127 - margin) << 23));
-		float sc = __fdiv_rn(num, amax);
-		if (!kq_finite(sc)) sc = __uint_as_float(KQ_FLT_MAX_BITS);
-		*scale = sc;
-		if (scale_inv != 0) *scale_inv = __fdiv_rn(1.0f, sc);
-	}
+	if (!kq_upd_scale(m, h0, s_wmax, scale, scale_inv, fp8max, margin, most_recent, tid, nt)) return;
 	for (int base = 0; base < len; base += nt) {
 		const int i = base + tid;
 		float x = 0.0f;
