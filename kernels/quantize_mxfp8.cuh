@@ -293,6 +293,50 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 // select of their addresses, which would put the array in local memory.
 KQ_DEV u32 kq_pick(bool b, u32 x, u32 y) { return b ? x : y; }
 // kq_plo and kq_phi (kq_common.cuh) widen the elements of a pair.
+// kq_mx_cvt8 converts the 8 values of 4 pair words v (word k: columns
+// 2k, 2k + 1 of the lane's 8) to 8 codes (element j in byte j): the low
+// element of word k times flo[k], the high one times fhi[k] (a rowwise
+// block's one factor in all 8, or the columns' own factors).
+template <typename H>
+KQ_DEV uint2 kq_mx_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const float (&fhi)[4], int fmt) {
+	u32 o[2];
+#pragma unroll
+	for (int k = 0; k < 2; k++) {
+		u32 w0 = v[2 * k], w1 = v[2 * k + 1];
+		o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), flo[2 * k]), __fmul_rn(kq_phi(tag, w0), fhi[2 * k]), fmt) |
+		       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), flo[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), fhi[2 * k + 1]), fmt) << 16);
+	}
+	return make_uint2(o[0], o[1]);
+}
+// kq_mx_col_own reduce-scatters the lane's 4 column-pair amaxes cm (paired
+// |x| maxima; word k: columns c + 2k, c + 2k + 1) over the lanes ^16 and
+// ^8 (lane (rq, cg) = 8rq + cg): each step keeps half the words (the half
+// named by the lane's bit of rq) and takes the partner's copy of that
+// half; what is left, returned, is word rq over the four lanes of the
+// column group. The one reduction of kq_mx_tile and kq_mxm_tile.
+template <typename H>
+KQ_DEV u32 kq_mx_col_own(H tag, const u32 (&cm)[4], int rq, u32 full) {
+	u32 h[2];
+	bool b = (rq & 2) != 0;
+#pragma unroll
+	for (int k = 0; k < 2; k++) {
+		u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
+		h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
+	}
+	b = (rq & 1) != 0;
+	u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
+	return kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
+}
+// kq_mx_col_factors gathers the columnwise factors of the lane's words
+// after kq_mx_col_own: word k (columns c + 2k, c + 2k + 1) takes f0 (low
+// column) and f1 (high) from lane (rq, cg) = (k, cg).
+KQ_DEV void kq_mx_col_factors(float f0, float f1, int cg, u32 full, float (&g0)[4], float (&g1)[4]) {
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		g0[k] = __shfl_sync(full, f0, k * 8 + cg);
+		g1[k] = __shfl_sync(full, f1, k * 8 + cg);
+	}
+}
 
 // Rowwise (1x32) and columnwise (32x1) MXFP8 of one [rows, cols] 16-bit
 // tensor in one pass over the input, for cols % 8 == 0 with a 16-byte
@@ -399,34 +443,13 @@ KQ_DEV void kq_mx_tile(const u32 (&v)[8][4], int cg, int rq, int c, int cols, bo
 		float f = kq_e8m0_encode_factor(e);
 		if ((cg & 3) == 0) put_row(i, (live(i) && bin) ? (u8)e : (u8)0);
 		if (live(i) && cin) {
-			u32 o[2];
-#pragma unroll
-			for (int k = 0; k < 2; k++) {
-				u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
-				o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
-				       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
-			}
-			*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
+			const float fs[4] = {f, f, f, f};
+			*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = kq_mx_cvt8(tag, v[i], fs, fs, fmt);
 		}
 	}
 	if (!(ops & KQ_MX_COL)) return;
-	// Columnwise: reduce-scatter the 4 column-pair amaxes over the lanes
-	// ^16 and ^8. Each step keeps half the words (the half named by the
-	// lane's bit of rq) and takes the partner's copy of that half; what is
-	// left is word rq.
-	u32 own;
-	{
-		u32 h[2];
-		bool b = (rq & 2) != 0;
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
-			h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
-		}
-		b = (rq & 1) != 0;
-		u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
-		own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
-	}
+	// Columnwise: reduce-scatter the 4 column-pair amaxes (kq_mx_col_own).
+	const u32 own = kq_mx_col_own(tag, cm, rq, full);
 	// own holds columns c + 2rq and c + 2rq + 1 (both in the tensor or
 	// neither: cols is even).
 	float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
@@ -438,24 +461,11 @@ KQ_DEV void kq_mx_tile(const u32 (&v)[8][4], int cg, int rq, int c, int cols, bo
 		const int cc = c + 2 * rq;
 		put_col(cc, (colin && cc < cols) ? (e0 | (e1 << 8)) : 0u);
 	}
-	// Word k (columns c + 2k, c + 2k + 1) takes its factors from lane
-	// (rq, cg) = (k, cg).
 	float g0[4], g1[4];
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		g0[k] = __shfl_sync(full, f0, k * 8 + cg);
-		g1[k] = __shfl_sync(full, f1, k * 8 + cg);
-	}
+	kq_mx_col_factors(f0, f1, cg, full, g0, g1);
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
 		if (!live(i) || !cin) continue;
-		u32 o[2];
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
-			o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
-			       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
-		}
-		*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
+		*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = kq_mx_cvt8(tag, v[i], g0, g1, fmt);
 	}
 }

@@ -64,6 +64,35 @@ KQ_DEV u32 kq_mxm_cvt4(float a, float b, float c, float d) {
 #endif
 }
 
+// kq_mxm_cvt8 is kq_mx_cvt8 with kq_mxm_cvt4: the 8 values of the 4 pair
+// words v, the low element of word k times flo[k], the high one times
+// fhi[k], to 8 codes.
+template <int fmt, typename H>
+KQ_DEV uint2 kq_mxm_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const float (&fhi)[4]) {
+	u32 o[2];
+#pragma unroll
+	for (int k = 0; k < 2; k++) {
+		const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
+		o[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), flo[2 * k]), __fmul_rn(kq_phi(tag, w0), fhi[2 * k]),
+			__fmul_rn(kq_plo(tag, w1), flo[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), fhi[2 * k + 1]));
+	}
+	return make_uint2(o[0], o[1]);
+}
+
+// kq_mxm_row_amax is a rowwise block's amax from the lane's 4 pair words of
+// |x| a: the paired max over them and over its 3 partners (cg ^ 1, ^ 2),
+// then of the two halves. The paired max returns the other operand when
+// one is NaN; the max with 0 at the end turns an all-NaN block into amax
+// 0, as the accumulators starting at 0 elsewhere do.
+template <typename H>
+KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
+	u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
+	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
+	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+	m = kq_pmax(tag, m, 0u);
+	return fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+}
+
 template <bool FULL>
 KQ_DEV void kq_mxm_load(const uint4 *p, long long stride4, bool cin, int rleft, uint4 (&q)[8]) {
 	// p: the lane's first row (16-byte units); rleft: the rows from it to the
@@ -96,47 +125,21 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 			if (ops & KQ_MX_COL) cm[k] = kq_pmax(tag, cm[k], a[k]);
 		}
 		if (!(ops & KQ_MX_ROW)) continue;
-		// The row block's amax: the paired max over the lane's 8 values
-		// and its 3 partners (cg ^ 1, ^ 2), then of the two halves. The
-		// paired max returns the other operand when one is NaN; the max
-		// with 0 at the end turns an all-NaN block into amax 0, as the
-		// accumulators starting at 0 elsewhere do.
-		u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
-		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
-		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
-		m = kq_pmax(tag, m, 0u);
-		const float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+		// The row block's amax over the lane and its 3 partners.
+		const float am = kq_mxm_row_amax(tag, a, full);
 		tm = fmaxf(tm, am);
 		const u32 e = kq_e8m0<fmt, ocp>(am);
 		if ((cg & 3) == 0) sm[KQ_MXM_ESR + (rq + 4 * i) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e;
 		if (live) {
 			const float f = kq_e8m0_encode_factor(e);
-			u32 o[2];
-#pragma unroll
-			for (int k = 0; k < 2; k++) {
-				const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
-				o[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f),
-					__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f));
-			}
-			*reinterpret_cast<uint2 *>(orow + i * stride) = make_uint2(o[0], o[1]);
+			const float fs[4] = {f, f, f, f};
+			*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
 		}
 	}
 	if (!(ops & KQ_MX_COL)) return;
 	// Columnwise: reduce-scatter the 4 column-pair amaxes over the lanes
 	// ^16 and ^8 (as kq_mx_tile): own holds columns 8cg + 2rq, + 1.
-	u32 own;
-	{
-		u32 h[2];
-		bool b = (rq & 2) != 0;
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			u32 keep = kq_pick(b, cm[k + 2], cm[k]), send = kq_pick(b, cm[k], cm[k + 2]);
-			h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 16));
-		}
-		b = (rq & 1) != 0;
-		u32 keep = kq_pick(b, h[1], h[0]), send = kq_pick(b, h[0], h[1]);
-		own = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 8));
-	}
+	const u32 own = kq_mx_col_own(tag, cm, rq, full);
 	const float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
 	if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
 	const u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
@@ -149,24 +152,13 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 		s[16] = (u8)e1;
 	}
 	float g0[4], g1[4];
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		g0[k] = __shfl_sync(full, f0, k * 8 + cg);
-		g1[k] = __shfl_sync(full, f1, k * 8 + cg);
-	}
+	kq_mx_col_factors(f0, f1, cg, full, g0, g1);
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
 		const bool live = FULL || (cin && 4 * i < rleft);
 		if (!live) continue;
 		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
-		u32 o[2];
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
-			o[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]),
-				__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]));
-		}
-		*reinterpret_cast<uint2 *>(ocol + i * stride) = make_uint2(o[0], o[1]);
+		*reinterpret_cast<uint2 *>(ocol + i * stride) = kq_mxm_cvt8<fmt>(tag, v, g0, g1);
 	}
 }
 
@@ -383,14 +375,8 @@ KQ_DEV void kq_mxr_unit(const uint4 *p, long long lstride, bool cin, int rleft, 
 		u32 a[4];
 #pragma unroll
 		for (int k = 0; k < 4; k++) a[k] = v[k] & KQ_MX2_ABS;
-		// As kq_mxm_tile: the paired max over the lane's 8 values and its
-		// 3 partners, the max with 0 (an all-NaN block has amax 0), then
-		// the two halves.
-		u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
-		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
-		m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
-		m = kq_pmax(tag, m, 0u);
-		const float am = fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+		// As kq_mxm_tile: the row block's amax.
+		const float am = kq_mxm_row_amax(tag, a, full);
 		tm = fmaxf(tm, am);
 		const u32 e = kq_e8m0<fmt, ocp>(am);
 		if (put) {
@@ -399,14 +385,8 @@ KQ_DEV void kq_mxr_unit(const uint4 *p, long long lstride, bool cin, int rleft, 
 		}
 		if (FULL || (cin && 2 * i < rleft)) {
 			const float f = kq_e8m0_encode_factor(e);
-			u32 w[2];
-#pragma unroll
-			for (int k = 0; k < 2; k++) {
-				const u32 w0 = v[2 * k], w1 = v[2 * k + 1];
-				w[k] = kq_mxm_cvt4<fmt>(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f),
-					__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f));
-			}
-			*reinterpret_cast<uint2 *>(o + i * ostride) = make_uint2(w[0], w[1]);
+			const float fs[4] = {f, f, f, f};
+			*reinterpret_cast<uint2 *>(o + i * ostride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
 		}
 	}
 }
