@@ -211,15 +211,10 @@ KQ_DEV float kq_bf16_rne(float y) {
 	return __uint_as_float((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
 }
 
-// RHT of 16 values in place, contract v2's order (internal/quant/hadamard):
-// v_j = s_j * (x_j * 0.25), then the butterfly h = 1, 2, 4, 8 with
-// (v_i, v_i+h) <- (v_i + v_i+h, v_i - v_i+h) for i & h == 0, which leaves
-// H16 . v in natural (Sylvester) order, then each result rounded to BF16.
-// 4 float32 additions per element instead of 16; every index is a
-// compile-time constant once unrolled, so v stays in registers.
-KQ_DEV void kq_rht16(float v[16], u32 signs) {
-#pragma unroll
-	for (int j = 0; j < 16; j++) v[j] = __uint_as_float(__float_as_uint(__fmul_rn(v[j], 0.25f)) ^ (((signs >> j) & 1u) << 31));
+// kq_butterfly16: the contract's butterfly (h = 1, 2, 4, 8) in place:
+// (v_i, v_i+h) <- (v_i + v_i+h, v_i - v_i+h) for i & h == 0. The one
+// butterfly of kq_rht16 and the fast path's kq_rht16x2 (nvfp4_fast.cuh).
+KQ_DEV void kq_butterfly16(float v[16]) {
 #pragma unroll
 	for (int h = 1; h < 16; h <<= 1) {
 #pragma unroll
@@ -230,6 +225,18 @@ KQ_DEV void kq_rht16(float v[16], u32 signs) {
 			v[i + h] = __fsub_rn(a, b);
 		}
 	}
+}
+
+// RHT of 16 values in place, contract v2's order (internal/quant/hadamard):
+// v_j = s_j * (x_j * 0.25), then the butterfly h = 1, 2, 4, 8 with
+// (v_i, v_i+h) <- (v_i + v_i+h, v_i - v_i+h) for i & h == 0, which leaves
+// H16 . v in natural (Sylvester) order, then each result rounded to BF16.
+// 4 float32 additions per element instead of 16; every index is a
+// compile-time constant once unrolled, so v stays in registers.
+KQ_DEV void kq_rht16(float v[16], u32 signs) {
+#pragma unroll
+	for (int j = 0; j < 16; j++) v[j] = __uint_as_float(__float_as_uint(__fmul_rn(v[j], 0.25f)) ^ (((signs >> j) & 1u) << 31));
+	kq_butterfly16(v);
 #pragma unroll
 	for (int i = 0; i < 16; i++) v[i] = kq_bf16_rne(v[i]);
 }

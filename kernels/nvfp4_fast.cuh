@@ -207,21 +207,6 @@ KQ_DEV void kq_rht_in(u32 w, u32 signs, int i, float *a, float *b) {
 	*b = __fmul_rn(kq_phi(H(), t), 0.25f);
 }
 
-// kq_butterfly16: the contract's butterfly (h = 1, 2, 4, 8) in place,
-// exactly kq_rht16's.
-KQ_DEV void kq_butterfly16(float v[16]) {
-#pragma unroll
-	for (int h = 1; h < 16; h <<= 1) {
-#pragma unroll
-		for (int i = 0; i < 16; i++) {
-			if (i & h) continue;
-			const float a = v[i], b = v[i + h];
-			v[i] = __fadd_rn(a, b);
-			v[i + h] = __fsub_rn(a, b);
-		}
-	}
-}
-
 // kq_rht16x2 transforms two columns at once from the sixteen packed words
 // W[i] of rows 0..15 (column c in the low halves, c + 1 in the high
 // halves): P0 and P1 receive the BF16-rounded results of columns c and
