@@ -160,6 +160,32 @@ KQ_DEV u32 kq_pkey16(const u32 P[8]) {
 	return kq_key16((const H *)0, L);
 }
 
+// kq_block16_ref is the reference path of kq_block16 and kq_block16p (a
+// block holding a NaN): the scale code of the block's amax (NaNs skipped)
+// to *d, the codes by kq_quant16.
+template <bool SR>
+KQ_DEV u64 kq_block16_ref(const float v[16], float s6, float sinv, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
+	*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
+	return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
+}
+
+// kq_block16_fw is the fast path's block scale of kq_block16 and
+// kq_block16p: the scale code of the amax bits key to *d, its factor
+// returned (from tab when not NULL), and with SR the block's Philox words
+// (counter n0 / 16) in w, else zeros.
+template <bool SR>
+KQ_DEV float kq_block16_fw(u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed,
+		u32 *d, uint4 &w) {
+	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
+	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
+	w = make_uint4(0u, 0u, 0u, 0u);
+	if (SR) {
+		const u64 b = n0 >> 4;
+		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
+	}
+	return f;
+}
+
 // kq_block16p is kq_block16 on eight packed words (key from kq_pkey16):
 // the NaN-free blocks never widen to a float array.
 template <typename H, bool SR>
@@ -171,16 +197,10 @@ KQ_DEV u64 kq_block16p(const u32 P[8], u32 key, float s6, float sinv, const floa
 			v[2 * k] = kq_plo(H(), P[k]);
 			v[2 * k + 1] = kq_phi(H(), P[k]);
 		}
-		*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
-		return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
+		return kq_block16_ref<SR>(v, s6, sinv, n0, operand, group, seed, d);
 	}
-	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
-	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
-	uint4 w = make_uint4(0u, 0u, 0u, 0u);
-	if (SR) {
-		const u64 b = n0 >> 4;
-		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
-	}
+	uint4 w;
+	const float f = kq_block16_fw<SR>(key, s6, sinv, tab, n0, operand, group, seed, d, w);
 	return kq_q16p<H, SR>(P, f, w);
 }
 
@@ -265,17 +285,9 @@ KQ_DEV float kq_rht_amax2(const u32 W[16], u32 signs, float m) {
 // by code.
 template <bool SR>
 KQ_DEV u64 kq_block16(const float v[16], u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
-	if (key > 0x7F800000u) {
-		*d = kq_e4m3(__fmul_rn(kq_block_amax(v, 16), s6));
-		return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
-	}
-	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
-	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
-	uint4 w = make_uint4(0u, 0u, 0u, 0u);
-	if (SR) {
-		const u64 b = n0 >> 4;
-		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
-	}
+	if (key > 0x7F800000u) return kq_block16_ref<SR>(v, s6, sinv, n0, operand, group, seed, d);
+	uint4 w;
+	const float f = kq_block16_fw<SR>(key, s6, sinv, tab, n0, operand, group, seed, d, w);
 	return kq_q16f<SR>(v, f, w);
 }
 
