@@ -293,21 +293,6 @@ KQ_DEV void kq_mxfp8_colt_impl(const T *x, int rows, int cols, u8 *out, u8 *scal
 // select of their addresses, which would put the array in local memory.
 KQ_DEV u32 kq_pick(bool b, u32 x, u32 y) { return b ? x : y; }
 // kq_plo and kq_phi (kq_common.cuh) widen the elements of a pair.
-// kq_mx_cvt8 converts the 8 values of 4 pair words v (word k: columns
-// 2k, 2k + 1 of the lane's 8) to 8 codes (element j in byte j): the low
-// element of word k times flo[k], the high one times fhi[k] (a rowwise
-// block's one factor in all 8, or the columns' own factors).
-template <typename H>
-KQ_DEV uint2 kq_mx_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const float (&fhi)[4], int fmt) {
-	u32 o[2];
-#pragma unroll
-	for (int k = 0; k < 2; k++) {
-		u32 w0 = v[2 * k], w1 = v[2 * k + 1];
-		o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), flo[2 * k]), __fmul_rn(kq_phi(tag, w0), fhi[2 * k]), fmt) |
-		       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), flo[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), fhi[2 * k + 1]), fmt) << 16);
-	}
-	return make_uint2(o[0], o[1]);
-}
 // kq_mx_col_own reduce-scatters the lane's 4 column-pair amaxes cm (paired
 // |x| maxima; word k: columns c + 2k, c + 2k + 1) over the lanes ^16 and
 // ^8 (lane (rq, cg) = 8rq + cg): each step keeps half the words (the half
@@ -443,8 +428,14 @@ KQ_DEV void kq_mx_tile(const u32 (&v)[8][4], int cg, int rq, int c, int cols, bo
 		float f = kq_e8m0_encode_factor(e);
 		if ((cg & 3) == 0) put_row(i, (live(i) && bin) ? (u8)e : (u8)0);
 		if (live(i) && cin) {
-			const float fs[4] = {f, f, f, f};
-			*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = kq_mx_cvt8(tag, v[i], fs, fs, fmt);
+			u32 o[2];
+#pragma unroll
+			for (int k = 0; k < 2; k++) {
+				u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+				o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), f), __fmul_rn(kq_phi(tag, w0), f), fmt) |
+				       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), f), __fmul_rn(kq_phi(tag, w1), f), fmt) << 16);
+			}
+			*reinterpret_cast<uint2 *>(out_row + o0 + i * stride4) = make_uint2(o[0], o[1]);
 		}
 	}
 	if (!(ops & KQ_MX_COL)) return;
@@ -466,6 +457,13 @@ KQ_DEV void kq_mx_tile(const u32 (&v)[8][4], int cg, int rq, int c, int cols, bo
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
 		if (!live(i) || !cin) continue;
-		*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = kq_mx_cvt8(tag, v[i], g0, g1, fmt);
+		u32 o[2];
+#pragma unroll
+		for (int k = 0; k < 2; k++) {
+			u32 w0 = v[i][2 * k], w1 = v[i][2 * k + 1];
+			o[k] = kq_cvt2(__fmul_rn(kq_plo(tag, w0), g0[2 * k]), __fmul_rn(kq_phi(tag, w0), g1[2 * k]), fmt) |
+			       (kq_cvt2(__fmul_rn(kq_plo(tag, w1), g0[2 * k + 1]), __fmul_rn(kq_phi(tag, w1), g1[2 * k + 1]), fmt) << 16);
+		}
+		*reinterpret_cast<uint2 *>(out_col + o0 + i * stride4) = make_uint2(o[0], o[1]);
 	}
 }

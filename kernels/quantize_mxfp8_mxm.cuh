@@ -64,9 +64,10 @@ KQ_DEV u32 kq_mxm_cvt4(float a, float b, float c, float d) {
 #endif
 }
 
-// kq_mxm_cvt8 is kq_mx_cvt8 with kq_mxm_cvt4: the 8 values of the 4 pair
-// words v, the low element of word k times flo[k], the high one times
-// fhi[k], to 8 codes.
+// kq_mxm_cvt8 converts the 8 values of 4 pair words v (word k: the lane's
+// columns 2k, 2k + 1) with kq_mxm_cvt4 to 8 codes (element j in byte j):
+// the low element of word k times flo[k], the high one times fhi[k] (a
+// rowwise block's one factor in all, or the columns' own factors).
 template <int fmt, typename H>
 KQ_DEV uint2 kq_mxm_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const float (&fhi)[4]) {
 	u32 o[2];
