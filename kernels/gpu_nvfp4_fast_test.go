@@ -33,10 +33,12 @@ func TestNVFP4Fast(t *testing.T) {
 // cover.
 //
 // It also takes the 1D operands' amaxes with kernels.NVFP4Amaxes (one
-// pass for both where the RHT applies) instead of two NVFP4Amax calls.
+// pass for both where the RHT applies) instead of two NVFP4Amax calls,
+// and the 16x16 weight's operands one at a time: the 2D kernel walks
+// tiles only when it writes the rowwise operand alone.
 func TestNVFP4FastTiles(t *testing.T) {
-	nvfp4Amaxes = true
-	defer func() { nvfp4Amaxes = false }()
+	nvfp4Amaxes, nvfp4TwoDSplit = true, true
+	defer func() { nvfp4Amaxes, nvfp4TwoDSplit = false, false }()
 	for _, blocks := range []int{1, 5} {
 		old := set.SetTileGridCap(blocks)
 		exact, total := nvfp4FastCheck(t, []shape{{64, 320}, {192, 128}, {1024, 1024}, {512, 4096}}, 8300+100*blocks)
@@ -46,8 +48,9 @@ func TestNVFP4FastTiles(t *testing.T) {
 }
 
 // nvfp4Amaxes makes nvfp4GPU take a 1D RHT plan's amaxes with
-// kernels.NVFP4Amaxes.
-var nvfp4Amaxes bool
+// kernels.NVFP4Amaxes; nvfp4TwoDSplit makes it write a 16x16 weight's
+// operands in two NVFP4TwoD calls, rowwise and then columnwise.
+var nvfp4Amaxes, nvfp4TwoDSplit bool
 
 // nvfp4FastCheck runs TestNVFP4Fast's checks over shapes (inputs seeded
 // from base), returning the outputs bit-exact and the outputs checked.

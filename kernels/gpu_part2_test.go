@@ -199,7 +199,15 @@ func nvfp4GPU(c *cuda.Ctx, b *bufs, dt kernels.DType, raw []byte, rows, cols int
 		return out, err
 	}
 	if plan.BlockRows == 16 {
-		if err := set.NVFP4TwoD(c, stream, dt, xb, rows, cols, amR, row, rs, cuda.Buffer{}, col, cls, cuda.Buffer{}); err != nil {
+		if nvfp4TwoDSplit {
+			// Rowwise only (the persistent walk), then columnwise only.
+			if err := set.NVFP4TwoD(c, stream, dt, xb, rows, cols, amR, row, rs, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{}); err != nil {
+				return out, err
+			}
+			if err := set.NVFP4TwoD(c, stream, dt, xb, rows, cols, amR, cuda.Buffer{}, cuda.Buffer{}, cuda.Buffer{}, col, cls, cuda.Buffer{}); err != nil {
+				return out, err
+			}
+		} else if err := set.NVFP4TwoD(c, stream, dt, xb, rows, cols, amR, row, rs, cuda.Buffer{}, col, cls, cuda.Buffer{}); err != nil {
 			return out, err
 		}
 		if err := set.Swizzle(c, stream, rs, rsr, rsc, rsw, false); err != nil {

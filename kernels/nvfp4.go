@@ -299,7 +299,13 @@ func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
 	kernel := "kq_nvf4_2dg_"
 	switch {
-	case fast && offsets.Ptr() == 0:
+	case fast && offsets.Ptr() == 0 && outCol.Ptr() == 0:
+		// Rowwise only: the persistent walk, whose next tile's loads
+		// overlap the current one's work, is faster (H200, session 9:
+		// 65.9% of copy against 59.4% one block per tile at 8192^2,
+		// 75.1% against 68.7% at 16384^2); with the columnwise operand
+		// one block per tile is (both: 48.0% walking, 64.7% one block
+		// per tile at 16384^2), hence the next case.
 		grid, kernel = s.tileGrid(ceilDiv(cols, 128), rows/64, nvfp4TwoDPerSM), "kq_nvf4_2d_"
 	case fast:
 		grid, kernel = cuda.Dim2(ceilDiv(cols, 128), rows/64), "kq_nvf4_2d_"
