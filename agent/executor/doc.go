@@ -11,7 +11,10 @@
 // binds a run), so the agent never lists or watches the cluster's runs; it
 // also checks spec.nodeName, since a label alone is easy to get wrong. It
 // runs at most one run per GPU at a time, each in its own goroutine, and
-// moves a bound run → Running → Succeeded or Failed. A bound run that waits
+// moves a bound run → Running → Succeeded or Failed. Running is recorded
+// only once the run has executed for RunningAfter (a second by default): a
+// run that ends sooner goes from bound to its end in one status write, the
+// unit a burst of short runs pays for. A bound run that waits
 // for the agent has stored phase Pending (binding writes only the spec, as
 // scheduling a Pod does), or Bound if an earlier manager bound it. The agent
 // writes only the fields it owns (phase, agentID, bindTime copied from the
@@ -27,7 +30,9 @@
 //
 // Crash safety: a run of this node found Running under another agent ID
 // was left behind by a previous agent process on this node; it is run again
-// from the start (execution is idempotent) with the condition Restarted.
+// from the start (execution is idempotent) with the condition Restarted. A
+// run whose agent died before it was recorded Running is still bound, and
+// simply runs.
 // Graceful shutdown (Drain): no new runs are taken, running ones get a
 // grace period to finish; those that do not are cancelled and marked Failed
 // with the condition Abandoned=True, those that do get Abandoned=False, so

@@ -36,6 +36,10 @@ type GPULookup interface {
 // DefaultBusyRequeue is how soon a run waiting for its GPU is looked at again.
 const DefaultBusyRequeue = 2 * time.Second
 
+// DefaultRunningAfter is how long a run executes before the agent records
+// it Running (Options.RunningAfter).
+const DefaultRunningAfter = time.Second
+
 // Options configure an Executor.
 type Options struct {
 	NodeName string
@@ -56,6 +60,12 @@ type Options struct {
 	// BusyRequeue is how soon a run that waits for its GPU is looked at
 	// again; zero takes DefaultBusyRequeue.
 	BusyRequeue time.Duration
+	// RunningAfter is how long a run executes before the agent records it
+	// Running; a run that ends sooner goes from bound to its end in one
+	// status write. Zero takes DefaultRunningAfter. Status writes are what
+	// a burst of short runs is limited by (docs/benchmarks.md), and a phase
+	// shorter than this is one nobody could act on.
+	RunningAfter time.Duration
 }
 
 // execution is one run in flight.
@@ -92,6 +102,9 @@ func New(opts Options) *Executor {
 	}
 	if opts.BusyRequeue <= 0 {
 		opts.BusyRequeue = DefaultBusyRequeue
+	}
+	if opts.RunningAfter <= 0 {
+		opts.RunningAfter = DefaultRunningAfter
 	}
 	return &Executor{
 		opts:    opts,
@@ -232,12 +245,21 @@ func (e *Executor) start(ctx context.Context, run *v1alpha1.QuantRun) (ctrl.Resu
 	e.mu.Unlock()
 
 	claimed, gpuInfo, err := e.claim(ctx, run)
-	if err != nil || claimed == nil {
+	if err != nil || claimed.run == nil {
 		e.release(ex)
 		return ctrl.Result{}, err
 	}
 	go e.execute(runCtx, ex, claimed, gpuInfo)
 	return ctrl.Result{}, nil
+}
+
+// claimedRun is a run this agent executes: run carries the status the
+// agent gave it and the resourceVersion its next write is conditional on;
+// unwritten holds that status while it is not recorded yet (the run is
+// still stored as bound; see Options.RunningAfter), nil once it is.
+type claimedRun struct {
+	run       *v1alpha1.QuantRun
+	unwritten *Status
 }
 
 // release frees the run's GPU slot.
@@ -253,23 +275,27 @@ func (e *Executor) release(ex *execution) {
 	e.wg.Done()
 }
 
-// claim moves the run to Running, retrying on conflict. The first attempt
-// decides on cached, the copy the reconcile read from the informer cache;
-// the write carries its resourceVersion, so a cache that was behind makes
-// it conflict, and every retry decides again on a fresh read from the API
-// server. (A fresh read before every write would cost one more request per
-// run for the same guarantee.) It returns the run as claimed, with the
-// resourceVersion of the claim, or nil when there is nothing to run
-// (someone else changed it, its GPU is not here or not healthy, in which
-// case the run is failed with a message that says so).
-func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alpha1.QuantRun, v1alpha1.GPU, error) {
+// claim takes the run for this agent, retrying on conflict. The first
+// attempt decides on cached, the copy the reconcile read from the informer
+// cache; a write carries its resourceVersion, so a cache that was behind
+// makes it conflict, and every retry decides again on a fresh read from the
+// API server. (A fresh read before every write would cost one more request
+// per run for the same guarantee.) A bound run is claimed without a write:
+// its Running status waits for Options.RunningAfter (execute), and the
+// first write, Running or the end, is conditional on the version decided
+// on. A run left Running by a previous agent process is claimed at once, so
+// that the record says it was restarted before it runs again. It returns
+// the run as claimed, or a nil run when there is nothing to run (someone
+// else changed it, its GPU is not here or not healthy, in which case the
+// run is failed with a message that says so).
+func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (claimedRun, v1alpha1.GPU, error) {
 	log := logging.FromContext(ctx)
 	key := client.ObjectKeyFromObject(cached)
-	var claimed *v1alpha1.QuantRun
+	var claimed claimedRun
 	var gpu v1alpha1.GPU
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		claimed = nil
+		claimed = claimedRun{}
 		run := &v1alpha1.QuantRun{}
 		if first {
 			first = false
@@ -324,22 +350,63 @@ func (e *Executor) claim(ctx context.Context, cached *v1alpha1.QuantRun) (*v1alp
 				Message: fmt.Sprintf("agent %s found the run Running under agent %s and ran it again from the start", e.opts.AgentID, restartedFrom),
 			})
 		}
-		rv, err := applyStatus(ctx, e.opts.Client, run, st)
-		if err != nil {
-			return err
+		if restartedFrom == "" {
+			claimed = claimedRun{run: run, unwritten: &st}
+		} else {
+			rv, err := applyStatus(ctx, e.opts.Client, run, st)
+			if err != nil {
+				return err
+			}
+			run.ResourceVersion = rv
+			claimed = claimedRun{run: run}
 		}
-		run.ResourceVersion = rv
 		run.Status.Phase, run.Status.AgentID, run.Status.StartTime, run.Status.BindTime = st.Phase, st.AgentID, st.StartTime, st.BindTime
 		run.Status.Conditions, run.Status.AllocatedGPU = st.Conditions, st.AllocatedGPU
-		claimed = run
 		log.Info("Run started", "gpu", run.Spec.GPUUUID, "restartedFrom", restartedFrom)
 		e.count(v1alpha1.RunPhaseRunning)
 		return nil
 	})
 	if err != nil {
-		return nil, gpu, fmt.Errorf("claiming run %s: %w", key, err)
+		return claimedRun{}, gpu, fmt.Errorf("claiming run %s: %w", key, err)
 	}
 	return claimed, gpu, nil
+}
+
+// recordRunning writes a claimed run's Running status once it has run for
+// Options.RunningAfter, conditional on the version the claim decided on; on
+// a conflict it decides again on a fresh read. It reports false when the
+// run is no longer this agent's to run (the controller failed it, it was
+// deleted): the caller then stops the runner and records nothing.
+func (e *Executor) recordRunning(ctx context.Context, c *claimedRun) (bool, error) {
+	key := client.ObjectKeyFromObject(c.run)
+	ours := true
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		run := &v1alpha1.QuantRun{}
+		if first {
+			first = false
+			run.Namespace, run.Name, run.ResourceVersion = key.Namespace, key.Name, c.run.ResourceVersion
+		} else if err := e.opts.APIReader.Get(ctx, key, run); err != nil {
+			if apierrors.IsNotFound(err) {
+				ours = false
+				return nil
+			}
+			return fmt.Errorf("reading run %s: %w", key, err)
+		} else if !e.mine(run) || !awaitsStart(run) {
+			ours = false
+			return nil
+		}
+		rv, err := applyStatus(ctx, e.opts.Client, run, *c.unwritten)
+		if err != nil {
+			return err
+		}
+		c.run.ResourceVersion, c.unwritten = rv, nil
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("recording run %s Running: %w", key, err)
+	}
+	return ours, nil
 }
 
 // failUnrunnable fails a run this node cannot run at all, in one step.
@@ -357,13 +424,47 @@ func (e *Executor) failUnrunnable(ctx context.Context, run *v1alpha1.QuantRun, s
 // execute runs the Runner and records how it ended. It writes with the
 // root context: a hard stop (root cancelled) records nothing and leaves the
 // run Running for the next agent process to re-run.
-func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) {
+func (e *Executor) execute(runCtx context.Context, ex *execution, claimed claimedRun, gpu v1alpha1.GPU) {
 	defer e.release(ex)
 	log := logging.FromContext(e.root).WithValues("quantRun", ex.key.String(), "gpu", ex.gpu)
 	ctx := logr.NewContext(e.root, log)
 	started := e.opts.Clock.Now()
+	run := claimed.run
 
-	results, err := e.opts.Runner.Run(runCtx, run, gpu)
+	type outcome struct {
+		results *v1alpha1.RunResults
+		err     error
+	}
+	ended := make(chan outcome, 1)
+	go func() {
+		results, err := e.opts.Runner.Run(runCtx, run, gpu)
+		ended <- outcome{results, err}
+	}()
+	var out outcome
+	if claimed.unwritten == nil {
+		out = <-ended
+	} else {
+		timer := e.opts.Clock.NewTimer(e.opts.RunningAfter)
+		select {
+		case out = <-ended:
+			timer.Stop()
+		case <-timer.C():
+			ours, err := e.recordRunning(ctx, &claimed)
+			if err != nil || !ours {
+				// Not recorded Running: stop and leave the run as stored.
+				ex.cancel()
+				<-ended
+				if err != nil {
+					log.Error(err, "Recording a run Running failed; it stays bound for the next attempt")
+				} else {
+					log.Info("Run changed hands before it was recorded Running, stopped")
+				}
+				return
+			}
+			out = <-ended
+		}
+	}
+	results, err := out.results, out.err
 
 	if ex.deleted.Load() || e.root.Err() != nil {
 		return
@@ -398,7 +499,7 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, run *v1alpha1.
 		// "GPUInUse: ..." when the guard stopped it, as a run pod says it.
 		st.Phase, st.Message = v1alpha1.RunPhaseFailed, gpuguard.TerminationMessage(err)
 	}
-	if err := e.finish(ctx, ex.key, run.ResourceVersion, st); err != nil {
+	if err := e.finish(ctx, ex.key, run.ResourceVersion, claimed.unwritten == nil, st); err != nil {
 		log.Error(err, "Recording the end of a run failed")
 		return
 	}
@@ -423,18 +524,19 @@ const finishRetryCap = 10 * time.Second
 // finish applies the end state, unless the run changed hands meanwhile (the
 // controller failed it as NodeLost or for its deadline): that decision
 // stands. claimedRV is the run's resourceVersion as this agent's claim left
-// it: the first attempt writes conditional on it without reading (unchanged
-// since the claim means still Running under this agent), and a conflict
-// sends every retry through a fresh read. Transient failures (the API server restarting, timeouts) are
+// it, recorded (Running under this agent) or not (still bound: the run
+// ended before RunningAfter): the first attempt writes conditional on it
+// without reading (unchanged since the claim means still this agent's),
+// and a conflict sends every retry through a fresh read. Transient failures (the API server restarting, timeouts) are
 // retried until the write lands or the agent stops: a run whose end is not
 // recorded stays Running under this agent, whose Lease stays fresh, so
 // nothing else would ever finish or retry it (test/e2e's control-plane
 // restart found runs stuck that way). Meanwhile the run keeps its GPU, which
 // matches what the controller sees.
-func (e *Executor) finish(ctx context.Context, key types.NamespacedName, claimedRV string, st Status) error {
+func (e *Executor) finish(ctx context.Context, key types.NamespacedName, claimedRV string, recorded bool, st Status) error {
 	delay := 200 * time.Millisecond
 	for {
-		err := e.finishOnce(ctx, key, claimedRV, st)
+		err := e.finishOnce(ctx, key, claimedRV, recorded, st)
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
@@ -456,7 +558,7 @@ func transient(err error) bool {
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
 }
 
-func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, claimedRV string, st Status) error {
+func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, claimedRV string, recorded bool, st Status) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		run := &v1alpha1.QuantRun{}
 		if claimedRV != "" {
@@ -471,7 +573,8 @@ func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, cla
 			}
 			return fmt.Errorf("reading run %s: %w", key, err)
 		}
-		if run.Status.Phase != v1alpha1.RunPhaseRunning || run.Status.AgentID != e.opts.AgentID {
+		runningHere := run.Status.Phase == v1alpha1.RunPhaseRunning && run.Status.AgentID == e.opts.AgentID
+		if !runningHere && (recorded || !e.mine(run) || !awaitsStart(run)) {
 			return errNotOurs
 		}
 		_, err := applyStatus(ctx, e.opts.Client, run, st)

@@ -102,7 +102,9 @@ type Options struct {
 	AllocationInterval     time.Duration
 	ShutdownGrace          time.Duration
 	BusyRequeue            time.Duration
-	Clock                  clock.WithTicker
+	// RunningAfter is executor.Options.RunningAfter (zero: its default).
+	RunningAfter time.Duration
+	Clock        clock.WithTicker
 }
 
 // Run runs the agent until ctx ends or shutdown is closed. When shutdown is
@@ -234,15 +236,16 @@ func setupExecutor(mgr ctrl.Manager, opts Options, reporter *profile.Reporter) (
 		})
 	}
 	exec := executor.New(executor.Options{
-		NodeName:    opts.NodeName,
-		AgentID:     opts.AgentID,
-		Client:      mgr.GetClient(),
-		APIReader:   mgr.GetAPIReader(),
-		GPUs:        reporter,
-		Runner:      runner,
-		Clock:       opts.Clock,
-		Metrics:     metrics,
-		BusyRequeue: opts.BusyRequeue,
+		NodeName:     opts.NodeName,
+		AgentID:      opts.AgentID,
+		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
+		GPUs:         reporter,
+		Runner:       runner,
+		Clock:        opts.Clock,
+		Metrics:      metrics,
+		BusyRequeue:  opts.BusyRequeue,
+		RunningAfter: opts.RunningAfter,
 	})
 	if err := exec.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -556,6 +557,89 @@ func TestControllerVerdictDuringRunStands(t *testing.T) {
 
 	// The agent records the end right after the runner returns; give it
 	// ample time to (wrongly) overwrite the verdict.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		got, err := getRun(ctx, ns, "judged")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != v1alpha1.RunPhaseFailed || got.Status.Reason != v1alpha1.ReasonNodeLost || got.Status.Results != nil {
+			t.Fatalf("the agent overwrote the controller's verdict: phase %s reason %q results %v", got.Status.Phase, got.Status.Reason, got.Status.Results != nil)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A run that ends within RunningAfter is recorded once, bound to its end:
+// no watcher ever sees it Running, and its status says when it started.
+func TestShortRunIsRecordedInOneWrite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.CreateNamespace(ctx, "short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const node = "short-node"
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &v1alpha1.QuantRunList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	startAgent(t, nodeagent.Options{NodeName: node, Namespace: agentNamespace, AgentID: "short-node-1",
+		Simulate: spec(t, "H100:1"), RunningAfter: time.Minute})
+	newRun(t, ns, "quick", node, 0, node)
+
+	var phases []v1alpha1.RunPhase
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			t.Fatalf("watch: %v", ev.Object)
+		}
+		r := ev.Object.(*v1alpha1.QuantRun)
+		phases = append(phases, r.Status.Phase)
+		if r.Status.Phase == v1alpha1.RunPhaseSucceeded {
+			if r.Status.StartTime == nil || r.Status.CompletionTime == nil || r.Status.AgentID != "short-node-1" {
+				t.Errorf("status of the one write: %+v", r.Status)
+			}
+			break
+		}
+	}
+	if len(phases) != 2 || phases[len(phases)-1] != v1alpha1.RunPhaseSucceeded {
+		t.Errorf("phases seen: %v, want the creation and then Succeeded", phases)
+	}
+}
+
+// The controller's verdict on a run that the agent is executing but has
+// not recorded Running yet stands too: the end's write is conditional on
+// the version the agent decided on.
+func TestControllerVerdictBeforeRunningStands(t *testing.T) {
+	ctx := context.Background()
+	ns, err := env.CreateNamespace(ctx, "unrecorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const node = "unrecorded-node"
+	gate := &gatedRunner{started: make(chan struct{}), release: make(chan struct{}), returned: make(chan struct{})}
+	startAgent(t, nodeagent.Options{NodeName: node, Namespace: agentNamespace, AgentID: "unrecorded-node-1",
+		Simulate: spec(t, "H100:1"), Runner: gate, RunningAfter: time.Minute})
+	newRun(t, ns, "judged", node, 0, node)
+	<-gate.started
+	r, err := getRun(ctx, ns, "judged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status.Phase != v1alpha1.RunPhasePending {
+		t.Fatalf("phase %s before RunningAfter, want Pending", r.Status.Phase)
+	}
+	r.Status.Phase, r.Status.Reason, r.Status.Message = v1alpha1.RunPhaseFailed, v1alpha1.ReasonNodeLost, "node unrecorded-node lost"
+	if err := env.Client.Status().Update(ctx, r, client.FieldOwner("kquant-manager")); err != nil {
+		t.Fatal(err)
+	}
+	close(gate.release)
+	<-gate.returned
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		got, err := getRun(ctx, ns, "judged")
