@@ -277,7 +277,10 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	}); err != nil {
 		return err
 	}
-	r.forget(run.UID)
+	// What this process saw of the run pod is forgotten only once the cache
+	// shows the run finished (reconcile): until then a reconcile of the
+	// cached, still running run must find it had a pod, or it would create
+	// the lost pod again.
 	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, out.Reason, "FailRun", "%s", out.Message)
 	logging.FromContext(ctx).Info("Run failed in its run pod", "quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
 	return nil
