@@ -336,7 +336,9 @@ func TestJobRetriesARunWhosePodFoundItsGPUBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	node := "retry-node"
+	// A node of its own, so that -count=N does not meet the runs of an
+	// earlier iteration on its GPU.
+	node := ns + "-node"
 	profile := builders.MakeGPUNodeProfile(node).GPUs(builders.H100, 1).Ready().Obj()
 	if err := env.Client.Create(ctx, &kquantv1alpha1.GPUNodeProfile{ObjectMeta: metaName(node)}); err != nil {
 		t.Fatal(err)
