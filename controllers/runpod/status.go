@@ -54,14 +54,22 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 	if run.Status.Phase.IsTerminal() {
 		return Outcome{}
 	}
+	deleted := Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
+		Message: "run pod was deleted before the run finished", Retryable: true}
 	if pod == nil {
-		return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
-			Message: "run pod was deleted before the run finished", Retryable: true}
+		return deleted
 	}
 	switch pod.Status.Phase {
 	case corev1.PodPending:
 		return pendingOutcome(pod)
 	case corev1.PodFailed:
+		if pod.DeletionTimestamp != nil {
+			// Deleted mid-run (kubectl delete, a drain): the kubelet's kill
+			// on the way out makes the pod Failed, which is the deletion's
+			// doing, not the run's; seen or not before the pod is gone, it
+			// is the same loss.
+			return deleted
+		}
 		return failedOutcome(pod)
 	case corev1.PodSucceeded:
 		return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodExitedWithoutResult,

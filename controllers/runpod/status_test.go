@@ -2,10 +2,12 @@ package runpod
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 )
@@ -150,6 +152,15 @@ func TestPodOutcome(t *testing.T) {
 				Message: "run pod was deleted before the run finished", Retryable: true},
 		},
 		{name: "deleted after a terminal run", runPhase: kquantv1alpha1.RunPhaseFailed},
+		{
+			name:     "killed by its deletion, seen before it is gone: lost, retried",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			pod: podIn(corev1.PodFailed, terminated(137, "Error", "Signal received, stopping the run"), func(p *corev1.Pod) {
+				p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 27, 10, 32, 54, 0, time.UTC)}
+			}),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
+				Message: "run pod was deleted before the run finished", Retryable: true},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
