@@ -55,6 +55,41 @@ KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]
 	}
 }
 
+// kq_rht_amax2c is kq_rht_amax2 (the same maximum) with the first
+// butterfly stage of kq_rht16x2c.
+template <typename H>
+KQ_DEV float kq_rht_amax2c(const u32 W[16], const float c[16], float m) {
+	float a[16], b[16];
+#pragma unroll
+	for (int i = 0; i < 16; i += 2) {
+		const float a0 = kq_plo(H(), W[i]), a1 = kq_plo(H(), W[i + 1]);
+		const float b0 = kq_phi(H(), W[i]), b1 = kq_phi(H(), W[i + 1]);
+		const float pa = __fmul_rn(a1, c[i + 1]), pb = __fmul_rn(b1, c[i + 1]);
+		a[i] = __fmaf_rn(a0, c[i], pa);
+		a[i + 1] = __fmaf_rn(a0, c[i], -pa);
+		b[i] = __fmaf_rn(b0, c[i], pb);
+		b[i + 1] = __fmaf_rn(b0, c[i], -pb);
+	}
+#pragma unroll
+	for (int h = 2; h < 8; h <<= 1) {
+#pragma unroll
+		for (int i = 0; i < 16; i++) {
+			if (i & h) continue;
+			const float p = a[i], q = a[i + h], r = b[i], s = b[i + h];
+			a[i] = __fadd_rn(p, q);
+			a[i + h] = __fsub_rn(p, q);
+			b[i] = __fadd_rn(r, s);
+			b[i + h] = __fsub_rn(r, s);
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		m = fmaxf(m, __fadd_rn(fabsf(a[i]), fabsf(a[i + 8])));
+		m = fmaxf(m, __fadd_rn(fabsf(b[i]), fabsf(b[i + 8])));
+	}
+	return m;
+}
+
 // kq_bkey16 is kq_pkey16<kq_bf16> by the BF16 maximum that propagates
 // NaN: the largest |y| of eight packed BF16 words as float32 bits (|y|
 // of BF16 orders like its bits), above 0x7F800000 when a word holds a

@@ -103,9 +103,11 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 // by rows / 64 row tiles; a grouped block, the one tile of its group's
 // tensor); columns in [cols, srows) get zero scales.
 // For 16-bit inputs a thread's two columns share each tile word, so the
-// RHT takes the sixteen words of its run once (kq_rht16x2), rounds to
-// BF16 two values per instruction and quantizes from the packed words
-// (kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
+// RHT takes the sixteen words of its run once (kq_rht16x2c, the signs as
+// the factors rc), rounds to BF16 two values per instruction and
+// quantizes from the packed words (kq_block16r; without the RHT,
+// kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
+// rk: the Philox round keys in shared memory (kq_philox_keys).
 template <typename T, bool RHT, bool SR>
 KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, const float *tab, const kq_tscale &ts,
 		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group, const float *rc, const u32 *rk) {
@@ -135,16 +137,12 @@ KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, co
 #pragma unroll
 		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
 		u32 P[2][8];
-		if (RHT) {
-			kq_rht16x2<T>(W, signs, P[0], P[1]);
-		} else {
 #pragma unroll
-			for (int k = 0; k < 8; k++) {
-				P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
-				P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
-			}
+		for (int k = 0; k < 8; k++) {
+			P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
+			P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
 		}
-		typedef typename kq_if<RHT, kq_bf16, T>::type Y; // the packed words' type
+		typedef T Y; // the packed words' type (no RHT here)
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			const int c = 2 * j + h, k = k0 + c;
@@ -283,7 +281,7 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 
 // Amax of the RHT of the columnwise operand, fast path (shapes as
 // kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)). For 16-bit
-// inputs kq_rht_amax2 per column pair and one rounding to BF16 per
+// inputs kq_rht_amax2c per column pair and one rounding to BF16 per
 // thread; the result is the largest BF16-rounded |y| as before. With
 // pamax (not NULL) it also reduces the input's own amax into pamax, the
 // value kq_nvf4_amax gives (the largest non-NaN |x|, kq_vmax/kq_vkey on
@@ -308,7 +306,10 @@ __device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax,
 			for (int q = 0; q < 4; q++) acc = kq_vmax(x, acc, make_uint4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
 			pa = kq_vkey(x, acc);
 		}
-		a = kq_bf16_rne(kq_rht_amax2<T>(W, signs, 0.0f));
+		float rc[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) rc[i] = kq_rht_c(signs, i);
+		a = kq_bf16_rne(kq_rht_amax2c<T>(W, rc, 0.0f));
 	} else {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
