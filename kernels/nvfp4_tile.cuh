@@ -93,6 +93,8 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 	return kq_rawkey(v);
 }
 
+#include "nvfp4_rhtcol.cuh"
+
 // Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
 // stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
 // runs of two columns, and the packed runs leave through shared memory as
@@ -101,28 +103,46 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 // by rows / 64 row tiles; a grouped block, the one tile of its group's
 // tensor); columns in [cols, srows) get zero scales.
 // For 16-bit inputs a thread's two columns share each tile word, so the
-// RHT takes the sixteen words of its run once (kq_rht16x2), rounds to
-// BF16 two values per instruction and quantizes from the packed words
-// (kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
+// RHT takes the sixteen words of its run once (kq_rht16x2c, the signs as
+// the factors rc), rounds to BF16 two values per instruction and
+// quantizes from the packed words (kq_block16r; without the RHT,
+// kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
+// rk: the Philox round keys in shared memory (kq_philox_keys).
 template <typename T, bool RHT, bool SR>
 KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, const float *tab, const kq_tscale &ts,
-		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group) {
+		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group, const float *rc, const u32 *rk) {
 	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
-	if constexpr (sizeof(T) == 2) {
+	if constexpr (sizeof(T) == 2 && RHT) {
+		// RHT of 16-bit inputs: the signs as factors rc (kq_rht_c), the
+		// key and codes of kq_block16r.
 		u32 W[16];
 #pragma unroll
 		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
 		u32 P[2][8];
-		if (RHT) {
-			kq_rht16x2<T>(W, signs, P[0], P[1]);
-		} else {
+		kq_rht16x2c<T>(W, rc, P[0], P[1]);
 #pragma unroll
-			for (int k = 0; k < 8; k++) {
-				P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
-				P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
+		for (int h = 0; h < 2; h++) {
+			const int c = 2 * j + h, k = k0 + c;
+			u64 p = 0;
+			u32 d = 0;
+			if (k < cols) {
+				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+				p = kq_block16r<SR>(P[h], kq_bkey16(P[h]), ts.s6, ts.sinv, tab, n0, group, seed, rk, &d);
 			}
+			stage[c][run] = p;
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
 		}
-		typedef typename kq_if<RHT, kq_bf16, T>::type Y; // the packed words' type
+	} else if constexpr (sizeof(T) == 2) {
+		u32 W[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+		u32 P[2][8];
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
+			P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
+		}
+		typedef T Y; // the packed words' type (no RHT here)
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			const int c = 2 * j + h, k = k0 + c;
@@ -171,22 +191,56 @@ template <typename T, bool RHT, bool SR, int NB>
 KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, u8 *swz,
 		u32 signs, u64 seed, u32 group, kq_tiles tl, u32 (*tile)[KQ_TILE_WORDS(T)], u64 (*stage)[4], u32 *dstage,
 		const float *tab, const kq_tscale &ts) {
-	if (tl.t0 < tl.n) kq_tile_async(x, cols, (tl.t0 / tl.ntx) * 64, (tl.t0 % tl.ntx) * 128, tile[0]);
+	float rc[16];
+#pragma unroll
+	for (int i = 0; i < 16; i++) rc[i] = kq_rht_c(signs, i);
+	__shared__ __align__(16) u32 rk[20];
+	kq_philox_keys(seed, rk);
+	// kq_tile_async's vectors, loop-invariant parts hoisted: vector i of a
+	// thread is idx = threadIdx.x + 256 i, and 256 % VPR == 0, so its
+	// column kk is the same for every i and its row is r0 + i * 256 / VPR.
+	constexpr int VPR = 8 * (int)sizeof(T), EV = 16 / (int)sizeof(T), NV = 64 * VPR / 256;
+	const int kk = ((int)threadIdx.x % VPR) * EV, r0 = (int)threadIdx.x / VPR;
+	const long long goff = (long long)r0 * cols + kk, gstep = (long long)(256 / VPR) * cols;
+	const int soff = r0 * (VPR + 1) + (int)threadIdx.x % VPR;
+	auto issue = [&](int tx, int ty, u32 *dst) {
+		const int k0 = tx * 128;
+		const bool in = k0 + kk < cols;
+		const T *g = x + ((long long)(ty * 64) * cols + k0 + goff);
+#pragma unroll
+		for (int i = 0; i < NV; i++)
+			kq_cp16(reinterpret_cast<uint4 *>(dst) + soff + i * (256 / VPR) * (VPR + 1), in ? g + i * gstep : x, in);
+	};
+	// Tile t is (tx, ty) = (t % ntx, t / ntx), stepped without dividing.
+	const int sx = tl.step % tl.ntx, sy = tl.step / tl.ntx;
+	int tx = tl.t0 % tl.ntx, ty = tl.t0 / tl.ntx;
+	// The store side's per-thread parts: column cc of the tile, half of
+	// its 32 code bytes; the swizzled offset kq_swz(k0 + cc, m0 >> 4,
+	// scols) is (k0 >> 7, m0 >> 6)'s 512-byte tile plus (cc & 31) * 16 +
+	// (cc >> 5) * 4 (k0 % 128 == 0, m0 % 64 == 0).
+	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1;
+	const long long swc = (cc & 31) * 16 + (cc >> 5) * 4;
+	if (tl.t0 < tl.n) issue(tx, ty, tile[0]);
 	kq_cp_commit();
 	int buf = 0;
 	for (int t = tl.t0; t < tl.n; t += tl.step) {
-		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64, tn = t + tl.step;
+		int nx = tx + sx, ny = ty + sy;
+		if (nx >= tl.ntx) {
+			nx -= tl.ntx;
+			ny++;
+		}
+		const int k0 = tx * 128, m0 = ty * 64, tn = t + tl.step;
 		if (NB == 2) {
-			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tile[buf ^ 1]);
+			if (tn < tl.n) issue(nx, ny, tile[buf ^ 1]);
 			kq_cp_commit();
 			kq_cp_wait<1>();
 		} else {
 			kq_cp_wait<0>();
 		}
 		__syncthreads();
-		kq_nvf4_col_body<T, RHT, SR>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group);
+		kq_nvf4_col_body<T, RHT, SR>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group, rc, rk);
 		__syncthreads();
-		const int cc = threadIdx.x >> 1, half = threadIdx.x & 1, k = k0 + cc;
+		const int k = k0 + cc;
 		if (k < cols) {
 			*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
 				*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
@@ -194,13 +248,15 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 		if (half == 0 && k < srows) {
 			const u32 dw = dstage[cc];
 			*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
-			if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(k, m0 >> 4, scols)) = dw;
+			if (swz != 0) *reinterpret_cast<u32 *>(swz + (((long long)tx * (scols >> 2) + (m0 >> 6)) * 512 + swc)) = dw;
 		}
 		if (NB == 1) {
-			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tile[0]);
+			if (tn < tl.n) issue(nx, ny, tile[0]);
 			kq_cp_commit();
 		}
 		buf ^= NB - 1;
+		tx = nx;
+		ty = ny;
 	}
 }
 
@@ -225,7 +281,7 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 
 // Amax of the RHT of the columnwise operand, fast path (shapes as
 // kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)). For 16-bit
-// inputs kq_rht_amax2 per column pair and one rounding to BF16 per
+// inputs kq_rht_amax2c per column pair and one rounding to BF16 per
 // thread; the result is the largest BF16-rounded |y| as before. With
 // pamax (not NULL) it also reduces the input's own amax into pamax, the
 // value kq_nvf4_amax gives (the largest non-NaN |x|, kq_vmax/kq_vkey on
@@ -250,7 +306,10 @@ __device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax,
 			for (int q = 0; q < 4; q++) acc = kq_vmax(x, acc, make_uint4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
 			pa = kq_vkey(x, acc);
 		}
-		a = kq_bf16_rne(kq_rht_amax2<T>(W, signs, 0.0f));
+		float rc[16];
+#pragma unroll
+		for (int i = 0; i < 16; i++) rc[i] = kq_rht_c(signs, i);
+		a = kq_bf16_rne(kq_rht_amax2c<T>(W, rc, 0.0f));
 	} else {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
