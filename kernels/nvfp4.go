@@ -295,14 +295,18 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // [cols, n_g] at byte cols*o_g/2, scales [roundup(cols,128), n_g/16] at
 // roundup(cols,128)*o_g/16 (scc is then unused).
 func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol cuda.Buffer, scr, scc int, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
-	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol, swzCol)
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(4, scalesRow, swzRow, scalesCol, swzCol)
 	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
 	kernel := "kq_nvf4_2dg_"
-	switch {
-	case fast && offsets.Ptr() == 0:
-		grid, kernel = s.tileGrid(ceilDiv(cols, 128), rows/64, nvfp4TwoDPerSM), "kq_nvf4_2d_"
-	case fast:
-		grid, kernel = cuda.Dim2(ceilDiv(cols, 128), rows/64), "kq_nvf4_2d_"
+	if fast {
+		// One block per 64-row tile of 256 columns (16-bit inputs, from
+		// registers) or 128 columns (float32, staged in shared memory),
+		// grouped or not: kq_nvf4_2d_one.
+		tc := 128
+		if dt.Size() == 2 {
+			tc = 256
+		}
+		grid, kernel = cuda.Dim2(ceilDiv(cols, tc), rows/64), "kq_nvf4_2d_"
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Ptr(optional(scalesRow)).I32(int32(scr)).
 		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
