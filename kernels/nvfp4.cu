@@ -391,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T
 	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
+extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int sr, u64 seed, int vec, const int *offsets, int ngroups, const int *flag) { \
 	if (vec == 2) { \
 		if (flag != 0 && *flag != 0) return; \
