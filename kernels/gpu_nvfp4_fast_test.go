@@ -34,8 +34,8 @@ func TestNVFP4Fast(t *testing.T) {
 //
 // It also takes the 1D operands' amaxes with kernels.NVFP4Amaxes (one
 // pass for both where the RHT applies) instead of two NVFP4Amax calls,
-// and the 16x16 weight's operands one at a time: the 2D kernel walks
-// tiles only when it writes the rowwise operand alone.
+// and the 16x16 weight's operands one at a time (the rowwise operand
+// alone, then the columnwise one).
 func TestNVFP4FastTiles(t *testing.T) {
 	nvfp4Amaxes, nvfp4TwoDSplit = true, true
 	defer func() { nvfp4Amaxes, nvfp4TwoDSplit = false, false }()

@@ -24,8 +24,8 @@
 //
 // The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
 // general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh,
-// the tiled ones in nvfp4_tile.cuh) are parts of this file in headers of
-// their own. The stamp on nvfp4.ptx
+// the tiled ones in nvfp4_tile.cuh, the 2D one of 16-bit inputs in
+// nvfp4_2d.cuh) are parts of this file in headers of their own. The stamp on nvfp4.ptx
 // covers every kernels/*.cuh.
 
 #include "kq_common.cuh"
@@ -369,6 +369,8 @@ KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(a
 
 #include "nvfp4_tile.cuh"
 
+#include "nvfp4_2d.cuh"
+
 // Kernels by input type. vec of the row kernel: 0 element loads, 1 vector
 // loads, 2 the fast path; fast of the columnwise, RHT-amax and 2D kernels
 // selects their tiled fast paths (the launchers check the shapes and
@@ -389,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T
 	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
+extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int sr, u64 seed, int vec, const int *offsets, int ngroups, const int *flag) { \
 	if (vec == 2) { \
 		if (flag != 0 && *flag != 0) return; \
@@ -442,11 +444,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_2d_##sfx(const T *x
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
 		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
 	if (!fast) return; /* the general path is kq_nvf4_2dg_ */ \
-	kq_tiles tl; \
-	tl.ntx = (cols + 127) >> 7; \
 	if (offsets == 0) { \
-		tl.t0 = blockIdx.y * gridDim.x + blockIdx.x; tl.step = gridDim.x * gridDim.y; tl.n = tl.ntx * (rows >> 6); \
-		kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl); \
+		kq_nvf4_2d_one<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, \
+			blockIdx.y); \
 		return; \
 	} \
 	int by = blockIdx.y; \
@@ -465,8 +465,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_2d_##sfx(const T *x
 	if (swz_col != 0) swz_col += srows_c * (o >> 4); \
 	scols_col = n >> 4; \
 	by -= o >> 6; \
-	tl.t0 = by * tl.ntx + blockIdx.x; tl.step = 1; tl.n = tl.t0 + 1; \
-	kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl); \
+	kq_nvf4_2d_one<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, by); \
 }
 
 KQ_NVFP4_KERNELS(float, f32)

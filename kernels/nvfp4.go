@@ -122,14 +122,21 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
 }
 
-// The tiled fast paths' blocks per SM (the __launch_bounds__ of
-// kq_nvf4_col_ and kq_nvf4_2d_): ungrouped, their grids are the blocks
-// that fit at once, each block taking every grid-th tile, so that the
-// next tile's loads overlap the current one's work (nvfp4_tile.cuh).
-const (
-	nvfp4ColPerSM  = 3
-	nvfp4TwoDPerSM = 4
-)
+// nvfp4ColPerSM is the columnwise fast path's blocks per SM (the
+// __launch_bounds__ of kq_nvf4_col_): ungrouped, its grid is the blocks
+// that fit at once, each block taking every grid-th tile, so that the next
+// tile's loads overlap the current one's work (nvfp4_tile.cuh).
+const nvfp4ColPerSM = 3
+
+// nvfp4RowPerSM is the rowwise kernel's blocks per SM by input type: its
+// __launch_bounds__ (256, 3 for 16-bit inputs, whose fast path also
+// stages 37 KiB of shared memory per block; 256, 2 for float32).
+func nvfp4RowPerSM(dt DType) int {
+	if dt.Size() == 2 {
+		return 3
+	}
+	return 2
+}
 
 // tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
 // with perSM resident blocks per SM: one block per tile when the tiles
@@ -188,13 +195,19 @@ func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	// 64-element row pieces, 16-byte aligned data, 4-byte scale words).
 	vec := b2i(cols%16 == 0 && aligned(16, x))
 	items := int64(sr) * int64(sc)
+	grid := s.grid(items, 1)
 	if cols%64 == 0 && aligned(16, x, out) && aligned(4, scales, swz) {
+		// The fast path's grid-stride grid is at most the blocks that fit
+		// at once (nvfp4RowPerSM), so that no partial second wave of
+		// blocks runs on part of the SMs.
 		vec, items = 2, items/4
+		b := min((items+threads-1)/threads, int64(s.sms*nvfp4RowPerSM(dt)))
+		grid = cuda.Dim(int(max(b, 1)))
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.Stochastic)).U64(o.Seed).I32(vec).
 		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(items, 1), cuda.Dim(threads), st)
+	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // NVFP4Col quantizes the columnwise operand: the input transposed
@@ -295,20 +308,18 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // [cols, n_g] at byte cols*o_g/2, scales [roundup(cols,128), n_g/16] at
 // roundup(cols,128)*o_g/16 (scc is then unused).
 func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, outRow, scalesRow, swzRow, outCol, scalesCol, swzCol cuda.Buffer, scr, scc int, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
-	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(2, scalesRow) && aligned(4, scalesCol, swzCol)
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x, outRow, outCol) && aligned(4, scalesRow, swzRow, scalesCol, swzCol)
 	grid := s.grid(int64(ceilDiv(rows, 16))*int64(ceilDiv(cols, 16)), 1)
 	kernel := "kq_nvf4_2dg_"
-	switch {
-	case fast && offsets.Ptr() == 0 && outCol.Ptr() == 0:
-		// Rowwise only: the persistent walk, whose next tile's loads
-		// overlap the current one's work, is faster (H200, session 9:
-		// 65.9% of copy against 59.4% one block per tile at 8192^2,
-		// 75.1% against 68.7% at 16384^2); with the columnwise operand
-		// one block per tile is (both: 48.0% walking, 64.7% one block
-		// per tile at 16384^2), hence the next case.
-		grid, kernel = s.tileGrid(ceilDiv(cols, 128), rows/64, nvfp4TwoDPerSM), "kq_nvf4_2d_"
-	case fast:
-		grid, kernel = cuda.Dim2(ceilDiv(cols, 128), rows/64), "kq_nvf4_2d_"
+	if fast {
+		// One block per 64-row tile of 256 columns (16-bit inputs, from
+		// registers) or 128 columns (float32, staged in shared memory),
+		// grouped or not: kq_nvf4_2d_one.
+		tc := 128
+		if dt.Size() == 2 {
+			tc = 256
+		}
+		grid, kernel = cuda.Dim2(ceilDiv(cols, tc), rows/64), "kq_nvf4_2d_"
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Ptr(optional(scalesRow)).I32(int32(scr)).
 		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
