@@ -85,13 +85,23 @@ KQ_DEV uint2 kq_mxm_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const 
 // then of the two halves. The paired max returns the other operand when
 // one is NaN; the max with 0 at the end turns an all-NaN block into amax
 // 0, as the accumulators starting at 0 elsewhere do.
+// It is three steps (kq_mxm_row_pmax, the shuffles, kq_mxm_row_fin), which
+// kq_mxr_unit takes for all its rows at once.
 template <typename H>
-KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
-	u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
-	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
-	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+KQ_DEV u32 kq_mxm_row_pmax(H tag, const u32 (&a)[4]) {
+	return kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
+}
+template <typename H>
+KQ_DEV float kq_mxm_row_fin(H tag, u32 m) {
 	m = kq_pmax(tag, m, 0u);
 	return fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+}
+template <typename H>
+KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
+	u32 m = kq_mxm_row_pmax(tag, a);
+	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
+	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+	return kq_mxm_row_fin(tag, m);
 }
 
 template <bool FULL>
@@ -348,6 +358,16 @@ KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_r
 // kq_mxm_tile's rowwise pass, the same operations in the same order
 // through the same helpers: the same bytes.
 #define KQ_MXR_ROWS 16
+// The rows a lane takes through the phases of kq_mxr_unit together: 4
+// (8 spill at the 64-register bound; 2 below sm_90, where the software
+// FP8 conversions need more registers and 4 spill).
+#ifndef KQ_MXR_GROUP
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KQ_MXR_GROUP 2
+#else
+#define KQ_MXR_GROUP 4
+#endif
+#endif
 
 // One unit. p: the lane's first row (16-byte units), lstride the lane's
 // row step (2 rows) in 16-byte units; cin: the lane's columns exist; rleft:
@@ -370,24 +390,48 @@ KQ_DEV void kq_mxr_unit(const uint4 *p, long long lstride, bool cin, int rleft, 
 			if (cin && 2 * i < rleft) q[i] = __ldg(p + i * lstride);
 		}
 	}
+	// The rows' block amaxes in phases over all rows (the paired maxima,
+	// the two shuffle rounds, the exponents), then the scale bytes, then
+	// the codes: the same operations per row as kq_mxm_row_amax, with no
+	// branch between the rows' chains, so that they overlap.
+	constexpr int N = KQ_MXR_ROWS / 2, G = KQ_MXR_GROUP;
 #pragma unroll
-	for (int i = 0; i < KQ_MXR_ROWS / 2; i++) {
-		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
-		u32 a[4];
+	for (int g = 0; g < N; g += G) {
+		u32 m[G];
 #pragma unroll
-		for (int k = 0; k < 4; k++) a[k] = v[k] & KQ_MX2_ABS;
-		// As kq_mxm_tile: the row block's amax.
-		const float am = kq_mxm_row_amax(tag, a, full);
-		tm = fmaxf(tm, am);
-		const u32 e = kq_e8m0<fmt, ocp>(am);
-		if (put) {
-			ps[i * sstride] = (u8)e;
-			if (pz != 0) pz[32 * i] = (u8)e;
+		for (int j = 0; j < G; j++) {
+			const uint4 &w = q[g + j];
+			const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
+			m[j] = kq_mxm_row_pmax(tag, a);
 		}
-		if (FULL || (cin && 2 * i < rleft)) {
-			const float f = kq_e8m0_encode_factor(e);
-			const float fs[4] = {f, f, f, f};
-			*reinterpret_cast<uint2 *>(o + i * ostride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 1));
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 2));
+		u32 e[G];
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const float am = kq_mxm_row_fin(tag, m[j]);
+			tm = fmaxf(tm, am);
+			e[j] = kq_e8m0<fmt, ocp>(am);
+		}
+		if (put) {
+#pragma unroll
+			for (int j = 0; j < G; j++) ps[(g + j) * sstride] = (u8)e[j];
+			if (pz != 0) {
+#pragma unroll
+				for (int j = 0; j < G; j++) pz[32 * (g + j)] = (u8)e[j];
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const int i = g + j;
+			if (FULL || (cin && 2 * i < rleft)) {
+				const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+				const float f = kq_e8m0_encode_factor(e[j]);
+				const float fs[4] = {f, f, f, f};
+				*reinterpret_cast<uint2 *>(o + i * ostride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+			}
 		}
 	}
 }
@@ -401,7 +445,7 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 	const int nuc = scols / 4; // units per band of KQ_MXR_ROWS rows
 	// 32-bit unit counters: a unit is 2048 elements, so even 2^31 units
 	// would be far beyond any device's memory.
-	const int nunits = (srows / KQ_MXR_ROWS) * nuc;
+	const int nbands = srows / KQ_MXR_ROWS; // unit u = R * nuc + C < nbands * nuc iff R < nbands
 	const int gw = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	const int nw = (int)((gridDim.x * blockDim.x) >> 5);
 	const long long lstride = cols / 4; // 2 rows of 2-byte elements in 16-byte units
@@ -410,7 +454,7 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 	// The warp's unit (R, C), advanced by the warp stride.
 	int R = gw / nuc, C = gw % nuc;
 	const int dR = nw / nuc, dC = nw % nuc;
-	for (int u = gw; u < nunits; u += nw) {
+	for (; R < nbands;) {
 		const long long r0 = (long long)R * KQ_MXR_ROWS + rq;
 		const int c = 128 * C + 8 * cg;
 		const uint4 *p = reinterpret_cast<const uint4 *>(x + r0 * cols + c);
