@@ -119,32 +119,68 @@ KQ_DEV void kq_mxm_load(const uint4 *p, long long stride4, bool cin, int rleft, 
 	}
 }
 
+// The rows kq_mxm_tile's rowwise pass takes through its phases together:
+// 4 (no spills at the 128-register bound), 2 below sm_90 (the software
+// FP8 conversions; 2 also removes the spills the per-row version had
+// there).
+#ifndef KQ_MXM_GROUP
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KQ_MXM_GROUP 2
+#else
+#define KQ_MXM_GROUP 4
+#endif
+#endif
 template <typename T, int fmt, int ocp, int ops, bool FULL>
 KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, bool cin, int rleft, u8 *orow, u8 *ocol,
 		long long stride, float &tm, u8 *sm) {
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
 	u32 cm[4] = {0u, 0u, 0u, 0u};
+	// The rows in groups of KQ_MXM_GROUP, in phases (as kq_mxr_half): the
+	// |x| words (the column maxima take them in row order), the rows'
+	// paired maxima, the two shuffle rounds, the exponents, the shared
+	// exponent bytes, the codes; the same operations per row as
+	// kq_mxm_row_amax, with no branch between the rows' chains.
+	constexpr int G = KQ_MXM_GROUP;
 #pragma unroll
-	for (int i = 0; i < 8; i++) {
-		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
-		const bool live = FULL || (cin && 4 * i < rleft);
-		u32 a[4];
+	for (int g = 0; g < 8; g += G) {
+		u32 m[G];
 #pragma unroll
-		for (int k = 0; k < 4; k++) {
-			a[k] = v[k] & KQ_MX2_ABS;
-			if (ops & KQ_MX_COL) cm[k] = kq_pmax(tag, cm[k], a[k]);
+		for (int j = 0; j < G; j++) {
+			const uint4 &w = q[g + j];
+			const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
+			if (ops & KQ_MX_COL) {
+#pragma unroll
+				for (int k = 0; k < 4; k++) cm[k] = kq_pmax(tag, cm[k], a[k]);
+			}
+			if (ops & KQ_MX_ROW) m[j] = kq_mxm_row_pmax(tag, a);
 		}
 		if (!(ops & KQ_MX_ROW)) continue;
-		// The row block's amax over the lane and its 3 partners.
-		const float am = kq_mxm_row_amax(tag, a, full);
-		tm = fmaxf(tm, am);
-		const u32 e = kq_e8m0<fmt, ocp>(am);
-		if ((cg & 3) == 0) sm[KQ_MXM_ESR + (rq + 4 * i) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e;
-		if (live) {
-			const float f = kq_e8m0_encode_factor(e);
-			const float fs[4] = {f, f, f, f};
-			*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+		// The row blocks' amaxes over the lane and its 3 partners.
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 1));
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 2));
+		u32 e[G];
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const float am = kq_mxm_row_fin(tag, m[j]);
+			tm = fmaxf(tm, am);
+			e[j] = kq_e8m0<fmt, ocp>(am);
+		}
+		if ((cg & 3) == 0) {
+#pragma unroll
+			for (int j = 0; j < G; j++) sm[KQ_MXM_ESR + (rq + 4 * (g + j)) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e[j];
+		}
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const int i = g + j;
+			if (FULL || (cin && 4 * i < rleft)) {
+				const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+				const float f = kq_e8m0_encode_factor(e[j]);
+				const float fs[4] = {f, f, f, f};
+				*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+			}
 		}
 	}
 	if (!(ops & KQ_MX_COL)) return;
