@@ -85,13 +85,23 @@ KQ_DEV uint2 kq_mxm_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const 
 // then of the two halves. The paired max returns the other operand when
 // one is NaN; the max with 0 at the end turns an all-NaN block into amax
 // 0, as the accumulators starting at 0 elsewhere do.
+// It is three steps (kq_mxm_row_pmax, the shuffles, kq_mxm_row_fin), which
+// kq_mxr_unit takes for all its rows at once.
 template <typename H>
-KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
-	u32 m = kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
-	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
-	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+KQ_DEV u32 kq_mxm_row_pmax(H tag, const u32 (&a)[4]) {
+	return kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
+}
+template <typename H>
+KQ_DEV float kq_mxm_row_fin(H tag, u32 m) {
 	m = kq_pmax(tag, m, 0u);
 	return fmaxf(kq_plo(tag, m), kq_phi(tag, m));
+}
+template <typename H>
+KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
+	u32 m = kq_mxm_row_pmax(tag, a);
+	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
+	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
+	return kq_mxm_row_fin(tag, m);
 }
 
 template <bool FULL>
@@ -109,32 +119,68 @@ KQ_DEV void kq_mxm_load(const uint4 *p, long long stride4, bool cin, int rleft, 
 	}
 }
 
+// The rows kq_mxm_tile's rowwise pass takes through its phases together:
+// 4 (no spills at the 128-register bound), 2 below sm_90 (the software
+// FP8 conversions; 2 also removes the spills the per-row version had
+// there).
+#ifndef KQ_MXM_GROUP
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KQ_MXM_GROUP 2
+#else
+#define KQ_MXM_GROUP 4
+#endif
+#endif
 template <typename T, int fmt, int ocp, int ops, bool FULL>
 KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, bool cin, int rleft, u8 *orow, u8 *ocol,
 		long long stride, float &tm, u8 *sm) {
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
 	u32 cm[4] = {0u, 0u, 0u, 0u};
+	// The rows in groups of KQ_MXM_GROUP, in phases (as kq_mxr_half): the
+	// |x| words (the column maxima take them in row order), the rows'
+	// paired maxima, the two shuffle rounds, the exponents, the shared
+	// exponent bytes, the codes; the same operations per row as
+	// kq_mxm_row_amax, with no branch between the rows' chains.
+	constexpr int G = KQ_MXM_GROUP;
 #pragma unroll
-	for (int i = 0; i < 8; i++) {
-		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
-		const bool live = FULL || (cin && 4 * i < rleft);
-		u32 a[4];
+	for (int g = 0; g < 8; g += G) {
+		u32 m[G];
 #pragma unroll
-		for (int k = 0; k < 4; k++) {
-			a[k] = v[k] & KQ_MX2_ABS;
-			if (ops & KQ_MX_COL) cm[k] = kq_pmax(tag, cm[k], a[k]);
+		for (int j = 0; j < G; j++) {
+			const uint4 &w = q[g + j];
+			const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
+			if (ops & KQ_MX_COL) {
+#pragma unroll
+				for (int k = 0; k < 4; k++) cm[k] = kq_pmax(tag, cm[k], a[k]);
+			}
+			if (ops & KQ_MX_ROW) m[j] = kq_mxm_row_pmax(tag, a);
 		}
 		if (!(ops & KQ_MX_ROW)) continue;
-		// The row block's amax over the lane and its 3 partners.
-		const float am = kq_mxm_row_amax(tag, a, full);
-		tm = fmaxf(tm, am);
-		const u32 e = kq_e8m0<fmt, ocp>(am);
-		if ((cg & 3) == 0) sm[KQ_MXM_ESR + (rq + 4 * i) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e;
-		if (live) {
-			const float f = kq_e8m0_encode_factor(e);
-			const float fs[4] = {f, f, f, f};
-			*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+		// The row blocks' amaxes over the lane and its 3 partners.
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 1));
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 2));
+		u32 e[G];
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const float am = kq_mxm_row_fin(tag, m[j]);
+			tm = fmaxf(tm, am);
+			e[j] = kq_e8m0<fmt, ocp>(am);
+		}
+		if ((cg & 3) == 0) {
+#pragma unroll
+			for (int j = 0; j < G; j++) sm[KQ_MXM_ESR + (rq + 4 * (g + j)) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e[j];
+		}
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const int i = g + j;
+			if (FULL || (cin && 4 * i < rleft)) {
+				const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+				const float f = kq_e8m0_encode_factor(e[j]);
+				const float fs[4] = {f, f, f, f};
+				*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+			}
 		}
 	}
 	if (!(ops & KQ_MX_COL)) return;
@@ -348,6 +394,16 @@ KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_r
 // kq_mxm_tile's rowwise pass, the same operations in the same order
 // through the same helpers: the same bytes.
 #define KQ_MXR_ROWS 16
+// The rows a lane takes through the phases of kq_mxr_unit together: 4
+// (8 spill at the 64-register bound; 2 below sm_90, where the software
+// FP8 conversions need more registers and 4 spill).
+#ifndef KQ_MXR_GROUP
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KQ_MXR_GROUP 2
+#else
+#define KQ_MXR_GROUP 4
+#endif
+#endif
 
 // One unit. p: the lane's first row (16-byte units), lstride the lane's
 // row step (2 rows) in 16-byte units; cin: the lane's columns exist; rleft:
@@ -370,24 +426,48 @@ KQ_DEV void kq_mxr_unit(const uint4 *p, long long lstride, bool cin, int rleft, 
 			if (cin && 2 * i < rleft) q[i] = __ldg(p + i * lstride);
 		}
 	}
+	// The rows' block amaxes in phases over all rows (the paired maxima,
+	// the two shuffle rounds, the exponents), then the scale bytes, then
+	// the codes: the same operations per row as kq_mxm_row_amax, with no
+	// branch between the rows' chains, so that they overlap.
+	constexpr int N = KQ_MXR_ROWS / 2, G = KQ_MXR_GROUP;
 #pragma unroll
-	for (int i = 0; i < KQ_MXR_ROWS / 2; i++) {
-		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
-		u32 a[4];
+	for (int g = 0; g < N; g += G) {
+		u32 m[G];
 #pragma unroll
-		for (int k = 0; k < 4; k++) a[k] = v[k] & KQ_MX2_ABS;
-		// As kq_mxm_tile: the row block's amax.
-		const float am = kq_mxm_row_amax(tag, a, full);
-		tm = fmaxf(tm, am);
-		const u32 e = kq_e8m0<fmt, ocp>(am);
-		if (put) {
-			ps[i * sstride] = (u8)e;
-			if (pz != 0) pz[32 * i] = (u8)e;
+		for (int j = 0; j < G; j++) {
+			const uint4 &w = q[g + j];
+			const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
+			m[j] = kq_mxm_row_pmax(tag, a);
 		}
-		if (FULL || (cin && 2 * i < rleft)) {
-			const float f = kq_e8m0_encode_factor(e);
-			const float fs[4] = {f, f, f, f};
-			*reinterpret_cast<uint2 *>(o + i * ostride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 1));
+#pragma unroll
+		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 2));
+		u32 e[G];
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const float am = kq_mxm_row_fin(tag, m[j]);
+			tm = fmaxf(tm, am);
+			e[j] = kq_e8m0<fmt, ocp>(am);
+		}
+		if (put) {
+#pragma unroll
+			for (int j = 0; j < G; j++) ps[(g + j) * sstride] = (u8)e[j];
+			if (pz != 0) {
+#pragma unroll
+				for (int j = 0; j < G; j++) pz[32 * (g + j)] = (u8)e[j];
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const int i = g + j;
+			if (FULL || (cin && 2 * i < rleft)) {
+				const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+				const float f = kq_e8m0_encode_factor(e[j]);
+				const float fs[4] = {f, f, f, f};
+				*reinterpret_cast<uint2 *>(o + i * ostride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+			}
 		}
 	}
 }
@@ -401,7 +481,7 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 	const int nuc = scols / 4; // units per band of KQ_MXR_ROWS rows
 	// 32-bit unit counters: a unit is 2048 elements, so even 2^31 units
 	// would be far beyond any device's memory.
-	const int nunits = (srows / KQ_MXR_ROWS) * nuc;
+	const int nbands = srows / KQ_MXR_ROWS; // unit u = R * nuc + C < nbands * nuc iff R < nbands
 	const int gw = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	const int nw = (int)((gridDim.x * blockDim.x) >> 5);
 	const long long lstride = cols / 4; // 2 rows of 2-byte elements in 16-byte units
@@ -410,7 +490,7 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 	// The warp's unit (R, C), advanced by the warp stride.
 	int R = gw / nuc, C = gw % nuc;
 	const int dR = nw / nuc, dC = nw % nuc;
-	for (int u = gw; u < nunits; u += nw) {
+	for (; R < nbands;) {
 		const long long r0 = (long long)R * KQ_MXR_ROWS + rq;
 		const int c = 128 * C + 8 * cg;
 		const uint4 *p = reinterpret_cast<const uint4 *>(x + r0 * cols + c);
