@@ -236,7 +236,15 @@ func optional(b cuda.Buffer) uint64 { return b.Ptr() }
 // the scale. One launch.
 func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state cuda.Buffer, f Format, eps float32, pow2 bool) error {
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).F32(f.MaxFinite()).F32(eps).I32(b2i(pow2))
-	return s.launch(c, "kq_amax_"+dt.suffix(), s.residentGrid(int64(n), unrolled), cuda.Dim(threads), st)
+	grid := s.residentGrid(int64(n), unrolled)
+	if dt.Size() == 2 {
+		// 16-bit inputs: chunks of castChunk elements (kq_amax_impl's
+		// chunk loop), balanced over the resident blocks as in
+		// CastUpdate.
+		chunks := (int64(n) + castChunk - 1) / castChunk
+		grid = cuda.Dim(int(balancedGrid(chunks, int64(s.sms*residentPerSM))))
+	}
+	return s.launch(c, "kq_amax_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // Cast converts the n elements of x times the state's scale to FP8 into out

@@ -41,6 +41,10 @@ KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
 	return scale;
 }
 
+// Threads of a kq_amax block (the launcher's): the 16-bit chunk loop of
+// kq_amax_impl is for this block size.
+#define KQ_AMAX_THREADS 256
+
 template <typename T>
 KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float eps, int pow2) {
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -59,18 +63,49 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 		constexpr int U = 8;
 		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
 		u32 pm = 0u;
-		for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
-			uint4 q[U];
+		if (blockDim.x == KQ_AMAX_THREADS) {
+			// Chunks of U * KQ_AMAX_THREADS groups strided over the
+			// blocks (balanced by the launcher), thread t taking groups
+			// t + u * KQ_AMAX_THREADS of its chunk: one base address
+			// and constant load offsets, as kq_cast's 16-bit loop.
+			// Only a partial last chunk checks its groups.
+			constexpr long long CH = (long long)U * KQ_AMAX_THREADS;
+			const long long nch = (ngroups + CH - 1) / CH;
+			for (long long c = blockIdx.x; c < nch; c += gridDim.x) {
+				const long long g0 = c * CH + threadIdx.x;
+				uint4 q[U];
+				if ((c + 1) * CH <= ngroups) {
+					const uint4 *p = xv + g0;
 #pragma unroll
-			for (int u = 0; u < U; u++) {
-				long long g = g0 + u * nthreads;
-				q[u] = make_uint4(0u, 0u, 0u, 0u);
-				if (g < ngroups) q[u] = xv[g];
+					for (int u = 0; u < U; u++) q[u] = p[u * KQ_AMAX_THREADS];
+				} else {
+#pragma unroll
+					for (int u = 0; u < U; u++) {
+						const long long g = g0 + u * KQ_AMAX_THREADS;
+						q[u] = make_uint4(0u, 0u, 0u, 0u);
+						if (g < ngroups) q[u] = xv[g];
+					}
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
+						kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+				}
 			}
+		} else {
+			for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
+				uint4 q[U];
 #pragma unroll
-			for (int u = 0; u < U; u++) {
-				pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
-					kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+				for (int u = 0; u < U; u++) {
+					long long g = g0 + u * nthreads;
+					q[u] = make_uint4(0u, 0u, 0u, 0u);
+					if (g < ngroups) q[u] = xv[g];
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
+						kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+				}
 			}
 		}
 		m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
