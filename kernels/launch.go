@@ -86,6 +86,9 @@ const (
 	// rowChunk is the 8-element groups a warp of the vectorised MXFP8
 	// rowwise kernel takes at once (KQ_ROW_CHUNK).
 	rowChunk = 4 * 32
+	// castChunk is the elements of one chunk of kq_cast's 16-bit loop
+	// (KQ_CAST_UNROLL16 groups of 8 for each of KQ_CAST_THREADS threads).
+	castChunk = 8 * 8 * threads
 )
 
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
@@ -233,7 +236,15 @@ func optional(b cuda.Buffer) uint64 { return b.Ptr() }
 // the scale. One launch.
 func (s *Set) Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n int, state cuda.Buffer, f Format, eps float32, pow2 bool) error {
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).F32(f.MaxFinite()).F32(eps).I32(b2i(pow2))
-	return s.launch(c, "kq_amax_"+dt.suffix(), s.residentGrid(int64(n), unrolled), cuda.Dim(threads), st)
+	grid := s.residentGrid(int64(n), unrolled)
+	if dt.Size() == 2 {
+		// 16-bit inputs: chunks of castChunk elements (kq_amax_impl's
+		// chunk loop), balanced over the resident blocks as in
+		// CastUpdate.
+		chunks := (int64(n) + castChunk - 1) / castChunk
+		grid = cuda.Dim(int(balancedGrid(chunks, int64(s.sms*residentPerSM))))
+	}
+	return s.launch(c, "kq_amax_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // Cast converts the n elements of x times the state's scale to FP8 into out
@@ -270,7 +281,17 @@ func (s *Set) CastUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n
 	}
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).Buffer(out).Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
 	u.args(&s.args, f)
-	return s.launch(c, "kq_cast_"+dt.suffix(), s.residentGrid(int64(n), unrolled), cuda.Dim(threads), st)
+	grid := s.residentGrid(int64(n), unrolled)
+	if dt.Size() == 2 {
+		// 16-bit inputs: the resident blocks striding over chunks of
+		// castChunk elements, balanced so that every block takes as
+		// many chunks (or one fewer): at 8192^2 4096 chunks on 528
+		// slots would leave a last round for 400 blocks while 128 sat
+		// idle; 512 blocks take 8 each.
+		chunks := (int64(n) + castChunk - 1) / castChunk
+		grid = cuda.Dim(int(balancedGrid(chunks, int64(s.sms*residentPerSM))))
+	}
+	return s.launch(c, "kq_cast_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
 // checkUpdate rejects an update without a history to run on.

@@ -41,6 +41,10 @@ KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
 	return scale;
 }
 
+// Threads of a kq_amax block (the launcher's): the 16-bit chunk loop of
+// kq_amax_impl is for this block size.
+#define KQ_AMAX_THREADS 256
+
 template <typename T>
 KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float eps, int pow2) {
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -59,18 +63,49 @@ KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float e
 		constexpr int U = 8;
 		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
 		u32 pm = 0u;
-		for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
-			uint4 q[U];
+		if (blockDim.x == KQ_AMAX_THREADS) {
+			// Chunks of U * KQ_AMAX_THREADS groups strided over the
+			// blocks (balanced by the launcher), thread t taking groups
+			// t + u * KQ_AMAX_THREADS of its chunk: one base address
+			// and constant load offsets, as kq_cast's 16-bit loop.
+			// Only a partial last chunk checks its groups.
+			constexpr long long CH = (long long)U * KQ_AMAX_THREADS;
+			const long long nch = (ngroups + CH - 1) / CH;
+			for (long long c = blockIdx.x; c < nch; c += gridDim.x) {
+				const long long g0 = c * CH + threadIdx.x;
+				uint4 q[U];
+				if ((c + 1) * CH <= ngroups) {
+					const uint4 *p = xv + g0;
 #pragma unroll
-			for (int u = 0; u < U; u++) {
-				long long g = g0 + u * nthreads;
-				q[u] = make_uint4(0u, 0u, 0u, 0u);
-				if (g < ngroups) q[u] = xv[g];
+					for (int u = 0; u < U; u++) q[u] = p[u * KQ_AMAX_THREADS];
+				} else {
+#pragma unroll
+					for (int u = 0; u < U; u++) {
+						const long long g = g0 + u * KQ_AMAX_THREADS;
+						q[u] = make_uint4(0u, 0u, 0u, 0u);
+						if (g < ngroups) q[u] = xv[g];
+					}
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
+						kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+				}
 			}
+		} else {
+			for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
+				uint4 q[U];
 #pragma unroll
-			for (int u = 0; u < U; u++) {
-				pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
-					kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+				for (int u = 0; u < U; u++) {
+					long long g = g0 + u * nthreads;
+					q[u] = make_uint4(0u, 0u, 0u, 0u);
+					if (g < ngroups) q[u] = xv[g];
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
+						kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
+				}
 			}
 		}
 		m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
@@ -317,8 +352,61 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 // 16-bit groups a thread of kq_cast loads before it uses the first: 128
 // bytes in flight per thread, as raw bits (32 registers).
 #define KQ_CAST_UNROLL16 8
+// Threads of a kq_cast block (the launcher's): the 16-bit chunk loop below
+// is for this block size (other sizes take the grid-stride loop).
+#define KQ_CAST_THREADS 256
 
-template <typename T, bool AMAX>
+// kq_cvt4f<FMT> is kq_cvt2<FMT>(a, b) | kq_cvt2<FMT>(c, d) << 16 (byte 0:
+// a's code), the same two paired conversions written into one word:
+// ptxas merges the second pair into the first's upper half (F2FP's merge
+// operand), 2 instructions where the separate halves took 5 (two
+// conversions, two masks and a byte permute).
+template <int FMT>
+KQ_DEV u32 kq_cvt4f(float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+	return kq_cvt2<FMT>(a, b) | kq_cvt2<FMT>(c, d) << 16;
+#else
+	u32 r;
+	if (FMT == KQ_E4M3) {
+		asm("{\n\t.reg .b16 lo, hi;\n\tcvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n\t"
+		    "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n\tmov.b32 %0, {lo, hi};\n\t}"
+			: "=r"(r) : "f"(a), "f"(b), "f"(c), "f"(d));
+	} else {
+		asm("{\n\t.reg .b16 lo, hi;\n\tcvt.rn.satfinite.e5m2x2.f32 lo, %2, %1;\n\t"
+		    "cvt.rn.satfinite.e5m2x2.f32 hi, %4, %3;\n\tmov.b32 %0, {lo, hi};\n\t}"
+			: "=r"(r) : "f"(a), "f"(b), "f"(c), "f"(d));
+	}
+	return r;
+#endif
+}
+
+// kq_cvt8f<FMT> is kq_cvt8(v, f, FMT) with every factor f[i] = s: the
+// same bytes, the format fixed at compile time (no per-element select of
+// the two conversions) and the words built by kq_cvt4f.
+template <int FMT>
+KQ_DEV uint2 kq_cvt8f(const float v[8], float s) {
+	uint2 o;
+	o.x = kq_cvt4f<FMT>(__fmul_rn(v[0], s), __fmul_rn(v[1], s), __fmul_rn(v[2], s), __fmul_rn(v[3], s));
+	o.y = kq_cvt4f<FMT>(__fmul_rn(v[4], s), __fmul_rn(v[5], s), __fmul_rn(v[6], s), __fmul_rn(v[7], s));
+	return o;
+}
+
+// kq_cast_group16 casts one 16-byte word q of 16-bit inputs (8 elements)
+// with scale s into the 8 codes at *dst and, with AMAX, raises the packed
+// |x| maximum pm (kq_pmax). The one cast of kq_cast_body's 16-bit loops.
+template <typename T, bool AMAX, int FMT>
+KQ_DEV void kq_cast_group16(uint4 q, float s, u32 &pm, uint2 *dst) {
+	if (AMAX) {
+		const u32 a = kq_pmax(T(), kq_pmax(T(), q.x & 0x7FFF7FFFu, q.y & 0x7FFF7FFFu),
+			kq_pmax(T(), q.z & 0x7FFF7FFFu, q.w & 0x7FFF7FFFu));
+		pm = kq_pmax(T(), pm, a);
+	}
+	float v[8];
+	kq_widen8<T>(q, v);
+	*dst = kq_cvt8f<FMT>(v, s);
+}
+
+template <typename T, bool AMAX, int FMT>
 KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt, kq_upd u) {
 	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -331,7 +419,6 @@ KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale
 	// first groups read here hit there instead of in device memory.
 	bool vec = ((((u64)x) & 15u) | (((u64)out) & 7u)) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
-	float fs[8] = {scale, scale, scale, scale, scale, scale, scale, scale};
 	if constexpr (sizeof(T) == 2) {
 		// Raw 16-byte words, KQ_CAST_UNROLL16 in flight; the amax as
 		// packed |x| pairs (kq_pmax), widened once at the end. (An L2
@@ -340,25 +427,59 @@ KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale
 		constexpr int U = KQ_CAST_UNROLL16;
 		u32 pm = 0u;
 		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-		for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
-			uint4 q[U];
+		uint2 *ov = reinterpret_cast<uint2 *>(out);
+		if (blockDim.x == KQ_CAST_THREADS) {
+			// Chunks of U * KQ_CAST_THREADS groups (32 KiB of 16-bit
+			// input), counted from the end of the tensor, strided over
+			// the blocks (the launcher balances the grid so that every
+			// block takes as many chunks, or one fewer). Thread t takes
+			// groups t + k * KQ_CAST_THREADS of its chunk: one base
+			// address per chunk and constant offsets for its loads and
+			// stores, where the grid-stride loop computed and
+			// bounds-checked a 64-bit index per group. Only a partial
+			// first chunk (ngroups not a multiple of the chunk) checks
+			// its groups.
+			constexpr long long CH = (long long)U * KQ_CAST_THREADS;
+			const long long nch = (ngroups + CH - 1) / CH;
+			for (long long c = blockIdx.x; c < nch; c += gridDim.x) {
+				const long long base = ngroups - (c + 1) * CH;
+				const long long g0 = base + threadIdx.x;
+				uint4 q[U];
+				if (base >= 0) {
+					const uint4 *p = xv + g0;
 #pragma unroll
-			for (int k = 0; k < U; k++) {
-				long long g = g0 + k * nthreads;
-				q[k] = make_uint4(0u, 0u, 0u, 0u);
-				if (g < ngroups) q[k] = xv[ngroups - 1 - g];
-			}
+					for (int k = 0; k < U; k++) q[k] = p[k * KQ_CAST_THREADS];
+					uint2 *o = ov + g0;
 #pragma unroll
-			for (int k = 0; k < U; k++) {
-				long long g = g0 + k * nthreads;
-				if (AMAX) {
-					const u32 a = kq_pmax(T(), kq_pmax(T(), q[k].x & 0x7FFF7FFFu, q[k].y & 0x7FFF7FFFu),
-						kq_pmax(T(), q[k].z & 0x7FFF7FFFu, q[k].w & 0x7FFF7FFFu));
-					pm = kq_pmax(T(), pm, a);
+					for (int k = 0; k < U; k++) kq_cast_group16<T, AMAX, FMT>(q[k], scale, pm, o + k * KQ_CAST_THREADS);
+				} else {
+#pragma unroll
+					for (int k = 0; k < U; k++) {
+						const long long g = g0 + k * KQ_CAST_THREADS;
+						q[k] = make_uint4(0u, 0u, 0u, 0u);
+						if (g >= 0) q[k] = xv[g];
+					}
+#pragma unroll
+					for (int k = 0; k < U; k++) {
+						const long long g = g0 + k * KQ_CAST_THREADS;
+						if (g >= 0) kq_cast_group16<T, AMAX, FMT>(q[k], scale, pm, ov + g);
+					}
 				}
-				float v[8];
-				kq_widen8<T>(q[k], v);
-				if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8(v, fs, fmt);
+			}
+		} else {
+			for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
+				uint4 q[U];
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					long long g = g0 + k * nthreads;
+					q[k] = make_uint4(0u, 0u, 0u, 0u);
+					if (g < ngroups) q[k] = xv[ngroups - 1 - g];
+				}
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					long long g = g0 + k * nthreads;
+					if (g < ngroups) kq_cast_group16<T, AMAX, FMT>(q[k], scale, pm, ov + (ngroups - 1 - g));
+				}
 			}
 		}
 		if (AMAX) m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
@@ -378,7 +499,7 @@ KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale
 #pragma unroll
 					for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[k][e]));
 				}
-				if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8(v[k], fs, fmt);
+				if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8f<FMT>(v[k], scale);
 			}
 		}
 	}
@@ -391,8 +512,15 @@ KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale
 }
 
 // kq_cast_impl: the amax is reduced only with a history (delayed scaling).
+// The format is a template parameter of the body (kq_cvt8f), picked here
+// once: any fmt but KQ_E4M3 is E5M2, as in kq_cvt2.
 template <typename T>
 KQ_DEV void kq_cast_impl(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt, kq_upd u) {
-	if (history != 0) kq_cast_body<T, true>(x, n, st, out, scale_inv, history, fmt, u);
-	else kq_cast_body<T, false>(x, n, st, out, scale_inv, history, fmt, u);
+	if (history != 0) {
+		if (fmt == KQ_E4M3) kq_cast_body<T, true, KQ_E4M3>(x, n, st, out, scale_inv, history, fmt, u);
+		else kq_cast_body<T, true, KQ_E5M2>(x, n, st, out, scale_inv, history, fmt, u);
+	} else {
+		if (fmt == KQ_E4M3) kq_cast_body<T, false, KQ_E4M3>(x, n, st, out, scale_inv, history, fmt, u);
+		else kq_cast_body<T, false, KQ_E5M2>(x, n, st, out, scale_inv, history, fmt, u);
+	}
 }

@@ -67,8 +67,10 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 // in and out_row is not NULL), and the 4x8 codes, byte-permuted into 8
 // column words (byte j: row j's code), to the shared tile's word row
 // 2rg + hr, columns 8cg..8cg + 7. The one cast of kq_trw_tile and
-// kq_trw_conv16 (the software-pipelined 16-bit tile).
-template <bool AMAX, typename U>
+// kq_trw_conv16 (the software-pipelined 16-bit tile). FMT is the format
+// fixed at compile time (kq_cvt8f, the factors all fs[0]), or -1 for the
+// run-time fmt (the grouped kernels' kq_trw_tile): the same bytes.
+template <bool AMAX, int FMT = -1, typename U>
 KQ_DEV void kq_trw_half(U unpack, bool in, int hr, int r, int c, int rg, int cg, int cols, const float (&fs)[8],
 		u8 *out_row, int fmt, u32 *tile, float &m) {
 	u32 w[4][2];
@@ -80,7 +82,9 @@ KQ_DEV void kq_trw_half(U unpack, bool in, int hr, int r, int c, int rg, int cg,
 #pragma unroll
 			for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(vj[e]));
 		}
-		uint2 qq = kq_cvt8(vj, fs, fmt);
+		uint2 qq;
+		if constexpr (FMT < 0) qq = kq_cvt8(vj, fs, fmt);
+		else qq = kq_cvt8f<FMT>(vj, fs[0]);
 		w[j][0] = qq.x;
 		w[j][1] = qq.y;
 		if (in && out_row != 0) *reinterpret_cast<uint2 *>(out_row + (long long)(r + 4 * hr + j) * cols + c) = qq;
@@ -128,8 +132,9 @@ KQ_DEV void kq_trw_runs(const u32 *tile, u32 tid, int q, int c0, int cols, int r
 // offsets (grouped) to the transposed [cols, n_g] matrix of their group at
 // cols * offsets[g] (16-byte aligned: offsets and sizes are multiples of
 // 16; a tile may span groups, but its 8-row patches and 16-row runs never
-// do). With AMAX m rises to the max |x| of the patch.
-template <typename T, bool AMAX>
+// do). With AMAX m rises to the max |x| of the patch. FMT as in
+// kq_trw_half.
+template <typename T, bool AMAX, int FMT = -1>
 KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int ngroups, int r0, int c0, float s,
 		u8 *out_row, u8 *out_col, int fmt, u32 *tile, float &m) {
 	const u32 tid = threadIdx.x;
@@ -149,7 +154,7 @@ KQ_DEV void kq_trw_tile(const T *x, int rows, int cols, const int *offsets, int 
 				if (in) kq_ldraw8(x, ((long long)(r + j) * cols + c) / 8, raw[j]);
 			}
 		}
-		kq_trw_half<AMAX>([&](int j, float (&vj)[8]) { kq_unpack8(x, raw[4 * hr + j], vj); }, in, hr, r, c, rg, cg,
+		kq_trw_half<AMAX, FMT>([&](int j, float (&vj)[8]) { kq_unpack8(x, raw[4 * hr + j], vj); }, in, hr, r, c, rg, cg,
 			cols, fs, out_row, fmt, tile, m);
 	}
 	__syncthreads();
@@ -191,7 +196,7 @@ KQ_DEV void kq_trw_load16(const T *x, int rows, int cols, int r0, int c0, uint4 
 		if (in) raw[j] = xv[((long long)(r + j) * cols + c) / 8];
 	}
 }
-template <typename T, bool AMAX>
+template <typename T, bool AMAX, int FMT>
 KQ_DEV void kq_trw_conv16(const uint4 (&raw)[8], int rows, int cols, int r0, int c0, float s, u8 *out_row, int fmt,
 		u32 *tile, float &m) {
 	const u32 tid = threadIdx.x;
@@ -201,7 +206,7 @@ KQ_DEV void kq_trw_conv16(const uint4 (&raw)[8], int rows, int cols, int r0, int
 	const float fs[8] = {s, s, s, s, s, s, s, s};
 #pragma unroll
 	for (int hr = 0; hr < 2; hr++) {
-		kq_trw_half<AMAX>([&](int j, float (&vj)[8]) { kq_widen8<T>(raw[4 * hr + j], vj); }, in, hr, r, c, rg, cg,
+		kq_trw_half<AMAX, FMT>([&](int j, float (&vj)[8]) { kq_widen8<T>(raw[4 * hr + j], vj); }, in, hr, r, c, rg, cg,
 			cols, fs, out_row, fmt, tile, m);
 	}
 }
@@ -212,7 +217,7 @@ KQ_DEV void kq_trw_store16(int rows, int cols, int r0, int c0, u8 *out_col, cons
 	kq_trw_runs(tile, tid, q, c0, cols, rr, rows, out_col + rr, rows);
 }
 
-template <typename T, bool AMAX>
+template <typename T, bool AMAX, int FMT>
 KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt, kq_upd u, u32 (*tile)[(KQ_TRW / 4) * KQ_TRW_PITCH]) {
 	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
@@ -229,7 +234,7 @@ KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 		for (int b = 0; k < ntiles; k += gridDim.x, b ^= 1) {
 			const long long tl = ntiles - 1 - k;
 			const int r0 = (int)(tl / ntx) * KQ_TRW, c0 = (int)(tl % ntx) * KQ_TRW;
-			kq_trw_conv16<T, AMAX>(raw, rows, cols, r0, c0, scale, out_row, fmt, tile[b], m);
+			kq_trw_conv16<T, AMAX, FMT>(raw, rows, cols, r0, c0, scale, out_row, fmt, tile[b], m);
 			const long long kn = k + gridDim.x;
 			if (kn < ntiles) {
 				const long long tn = ntiles - 1 - kn;
@@ -241,18 +246,27 @@ KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 	} else {
 		for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {
 			const long long tl = ntiles - 1 - k;
-			kq_trw_tile<T, AMAX>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile[0], m);
+			kq_trw_tile<T, AMAX, FMT>(x, rows, cols, 0, 1, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, scale, out_row, out_col, fmt, tile[0], m);
 		}
 	}
 	kq_cast_finish(m, scale, st, scale_inv, history, u);
 }
 
 // kq_cast_trw_impl: the amax is reduced only with a history (delayed
-// scaling), as in kq_cast_impl.
+// scaling), and the format picked once, as in kq_cast_impl.
 template <typename T>
 KQ_DEV void kq_cast_trw_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt, kq_upd u) {
 	__shared__ u32 tile[2][(KQ_TRW / 4) * KQ_TRW_PITCH];
-	if (history != 0) kq_cast_trw_body<T, true>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
-	else kq_cast_trw_body<T, false>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
+	if (history != 0) {
+		if (fmt == KQ_E4M3)
+			kq_cast_trw_body<T, true, KQ_E4M3>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
+		else
+			kq_cast_trw_body<T, true, KQ_E5M2>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
+	} else {
+		if (fmt == KQ_E4M3)
+			kq_cast_trw_body<T, false, KQ_E4M3>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
+		else
+			kq_cast_trw_body<T, false, KQ_E5M2>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt, u, tile);
+	}
 }
