@@ -51,11 +51,12 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 //
 // Tiles are taken from the last to the first: in current scaling the amax
 // pass has just read the tensor front to back, so the first tiles read here
-// still sit in L2. The launcher gives a grid of the resident blocks, which
-// stride over the tiles: with the fused amax (delayed scaling) the amax
-// commits once per block (one same-address atomic per tile cost more than
-// the cast at 16384^2), and for 16-bit inputs a block's next tile is in
-// flight while it stores the current one (kq_cast_trw_body). It
+// still sit in L2. For delayed scaling the launcher gives a grid of the
+// resident blocks, which stride over the tiles: the fused amax commits once
+// per block (one same-address atomic per tile cost more than the cast at
+// 16384^2), and for 16-bit inputs a block's next tile is in flight while it
+// stores the current one (kq_cast_trw_body). Current scaling, with no amax
+// to commit, gets one block per tile, which measured faster (launch.go). It
 // computes the same bytes as the 32x32 kernel above. The tile itself
 // (kq_trw_tile) is also the grouped kernels' cast + transpose.
 #define KQ_TRW 128
