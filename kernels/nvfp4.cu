@@ -212,8 +212,9 @@ KQ_DEV float kq_bf16_rne(float y) {
 }
 
 // kq_butterfly16: the contract's butterfly (h = 1, 2, 4, 8) in place:
-// (v_i, v_i+h) <- (v_i + v_i+h, v_i - v_i+h) for i & h == 0. The one
-// butterfly of kq_rht16 and the fast path's kq_rht16x2 (nvfp4_fast.cuh).
+// (v_i, v_i+h) <- (v_i + v_i+h, v_i - v_i+h) for i & h == 0: the
+// butterfly of kq_rht16 (the 16-bit fast paths' kq_rht16x2c and
+// kq_rht_amax2c, nvfp4_rhtcol.cuh, write its stages out for two columns).
 KQ_DEV void kq_butterfly16(float v[16]) {
 #pragma unroll
 	for (int h = 1; h < 16; h <<= 1) {

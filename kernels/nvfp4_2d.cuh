@@ -19,15 +19,15 @@
 // one 16-value block of kq_block16p's fast path (kq_key16, kq_q16p; a pair
 // holding a NaN takes the reference path: kq_block_amax for the amax and
 // kq_quant16, element by element, for the codes), and every code is the
-// same function of its element and its tile's scale as in the staged
-// kernel (kq_nvf4_2d_tile): the rowwise codes of a piece are eight words
-// (row i: nibble c = column c), stored as they are; kq_tr8 turns them
-// into the columnwise codes (column c: nibble i = row i), stored as eight
-// words, the four lanes ry, ry + 2, ... of a column filling 32 contiguous
-// bytes. The tile scale codes meet in shared memory (one barrier, which
+// same function of its element and its tile's scale as in the general
+// path (kq_nvf4_2dg_) and the float32 staged kernel (kq_nvf4_2d_tile):
+// the rowwise codes of a piece are eight words (row i: nibble c = column
+// c), stored as they are; kq_tr8 turns them into the columnwise codes
+// (column c: nibble i = row i), stored as eight words, the four lanes ry,
+// ry + 2, ... of a column filling 32 contiguous bytes. The tile scale codes meet in shared memory (one barrier, which
 // also publishes the factor table) and leave as 4-byte words: a row's
-// four adjacent tile columns, a column's four tile rows (as the staged
-// kernel writes them), in both layouts.
+// four adjacent tile columns, a column's four tile rows (as the float32
+// staged kernel writes them), in both layouts.
 template <typename T>
 __device__ void kq_nvf4_2d_reg(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
 		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int k0, int m0) {
@@ -138,6 +138,6 @@ KQ_DEV void kq_nvf4_2d_one(const T *x, int rows, int cols, const u32 *amax, u8 *
 		tl.t0 = by * tl.ntx + blockIdx.x;
 		tl.step = 1;
 		tl.n = tl.t0 + 1;
-		kq_nvf4_2d_fast<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl);
+		kq_nvf4_2d_fast(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl);
 	}
 }

@@ -25,10 +25,6 @@
 //  - a block containing a NaN takes the reference path (kq_quant16), as
 //    NaN codes drop the sign.
 
-// kq_if<c, A, B>::type is A when c, else B.
-template <bool c, typename A, typename B> struct kq_if { typedef A type; };
-template <typename A, typename B> struct kq_if<false, A, B> { typedef B type; };
-
 // RNE code of y (NaN excluded) in the low byte of the result.
 KQ_DEV u32 kq_rne_code(float y) {
 	const float v = fminf(fabsf(y), 6.0f);
@@ -213,70 +209,6 @@ KQ_DEV u32 kq_bf16x2(float lo, float hi) {
 	u32 d;
 	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
 	return d;
-}
-
-// kq_rht_in widens the two elements of row i of a column pair (packed
-// word w: column c low, c + 1 high), applies the sign s_i of row i to both
-// (one xor on the packed word; the sign of a 16-bit value is its top bit)
-// and scales by 0.25: v_j = s_j * (x_j * 0.25) exactly as kq_rht16 does,
-// negation commuting with the exact multiply.
-template <typename H>
-KQ_DEV void kq_rht_in(u32 w, u32 signs, int i, float *a, float *b) {
-	const u32 t = w ^ ((0u - ((signs >> i) & 1u)) & 0x80008000u);
-	*a = __fmul_rn(kq_plo(H(), t), 0.25f);
-	*b = __fmul_rn(kq_phi(H(), t), 0.25f);
-}
-
-// kq_rht16x2 transforms two columns at once from the sixteen packed words
-// W[i] of rows 0..15 (column c in the low halves, c + 1 in the high
-// halves): P0 and P1 receive the BF16-rounded results of columns c and
-// c + 1 as packed words (y[2k] low, y[2k + 1] high), the bits kq_rht16
-// gives, NaN payloads aside.
-template <typename H>
-KQ_DEV void kq_rht16x2(const u32 W[16], u32 signs, u32 P0[8], u32 P1[8]) {
-	float a[16], b[16];
-#pragma unroll
-	for (int i = 0; i < 16; i++) kq_rht_in<H>(W[i], signs, i, &a[i], &b[i]);
-	kq_butterfly16(a);
-	kq_butterfly16(b);
-#pragma unroll
-	for (int k = 0; k < 8; k++) {
-		P0[k] = kq_bf16x2(a[2 * k], a[2 * k + 1]);
-		P1[k] = kq_bf16x2(b[2 * k], b[2 * k + 1]);
-	}
-}
-
-// kq_rht_amax2 is the largest |y| of the RHT of two columns (packed words
-// as kq_rht16x2), NaN results skipped, before the rounding to BF16:
-// the butterfly's last stage gives y_i = p + q and y_i+8 = p - q, and
-// max(|fl(p + q)|, |fl(p - q)|) = fl(|p| + |q|) (round to nearest is
-// monotonic and symmetric; a NaN or infinite p or q gives the same on
-// both sides), so that stage becomes one add and one max per pair. The
-// caller rounds the running maximum to BF16 once: with a monotonic
-// rounding, the maximum of the rounded values is the rounded maximum.
-template <typename H>
-KQ_DEV float kq_rht_amax2(const u32 W[16], u32 signs, float m) {
-	float a[16], b[16];
-#pragma unroll
-	for (int i = 0; i < 16; i++) kq_rht_in<H>(W[i], signs, i, &a[i], &b[i]);
-#pragma unroll
-	for (int h = 1; h < 8; h <<= 1) {
-#pragma unroll
-		for (int i = 0; i < 16; i++) {
-			if (i & h) continue;
-			const float p = a[i], q = a[i + h], r = b[i], s = b[i + h];
-			a[i] = __fadd_rn(p, q);
-			a[i + h] = __fsub_rn(p, q);
-			b[i] = __fadd_rn(r, s);
-			b[i + h] = __fsub_rn(r, s);
-		}
-	}
-#pragma unroll
-	for (int i = 0; i < 8; i++) {
-		m = fmaxf(m, __fadd_rn(fabsf(a[i]), fabsf(a[i + 8])));
-		m = fmaxf(m, __fadd_rn(fabsf(b[i]), fabsf(b[i + 8])));
-	}
-	return m;
 }
 
 // kq_block16 quantizes one whole block of 16 values whose largest |v| has

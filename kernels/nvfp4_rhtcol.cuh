@@ -17,12 +17,16 @@ KQ_DEV u32 kq_prmt(u32 a, u32 b, u32 s) {
 // and a sign flip; NaN payloads aside).
 KQ_DEV float kq_rht_c(u32 signs, int i) { return __uint_as_float(0x3E800000u | (((signs >> i) & 1u) << 31)); }
 
-// kq_rht16x2c is kq_rht16x2 with the signs as the factors c (kq_rht_c):
-// the first butterfly stage (v_i + v_i+1, v_i - v_i+1) takes p = x_i+1 *
-// c_i+1 (exact) and fma(x_i, c_i, +-p), one rounding of the exact x_i *
-// c_i +- p, the bits __fadd_rn / __fsub_rn give on v_i = x_i * c_i; then
-// stages h = 2, 4, 8 as kq_butterfly16 and the BF16 rounding of two
-// values per instruction. P0, P1 as kq_rht16x2's.
+// kq_rht16x2c is kq_rht16 of two columns at once, from the sixteen
+// packed words W[i] of rows 0..15 (column c in the low halves, c + 1 in
+// the high halves), with the signs as the factors c (kq_rht_c): P0 and P1
+// receive the BF16-rounded results of columns c and c + 1 as packed words
+// (y[2k] low, y[2k + 1] high), the bits kq_rht16 gives, NaN payloads
+// aside. The first butterfly stage (v_i + v_i+1, v_i - v_i+1) takes p =
+// x_i+1 * c_i+1 (exact) and fma(x_i, c_i, +-p), one rounding of the exact
+// x_i * c_i +- p, the bits __fadd_rn / __fsub_rn give on v_i = x_i * c_i;
+// then stages h = 2, 4, 8 as kq_butterfly16 and the BF16 rounding of two
+// values per instruction (kq_bf16x2).
 template <typename H>
 KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]) {
 	float a[16], b[16];
@@ -55,8 +59,15 @@ KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]
 	}
 }
 
-// kq_rht_amax2c is kq_rht_amax2 (the same maximum) with the first
-// butterfly stage of kq_rht16x2c.
+// kq_rht_amax2c is the largest |y| of the RHT of two columns (packed
+// words W and factors c as kq_rht16x2c, the same first butterfly stage),
+// NaN results skipped, before the rounding to BF16, folded into m: the
+// butterfly's last stage gives y_i = p + q and y_i+8 = p - q, and
+// max(|fl(p + q)|, |fl(p - q)|) = fl(|p| + |q|) (round to nearest is
+// monotonic and symmetric; a NaN or infinite p or q gives the same on
+// both sides), so that stage becomes one add and one max per pair. The
+// caller rounds the running maximum to BF16 once: with a monotonic
+// rounding, the maximum of the rounded values is the rounded maximum.
 template <typename H>
 KQ_DEV float kq_rht_amax2c(const u32 W[16], const float c[16], float m) {
 	float a[16], b[16];

@@ -1,8 +1,8 @@
 // nvfp4_tile.cuh: part of nvfp4.cu (included once, after nvfp4_fast.cuh):
-// the tiled fast paths (columnwise, RHT amax and 2D) over 64-row x
-// 128-column tiles staged in shared memory. Not a header of its own: it
-// uses what nvfp4.cu and nvfp4_fast.cuh define before it; the entry points
-// are in nvfp4.cu.
+// the tiled fast paths (columnwise and RHT amax; 2D of float32 inputs)
+// over 64-row x 128-column tiles staged in shared memory. Not a header of
+// its own: it uses what nvfp4.cu and nvfp4_fast.cuh define before it; the
+// entry points are in nvfp4.cu.
 
 // Tiles of 64 rows x 128 columns staged in shared memory with 16-byte
 // loads (columns at or beyond cols read as zero; cols % 64 == 0, so a
@@ -54,15 +54,8 @@ KQ_DEV void kq_tile_async(const T *x, int cols, int m0, int k0, u32 *tile) {
 	}
 }
 
-// Element (row, c) of a tile.
-KQ_DEV float kq_tile_at(const kq_bf16 *, const u32 *tile, int row, int c) {
-	const u32 w = tile[row * KQ_TILE_ROW(kq_bf16) + (c >> 1)];
-	return __uint_as_float((c & 1) ? (w & 0xFFFF0000u) : (w << 16));
-}
-KQ_DEV float kq_tile_at(const kq_f16 *, const u32 *tile, int row, int c) {
-	const u32 w = tile[row * KQ_TILE_ROW(kq_f16) + (c >> 1)];
-	return kq_f16_to_f32((c & 1) ? (w >> 16) : (w & 0xFFFFu));
-}
+// Element (row, c) of a float32 tile (the 16-bit paths read the packed
+// words of the tile themselves).
 KQ_DEV float kq_tile_at(const float *, const u32 *tile, int row, int c) { return __uint_as_float(tile[row * KQ_TILE_ROW(float) + c]); }
 
 // Sixteen elements of a tile row from column c0 (c0 % 16 == 0), as 16-byte
@@ -72,18 +65,8 @@ KQ_DEV const uint4 *kq_tile_seg(const u32 *tile, int row, int c0) {
 	return reinterpret_cast<const uint4 *>(tile + row * KQ_TILE_ROW(T) + c0 * (int)sizeof(T) / 4);
 }
 
-// kq_tile_key unpacks the sixteen elements of a tile row from column c0
-// into v and returns their largest |v| as kq_rawkey does (from the packed
-// words for the 16-bit inputs H; the float32 overload below).
-template <typename H>
-KQ_DEV u32 kq_tile_key(const H *x, const u32 *tile, int row, int c0, float v[16]) {
-	const uint4 *s = kq_tile_seg<H>(tile, row, c0);
-	uint4 L[2];
-	L[0] = s[0];
-	L[1] = s[1];
-	kq_unpack16(x, L, v);
-	return kq_key16(x, L);
-}
+// kq_tile_key unpacks the sixteen elements of a float32 tile row from
+// column c0 into v and returns their largest |v| (kq_rawkey).
 KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v[16]) {
 	const uint4 *s = kq_tile_seg<float>(tile, row, c0);
 	uint4 L[4];
@@ -351,80 +334,37 @@ KQ_DEV void kq_tr8(u32 a[8]) {
 	}
 }
 
-// One tile of the 2D fast path (kq_nvf4_2d_fast): the tile staged and
-// the amaxes zeroed, behind a barrier.
-template <typename T>
-KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, u8 *out_row, u8 *scales_row, int scols_row, u8 *swz_row,
+// One tile of the 2D fast path (kq_nvf4_2d_fast, float32 inputs): the
+// tile staged and the amaxes zeroed, behind a barrier.
+KQ_DEV void kq_nvf4_2d_tile(const float *x, int rows, int cols, u8 *out_row, u8 *scales_row, int scols_row, u8 *swz_row,
 		u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, const u32 *tile, u32 *tam, u32 (*rc)[17], u64 (*stage)[4],
 		const float *tab, const kq_tscale &ts, int k0, int m0) {
 	// Thread (m, sp) takes the row segments kb = sp and sp + 4 of tile row
-	// m: four threads read 128 contiguous bytes, and the padded rows put
+	// m: four threads read 256 contiguous bytes, and the padded rows put
 	// the next row's reads on the other banks.
 	const int m = threadIdx.x >> 2, sp = threadIdx.x & 3;
 	u32 key[2];
 	u64 p[2];
 	u32 d[2];
-	if constexpr (sizeof(T) == 2) {
-		// 16-bit inputs: the packed words stay in registers between the
-		// two passes and NaN-free segments quantize from them (kq_q16p).
-		u32 P[2][8];
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int kb = sp + 4 * h;
-			const uint4 *sg = kq_tile_seg<T>(tile, m, kb * 16);
-			const uint4 L0 = sg[0], L1 = sg[1];
-			P[h][0] = L0.x; P[h][1] = L0.y; P[h][2] = L0.z; P[h][3] = L0.w;
-			P[h][4] = L1.x; P[h][5] = L1.y; P[h][6] = L1.z; P[h][7] = L1.w;
-			key[h] = kq_pkey16<T>(P[h]);
-			u32 a = key[h];
-			if (a > 0x7F800000u) {
-				float v[16];
-				kq_unpack16(x, &sg[0], v);
-				a = __float_as_uint(kq_block_amax(v, 16));
-			}
-			if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
-		}
-		__syncthreads();
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		float v[16];
+		key[h] = kq_tile_key(x, tile, m, kb * 16, v);
+		const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
+		if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
+	}
+	__syncthreads();
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int kb = sp + 4 * h;
-			d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
-			const float f = tab[d[h]];
-			if (key[h] > 0x7F800000u) {
-				float v[16];
-#pragma unroll
-				for (int k = 0; k < 8; k++) {
-					v[2 * k] = kq_plo(T(), P[h][k]);
-					v[2 * k + 1] = kq_phi(T(), P[h][k]);
-				}
-				p[h] = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
-			} else {
-				p[h] = kq_q16p<T, false>(P[h], f, make_uint4(0u, 0u, 0u, 0u));
-			}
-			rc[m][2 * kb] = (u32)p[h];
-			rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
-		}
-	} else {
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int kb = sp + 4 * h;
-			float v[16];
-			key[h] = kq_tile_key(x, tile, m, kb * 16, v);
-			const u32 a = key[h] > 0x7F800000u ? __float_as_uint(kq_block_amax(v, 16)) : key[h];
-			if (a != 0) atomicMax(&tam[(m >> 4) * 8 + kb], a);
-		}
-		__syncthreads();
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int kb = sp + 4 * h;
-			float v[16];
-			kq_tile_key(x, tile, m, kb * 16, v);
-			d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
-			const float f = tab[d[h]];
-			p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
-			rc[m][2 * kb] = (u32)p[h];
-			rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
-		}
+	for (int h = 0; h < 2; h++) {
+		const int kb = sp + 4 * h;
+		float v[16];
+		kq_tile_key(x, tile, m, kb * 16, v);
+		d[h] = kq_e4m3(__fmul_rn(__uint_as_float(tam[(m >> 4) * 8 + kb]), ts.s6));
+		const float f = tab[d[h]];
+		p[h] = key[h] > 0x7F800000u ? kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0) : kq_q16f<false>(v, f, make_uint4(0u, 0u, 0u, 0u));
+		rc[m][2 * kb] = (u32)p[h];
+		rc[m][2 * kb + 1] = (u32)(p[h] >> 32);
 	}
 	const int stride_r = cols >> 1, stride_c = rows >> 1;
 #pragma unroll
@@ -465,53 +405,41 @@ KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, u8 *out_row, u8 *sca
 	}
 }
 
-// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block stages
-// a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
+// 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned) of float32
+// inputs (16-bit inputs take kq_nvf4_2d_reg, nvfp4_2d.cuh): a block
+// stages a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
 // quantizes two 16-element row segments, the tile amaxes meet in shared
-// memory, the rowwise codes go out as 16-byte stores and, for the
+// memory, the rowwise codes go out as 8-byte stores and, for the
 // columnwise operand, are transposed nibble-wise in registers and leave
 // through shared memory as 16-byte stores. The caller zeroes both scale
 // matrices (their padding) first; swz_row and swz_col, when not NULL,
 // also receive the scales in the GEMM layout (four columnwise entries
 // adjacent there). A block takes the tiles of its kq_tiles (ntx =
-// ceil(cols / 128) column tiles by rows / 64 row tiles; a grouped block,
-// the one tile of its group's tensor); 16-bit inputs load the next tile
-// with cp.async while quantizing the current one (as the columnwise
-// path).
-template <typename T>
-__device__ void kq_nvf4_2d_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+// ceil(cols / 128) column tiles by rows / 64 row tiles).
+__device__ void kq_nvf4_2d_fast(const float *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
 		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, kq_tiles tl) {
-	constexpr int NB = sizeof(T) == 2 ? 2 : 1;
-	__shared__ __align__(16) u32 tiles[NB][KQ_TILE_WORDS(T)];
+	__shared__ __align__(16) u32 tiles[1][KQ_TILE_WORDS(float)];
 	__shared__ u32 tams[2][32];
 	__shared__ u32 rc[64][17];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ float tab[128];
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
-	if (NB == 2 && tl.t0 < tl.n) kq_tile_async(x, cols, (tl.t0 / tl.ntx) * 64, (tl.t0 % tl.ntx) * 128, tiles[0]);
 	kq_cp_commit();
-	int buf = 0, par = 0;
+	int par = 0;
 	for (int t = tl.t0; t < tl.n; t += tl.step) {
-		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64, tn = t + tl.step;
-		if (NB == 2) {
-			if (tn < tl.n) kq_tile_async(x, cols, (tn / tl.ntx) * 64, (tn % tl.ntx) * 128, tiles[buf ^ 1]);
-			kq_cp_commit();
-			kq_cp_wait<1>();
-		} else {
-			__syncthreads(); // the previous tile's last reads
-			kq_tile_async(x, cols, m0, k0, tiles[0]);
-			kq_cp_commit();
-			kq_cp_wait<0>();
-		}
+		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64;
+		__syncthreads(); // the previous tile's last reads
+		kq_tile_async(x, cols, m0, k0, tiles[0]);
+		kq_cp_commit();
+		kq_cp_wait<0>();
 		// Two amax arrays by tile parity: the one zeroed here was last
 		// read two tiles ago, with barriers since.
 		u32 *tam = tams[par];
 		if (threadIdx.x < 32) tam[threadIdx.x] = 0;
 		__syncthreads();
 		kq_nvf4_2d_tile(x, rows, cols, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
-			tiles[buf], tam, rc, stage, tab, ts, k0, m0);
-		buf ^= NB - 1;
+			tiles[0], tam, rc, stage, tab, ts, k0, m0);
 		par ^= 1;
 	}
 }
