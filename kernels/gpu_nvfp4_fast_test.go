@@ -26,11 +26,11 @@ func TestNVFP4Fast(t *testing.T) {
 	t.Logf("NVFP4 fast paths: %d of %d outputs bit-exact with the reference (%v)", exact, total, kernels.BF16)
 }
 
-// TestNVFP4FastTiles is TestNVFP4Fast with the persistent tiled kernels'
-// grids capped at a few blocks (Set.SetTileGridCap), so that every
-// block takes several tiles (the cp.async prefetch of the next tile, an
-// uneven share, a half tile) on tensors that one block per tile would
-// cover.
+// TestNVFP4FastTiles is TestNVFP4Fast with the persistent tiled kernel's
+// grid (the columnwise fast path) capped at a few blocks
+// (Set.SetTileGridCap), so that every block takes several tiles (the
+// cp.async prefetch of the next tile, an uneven share, a half tile) on
+// tensors that one block per tile would cover.
 //
 // It also takes the 1D operands' amaxes with kernels.NVFP4Amaxes (one
 // pass for both where the RHT applies) instead of two NVFP4Amax calls,

@@ -124,9 +124,9 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
-	// tileGridCap, when positive, caps the persistent tiled NVFP4 kernels'
-	// grids (tileGrid): the GPU tests' several tiles per block on small
-	// tensors (SetTileGridCap).
+	// tileGridCap, when positive, caps the persistent tiled NVFP4
+	// kernel's grid (tileGrid: the columnwise fast path): the GPU tests'
+	// several tiles per block on small tensors (SetTileGridCap).
 	tileGridCap int
 }
 

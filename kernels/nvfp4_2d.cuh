@@ -121,11 +121,11 @@ __device__ void kq_nvf4_2d_reg(const T *x, int rows, int cols, const u32 *amax, 
 	}
 }
 
-// kq_nvf4_2d_one is the 2D fast path of the block's tile(s) at row tile
-// by (the grid's y, moved into the group's tensor when grouped): for
-// 16-bit inputs kq_nvf4_2d_reg over 64 x 256 (grid ceil(cols / 256) by
-// rows / 64), for float32 kq_nvf4_2d_fast over one 64 x 128 tile (grid
-// ceil(cols / 128) by rows / 64).
+// kq_nvf4_2d_one is the 2D fast path of the block's tile at row tile by
+// (the grid's y, moved into the group's tensor when grouped) and column
+// tile blockIdx.x: for 16-bit inputs kq_nvf4_2d_reg over 64 x 256 (grid
+// ceil(cols / 256) by rows / 64), for float32 kq_nvf4_2d_fast over one
+// 64 x 128 tile (grid ceil(cols / 128) by rows / 64).
 template <typename T>
 KQ_DEV void kq_nvf4_2d_one(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row, int scols_row,
 		u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int by) {
@@ -133,11 +133,7 @@ KQ_DEV void kq_nvf4_2d_one(const T *x, int rows, int cols, const u32 *amax, u8 *
 		kq_nvf4_2d_reg<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
 			blockIdx.x * 256, by * 64);
 	} else {
-		kq_tiles tl;
-		tl.ntx = (cols + 127) >> 7;
-		tl.t0 = by * tl.ntx + blockIdx.x;
-		tl.step = 1;
-		tl.n = tl.t0 + 1;
-		kq_nvf4_2d_fast(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, tl);
+		kq_nvf4_2d_fast(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
+			blockIdx.x * 128, by * 64);
 	}
 }

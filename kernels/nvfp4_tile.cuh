@@ -158,8 +158,10 @@ KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, co
 	}
 }
 
-// Tiles a block of the persistent tiled paths takes: t0, t0 + step, ...
-// below n; tile t covers columns (t % ntx) * 128 and rows (t / ntx) * 64.
+// Tiles a block of the columnwise fast path takes (the one persistent
+// tiled path: ungrouped, its grid strides over the tiles; grouped, one
+// tile per block): t0, t0 + step, ... below n; tile t covers columns
+// (t % ntx) * 128 and rows (t / ntx) * 64.
 struct kq_tiles {
 	int t0, step, n, ntx;
 };
@@ -407,39 +409,29 @@ KQ_DEV void kq_nvf4_2d_tile(const float *x, int rows, int cols, u8 *out_row, u8 
 
 // 2D fast path (rows % 64 == 0, cols % 64 == 0, aligned) of float32
 // inputs (16-bit inputs take kq_nvf4_2d_reg, nvfp4_2d.cuh): a block
-// stages a 64 x 128 tile (4 x 8 tiles of 16 x 16); each thread reduces and
-// quantizes two 16-element row segments, the tile amaxes meet in shared
-// memory, the rowwise codes go out as 8-byte stores and, for the
-// columnwise operand, are transposed nibble-wise in registers and leave
-// through shared memory as 16-byte stores. The caller zeroes both scale
-// matrices (their padding) first; swz_row and swz_col, when not NULL,
-// also receive the scales in the GEMM layout (four columnwise entries
-// adjacent there). A block takes the tiles of its kq_tiles (ntx =
-// ceil(cols / 128) column tiles by rows / 64 row tiles).
+// stages the 64 x 128 tile at rows m0 and columns k0 (4 x 8 tiles of
+// 16 x 16); each thread reduces and quantizes two 16-element row
+// segments, the tile amaxes meet in shared memory, the rowwise codes go
+// out as 8-byte stores and, for the columnwise operand, are transposed
+// nibble-wise in registers and leave through shared memory as 16-byte
+// stores. The caller zeroes both scale matrices (their padding) first;
+// swz_row and swz_col, when not NULL, also receive the scales in the GEMM
+// layout (four columnwise entries adjacent there). One tile per block
+// (kq_nvf4_2d_one).
 __device__ void kq_nvf4_2d_fast(const float *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
-		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, kq_tiles tl) {
-	__shared__ __align__(16) u32 tiles[1][KQ_TILE_WORDS(float)];
-	__shared__ u32 tams[2][32];
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int k0, int m0) {
+	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(float)];
+	__shared__ u32 tam[32];
 	__shared__ u32 rc[64][17];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ float tab[128];
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
+	kq_tile_async(x, cols, m0, k0, tile);
 	kq_cp_commit();
-	int par = 0;
-	for (int t = tl.t0; t < tl.n; t += tl.step) {
-		const int k0 = (t % tl.ntx) * 128, m0 = (t / tl.ntx) * 64;
-		__syncthreads(); // the previous tile's last reads
-		kq_tile_async(x, cols, m0, k0, tiles[0]);
-		kq_cp_commit();
-		kq_cp_wait<0>();
-		// Two amax arrays by tile parity: the one zeroed here was last
-		// read two tiles ago, with barriers since.
-		u32 *tam = tams[par];
-		if (threadIdx.x < 32) tam[threadIdx.x] = 0;
-		__syncthreads();
-		kq_nvf4_2d_tile(x, rows, cols, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
-			tiles[0], tam, rc, stage, tab, ts, k0, m0);
-		par ^= 1;
-	}
+	kq_cp_wait<0>();
+	if (threadIdx.x < 32) tam[threadIdx.x] = 0;
+	__syncthreads();
+	kq_nvf4_2d_tile(x, rows, cols, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col,
+		tile, tam, rc, stage, tab, ts, k0, m0);
 }
