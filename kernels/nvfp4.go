@@ -128,16 +128,6 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // tile's loads overlap the current one's work (nvfp4_tile.cuh).
 const nvfp4ColPerSM = 3
 
-// nvfp4RowPerSM is the rowwise kernel's blocks per SM by input type: its
-// __launch_bounds__ (256, 3 for 16-bit inputs, whose fast path also
-// stages 37 KiB of shared memory per block; 256, 2 for float32).
-func nvfp4RowPerSM(dt DType) int {
-	if dt.Size() == 2 {
-		return 3
-	}
-	return 2
-}
-
 // tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
 // with perSM resident blocks per SM: one block per tile when the tiles
 // are fewer than the blocks that fit.
@@ -195,19 +185,13 @@ func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	// 64-element row pieces, 16-byte aligned data, 4-byte scale words).
 	vec := b2i(cols%16 == 0 && aligned(16, x))
 	items := int64(sr) * int64(sc)
-	grid := s.grid(items, 1)
 	if cols%64 == 0 && aligned(16, x, out) && aligned(4, scales, swz) {
-		// The fast path's grid-stride grid is at most the blocks that fit
-		// at once (nvfp4RowPerSM), so that no partial second wave of
-		// blocks runs on part of the SMs.
 		vec, items = 2, items/4
-		b := min((items+threads-1)/threads, int64(s.sms*nvfp4RowPerSM(dt)))
-		grid = cuda.Dim(int(max(b, 1)))
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.Stochastic)).U64(o.Seed).I32(vec).
 		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
-	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), grid, cuda.Dim(threads), st)
+	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(items, 1), cuda.Dim(threads), st)
 }
 
 // NVFP4Col quantizes the columnwise operand: the input transposed
