@@ -207,6 +207,13 @@ func (e *Executor) mine(run *v1alpha1.QuantRun) bool {
 	return run.Spec.NodeName == e.opts.NodeName && run.Labels[v1alpha1.LabelNode] == e.opts.NodeName
 }
 
+// boundHere reports whether run is still this node's and not started: what
+// a run claimed without a write (Options.RunningAfter) must still be for
+// this agent's next write to it.
+func (e *Executor) boundHere(run *v1alpha1.QuantRun) bool {
+	return e.mine(run) && awaitsStart(run)
+}
+
 // forget cancels a run that was deleted while in flight.
 func (e *Executor) forget(key types.NamespacedName) {
 	e.mu.Lock()
@@ -392,7 +399,7 @@ func (e *Executor) recordRunning(ctx context.Context, c *claimedRun) (bool, erro
 				return nil
 			}
 			return fmt.Errorf("reading run %s: %w", key, err)
-		} else if !e.mine(run) || !awaitsStart(run) {
+		} else if !e.boundHere(run) {
 			ours = false
 			return nil
 		}
@@ -450,15 +457,17 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, claimed claime
 			timer.Stop()
 		case <-timer.C():
 			ours, err := e.recordRunning(ctx, &claimed)
-			if err != nil || !ours {
-				// Not recorded Running: stop and leave the run as stored.
+			switch {
+			case err != nil:
+				// Keep running: the end's write, conditional on the
+				// version decided on and retried until it lands, records
+				// the run all the same (nothing would requeue a run left
+				// bound here).
+				log.Error(err, "Recording a run Running failed; its end will be recorded")
+			case !ours:
 				ex.cancel()
 				<-ended
-				if err != nil {
-					log.Error(err, "Recording a run Running failed; it stays bound for the next attempt")
-				} else {
-					log.Info("Run changed hands before it was recorded Running, stopped")
-				}
+				log.Info("Run changed hands before it was recorded Running, stopped")
 				return
 			}
 			out = <-ended
@@ -574,7 +583,7 @@ func (e *Executor) finishOnce(ctx context.Context, key types.NamespacedName, cla
 			return fmt.Errorf("reading run %s: %w", key, err)
 		}
 		runningHere := run.Status.Phase == v1alpha1.RunPhaseRunning && run.Status.AgentID == e.opts.AgentID
-		if !runningHere && (recorded || !e.mine(run) || !awaitsStart(run)) {
+		if !runningHere && (recorded || !e.boundHere(run)) {
 			return errNotOurs
 		}
 		_, err := applyStatus(ctx, e.opts.Client, run, st)
