@@ -71,16 +71,25 @@ type Reconciler struct {
 	opts     Options
 
 	mu sync.Mutex
-	// seen are the runs (by UID) whose run pod this process has seen in its
-	// cache: a pod seen and then missing is lost.
-	seen map[types.UID]bool
+	// seen are the runs whose run pod this process has seen in its cache: a
+	// pod seen and then missing is lost. Both maps are keyed by the run's
+	// name, so that a run deleted outright (its reconcile knows only the
+	// name) is forgotten, and hold its UID, so that a run re-created under
+	// the same name starts afresh.
+	seen map[types.NamespacedName]types.UID
 	// created are the runs whose run pod this process created and the cache
 	// has not shown yet, with when: missing from the cache, it is not lost.
-	created map[types.UID]time.Time
+	created map[types.NamespacedName]creation
 	// ready are the namespaces whose ServiceAccount and RoleBinding exist.
 	ready map[string]bool
 	// priorityClassReady is set once the PriorityClass exists.
 	priorityClassReady bool
+}
+
+// creation is a run pod this process created: for which run, and when.
+type creation struct {
+	uid types.UID
+	at  time.Time
 }
 
 // New returns a Reconciler.
@@ -92,7 +101,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 		opts.RunClusterRole = DefaultRunClusterRole
 	}
 	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, opts: opts,
-		seen: map[types.UID]bool{}, created: map[types.UID]time.Time{}, ready: map[string]bool{}}
+		seen: map[types.NamespacedName]types.UID{}, created: map[types.NamespacedName]creation{}, ready: map[string]bool{}}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
@@ -112,14 +121,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	run := &kquantv1alpha1.QuantRun{}
 	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !quantrun.IsBound(run) || run.DeletionTimestamp != nil {
-		r.forget(run.UID)
+		r.forget(req.NamespacedName)
 		return reconcile.Result{}, nil
 	}
 	if run.Status.Phase.IsTerminal() {
-		r.forget(run.UID)
+		r.forget(req.NamespacedName)
 		return r.release(ctx, run)
 	}
 	pod := &corev1.Pod{}
@@ -129,7 +141,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		if r.hadRunPod(run) {
 			return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
 		}
-		if r.expected(run.UID) {
+		if r.expected(run) {
 			// Created by this process and not in the cache: either the cache
 			// is behind, or the pod came and went before it looked. The API
 			// server tells which.
@@ -152,7 +164,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// not removed yet. Remove it; its deletion brings this run back.
 		return reconcile.Result{}, r.deleteStale(ctx, pod)
 	}
-	r.markSeen(run.UID)
+	r.markSeen(run)
 	return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, pod))
 }
 
@@ -160,36 +172,39 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 // saw it, or the run's status says a run pod executed it.
 func (r *Reconciler) hadRunPod(run *kquantv1alpha1.QuantRun) bool {
 	r.mu.Lock()
-	seen := r.seen[run.UID]
+	seen := r.seen[client.ObjectKeyFromObject(run)] == run.UID
 	r.mu.Unlock()
 	return seen || run.Status.AllocatedGPU != nil && run.Status.AllocatedGPU.Source != ""
 }
 
-func (r *Reconciler) markSeen(uid types.UID) {
+func (r *Reconciler) markSeen(run *kquantv1alpha1.QuantRun) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.seen[uid] = true
-	delete(r.created, uid)
+	key := client.ObjectKeyFromObject(run)
+	r.seen[key] = run.UID
+	delete(r.created, key)
 }
 
-// expected reports whether this process created uid's run pod within
+// expected reports whether this process created run's run pod within
 // expectationTTL and the cache has not shown it yet.
-func (r *Reconciler) expected(uid types.UID) bool {
+func (r *Reconciler) expected(run *kquantv1alpha1.QuantRun) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at, ok := r.created[uid]
-	if ok && r.clock.Since(at) > expectationTTL {
-		delete(r.created, uid)
+	key := client.ObjectKeyFromObject(run)
+	c, ok := r.created[key]
+	if ok && (c.uid != run.UID || r.clock.Since(c.at) > expectationTTL) {
+		delete(r.created, key)
 		return false
 	}
 	return ok
 }
 
-func (r *Reconciler) forget(uid types.UID) {
+// forget drops what this process remembers of the run named key.
+func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.seen, uid)
-	delete(r.created, uid)
+	delete(r.seen, key)
+	delete(r.created, key)
 }
 
 // start creates what the run pod needs and the run pod. A run that already
@@ -228,7 +243,7 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 		return reconcile.Result{}, fmt.Errorf("creating run pod of %s: %w", run.Name, err)
 	}
 	r.mu.Lock()
-	r.created[run.UID] = r.clock.Now()
+	r.created[client.ObjectKeyFromObject(run)] = creation{uid: run.UID, at: r.clock.Now()}
 	r.mu.Unlock()
 	log := logging.FromContext(ctx)
 	log.V(logging.Debug).Info("Run pod created", "quantRun", client.ObjectKeyFromObject(run), "node", run.Spec.NodeName, "gpu", run.Spec.GPUUUID)

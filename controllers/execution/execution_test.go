@@ -49,7 +49,8 @@ const image = "registry.local/kquant-agent:v0.4.0"
 
 // start starts a manager whose cache sees namespace ns only, with the
 // execution controller configured for allocation, and stops it at cleanup.
-func start(t *testing.T, ns string, allocation runpod.Allocation) {
+// It returns the controller.
+func start(t *testing.T, ns string, allocation runpod.Allocation) *execution.Reconciler {
 	t.Helper()
 	cacheOpts := controllers.CacheOptions("kquant-system")
 	cacheOpts.DefaultNamespaces = map[string]cache.Config{ns: {}}
@@ -79,6 +80,7 @@ func start(t *testing.T, ns string, allocation runpod.Allocation) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+	return r
 }
 
 // testLogger logs to stderr when KQUANT_TEST_LOG is set.
@@ -231,6 +233,32 @@ func TestLostRunPodFailsTheRun(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the lost run pod came back for a failed run (get: %v)", err)
 	}
+}
+
+// TestDeletedRunIsForgotten: a run deleted outright, before its run pod
+// finished, leaves nothing behind in the controller's memory of run pods (a
+// long-lived manager sees many such runs).
+func TestDeletedRunIsForgotten(t *testing.T) {
+	ns := namespace(t)
+	r := start(t, ns, runpod.AllocationDevicePlugin)
+	run := boundRun(t, ns, "deleted-0-0", 2)
+	pod := runPod(t, run)
+	setPodStatus(t, pod, corev1.PodStatus{Phase: corev1.PodRunning})
+	wait.For(t, timeout, "the controller to remember the run pod", func() error {
+		if n := r.Remembered(); n != 1 {
+			return fmt.Errorf("remembers %d runs", n)
+		}
+		return nil
+	})
+	if err := env.Client.Delete(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, timeout, "the controller to forget the deleted run", func() error {
+		if n := r.Remembered(); n != 0 {
+			return fmt.Errorf("still remembers %d runs", n)
+		}
+		return nil
+	})
 }
 
 // TestDRARunPodAndClaim: in DRA mode the run gets a ResourceClaim pinning its

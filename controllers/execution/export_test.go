@@ -1,0 +1,9 @@
+package execution
+
+// Remembered is how many runs this process keeps pod bookkeeping for (seen
+// or created run pods): what a long-lived manager must not let grow.
+func (r *Reconciler) Remembered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seen) + len(r.created)
+}
