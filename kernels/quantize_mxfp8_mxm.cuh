@@ -12,7 +12,7 @@
 // scale matrices span: warp w the 32x64 piece of band q = w / 2, columns
 // 64 (w % 2) .., in kq_mx_tile's lane layout (lane (rq, cg) holds rows rq +
 // 4i, columns 8cg..8cg+7, as pairs). The blocks stride over the macro tiles
-// and prefetch the next one's pieces (8 16-byte loads a lane) while they
+// and stage the next one's pieces (8 16-byte cp.async a lane) while they
 // convert the current one.
 //
 // A macro tile is exactly one 512-byte block of each swizzled scale matrix
@@ -210,16 +210,17 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 // scheduler, which left the warps' dependency chains, the barrier and the
 // shuffles exposed (ncu: DRAM 65-76%, issue 38% on an H200), and copied
 // those registers every round. One stage keeps 4 KiB a warp in flight,
-// 96 KiB a SM at 3 blocks, several times what the DRAM latency needs.)
+// 128 KiB a SM at 4 blocks, several times what the DRAM latency needs.)
 // The staging slots: 8 warps x 8 rows x 32 lanes x 16 bytes, after the two
 // exponent buffers; KQ_MXM_SMEM is the entry points' shared array.
 #define KQ_MXM_STG (8 * 8 * 32 * 16)
 #define KQ_MXM_SMEM (2 * KQ_MXM_BUF + KQ_MXM_STG)
 
-// ops: KQ_MX_ROW, KQ_MX_COL or both; the operands' pointers of the others
-// are unused. esm: KQ_MXM_SMEM bytes of shared memory, 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row and
-// swz_col 16-byte aligned (the launchers check); swz_* NULL skips that
-// layout.
+// ops: KQ_MX_COL or KQ_MX_ROW | KQ_MX_COL; the rowwise pointers are
+// unused without KQ_MX_ROW. esm: KQ_MXM_SMEM bytes of shared memory,
+// 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row
+// and swz_col 16-byte aligned (the launchers check); swz_* NULL skips
+// that layout.
 template <typename T, int fmt, int ocp, int ops>
 KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col,
 		u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, u8 *esm) {
