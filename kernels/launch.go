@@ -149,9 +149,10 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
-	// tileGridCap, when positive, caps the persistent tiled NVFP4
-	// kernel's grid (tileGrid: the columnwise fast path): the GPU tests'
-	// several tiles per block on small tensors (SetTileGridCap).
+	// tileGridCap, when positive, caps the grids of the persistent tiled
+	// kernels (tileGrid: the NVFP4 columnwise fast path; mxfp8Macro: the
+	// MXFP8 macro-tile kernels): the GPU tests' several tiles per block on
+	// small tensors (SetTileGridCap).
 	tileGridCap int
 }
 

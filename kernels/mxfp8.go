@@ -114,9 +114,14 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // The blocks are balanced (balancedGrid): a last round of tiles for
 // only part of the blocks (8192^2: 4096 tiles on 528 blocks, the last
 // round for 400 of them) would leave a quarter of the blocks idle at the end.
+// The tests' grid cap (SetTileGridCap) applies here too.
 func (s *Set) mxfp8Macro(srowsCol, scolsCol, perSM int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(balancedGrid(macros, int64(s.sms*perSM))))
+	slots := int64(s.sms * perSM)
+	if s.tileGridCap > 0 {
+		slots = min(slots, int64(s.tileGridCap))
+	}
+	return cuda.Dim(int(balancedGrid(macros, slots)))
 }
 
 // mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
