@@ -105,6 +105,42 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 		aligned(16, x, outRow, outCol, scCol) && aligned(4, scRow)
 }
 
+// mxfp8TileVariants are the format and rounding parts of the MXFP8
+// macro-tile kernels' names (quantize.cu, KQ_MXM_VARIANTS): one kernel per
+// format and rounding.
+var mxfp8TileVariants = [...]string{"e4m3", "e4m3ocp", "e5m2", "e5m2ocp"}
+
+// mxfp8TileKernels are the MXFP8 macro-tile kernels' name prefixes (before
+// the type suffix).
+func mxfp8TileKernels() []string {
+	var names []string
+	for _, which := range []string{"both", "colw"} {
+		for _, v := range mxfp8TileVariants {
+			names = append(names, "kq_mxfp8_"+which+"_"+v+"_")
+		}
+	}
+	return names
+}
+
+// mxfp8TileKernel is the name prefix of the fused ("both") or the
+// columnwise ("colw") MXFP8 register-tile kernel for format f and the
+// rounding (OCP's or TE's), and its blocks per SM (its
+// __launch_bounds__), to which the launchers size their grids so that the
+// fused amax commits once per resident block. (A variant without the
+// prefetch, 3 blocks per SM, and the 64x64 cast+transpose were measured
+// alongside the earlier 2-blocks-per-SM kernels on an H200,
+// docs/benchmarks.md, and dropped.)
+func mxfp8TileKernel(which string, f Format, ocp bool) (string, int) {
+	v := 0
+	if f != E4M3 {
+		v = 2
+	}
+	if ocp {
+		v++
+	}
+	return "kq_mxfp8_" + which + "_" + mxfp8TileVariants[v] + "_", 4
+}
+
 // mxfp8Macro is the grid of the MXFP8 macro-tile kernels (kq_mxfp8_both,
 // kq_mxfp8_colw) for the columnwise scale shape [srowsCol, scolsCol]: one
 // block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
