@@ -94,18 +94,7 @@ const (
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_roww_"}
-
-// mxfp8TileKernel is the name prefix of the fused ("both_") or the
-// columnwise ("colw_") MXFP8 register-tile kernel, and its blocks per SM
-// (its __launch_bounds__), to which the launchers size their grids so
-// that the fused amax commits once per resident block. (The variants
-// without the prefetch, 3 blocks per SM, and the 64x64 cast+transpose
-// were measured alongside these on an H200, docs/benchmarks.md, and
-// dropped.)
-func mxfp8TileKernel(which string) (string, int) {
-	return "kq_mxfp8_" + which + "_", 2
-}
+var halfKernels = append([]string{"kq_mxfp8_roww_"}, mxfp8TileKernels()...)
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
@@ -124,9 +113,10 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
-	// tileGridCap, when positive, caps the persistent tiled NVFP4
-	// kernel's grid (tileGrid: the columnwise fast path): the GPU tests'
-	// several tiles per block on small tensors (SetTileGridCap).
+	// tileGridCap, when positive, caps the grids of the persistent tiled
+	// kernels (tileGrid: the NVFP4 columnwise fast path; mxfp8Macro: the
+	// MXFP8 macro-tile kernels): the GPU tests' several tiles per block on
+	// small tensors (SetTileGridCap).
 	tileGridCap int
 }
 

@@ -61,8 +61,8 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	switch {
 	case colwise && macro:
 		// The fused kernel's columnwise-only twin.
-		name, _ := mxfp8TileKernel("colw")
-		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
+		name, perSM := mxfp8TileKernel("colw", f, ocp)
+		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols, perSM), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
 		// their own over units of mxfp8RowUnit rows x 128 columns of the
@@ -105,18 +105,59 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 		aligned(16, x, outRow, outCol, scCol) && aligned(4, scRow)
 }
 
+// mxfp8TileVariants are the format and rounding parts of the MXFP8
+// macro-tile kernels' names (quantize.cu, KQ_MXM_VARIANTS): one kernel per
+// format and rounding.
+var mxfp8TileVariants = [...]string{"e4m3", "e4m3ocp", "e5m2", "e5m2ocp"}
+
+// mxfp8TileKernels are the MXFP8 macro-tile kernels' name prefixes (before
+// the type suffix).
+func mxfp8TileKernels() []string {
+	var names []string
+	for _, which := range []string{"both", "colw"} {
+		for _, v := range mxfp8TileVariants {
+			names = append(names, "kq_mxfp8_"+which+"_"+v+"_")
+		}
+	}
+	return names
+}
+
+// mxfp8TileKernel is the name prefix of the fused ("both") or the
+// columnwise ("colw") MXFP8 register-tile kernel for format f and the
+// rounding (OCP's or TE's), and its blocks per SM (its
+// __launch_bounds__), to which the launchers size their grids so that the
+// fused amax commits once per resident block. (A variant without the
+// prefetch, 3 blocks per SM, and the 64x64 cast+transpose were measured
+// alongside the earlier 2-blocks-per-SM kernels on an H200,
+// docs/benchmarks.md, and dropped.)
+func mxfp8TileKernel(which string, f Format, ocp bool) (string, int) {
+	v := 0
+	if f != E4M3 {
+		v = 2
+	}
+	if ocp {
+		v++
+	}
+	return "kq_mxfp8_" + which + "_" + mxfp8TileVariants[v] + "_", 4
+}
+
 // mxfp8Macro is the grid of the MXFP8 macro-tile kernels (kq_mxfp8_both,
 // kq_mxfp8_colw) for the columnwise scale shape [srowsCol, scolsCol]: one
 // block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
-// most the blocks that fit at once (their __launch_bounds__), striding
-// over the tiles, so that the fused amax commits once per resident block.
+// most the blocks that fit at once (perSM a SM, the kernel's
+// __launch_bounds__), striding over the tiles, so that the fused amax
+// commits once per resident block.
 // The blocks are balanced (balancedGrid): a last round of tiles for
-// only part of the blocks (8192^2: 4096 tiles on 264 blocks, the last
-// round for 136 of them) would leave half the SMs' loads idle at the end.
-func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
-	_, perSM := mxfp8TileKernel("both")
+// only part of the blocks (8192^2: 4096 tiles on 528 blocks, the last
+// round for 400 of them) would leave a quarter of the blocks idle at the end.
+// The tests' grid cap (SetTileGridCap) applies here too.
+func (s *Set) mxfp8Macro(srowsCol, scolsCol, perSM int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(balancedGrid(macros, int64(s.sms*perSM))))
+	slots := int64(s.sms * perSM)
+	if s.tileGridCap > 0 {
+		slots = min(slots, int64(s.tileGridCap))
+	}
+	return cuda.Dim(int(balancedGrid(macros, slots)))
 }
 
 // mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
@@ -182,8 +223,8 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	}
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them; at most the blocks that fit at once.
-	name, _ := mxfp8TileKernel("both")
-	return s.launch(c, name+dt.suffix(), s.mxfp8Macro(cr, cc), cuda.Dim(threads), st)
+	name, perSM := mxfp8TileKernel("both", f, ocp)
+	return s.launch(c, name+dt.suffix(), s.mxfp8Macro(cr, cc, perSM), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.
