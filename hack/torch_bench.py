@@ -96,11 +96,13 @@ def fp8_current_row_col(x):
     return q, qt, scale_inv
 
 
-# A memset queued before each start event, as kquant's Measure does: the GPU
-# is busy with it while the host enqueues the timed call, so the events time
-# the GPU's work and not the launch latency; L2 holds none of the input.
+# A read of a scratch larger than L2 queued before each start event, as
+# kquant's Measure does (kernels.LeadIn): the GPU is busy with it while the
+# host enqueues the timed call, so the events time the GPU's work and not
+# the launch latency; L2 holds none of the input and no dirty lines (a memset
+# there, as before, left up to L2's size of write-back to the timed call).
 # torch.compile's Python wrapper takes longer to enqueue its kernels than the
-# memset takes on an H200 (about 60 us), so a spin of about 1 ms follows it:
+# read takes on an H200 (about 60 us), so a spin of about 1 ms follows it:
 # without it, the H200's torch.compile times at 8192^2 included host time.
 LEAD_IN = None
 LEAD_IN_SPIN_CYCLES = 2_000_000
@@ -109,14 +111,14 @@ LEAD_IN_SPIN_CYCLES = 2_000_000
 def median_ms(fn, x, iters=20):
     global LEAD_IN
     if LEAD_IN is None:
-        LEAD_IN = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        LEAD_IN = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     for _ in range(3):
         fn(x)
     torch.cuda.synchronize()
     times = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        LEAD_IN.zero_()
+        LEAD_IN.max()
         torch.cuda._sleep(LEAD_IN_SPIN_CYCLES)
         a.record()
         fn(x)

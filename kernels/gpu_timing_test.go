@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/kernels"
 )
 
 // measure runs a benchmark test's body with a timer of iters repetitions
@@ -35,15 +36,10 @@ type timer struct {
 	c      *cuda.Ctx
 	e0, e1 cuda.Event
 	iters  int
-	// leadIn is memset just before each start event, as internal/gpu's
-	// Measure does (its leadIn type says why): the events then time the
-	// GPU's work, not the host's latency of the first launch.
-	leadIn cuda.Buffer
+	// leadIn is queued just before each start event, as internal/gpu's
+	// Measure does (kernels.LeadIn says why).
+	leadIn *kernels.LeadIn
 }
-
-// leadInBytes: larger than L2, and longer to set than any step takes to
-// enqueue.
-const leadInBytes = 256 << 20
 
 // newTimer creates the events; close releases them.
 func newTimer(c *cuda.Ctx, iters int) (*timer, error) {
@@ -56,7 +52,7 @@ func newTimer(c *cuda.Ctx, iters int) (*timer, error) {
 		_ = c.DestroyEvent(e0)
 		return nil, err
 	}
-	lead, err := c.Alloc(leadInBytes)
+	lead, err := set.NewLeadIn(c)
 	if err != nil {
 		_ = c.DestroyEvent(e0)
 		_ = c.DestroyEvent(e1)
@@ -68,7 +64,7 @@ func newTimer(c *cuda.Ctx, iters int) (*timer, error) {
 func (t *timer) close() {
 	_ = t.c.DestroyEvent(t.e0)
 	_ = t.c.DestroyEvent(t.e1)
-	_ = t.c.Free(t.leadIn)
+	_ = t.leadIn.Free(t.c)
 }
 
 // gpuMillis returns the median GPU milliseconds of fn over iters calls,
@@ -81,7 +77,7 @@ func (t *timer) gpuMillis(fn func() error) (float64, error) {
 	}
 	var ms []float64
 	for range t.iters {
-		if err := t.c.MemsetAsync(t.leadIn, 0, stream); err != nil {
+		if err := t.leadIn.Queue(t.c, stream); err != nil {
 			return 0, err
 		}
 		_ = t.c.Record(t.e0, stream)

@@ -42,6 +42,7 @@ func extraModules() []struct {
 		{ModulePayload, nil, []string{"kq_payload_copy"}, payloadClassKernels()},
 		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}, nil},
 		{ModuleMX2D, []string{"kq_mx2d_", "kq_grp_mx2d_"}, nil, nil},
+		{ModuleTiming, nil, []string{"kq_l2_sweep"}, nil},
 	}
 }
 

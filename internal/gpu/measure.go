@@ -26,10 +26,6 @@ const (
 	// device memory.
 	copyBytes = 512 << 20
 	copyRuns  = 7
-	// leadInBytes is the memset queued ahead of every timed step and copy
-	// (see leadIn): larger than any GPU's L2, and long enough (≥ 80 µs at
-	// 3 TB/s) to cover the host's enqueueing of any step (≤ 25 µs eager).
-	leadInBytes = 256 << 20
 	// hostBatch steps are queued back to back per host-time sample; a
 	// batch stays well inside the driver's launch queue, so enqueueing
 	// never waits for the GPU.
@@ -205,11 +201,11 @@ func (s *Step) time(ctx context.Context, c *cuda.Ctx, opts measure.Options, eage
 	if !eager {
 		run = func(c *cuda.Ctx) error { return c.LaunchGraph(s.graph, st) }
 	}
-	lead, err := newLeadIn(c)
+	lead, err := s.b.set.NewLeadIn(c)
 	if err != nil {
 		return err
 	}
-	defer lead.free(c)
+	defer lead.Free(c)
 	bw, err := copyBandwidth(c, st, lead)
 	if err != nil {
 		return err
@@ -235,7 +231,7 @@ func (s *Step) time(ctx context.Context, c *cuda.Ctx, opts measure.Options, eage
 				return fmt.Errorf("timing step %d: %w", k, err)
 			}
 		}
-		if err := lead.queue(c, st); err != nil {
+		if err := lead.Queue(c, st); err != nil {
 			return err
 		}
 		if err := c.Record(e0, st); err != nil {
@@ -309,38 +305,11 @@ func hostMicros(c *cuda.Ctx, st cuda.Stream, batch int, fn func(*cuda.Ctx) error
 	return medianOf(samples), c.StreamSynchronize(st)
 }
 
-// leadIn is a scratch buffer whose memset is queued on the stream just
-// before a timed region's start event. The GPU is busy with it while the
-// host enqueues the start event, the step and the end event, so the
-// events time the GPU's work only: started from an idle stream, the start
-// event is stamped at once and the host's latency of the first launch
-// (about 4-5 µs, 5-7% of a step at 8192²) would count as GPU time. It also
-// leaves L2 holding none of the step's input. nvbench's blocking kernel and
-// triton's do_bench, which clears L2 before each timed call, do the same.
-type leadIn struct{ buf cuda.Buffer }
-
-func newLeadIn(c *cuda.Ctx) (leadIn, error) {
-	buf, err := c.Alloc(leadInBytes)
-	if err != nil {
-		return leadIn{}, fmt.Errorf("timing lead-in buffer: %w", err)
-	}
-	return leadIn{buf: buf}, nil
-}
-
-func (l leadIn) queue(c *cuda.Ctx, st cuda.Stream) error {
-	if err := c.MemsetAsync(l.buf, 0, st); err != nil {
-		return fmt.Errorf("timing lead-in: %w", err)
-	}
-	return nil
-}
-
-func (l leadIn) free(c *cuda.Ctx) { _ = c.Free(l.buf) }
-
 // copyBandwidth is the device-to-device copy bandwidth in GB/s (10^9
 // bytes per second, bytes read plus bytes written): the median of
 // copyRuns copies of copyBytes timed with events, after a warm-up copy,
 // each behind the same lead-in as the steps.
-func copyBandwidth(c *cuda.Ctx, st cuda.Stream, lead leadIn) (float64, error) {
+func copyBandwidth(c *cuda.Ctx, st cuda.Stream, lead *kernels.LeadIn) (float64, error) {
 	src, err := c.Alloc(copyBytes)
 	if err != nil {
 		return 0, fmt.Errorf("copy bandwidth: %w", err)
@@ -367,7 +336,7 @@ func copyBandwidth(c *cuda.Ctx, st cuda.Stream, lead leadIn) (float64, error) {
 	defer c.DestroyEvent(e1)
 	var gbps []float64
 	for k := range copyRuns + 1 {
-		if err := lead.queue(c, st); err != nil {
+		if err := lead.Queue(c, st); err != nil {
 			return 0, err
 		}
 		if err := c.Record(e0, st); err != nil {
@@ -464,11 +433,11 @@ func (b *Backend) Baselines(ctx context.Context) (*Baselines, error) {
 			return fmt.Errorf("graph launch latency: %w", err)
 		}
 		out.GraphLaunch = time.Duration(us * float64(time.Microsecond))
-		lead, err := newLeadIn(c)
+		lead, err := b.set.NewLeadIn(c)
 		if err != nil {
 			return err
 		}
-		defer lead.free(c)
+		defer lead.Free(c)
 		out.CopyBandwidthGBps, err = copyBandwidth(c, st, lead)
 		return err
 	})
