@@ -41,89 +41,134 @@ KQ_DEV float kq_scale_from_amax(float amax, float fp8max, float eps, int pow2) {
 	return scale;
 }
 
-// Threads of a kq_amax block (the launcher's): the 16-bit chunk loop of
-// kq_amax_impl is for this block size.
-#define KQ_AMAX_THREADS 256
+// ---- the group loop of kq_amax and kq_cast ----------------------------------
+
+// Groups of 8 elements: one 16-byte word of 16-bit inputs, as raw bits
+// (uint4), or 8 float32 values (kq_v8, two 16-byte loads). A zero group
+// (R{}) is +0 in every input type.
+struct kq_v8 {
+	float v[8];
+};
+
+// 16-bit groups a thread of kq_amax and kq_cast loads before it uses the
+// first: 128 bytes in flight per thread, as raw bits (32 registers).
+#define KQ_CAST_UNROLL16 8
+// Threads of a kq_amax or kq_cast block (the launcher's): the 16-bit chunk
+// loop of kq_groups is for this block size (other sizes take its
+// grid-stride loop).
+#define KQ_CAST_THREADS 256
+
+// kq_groups calls use(q, g) for every group g < ngroups, q = load(g) (the
+// one group loop of kq_amax and kq_cast), U loads issued before the first
+// use, so that enough bytes are in flight to cover the memory latency at
+// the launcher's 4 blocks per SM (one load per thread reached ~80% of copy
+// bandwidth). With REV the groups go from the end of the tensor to its
+// start: in current scaling the amax pass has just read the tensor front
+// to back, so the tail is still in L2 when the cast reads it first. With
+// CHUNKS and KQ_CAST_THREADS threads per block: chunks of U *
+// KQ_CAST_THREADS groups strided over the blocks (the launcher balances
+// the grid so that every block takes as many chunks, or one fewer), thread
+// t taking groups t + k * KQ_CAST_THREADS of its chunk: one base address
+// per chunk and constant offsets for its loads and stores, where the
+// grid-stride loop computes and bounds-checks a 64-bit index per group.
+// Only a partial chunk (the last: groups past the end, or with REV below
+// 0) checks its groups. Every use gets a group of the
+// tensor: kq_amax's maxima start at +0 and the zero groups the loads
+// used to pad with never raised them, so skipping them is the same.
+template <typename R, int U, bool REV, bool CHUNKS, typename L, typename F>
+KQ_DEV void kq_groups(long long ngroups, L load, F use) {
+	if (CHUNKS && blockDim.x == KQ_CAST_THREADS) {
+		constexpr long long CH = (long long)U * KQ_CAST_THREADS;
+		const long long nch = (ngroups + CH - 1) / CH;
+		for (long long c = blockIdx.x; c < nch; c += gridDim.x) {
+			const long long base = REV ? ngroups - (c + 1) * CH : c * CH;
+			const long long g0 = base + threadIdx.x;
+			R q[U];
+			if (REV ? base >= 0 : base + CH <= ngroups) {
+#pragma unroll
+				for (int k = 0; k < U; k++) q[k] = load(g0 + k * KQ_CAST_THREADS);
+#pragma unroll
+				for (int k = 0; k < U; k++) use(q[k], g0 + k * KQ_CAST_THREADS);
+			} else {
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					const long long g = g0 + k * KQ_CAST_THREADS;
+					q[k] = R{};
+					if (REV ? g >= 0 : g < ngroups) q[k] = load(g);
+				}
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					const long long g = g0 + k * KQ_CAST_THREADS;
+					if (REV ? g >= 0 : g < ngroups) use(q[k], g);
+				}
+			}
+		}
+		return;
+	}
+	const long long nthreads = (long long)gridDim.x * blockDim.x;
+	for (long long g0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; g0 < ngroups; g0 += U * nthreads) {
+		R q[U];
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const long long g = g0 + k * nthreads;
+			q[k] = R{};
+			if (g < ngroups) q[k] = load(REV ? ngroups - 1 - g : g);
+		}
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const long long g = g0 + k * nthreads;
+			if (g < ngroups) use(q[k], REV ? ngroups - 1 - g : g);
+		}
+	}
+}
+
+// kq_vgroups is kq_groups over the 8-element groups of x: 16-byte words of
+// 16-bit inputs (KQ_CAST_UNROLL16 in flight, in chunks), float32 groups
+// (KQ_UNROLL in flight, grid-stride); use16(q, g) or use32(v, g) each.
+template <bool REV, typename T, typename F16, typename F32>
+KQ_DEV void kq_vgroups(const T *x, long long ngroups, F16 use16, F32 use32) {
+	if constexpr (sizeof(T) == 2) {
+		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+		kq_groups<uint4, KQ_CAST_UNROLL16, REV, true>(ngroups, [&](long long g) { return xv[g]; }, use16);
+	} else {
+		kq_groups<kq_v8, KQ_UNROLL, REV, false>(ngroups, [&](long long g) {
+			kq_v8 r;
+			kq_load8(x, g, r.v);
+			return r;
+		}, use32);
+	}
+}
+
+// kq_pabs8 is the packed |x| maximum (kq_pmax) of the 8 elements of a
+// 16-byte word of 16-bit inputs.
+template <typename T>
+KQ_DEV u32 kq_pabs8(uint4 q) {
+	return kq_pmax(T(), kq_pmax(T(), q.x & 0x7FFF7FFFu, q.y & 0x7FFF7FFFu), kq_pmax(T(), q.z & 0x7FFF7FFFu, q.w & 0x7FFF7FFFu));
+}
+
+// kq_pamax is the float32 amax of a packed |x| maximum: its larger half,
+// +0 for none.
+template <typename T>
+KQ_DEV float kq_pamax(u32 pm) {
+	return fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
+}
 
 template <typename T>
 KQ_DEV void kq_amax_impl(const T *x, long long n, u32 *st, float fp8max, float eps, int pow2) {
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
-	float m = 0.0f;
-	// 8 elements per group: one 16-byte load for 16-bit inputs. Each thread
-	// issues KQ_UNROLL independent loads before it uses the first, so that
-	// enough bytes are in flight to cover the memory latency at the
-	// launcher's 4 blocks per SM (one load per thread reached ~80% of copy
-	// bandwidth).
 	bool vec = (((u64)x) & 15u) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
-	if constexpr (sizeof(T) == 2) {
-		// 16-bit inputs: 8 raw 16-byte words in flight per thread, their
-		// |x| maxima as packed pairs (kq_pmax), widened once at the end.
-		constexpr int U = 8;
-		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-		u32 pm = 0u;
-		if (blockDim.x == KQ_AMAX_THREADS) {
-			// Chunks of U * KQ_AMAX_THREADS groups strided over the
-			// blocks (balanced by the launcher), thread t taking groups
-			// t + u * KQ_AMAX_THREADS of its chunk: one base address
-			// and constant load offsets, as kq_cast's 16-bit loop.
-			// Only a partial last chunk checks its groups.
-			constexpr long long CH = (long long)U * KQ_AMAX_THREADS;
-			const long long nch = (ngroups + CH - 1) / CH;
-			for (long long c = blockIdx.x; c < nch; c += gridDim.x) {
-				const long long g0 = c * CH + threadIdx.x;
-				uint4 q[U];
-				if ((c + 1) * CH <= ngroups) {
-					const uint4 *p = xv + g0;
+	// 16-bit inputs: the |x| maxima as packed pairs (kq_pmax), widened
+	// once at the end.
+	u32 pm = 0u;
+	float m = 0.0f;
+	kq_vgroups<false>(x, ngroups, [&](auto q, long long) { pm = kq_pmax(T(), pm, kq_pabs8<T>(q)); },
+		[&](const kq_v8 &r, long long) {
 #pragma unroll
-					for (int u = 0; u < U; u++) q[u] = p[u * KQ_AMAX_THREADS];
-				} else {
-#pragma unroll
-					for (int u = 0; u < U; u++) {
-						const long long g = g0 + u * KQ_AMAX_THREADS;
-						q[u] = make_uint4(0u, 0u, 0u, 0u);
-						if (g < ngroups) q[u] = xv[g];
-					}
-				}
-#pragma unroll
-				for (int u = 0; u < U; u++) {
-					pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
-						kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
-				}
-			}
-		} else {
-			for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
-				uint4 q[U];
-#pragma unroll
-				for (int u = 0; u < U; u++) {
-					long long g = g0 + u * nthreads;
-					q[u] = make_uint4(0u, 0u, 0u, 0u);
-					if (g < ngroups) q[u] = xv[g];
-				}
-#pragma unroll
-				for (int u = 0; u < U; u++) {
-					pm = kq_pmax(T(), pm, kq_pmax(T(), kq_pmax(T(), q[u].x & 0x7FFF7FFFu, q[u].y & 0x7FFF7FFFu),
-						kq_pmax(T(), q[u].z & 0x7FFF7FFFu, q[u].w & 0x7FFF7FFFu)));
-				}
-			}
-		}
-		m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
-	} else {
-		for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
-			float v[KQ_UNROLL][8];
-#pragma unroll
-			for (int u = 0; u < KQ_UNROLL; u++) {
-				long long g = g0 + u * nthreads;
-				if (g < ngroups) kq_load8(x, g, v[u]);
-				else kq_zero8(v[u]);
-			}
-#pragma unroll
-			for (int u = 0; u < KQ_UNROLL; u++)
-#pragma unroll
-				for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(v[u][k]));
-		}
-	}
+			for (int k = 0; k < 8; k++) m = fmaxf(m, fabsf(r.v[k]));
+		});
+	if constexpr (sizeof(T) == 2) m = kq_pamax<T>(pm);
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) m = fmaxf(m, fabsf(kq_f32(x[i])));
 	m = kq_block_max(m);
 	if (threadIdx.x != 0) return;
@@ -244,6 +289,42 @@ struct kq_upd {
 	int margin, most_recent;
 };
 
+// The history prefetch of kq_cast_finish: for histories of up to
+// KQ_UPD_PER entries per thread in blocks of up to KQ_HPRE_THREADS
+// threads, the cast's first act issues the entries that kq_upd_load would
+// read at the end (thread tid's entries i + 1, i = tid + k*nt, into slot
+// i of kq_hist_smem, and entry 0 by thread 0 into the last slot) as
+// asynchronous copies to shared memory (cp.async: no registers held
+// through the cast), which each thread waits for after its part of the
+// cast: the history's latency (every block reading the same few lines of
+// L2 at once) leaves the chain that ends every block, and so the launch.
+// The same values: no block of the launch writes the history before every
+// block has taken its ticket, which it takes after these reads completed.
+#define KQ_HPRE_THREADS 256
+#define KQ_HPRE_H0 (KQ_UPD_PER * KQ_HPRE_THREADS)
+KQ_DEV float *kq_hist_smem() {
+	__shared__ float s_hist[KQ_HPRE_H0 + 1];
+	return s_hist;
+}
+// kq_hist_pre reports whether the cast prefetches the history.
+KQ_DEV bool kq_hist_pre(const float *history, kq_upd u, int nt) {
+	return history != 0 && u.len > 0 && u.len <= KQ_UPD_PER * nt && nt <= KQ_HPRE_THREADS;
+}
+KQ_DEV void kq_cp_async4(float *dst, const float *src) {
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"((u32)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+}
+KQ_DEV void kq_hist_prefetch(const float *history, kq_upd u) {
+	const int nt = (int)(blockDim.x * blockDim.y), tid = (int)(threadIdx.y * blockDim.x + threadIdx.x);
+	if (!kq_hist_pre(history, u, nt)) return;
+	float *s = kq_hist_smem();
+#pragma unroll
+	for (int k = 0; k < KQ_UPD_PER; k++) {
+		const int i = tid + k * nt;
+		if (i + 1 < u.len) kq_cp_async4(s + i, history + i + 1);
+	}
+	if (tid == 0) kq_cp_async4(s + KQ_HPRE_H0, history);
+}
+
 // kq_block_max2 is kq_block_max of two values with one barrier: both
 // maxima in thread 0.
 KQ_DEV void kq_block_max2(float &a, float &b) {
@@ -294,15 +375,25 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 	__shared__ float s_h0;
 	const int nt = (int)(blockDim.x * blockDim.y), tid = (int)(threadIdx.y * blockDim.x + threadIdx.x);
 	const bool pre = u.len > 0 && u.len <= KQ_UPD_PER * nt;
+	const bool prefetched = kq_hist_pre(history, u, nt);
 	float v[KQ_UPD_PER];
 	float mh = 0.0f;
+	float h0 = 0.0f;
+	if (prefetched) {
+		asm volatile("cp.async.wait_all;" : : : "memory");
+		const float *s = kq_hist_smem();
+#pragma unroll
+		for (int k = 0; k < KQ_UPD_PER; k++) v[k] = tid + k * nt + 1 < u.len ? s[tid + k * nt] : 0.0f;
+		if (tid == 0) h0 = s[KQ_HPRE_H0];
+	} else {
+		if (pre) kq_upd_load(history, u.len, tid, nt, v);
+		if (tid == 0) h0 = history[0];
+	}
 	if (pre) {
-		kq_upd_load(history, u.len, tid, nt, v);
 #pragma unroll
 		for (int k = 0; k < KQ_UPD_PER; k++)
 			if (tid + k * nt + 1 < u.len) mh = fmaxf(mh, v[k]);
 	}
-	const float h0 = tid == 0 ? history[0] : 0.0f;
 	kq_block_max2(m, mh);
 	float *stf = reinterpret_cast<float *>(st);
 	if (tid == 0) {
@@ -349,13 +440,6 @@ KQ_DEV void kq_cast_finish(float m, float scale, u32 *st, float *scale_inv, floa
 	}
 }
 
-// 16-bit groups a thread of kq_cast loads before it uses the first: 128
-// bytes in flight per thread, as raw bits (32 registers).
-#define KQ_CAST_UNROLL16 8
-// Threads of a kq_cast block (the launcher's): the 16-bit chunk loop below
-// is for this block size (other sizes take the grid-stride loop).
-#define KQ_CAST_THREADS 256
-
 // kq_cvt4f<FMT> is kq_cvt2<FMT>(a, b) | kq_cvt2<FMT>(c, d) << 16 (byte 0:
 // a's code), the same two paired conversions written into one word:
 // ptxas merges the second pair into the first's upper half (F2FP's merge
@@ -391,118 +475,37 @@ KQ_DEV uint2 kq_cvt8f(const float v[8], float s) {
 	return o;
 }
 
-// kq_cast_group16 casts one 16-byte word q of 16-bit inputs (8 elements)
-// with scale s into the 8 codes at *dst and, with AMAX, raises the packed
-// |x| maximum pm (kq_pmax). The one cast of kq_cast_body's 16-bit loops.
-template <typename T, bool AMAX, int FMT>
-KQ_DEV void kq_cast_group16(uint4 q, float s, u32 &pm, uint2 *dst) {
-	if (AMAX) {
-		const u32 a = kq_pmax(T(), kq_pmax(T(), q.x & 0x7FFF7FFFu, q.y & 0x7FFF7FFFu),
-			kq_pmax(T(), q.z & 0x7FFF7FFFu, q.w & 0x7FFF7FFFu));
-		pm = kq_pmax(T(), pm, a);
-	}
-	float v[8];
-	kq_widen8<T>(q, v);
-	*dst = kq_cvt8f<FMT>(v, s);
-}
-
 template <typename T, bool AMAX, int FMT>
 KQ_DEV void kq_cast_body(const T *x, long long n, u32 *st, u8 *out, float *scale_inv, float *history, int fmt, kq_upd u) {
 	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
 	long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	long long nthreads = (long long)gridDim.x * blockDim.x;
-	float m = 0.0f;
-	// 8 elements per group: 16-byte loads of 16-bit inputs, 8-byte stores,
-	// several loads in flight per thread. The groups go from the end of
-	// the tensor to its start: in current scaling the amax pass has just
-	// read the tensor front to back, so its tail is still in L2 and the
-	// first groups read here hit there instead of in device memory.
+	kq_hist_prefetch(history, u);
+	// 8 elements per group (kq_groups, from the end of the tensor): 16-byte
+	// loads of 16-bit inputs, 8-byte stores; the amax of 16-bit inputs as
+	// packed |x| pairs (kq_pmax), widened once at the end. (An L2
+	// prefetch of the next round's groups, here and in the tile kernels,
+	// doubled the DRAM traffic on an H100 and is gone.)
 	bool vec = ((((u64)x) & 15u) | (((u64)out) & 7u)) == 0u;
 	long long ngroups = vec ? n / 8 : 0;
-	if constexpr (sizeof(T) == 2) {
-		// Raw 16-byte words, KQ_CAST_UNROLL16 in flight; the amax as
-		// packed |x| pairs (kq_pmax), widened once at the end. (An L2
-		// prefetch of the next round's groups, here and in the tile
-		// kernels, doubled the DRAM traffic on an H100 and is gone.)
-		constexpr int U = KQ_CAST_UNROLL16;
-		u32 pm = 0u;
-		const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-		uint2 *ov = reinterpret_cast<uint2 *>(out);
-		if (blockDim.x == KQ_CAST_THREADS) {
-			// Chunks of U * KQ_CAST_THREADS groups (32 KiB of 16-bit
-			// input), counted from the end of the tensor, strided over
-			// the blocks (the launcher balances the grid so that every
-			// block takes as many chunks, or one fewer). Thread t takes
-			// groups t + k * KQ_CAST_THREADS of its chunk: one base
-			// address per chunk and constant offsets for its loads and
-			// stores, where the grid-stride loop computed and
-			// bounds-checked a 64-bit index per group. Only a partial
-			// first chunk (ngroups not a multiple of the chunk) checks
-			// its groups.
-			constexpr long long CH = (long long)U * KQ_CAST_THREADS;
-			const long long nch = (ngroups + CH - 1) / CH;
-			for (long long c = blockIdx.x; c < nch; c += gridDim.x) {
-				const long long base = ngroups - (c + 1) * CH;
-				const long long g0 = base + threadIdx.x;
-				uint4 q[U];
-				if (base >= 0) {
-					const uint4 *p = xv + g0;
+	uint2 *ov = reinterpret_cast<uint2 *>(out);
+	u32 pm = 0u;
+	float m = 0.0f;
+	kq_vgroups<true>(x, ngroups,
+		[&](auto q, long long g) {
+			if (AMAX) pm = kq_pmax(T(), pm, kq_pabs8<T>(q));
+			float v[8];
+			kq_widen8<T>(q, v);
+			ov[g] = kq_cvt8f<FMT>(v, scale);
+		},
+		[&](const kq_v8 &r, long long g) {
+			if (AMAX) {
 #pragma unroll
-					for (int k = 0; k < U; k++) q[k] = p[k * KQ_CAST_THREADS];
-					uint2 *o = ov + g0;
-#pragma unroll
-					for (int k = 0; k < U; k++) kq_cast_group16<T, AMAX, FMT>(q[k], scale, pm, o + k * KQ_CAST_THREADS);
-				} else {
-#pragma unroll
-					for (int k = 0; k < U; k++) {
-						const long long g = g0 + k * KQ_CAST_THREADS;
-						q[k] = make_uint4(0u, 0u, 0u, 0u);
-						if (g >= 0) q[k] = xv[g];
-					}
-#pragma unroll
-					for (int k = 0; k < U; k++) {
-						const long long g = g0 + k * KQ_CAST_THREADS;
-						if (g >= 0) kq_cast_group16<T, AMAX, FMT>(q[k], scale, pm, ov + g);
-					}
-				}
+				for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(r.v[e]));
 			}
-		} else {
-			for (long long g0 = tid; g0 < ngroups; g0 += U * nthreads) {
-				uint4 q[U];
-#pragma unroll
-				for (int k = 0; k < U; k++) {
-					long long g = g0 + k * nthreads;
-					q[k] = make_uint4(0u, 0u, 0u, 0u);
-					if (g < ngroups) q[k] = xv[ngroups - 1 - g];
-				}
-#pragma unroll
-				for (int k = 0; k < U; k++) {
-					long long g = g0 + k * nthreads;
-					if (g < ngroups) kq_cast_group16<T, AMAX, FMT>(q[k], scale, pm, ov + (ngroups - 1 - g));
-				}
-			}
-		}
-		if (AMAX) m = fmaxf(0.0f, fmaxf(kq_plo(T(), pm), kq_phi(T(), pm)));
-	} else {
-		for (long long g0 = tid; g0 < ngroups; g0 += KQ_UNROLL * nthreads) {
-			float v[KQ_UNROLL][8];
-#pragma unroll
-			for (int k = 0; k < KQ_UNROLL; k++) {
-				long long g = g0 + k * nthreads;
-				if (g < ngroups) kq_load8(x, ngroups - 1 - g, v[k]);
-				else kq_zero8(v[k]);
-			}
-#pragma unroll
-			for (int k = 0; k < KQ_UNROLL; k++) {
-				long long g = g0 + k * nthreads;
-				if (AMAX) {
-#pragma unroll
-					for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[k][e]));
-				}
-				if (g < ngroups) reinterpret_cast<uint2 *>(out)[ngroups - 1 - g] = kq_cvt8f<FMT>(v[k], scale);
-			}
-		}
-	}
+			ov[g] = kq_cvt8f<FMT>(r.v, scale);
+		});
+	if constexpr (AMAX && sizeof(T) == 2) m = kq_pamax<T>(pm);
 	for (long long i = ngroups * 8 + tid; i < n; i += nthreads) {
 		float v = kq_f32(x[i]);
 		if (AMAX) m = fmaxf(m, fabsf(v));

@@ -11,6 +11,7 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 		float *scale_inv, float *history, int fmt, kq_upd u) {
 	__shared__ u32 tile[32][33];
 	float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	kq_hist_prefetch(history, u);
 	int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
 	float m = 0.0f;
 	for (int j = 0; j < 32; j += 8) {
@@ -222,6 +223,7 @@ template <typename T, bool AMAX, int FMT>
 KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_row, u8 *out_col,
 		float *scale_inv, float *history, int fmt, kq_upd u, u32 (*tile)[(KQ_TRW / 4) * KQ_TRW_PITCH]) {
 	const float scale = reinterpret_cast<const float *>(st)[KQ_ST_SCALE];
+	kq_hist_prefetch(history, u);
 	const int ntx = (cols + KQ_TRW - 1) / KQ_TRW;
 	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	float m = 0.0f;
