@@ -389,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T
 		if (g < 0) return; \
 		amax += g; \
 	} \
-	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
+	if (fast) kq_nvf4_amax_rht_go<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
 extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
