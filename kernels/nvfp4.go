@@ -143,7 +143,7 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // __launch_bounds__ of kq_nvf4_col_): ungrouped, its grid is the blocks
 // that fit at once, each block taking every grid-th tile, so that the next
 // tile's loads overlap the current one's work (nvfp4_tile.cuh).
-const nvfp4ColPerSM = 3
+const nvfp4ColPerSM = 4
 
 // tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
 // with perSM resident blocks per SM: one block per tile when the tiles
