@@ -97,9 +97,9 @@ func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
 
 // nvfp4AmaxRHTPerSM is the blocks per SM that the ungrouped fast RHT amax
 // grid fills (each block strides over the row tiles of its 128 columns):
-// no more than stay resident at once, so that no block waits for a
-// second wave.
-const nvfp4AmaxRHTPerSM = 3
+// the __launch_bounds__ of kq_nvf4_amax_rht_, no more than stay resident
+// at once, so that no block waits for a second wave.
+const nvfp4AmaxRHTPerSM = 4
 
 // nvfp4AmaxRHT launches the RHT amax; grouped (offsets set), each row
 // tile reduces into amax[g] of its group g (the caller zeroes them), one
