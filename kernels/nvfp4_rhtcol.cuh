@@ -32,7 +32,7 @@ KQ_DEV void kq_rhtf(u32 signs, float c[16]) {
 }
 
 // kq_rht16x2s runs the butterfly of kq_rht16 on two columns at once up to
-// stage hmax (exclusive), from the sixteen packed words W[i] of rows
+// stage HMAX (exclusive), from the sixteen packed words W[i] of rows
 // 0..15 (column c in the low halves, c + 1 in the high halves), with the
 // signs as the factors c (kq_rhtf): a and b receive the float32 values of
 // columns c and c + 1. The first stage (v_i + v_i+1, v_i - v_i+1) takes

@@ -1,6 +1,7 @@
 // nvfp4_tile.cuh: part of nvfp4.cu (included once, after nvfp4_fast.cuh):
 // the tiled fast paths (columnwise and RHT amax; 2D of float32 inputs)
-// over 64-row x 128-column tiles staged in shared memory. Not a header of
+// over 64-row x 128-column tiles, staged in shared memory (the RHT amax of
+// 16-bit inputs reads its words directly). Not a header of
 // its own: it uses what nvfp4.cu and nvfp4_fast.cuh define before it; the
 // entry points are in nvfp4.cu.
 
