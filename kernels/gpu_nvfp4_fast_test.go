@@ -66,6 +66,9 @@ func nvfp4FastCheck(t *testing.T, shapes []shape, base int) (exact, total int) {
 				for _, role := range []quant.TensorRole{quant.Input, quant.Gradient, quant.Weight} {
 					name := fmt.Sprintf("%v/%v/specials=%v/%s", sh, dt, sp, role)
 					r := quant.DefaultRecipe(quant.NVFP4BlockScaling)
+					if nvfp4SignMask != 0 {
+						r.NVFP4.RHTSignMask = nvfp4SignMask
+					}
 					seed := uint64(0xFA570000 + i)
 					ref := refQuantize(t, r, role, x, seed)
 					deq, err := reference.New().Dequantize(ctx, ref, quant.UsageRowwise)

@@ -381,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x,
 		const int *offsets, int ngroups, const int *flag, int vec) { \
 	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag, vec); \
 } \
-extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
+extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
 		int fast, const int *offsets, int ngroups, const int *flag, u32 *pamax) { \
 	if (offsets != 0) { \
 		int o, n; \
@@ -389,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_rht_##sfx(const T
 		if (g < 0) return; \
 		amax += g; \
 	} \
-	if (fast) kq_nvf4_amax_rht_fast<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
+	if (fast) kq_nvf4_amax_rht_go<T>(x, rows, cols, amax, signs, offsets == 0 ? pamax : 0); \
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
 extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
@@ -402,7 +402,7 @@ extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf
 	} \
 	kq_nvf4_row<T>(x, rows, cols, amax, out, scales, srows, scols, swz, sr, seed, vec, offsets, ngroups, flag); \
 } \
-extern "C" __global__ void __launch_bounds__(256, 3) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
+extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast, \
 		const int *offsets, int ngroups, const int *flag) { \
 	kq_tiles tl; \

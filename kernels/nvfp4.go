@@ -95,15 +95,32 @@ func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
 	return nvfp4Tiled(rows, cols) && aligned(16, x)
 }
 
+// nvfp4AmaxRHTPerSM is the blocks per SM that the ungrouped fast RHT amax
+// grid fills (each block strides over the row tiles of its 128 columns):
+// the __launch_bounds__ of kq_nvf4_amax_rht_, no more than stay resident
+// at once, so that no block waits for a second wave.
+const nvfp4AmaxRHTPerSM = 4
+
 // nvfp4AmaxRHT launches the RHT amax; grouped (offsets set), each row
-// tile reduces into amax[g] of its group g (the caller zeroes them).
+// tile reduces into amax[g] of its group g (the caller zeroes them), one
+// tile per block. Ungrouped on the fast path, a block takes 128 columns
+// of every grid.y-th 64-row tile (grid.y from nvfp4AmaxRHTPerSM, and
+// tileGridCap when set, so that tests run several tiles per block).
 // plain, unless the zero Buffer (ungrouped, fast path only), also
 // receives the input's own amax (NVFP4Amaxes).
 func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag, plain cuda.Buffer) error {
 	fast := NVFP4AmaxesOnePass(rows, cols, x)
 	grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
 	if fast {
-		grid = cuda.Dim2(ceilDiv(cols, 128), rows/64)
+		gx, gy := ceilDiv(cols, 128), rows/64
+		if offsets.Ptr() == 0 {
+			blocks := s.sms * nvfp4AmaxRHTPerSM
+			if s.tileGridCap > 0 {
+				blocks = min(blocks, s.tileGridCap)
+			}
+			gy = max(1, min(gy, blocks/gx))
+		}
+		grid = cuda.Dim2(gx, gy)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast)).
 		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).Ptr(optional(plain))
@@ -126,7 +143,7 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // __launch_bounds__ of kq_nvf4_col_): ungrouped, its grid is the blocks
 // that fit at once, each block taking every grid-th tile, so that the next
 // tile's loads overlap the current one's work (nvfp4_tile.cuh).
-const nvfp4ColPerSM = 3
+const nvfp4ColPerSM = 4
 
 // tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
 // with perSM resident blocks per SM: one block per tile when the tiles

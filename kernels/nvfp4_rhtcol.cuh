@@ -17,19 +17,30 @@ KQ_DEV u32 kq_prmt(u32 a, u32 b, u32 s) {
 // and a sign flip; NaN payloads aside).
 KQ_DEV float kq_rht_c(u32 signs, int i) { return __uint_as_float(0x3E800000u | (((signs >> i) & 1u) << 31)); }
 
-// kq_rht16x2c is kq_rht16 of two columns at once, from the sixteen
-// packed words W[i] of rows 0..15 (column c in the low halves, c + 1 in
-// the high halves), with the signs as the factors c (kq_rht_c): P0 and P1
-// receive the BF16-rounded results of columns c and c + 1 as packed words
-// (y[2k] low, y[2k + 1] high), the bits kq_rht16 gives, NaN payloads
-// aside. The first butterfly stage (v_i + v_i+1, v_i - v_i+1) takes p =
-// x_i+1 * c_i+1 (exact) and fma(x_i, c_i, +-p), one rounding of the exact
-// x_i * c_i +- p, the bits __fadd_rn / __fsub_rn give on v_i = x_i * c_i;
-// then stages h = 2, 4, 8 as kq_butterfly16 and the BF16 rounding of two
-// values per instruction (kq_bf16x2).
-template <typename H>
-KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]) {
-	float a[16], b[16];
+// The RHT's factors c_i (kq_rht_c) of the 16-bit fast paths. SG, when not
+// 0, is the sign mask as a compile-time constant (the kernels instantiate
+// TransformerEngine's mask, KQ_TE_SIGNS, the one every recipe uses): the
+// factors are then immediates of the multiplies, where a mask known only
+// at run time costs sixteen registers or, as the compiler prefers in the
+// tile loops, about fifty uniform instructions per tile to rebuild them.
+// The products are the same either way.
+#define KQ_TE_SIGNS 0xD7E8u
+template <u32 SG>
+KQ_DEV void kq_rhtf(u32 signs, float c[16]) {
+#pragma unroll
+	for (int i = 0; i < 16; i++) c[i] = kq_rht_c(SG != 0 ? SG : signs, i);
+}
+
+// kq_rht16x2s runs the butterfly of kq_rht16 on two columns at once up to
+// stage HMAX (exclusive), from the sixteen packed words W[i] of rows
+// 0..15 (column c in the low halves, c + 1 in the high halves), with the
+// signs as the factors c (kq_rhtf): a and b receive the float32 values of
+// columns c and c + 1. The first stage (v_i + v_i+1, v_i - v_i+1) takes
+// p = x_i+1 * c_i+1 (exact) and fma(x_i, c_i, +-p), one rounding of the
+// exact x_i * c_i +- p, the bits __fadd_rn / __fsub_rn give on v_i = x_i
+// * c_i; the later stages are kq_butterfly16's.
+template <typename H, int HMAX>
+KQ_DEV void kq_rht16x2s(const u32 W[16], const float c[16], float a[16], float b[16]) {
 #pragma unroll
 	for (int i = 0; i < 16; i += 2) {
 		const float a0 = kq_plo(H(), W[i]), a1 = kq_plo(H(), W[i + 1]);
@@ -41,7 +52,7 @@ KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]
 		b[i + 1] = __fmaf_rn(b0, c[i], -pb);
 	}
 #pragma unroll
-	for (int h = 2; h < 16; h <<= 1) {
+	for (int h = 2; h < HMAX; h <<= 1) {
 #pragma unroll
 		for (int i = 0; i < 16; i++) {
 			if (i & h) continue;
@@ -52,6 +63,16 @@ KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]
 			b[i + h] = __fsub_rn(r, s);
 		}
 	}
+}
+
+// kq_rht16x2c is kq_rht16 of two columns at once (kq_rht16x2s, every
+// stage): P0 and P1 receive the BF16-rounded results of columns c and c +
+// 1 as packed words (y[2k] low, y[2k + 1] high), the bits kq_rht16 gives,
+// NaN payloads aside, rounded two values per instruction (kq_bf16x2).
+template <typename H>
+KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]) {
+	float a[16], b[16];
+	kq_rht16x2s<H, 16>(W, c, a, b);
 #pragma unroll
 	for (int k = 0; k < 8; k++) {
 		P0[k] = kq_bf16x2(a[2 * k], a[2 * k + 1]);
@@ -59,40 +80,19 @@ KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]
 	}
 }
 
-// kq_rht_amax2c is the largest |y| of the RHT of two columns (packed
-// words W and factors c as kq_rht16x2c, the same first butterfly stage),
-// NaN results skipped, before the rounding to BF16, folded into m: the
-// butterfly's last stage gives y_i = p + q and y_i+8 = p - q, and
-// max(|fl(p + q)|, |fl(p - q)|) = fl(|p| + |q|) (round to nearest is
-// monotonic and symmetric; a NaN or infinite p or q gives the same on
-// both sides), so that stage becomes one add and one max per pair. The
-// caller rounds the running maximum to BF16 once: with a monotonic
-// rounding, the maximum of the rounded values is the rounded maximum.
+// kq_rht_amax2c is the largest |y| of the RHT of two columns (kq_rht16x2s
+// up to the last stage), NaN results skipped, before the rounding to
+// BF16, folded into m: the butterfly's last stage gives y_i = p + q and
+// y_i+8 = p - q, and max(|fl(p + q)|, |fl(p - q)|) = fl(|p| + |q|) (round
+// to nearest is monotonic and symmetric; a NaN or infinite p or q gives
+// the same on both sides), so that stage becomes one add and one max per
+// pair. The caller rounds the running maximum to BF16 once: with a
+// monotonic rounding, the maximum of the rounded values is the rounded
+// maximum.
 template <typename H>
 KQ_DEV float kq_rht_amax2c(const u32 W[16], const float c[16], float m) {
 	float a[16], b[16];
-#pragma unroll
-	for (int i = 0; i < 16; i += 2) {
-		const float a0 = kq_plo(H(), W[i]), a1 = kq_plo(H(), W[i + 1]);
-		const float b0 = kq_phi(H(), W[i]), b1 = kq_phi(H(), W[i + 1]);
-		const float pa = __fmul_rn(a1, c[i + 1]), pb = __fmul_rn(b1, c[i + 1]);
-		a[i] = __fmaf_rn(a0, c[i], pa);
-		a[i + 1] = __fmaf_rn(a0, c[i], -pa);
-		b[i] = __fmaf_rn(b0, c[i], pb);
-		b[i + 1] = __fmaf_rn(b0, c[i], -pb);
-	}
-#pragma unroll
-	for (int h = 2; h < 8; h <<= 1) {
-#pragma unroll
-		for (int i = 0; i < 16; i++) {
-			if (i & h) continue;
-			const float p = a[i], q = a[i + h], r = b[i], s = b[i + h];
-			a[i] = __fadd_rn(p, q);
-			a[i + h] = __fsub_rn(p, q);
-			b[i] = __fadd_rn(r, s);
-			b[i + h] = __fsub_rn(r, s);
-		}
-	}
+	kq_rht16x2s<H, 8>(W, c, a, b);
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
 		m = fmaxf(m, __fadd_rn(fabsf(a[i]), fabsf(a[i + 8])));
@@ -124,8 +124,14 @@ KQ_DEV u32 kq_bkey16(const u32 P[8]) {
 // bits) with the magic number from the exponent t = 127 + e of max(v, 1)
 // by one multiply-add: eb + (eb >> 22) = t * (2^23 + 2) and eb + (eb >>
 // 14) = t * (2^23 + 2^9) for eb = t << 23.
+//
+// kq_rne_code2<false> leaves out the clamp to 6, for blocks whose |y| are
+// all below 7 (kq_block16r checks): v in (6, 7) then rounds to 6 on the
+// step 2 of [4, 8) as the clamped 6 does, so the code byte is the same
+// (checked for every float32 |y| < 7).
+template <bool CL = true>
 KQ_DEV u32 kq_rne_code2(float y) {
-	const float v = fminf(fabsf(y), 6.0f);
+	const float v = CL ? fminf(fabsf(y), 6.0f) : fabsf(y);
 	const u32 t = __float_as_uint(fmaxf(v, 1.0f)) >> 23;
 	return __float_as_uint(__fadd_rn(v, __uint_as_float(t * 0x800002u + ((22u << 23) - 254u))));
 }
@@ -144,7 +150,7 @@ KQ_DEV u32 kq_sr_code2(float y) {
 // half (no half can borrow or overflow into the other) rounds up exactly
 // when r < fraction, as kq_sr_code's + (255 - r); the codes are then
 // bytes 1 and 3 of the pair words.
-template <bool SR>
+template <bool SR, bool CL = true>
 KQ_DEV u64 kq_q16r(const u32 P[8], float f, uint4 w) {
 	u32 q[4];
 #pragma unroll
@@ -155,7 +161,7 @@ KQ_DEV u64 kq_q16r(const u32 P[8], float f, uint4 w) {
 			const u32 pw = P[2 * g + (t >> 1)];
 			const float x = (t & 1) ? kq_phi(kq_bf16(), pw) : kq_plo(kq_bf16(), pw);
 			const float y = __fmul_rn(x, f);
-			r[t] = SR ? kq_sr_code2(y) : kq_rne_code2(y);
+			r[t] = SR ? kq_sr_code2(y) : kq_rne_code2<CL>(y);
 		}
 		u32 c;
 		if (SR) {
@@ -223,5 +229,12 @@ KQ_DEV u64 kq_block16r(const u32 P[8], u32 key, float s6, float sinv, const floa
 		const u64 b = n0 >> 4;
 		w = kq_philox_rk((u32)b, (u32)(b >> 32), 1u, group, rk);
 	}
+	// Round to nearest without the clamp to 6 (kq_rne_code2<false>) when
+	// every |y| = fl(|x| * f) is below 7: rounding is monotonic, so
+	// fl(key * f) < 7 bounds them all (false for an infinite or NaN
+	// product). Blocks need more only where a coarse (subnormal) or zero
+	// scale code leaves key * f well above 6. Stochastic rounding keeps
+	// the clamp: it may round (6, 8) up to 8.
+	if (!SR && __fmul_rn(__uint_as_float(key), f) < 7.0f) return kq_q16r<SR, false>(P, f, w);
 	return kq_q16r<SR>(P, f, w);
 }

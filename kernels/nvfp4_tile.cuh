@@ -1,6 +1,7 @@
 // nvfp4_tile.cuh: part of nvfp4.cu (included once, after nvfp4_fast.cuh):
 // the tiled fast paths (columnwise and RHT amax; 2D of float32 inputs)
-// over 64-row x 128-column tiles staged in shared memory. Not a header of
+// over 64-row x 128-column tiles, staged in shared memory (the RHT amax of
+// 16-bit inputs reads its words directly). Not a header of
 // its own: it uses what nvfp4.cu and nvfp4_fast.cuh define before it; the
 // entry points are in nvfp4.cu.
 
@@ -88,56 +89,45 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 // For 16-bit inputs a thread's two columns share each tile word, so the
 // RHT takes the sixteen words of its run once (kq_rht16x2c, the signs as
 // the factors rc), rounds to BF16 two values per instruction and
-// quantizes from the packed words (kq_block16r; without the RHT,
-// kq_block16p); RHT and SR are template parameters (kq_nvf4_col_body).
-// rk: the Philox round keys in shared memory (kq_philox_keys).
+// quantizes from the packed words (kq_block16r; without the RHT, the
+// words split by column, kq_block16p); RHT and SR are template parameters
+// (kq_nvf4_col_body). rk: the Philox round keys in shared memory
+// (kq_philox_keys).
 template <typename T, bool RHT, bool SR>
 KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, const float *tab, const kq_tscale &ts,
 		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group, const float *rc, const u32 *rk) {
 	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
-	if constexpr (sizeof(T) == 2 && RHT) {
-		// RHT of 16-bit inputs: the signs as factors rc (kq_rht_c), the
-		// key and codes of kq_block16r.
+	if constexpr (sizeof(T) == 2) {
 		u32 W[16];
 #pragma unroll
 		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
 		u32 P[2][8];
-		kq_rht16x2c<T>(W, rc, P[0], P[1]);
+		if constexpr (RHT) {
+			kq_rht16x2c<T>(W, rc, P[0], P[1]);
+		} else {
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
+			for (int k = 0; k < 8; k++) {
+				P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
+				P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
+			}
+		}
+		// Column 2j + h (a call per column: the compiler would not unroll
+		// a loop over these bodies, and indexing P by a loop variable then
+		// put it in local memory).
+		auto quant = [&](int h) {
 			const int c = 2 * j + h, k = k0 + c;
 			u64 p = 0;
 			u32 d = 0;
 			if (k < cols) {
 				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
-				p = kq_block16r<SR>(P[h], kq_bkey16(P[h]), ts.s6, ts.sinv, tab, n0, group, seed, rk, &d);
+				if constexpr (RHT) p = kq_block16r<SR>(P[h], kq_bkey16(P[h]), ts.s6, ts.sinv, tab, n0, group, seed, rk, &d);
+				else p = kq_block16p<T, SR>(P[h], kq_pkey16<T>(P[h]), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
 			}
 			stage[c][run] = p;
 			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
-		}
-	} else if constexpr (sizeof(T) == 2) {
-		u32 W[16];
-#pragma unroll
-		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
-		u32 P[2][8];
-#pragma unroll
-		for (int k = 0; k < 8; k++) {
-			P[0][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x5410u);
-			P[1][k] = __byte_perm(W[2 * k], W[2 * k + 1], 0x7632u);
-		}
-		typedef T Y; // the packed words' type (no RHT here)
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int c = 2 * j + h, k = k0 + c;
-			u64 p = 0;
-			u32 d = 0;
-			if (k < cols) {
-				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
-				p = kq_block16p<Y, SR>(P[h], kq_pkey16<Y>(P[h]), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
-			}
-			stage[c][run] = p;
-			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
-		}
+		};
+		quant(0);
+		quant(1);
 	} else {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
@@ -172,13 +162,12 @@ struct kq_tiles {
 // buffers); float32 inputs (one buffer, the 48 KiB static limit) load
 // the next tile once the current one is consumed. Each tile's work and
 // stores are those of one block of the one-tile-per-block kernel.
-template <typename T, bool RHT, bool SR, int NB>
+template <typename T, bool RHT, bool SR, int NB, u32 SG>
 KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, u8 *swz,
 		u32 signs, u64 seed, u32 group, kq_tiles tl, u32 (*tile)[KQ_TILE_WORDS(T)], u64 (*stage)[4], u32 *dstage,
 		const float *tab, const kq_tscale &ts) {
 	float rc[16];
-#pragma unroll
-	for (int i = 0; i < 16; i++) rc[i] = kq_rht_c(signs, i);
+	kq_rhtf<SG>(signs, rc);
 	__shared__ __align__(16) u32 rk[20];
 	kq_philox_keys(seed, rk);
 	// kq_tile_async's vectors, loop-invariant parts hoisted: vector i of a
@@ -245,71 +234,125 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 	}
 }
 
+// kq_nvf4_col_fast runs kq_nvf4_col_loop's instantiation for rht, sr and
+// the sign mask: TransformerEngine's (KQ_TE_SIGNS) as a compile-time
+// constant for 16-bit inputs, any other at run time (kq_rhtf).
 template <typename T>
 __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
 		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, kq_tiles tl) {
 	constexpr int NB = sizeof(T) == 2 ? 2 : 1;
+	constexpr u32 TE = sizeof(T) == 2 ? KQ_TE_SIGNS : 0u;
 	__shared__ __align__(16) u32 tile[NB][KQ_TILE_WORDS(T)];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ u32 dstage[128];
 	__shared__ float tab[128];
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
-	if (rht) {
-		if (sr) kq_nvf4_col_loop<T, true, true, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
-		else kq_nvf4_col_loop<T, true, false, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+#define KQ_COL_LOOP(R, S, G) kq_nvf4_col_loop<T, R, S, NB, G>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, \
+		tile, stage, dstage, tab, ts)
+	if (rht && TE != 0 && signs == TE) {
+		if (sr) KQ_COL_LOOP(true, true, TE);
+		else KQ_COL_LOOP(true, false, TE);
+	} else if (rht) {
+		if (sr) KQ_COL_LOOP(true, true, 0u);
+		else KQ_COL_LOOP(true, false, 0u);
 	} else {
-		if (sr) kq_nvf4_col_loop<T, false, true, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
-		else kq_nvf4_col_loop<T, false, false, NB>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, tile, stage, dstage, tab, ts);
+		if (sr) KQ_COL_LOOP(false, true, 0u);
+		else KQ_COL_LOOP(false, false, 0u);
 	}
+#undef KQ_COL_LOOP
 }
 
 // Amax of the RHT of the columnwise operand, fast path (shapes as
-// kq_nvf4_col_fast; grid (ceil(cols / 128), rows / 64)). For 16-bit
-// inputs kq_rht_amax2c per column pair and one rounding to BF16 per
-// thread; the result is the largest BF16-rounded |y| as before. With
-// pamax (not NULL) it also reduces the input's own amax into pamax, the
-// value kq_nvf4_amax gives (the largest non-NaN |x|, kq_vmax/kq_vkey on
-// the same words), so that a step with both operands reads the input
-// once for both amaxes.
+// kq_nvf4_col_fast): a block takes the 128 columns from blockIdx.x * 128
+// of the 64-row tiles blockIdx.y, blockIdx.y + gridDim.y, ... (one tile
+// per block when grouped: the grid is then rows / 64 high). For 16-bit
+// inputs each thread reads the sixteen words of its two columns and run
+// straight from global memory (a warp reads 128 contiguous bytes per
+// row; no staging, no barrier per tile), takes kq_rht_amax2c per tile and
+// rounds its running maximum to BF16 once; the result is the largest
+// BF16-rounded |y| as before. With PA it also reduces the input's own
+// amax into pamax, the value kq_nvf4_amax gives (the largest non-NaN
+// |x|, kq_vmax/kq_vkey on the same words: the packed maximum over more
+// words is the maximum of their keys), so that a step with both operands
+// reads the input once for both amaxes. SG as kq_rhtf.
+// The float32 path's tile, one per input type (a __shared__ array in
+// kq_nvf4_amax_rht_fast would be one per instantiation).
 template <typename T>
-__device__ void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs, u32 *pamax) {
+KQ_DEV u32 *kq_amax_tile() {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(T)];
-	const int k0 = blockIdx.x * 128, m0 = blockIdx.y * 64;
-	kq_load_tile(x, cols, m0, k0, tile);
-	__syncthreads();
-	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	return tile;
+}
+
+template <typename T, u32 SG, bool PA>
+KQ_DEV void kq_nvf4_amax_rht_fast(const T *x, int rows, int cols, u32 *amax, u32 signs, u32 *pamax) {
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6, k0 = blockIdx.x * 128, nty = rows >> 6;
 	float a = 0.0f;
 	u32 pa = 0;
 	if constexpr (sizeof(T) == 2) {
-		u32 W[16];
-#pragma unroll
-		for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
-		if (pamax != 0) {
+		const int k = k0 + 2 * j;
+		// Columns at or beyond cols (a multiple of 64) would add zeros.
+		if (k < cols) {
+			const long long wr = cols >> 1;
+			const u32 *p = reinterpret_cast<const u32 *>(x + ((long long)blockIdx.y * 64 + run * 16) * cols + k);
+			float m = 0.0f;
 			u32 acc = 0;
+			for (int by = blockIdx.y; by < nty; by += gridDim.y) {
+				u32 W[16];
 #pragma unroll
-			for (int q = 0; q < 4; q++) acc = kq_vmax(x, acc, make_uint4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
+				for (int i = 0; i < 16; i++) W[i] = p[i * wr];
+				if (PA) {
+#pragma unroll
+					for (int q = 0; q < 4; q++) acc = kq_vmax(x, acc, make_uint4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
+				}
+				// A run-time mask's factors are rebuilt per tile from an
+				// opaque copy of signs: hoisted, their sixteen registers
+				// would cost the kernel's occupancy.
+				u32 sg = signs;
+				if (SG == 0) asm volatile("" : "+r"(sg));
+				float rc[16];
+				kq_rhtf<SG>(sg, rc);
+				m = kq_rht_amax2c<T>(W, rc, m);
+				p += 64 * wr * gridDim.y;
+			}
+			a = kq_bf16_rne(m);
 			pa = kq_vkey(x, acc);
 		}
-		float rc[16];
-#pragma unroll
-		for (int i = 0; i < 16; i++) rc[i] = kq_rht_c(signs, i);
-		a = kq_bf16_rne(kq_rht_amax2c<T>(W, rc, 0.0f));
 	} else {
+		u32 *tile = kq_amax_tile<T>();
+		for (int by = blockIdx.y; by < nty; by += gridDim.y) {
+			kq_load_tile(x, cols, by * 64, k0, tile);
+			__syncthreads();
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float v[16];
+			for (int h = 0; h < 2; h++) {
+				float v[16];
 #pragma unroll
-			for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
+				for (int i = 0; i < 16; i++) v[i] = kq_tile_at(x, tile, run * 16 + i, 2 * j + h);
 #pragma unroll
-			for (int t = 0; t < 16; t++) pa = max(pa, kq_absbits(v[t]));
-			kq_rht16(v, signs);
+				for (int t = 0; t < 16; t++) pa = max(pa, kq_absbits(v[t]));
+				kq_rht16(v, signs);
 #pragma unroll
-			for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+				for (int t = 0; t < 16; t++) a = fmaxf(a, fabsf(v[t]));
+			}
+			__syncthreads();
 		}
 	}
-	if (pamax != 0) kq_block_atomic_max2(__float_as_uint(a), amax, pa, pamax);
+	if (PA) kq_block_atomic_max2(__float_as_uint(a), amax, pa, pamax);
 	else kq_block_atomic_max(__float_as_uint(a), amax);
+}
+
+// kq_nvf4_amax_rht_go runs kq_nvf4_amax_rht_fast's instantiation for the
+// sign mask (as kq_nvf4_col_fast) and pamax.
+template <typename T>
+__device__ void kq_nvf4_amax_rht_go(const T *x, int rows, int cols, u32 *amax, u32 signs, u32 *pamax) {
+	constexpr u32 TE = sizeof(T) == 2 ? KQ_TE_SIGNS : 0u;
+	if (TE != 0 && signs == TE) {
+		if (pamax != 0) kq_nvf4_amax_rht_fast<T, TE, true>(x, rows, cols, amax, signs, pamax);
+		else kq_nvf4_amax_rht_fast<T, TE, false>(x, rows, cols, amax, signs, pamax);
+	} else {
+		if (pamax != 0) kq_nvf4_amax_rht_fast<T, 0u, true>(x, rows, cols, amax, signs, pamax);
+		else kq_nvf4_amax_rht_fast<T, 0u, false>(x, rows, cols, amax, signs, pamax);
+	}
 }
 
 // 8x8 nibble transpose: afterwards nibble i of a[c] is what nibble c of
