@@ -396,8 +396,14 @@ extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf
 		u8 *scales, int srows, int scols, u8 *swz, int sr, u64 seed, int vec, const int *offsets, int ngroups, const int *flag) { \
 	if (vec == 2) { \
 		if (flag != 0 && *flag != 0) return; \
-		if (sr) kq_nvf4_row_fast<T, true>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
-		else kq_nvf4_row_fast<T, false>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+		if (offsets != 0) { \
+			if (sr) kq_nvf4_row_fast<T, true, true>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+			else kq_nvf4_row_fast<T, false, true>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+		} else if (sr) { \
+			kq_nvf4_row_fast<T, true, false>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+		} else { \
+			kq_nvf4_row_fast<T, false, false>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups); \
+		} \
 		return; \
 	} \
 	kq_nvf4_row<T>(x, rows, cols, amax, out, scales, srows, scols, swz, sr, seed, vec, offsets, ngroups, flag); \

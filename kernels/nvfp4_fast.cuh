@@ -11,39 +11,46 @@
 // spend, so the fast paths keep the per-element work to a few
 // instructions while producing the same bytes as the functions above:
 //  - E2M1 round to nearest even without a comparison chain: v = min(|y|,
-//    6); with e the exponent of max(v, 1), adding M = 2^(22+e) + 2e *
-//    2^(e-1) rounds v to the E2M1 step 2^(e-1) (ties to even: M's
-//    significand is even) and leaves the code 2e + round(v / 2^(e-1)) in
-//    the low byte of the sum's bits (checked against kq_e2m1 for all 2^32
-//    inputs, NaN aside);
-//  - stochastic rounding the same way with round-toward-zero and a step
-//    256 times finer: the low bits hold code << 8 | frac, and adding
-//    255 - r carries into the code exactly when r < frac (kq_e2m1_sr);
+//    6); with P = 2^e the power of two of max(v, 1), the multiply-add
+//    P * (2^22 + 1) + v rounds v to the E2M1 step P / 2 (ties to even:
+//    P * (2^22 + 1) is an even number of steps above 2^22 P) and leaves
+//    2 + round(2v / P) in the low bits of the sum's bits; adding the
+//    bits of P shifted right by 22 (2e + 254) makes the low byte the
+//    code 2e + round(2v / P) (checked against the former magic-number
+//    add, itself checked against kq_e2m1, for all 2^32 inputs, NaN
+//    aside);
+//  - stochastic rounding the same way with round-toward-zero, the
+//    multiplier 2^14 + 1 and a step 256 times finer: the low 16 bits hold
+//    code << 8 | frac, and adding 255 - r carries into the code exactly
+//    when r < frac (kq_e2m1_sr);
 //  - codes are gathered and packed with byte permutes;
 //  - the element factor f = 1 / (float(d) / S) depends only on the block
 //    scale code d, so a block of threads tabulates the 127 values once;
 //  - a block containing a NaN takes the reference path (kq_quant16), as
 //    NaN codes drop the sign.
 
-// RNE code of y (NaN excluded) in the low byte of the result.
+// RNE code of y (NaN excluded) in the low byte of the result (bits 3-7
+// zero): five instructions (two min/max, and, multiply-add, shifted add).
 KQ_DEV u32 kq_rne_code(float y) {
 	const float v = fminf(fabsf(y), 6.0f);
 	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
-	return __float_as_uint(__fadd_rn(v, __uint_as_float(eb + (eb >> 22) + ((22u << 23) - 254u))));
+	return __float_as_uint(__fmaf_rn(__uint_as_float(eb), 4194305.0f, v)) + (eb >> 22);
 }
 
-// SR code of y (NaN excluded) given nr = 255 - r, in byte 1 of the result.
+// SR code of y (NaN excluded) given nr = 255 - r, in byte 1 of the result
+// (bits 12-15 zero). The sum's bits above bit 15 carry nothing.
 KQ_DEV u32 kq_sr_code(float y, u32 nr) {
 	const float v = fminf(fabsf(y), 6.0f);
 	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
-	return __float_as_uint(__fadd_rz(v, __uint_as_float(eb + (eb >> 14) + ((14u << 23) - (254u << 8))))) + nr;
+	return __float_as_uint(__fmaf_rz(__uint_as_float(eb), 16385.0f, v)) + (eb >> 14) + nr;
 }
 
 // kq_pack16 packs sixteen 4-bit codes, each in byte sel of r[t] (0x0040:
-// byte 0, 0x0051: byte 1), element t into nibble t.
+// byte 0, 0x0051: byte 1), element t into nibble t. The code bytes have
+// bits 4-7 zero, so w + (w >> 4) (one shifted add) is w | (w >> 4).
 KQ_DEV u32 kq_pack4(u32 r0, u32 r1, u32 r2, u32 r3, u32 sel) {
 	const u32 w = __byte_perm(__byte_perm(r0, r1, sel), __byte_perm(r2, r3, sel), 0x5410u);
-	return w | (w >> 4);
+	return w + (w >> 4);
 }
 KQ_DEV u64 kq_pack16(const u32 r[16], u32 sel) {
 	const u32 q0 = kq_pack4(r[0], r[1], r[2], r[3], sel), q1 = kq_pack4(r[4], r[5], r[6], r[7], sel);
@@ -110,18 +117,27 @@ KQ_DEV u32 kq_key16(const kq_f16 *, const uint4 *L) {
 // 2k in the low half, 2k + 1 in the high half; BF16 or FP16 by H) ----
 //
 // The codes' magnitudes come from kq_rne_code / kq_sr_code as above; the
-// signs come straight from the packed words: one byte permute gathers the
-// bytes holding four elements' sign bits (bits 15 and 31 of two words)
-// and one shift-and-or puts them on bit 3 of each code byte, instead of a
-// shift and an or per element. A code's sign is its input's: the factor f
+// signs come straight from the packed words: one sign-replicating byte
+// permute of the bytes holding four elements' sign bits (bits 15 and 31 of
+// two words) and one and-or put them on bit 3 of each code byte, instead
+// of a shift and an or per element. A code's sign is its input's: the factor f
 // is positive, so y = x * f keeps the sign of x, -0 included (code 8).
+
+// kq_sgn4 has on bit 3 of byte k the sign of element k of the four
+// 16-bit elements in pa (0, 1) and pb (2, 3), nothing else: prmt's
+// sign-replicating selectors (8 | byte) fill byte k with the sign of the
+// element's high byte.
+KQ_DEV u32 kq_sgn4(u32 pa, u32 pb) {
+	u32 d;
+	asm("prmt.b32 %0, %1, %2, 0xFDB9;" : "=r"(d) : "r"(pa), "r"(pb));
+	return d & 0x08080808u;
+}
 
 // kq_pack4s is kq_pack4 with the signs of the four elements, whose
 // packed 16-bit words are pa (elements 0, 1) and pb (2, 3).
 KQ_DEV u32 kq_pack4s(u32 r0, u32 r1, u32 r2, u32 r3, u32 sel, u32 pa, u32 pb) {
-	u32 w = __byte_perm(__byte_perm(r0, r1, sel), __byte_perm(r2, r3, sel), 0x5410u);
-	w |= (__byte_perm(pa, pb, 0x7531u) >> 4) & 0x08080808u;
-	return w | (w >> 4);
+	const u32 w = __byte_perm(__byte_perm(r0, r1, sel), __byte_perm(r2, r3, sel), 0x5410u) | kq_sgn4(pa, pb);
+	return w + (w >> 4);
 }
 
 // kq_q16p quantizes sixteen NaN-free packed values with factor f (SR
@@ -165,20 +181,24 @@ KQ_DEV u64 kq_block16_ref(const float v[16], float s6, float sinv, u64 n0, u32 o
 	return kq_quant16(v, 16, kq_factor(*d, sinv), SR, n0, operand, group, seed);
 }
 
+// kq_block16_w: with SR the Philox words of the block from element n0
+// (counter n0 / 16), else zeros.
+template <bool SR>
+KQ_DEV uint4 kq_block16_w(u64 n0, u32 operand, u32 group, u64 seed) {
+	if (!SR) return make_uint4(0u, 0u, 0u, 0u);
+	const u64 b = n0 >> 4;
+	return kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
+}
+
 // kq_block16_fw is the fast path's block scale of kq_block16 and
 // kq_block16p: the scale code of the amax bits key to *d, its factor
-// returned (from tab when not NULL), and with SR the block's Philox words
-// (counter n0 / 16) in w, else zeros.
+// returned (from tab when not NULL), and the block's kq_block16_w in w.
 template <bool SR>
 KQ_DEV float kq_block16_fw(u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed,
 		u32 *d, uint4 &w) {
 	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
 	const float f = tab != 0 ? tab[*d] : kq_factor(*d, sinv);
-	w = make_uint4(0u, 0u, 0u, 0u);
-	if (SR) {
-		const u64 b = n0 >> 4;
-		w = kq_philox((u32)b, (u32)(b >> 32), operand, group, (u32)seed, (u32)(seed >> 32));
-	}
+	w = kq_block16_w<SR>(n0, operand, group, seed);
 	return f;
 }
 
@@ -263,11 +283,11 @@ KQ_DEV void kq_unpack16(const float *, const uint4 *L, float v[16]) {
 // memory (9 vectors per item, so that the read-back is free of bank
 // conflicts) and each thread then reads back its own 128 bytes; float32
 // inputs are read directly, 128 bytes per thread and batch.
-// The rowwise fast path's shared memory, one copy for both of its
-// instantiations (SR or not) of a kernel: function-scope __shared__
-// arrays in a template are one per instantiation, and the two copies of
-// the 36 KiB staging area took 74 KiB, more than the 48 KiB of static
-// shared memory a kernel may have.
+// The rowwise fast path's shared memory, one copy for all of its
+// instantiations (SR or not, grouped or not) of a kernel: function-scope
+// __shared__ arrays in a template are one per instantiation, and two
+// copies of the 36 KiB staging area took 74 KiB, more than the 48 KiB of
+// static shared memory a kernel may have.
 template <int N>
 KQ_DEV uint4 (*kq_row_stage())[32 * 9] {
 	__shared__ __align__(16) uint4 stg[N][32 * 9];
@@ -278,15 +298,58 @@ KQ_DEV float *kq_row_tab() {
 	return tab;
 }
 
-template <typename T, bool SR>
+// kq_row_next moves a lane's item (row m, piece q of nq) on by the grid's
+// stride, sm rows and sq < nq pieces: no 64-bit division per item.
+KQ_DEV void kq_row_next(int &m, int &q, int sm, int sq, int nq) {
+	q += sq;
+	const bool c = q >= nq;
+	m += sm + (c ? 1 : 0);
+	q -= c ? nq : 0;
+}
+
+// kq_row2p quantizes two blocks of a 16-bit item staged at L (four
+// vectors): packed codes to packed[0] and packed[1], their scale codes
+// returned in bits 0-7 and 8-15. NaN-free blocks convert their two scales
+// at once (the same codes as kq_e4m3: each half of the pair conversion
+// rounds on its own) and take the factors from tab (G, grouped: from
+// kq_factor); a pair holding a NaN takes kq_block16p block by block.
+template <typename T, bool SR, bool G>
+KQ_DEV u32 kq_row2p(const uint4 *L, kq_tscale ts, const float *tab, u64 nb, u32 group, u64 seed, u64 packed[2]) {
+	u32 P[2][8], key[2];
+#pragma unroll
+	for (int b = 0; b < 2; b++) {
+		const uint4 L0 = L[2 * b], L1 = L[2 * b + 1];
+		P[b][0] = L0.x; P[b][1] = L0.y; P[b][2] = L0.z; P[b][3] = L0.w;
+		P[b][4] = L1.x; P[b][5] = L1.y; P[b][6] = L1.z; P[b][7] = L1.w;
+		key[b] = kq_pkey16<T>(P[b]);
+	}
+	if (max(key[0], key[1]) > 0x7F800000u) {
+		u32 d0, d1;
+		packed[0] = kq_block16p<T, SR>(P[0], key[0], ts.s6, ts.sinv, tab, nb, 0u, group, seed, &d0);
+		packed[1] = kq_block16p<T, SR>(P[1], key[1], ts.s6, ts.sinv, tab, nb + 16, 0u, group, seed, &d1);
+		return d0 | (d1 << 8);
+	}
+	const u32 dd = kq_fp8x2(__fmul_rn(__uint_as_float(key[0]), ts.s6), __fmul_rn(__uint_as_float(key[1]), ts.s6), 1);
+#pragma unroll
+	for (int b = 0; b < 2; b++) {
+		const u32 d = __byte_perm(dd, 0u, 0x4440u | (u32)b);
+		const float f = G ? kq_factor(d, ts.sinv) : tab[d];
+		packed[b] = kq_q16p<T, SR>(P[b], f, kq_block16_w<SR>(nb + 16 * b, 0u, group, seed));
+	}
+	return dd;
+}
+
+// kq_nvf4_row_fast: the rowwise fast path; G: grouped (offsets set; the
+// factors then come from kq_factor with the group's tensor scale, else
+// from the block's table).
+template <typename T, bool SR, bool G>
 __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
 		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
 	float *tab = kq_row_tab();
 	uint4 (*stg)[32 * 9] = kq_row_stage<sizeof(T) == 2 ? 8 : 1>();
-	const bool grouped = offsets != 0;
 	kq_tscale ts = kq_tscale_of(amax);
 	int gcur = 0;
-	if (!grouped) {
+	if (!G) {
 		kq_fill_tab(tab, ts.sinv);
 		__syncthreads();
 	}
@@ -294,15 +357,25 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 	const long long items = (long long)srows * nq, data_items = (long long)rows * nq;
 	uint4 *ws = stg[sizeof(T) == 2 ? threadIdx.x >> 5 : 0];
 	const long long step = (long long)gridDim.x * blockDim.x;
-	for (long long it0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); it0 < items; it0 += step) {
-		const long long it = it0 + lane;
+	long long it0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31);
+	// The lane's item it0 + lane is row m, piece q: it < items is m < srows.
+	int m = (int)((it0 + lane) / nq), q = (int)((it0 + lane) % nq);
+	const int sm = (int)(step / nq), sq = (int)(step % nq);
+	for (; it0 < items; it0 += step, kq_row_next(m, q, sm, sq, nq)) {
 		if constexpr (sizeof(T) == 2) {
 			const uint4 *p = reinterpret_cast<const uint4 *>(x) + it0 * 8;
+			const long long left = data_items - it0; // the warp's items with data
 			uint4 L[8];
+			if (left >= 32) { // (warp-uniform) no bounds per vector
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
-				const int v = i * 32 + lane;
-				L[i] = it0 + (v >> 3) < data_items ? p[v] : make_uint4(0u, 0u, 0u, 0u);
+				for (int i = 0; i < 8; i++) L[i] = p[i * 32 + lane];
+			} else {
+				const int nv = left > 0 ? (int)left : 0;
+#pragma unroll
+				for (int i = 0; i < 8; i++) {
+					const int v = i * 32 + lane;
+					L[i] = (v >> 3) < nv ? p[v] : make_uint4(0u, 0u, 0u, 0u);
+				}
 			}
 			__syncwarp();
 #pragma unroll
@@ -312,12 +385,11 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 			}
 			__syncwarp();
 		}
-		if (it >= items) continue;
-		const int m = (int)(it / nq), q = (int)(it % nq);
+		if (m >= srows) continue;
 		const long long si = (long long)m * scols + q * 4;
 		bool live = m < rows;
 		int g = 0, m0 = 0;
-		if (grouped && live) {
+		if (G && live) {
 			if (m >= offsets[ngroups]) {
 				live = false;
 			} else {
@@ -330,23 +402,18 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 			if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(m, q * 4, scols)) = 0;
 			continue;
 		}
-		if (grouped && g != gcur) {
+		if (G && g != gcur) {
 			ts = kq_tscale_of(amax + g);
 			gcur = g;
 		}
-		const float *ftab = grouped ? 0 : tab;
+		const float *ftab = G ? 0 : tab;
 		const u64 nb = (u64)(m - m0) * (u64)cols + (u64)(q * 64);
 		u64 packed[4];
 		u32 dw = 0;
 		if constexpr (sizeof(T) == 2) {
-#pragma unroll
-			for (int b = 0; b < 4; b++) {
-				const uint4 L0 = ws[lane * 9 + 2 * b], L1 = ws[lane * 9 + 2 * b + 1];
-				const u32 P[8] = {L0.x, L0.y, L0.z, L0.w, L1.x, L1.y, L1.z, L1.w};
-				u32 d;
-				packed[b] = kq_block16p<T, SR>(P, kq_pkey16<T>(P), ts.s6, ts.sinv, ftab, nb + 16 * b, 0u, (u32)g, seed, &d);
-				dw |= d << (8 * b);
-			}
+			const u32 d01 = kq_row2p<T, SR, G>(ws + lane * 9, ts, ftab, nb, (u32)g, seed, packed);
+			const u32 d23 = kq_row2p<T, SR, G>(ws + lane * 9 + 4, ts, ftab, nb + 32, (u32)g, seed, packed + 2);
+			dw = __byte_perm(d01, d23, 0x5410u);
 		} else {
 			const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)m * cols + q * 64);
 #pragma unroll
