@@ -117,6 +117,7 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 
 #include "quantize_mxfp8.cuh"
 #include "quantize_mxfp8_mxm.cuh"
+#include "quantize_mxfp8_row.cuh"
 
 // ---- entry points -----------------------------------------------------------
 
@@ -172,7 +173,8 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 // inputs take the other kernels. kq_mxfp8_both writes both operands, or
 // one of them when the other's data pointer is NULL; kq_mxfp8_colw is the
 // columnwise-only entry with the one-operand signature, kq_mxfp8_roww
-// (quantize_mxfp8_mxm.cuh, kq_mxr_impl: no prefetch, no shared memory, 64
+// (quantize_mxfp8_row.cuh, kq_mxr_impl: a stream of 4-row x 512-column
+// units, 128 bytes of shared memory a warp for its exponents, 64
 // registers, 4 blocks per SM) the rowwise-only one. With the
 // prefetch, at most 128 registers, 2 blocks (16 warps, each with 8 KiB of
 // loads in flight: registers and shared-memory staging, KQ_MXM_STAGE) per
@@ -201,7 +203,8 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_roww_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);                \
+		__shared__ __align__(16) u8 esm[8 * 128];                                                      \
+		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);           \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
