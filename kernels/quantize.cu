@@ -174,8 +174,10 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 // one of them when the other's data pointer is NULL; kq_mxfp8_colw is the
 // columnwise-only entry with the one-operand signature, kq_mxfp8_roww
 // (quantize_mxfp8_row.cuh, kq_mxr_impl: a stream of 4-row x 512-column
-// units, 128 bytes of shared memory a warp for its exponents, 64
-// registers, 4 blocks per SM) the rowwise-only one. With the
+// units, the next one staged in shared memory, 64 registers, 4 blocks per
+// SM) the rowwise-only one; kq_mxfp8_rowr, the same without the staging
+// (its loads into registers at each unit's start), is its A/B twin
+// (mxfp8RowKernel). With the
 // prefetch, at most 128 registers, 2 blocks (16 warps, each with 8 KiB of
 // loads in flight: registers and shared-memory staging, KQ_MXM_STAGE) per
 // SM; the launchers size their grids to that (mxfp8TileKernel,
@@ -203,8 +205,13 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_roww_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		__shared__ __align__(16) u8 esm[8 * 128];                                                      \
-		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);           \
+		__shared__ __align__(16) u8 esm[KQ_MXR_SMEM];                                                  \
+		kq_mxfp8_rows<T, true>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);     \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_rowr_##SUF(const T *x, int rows,      \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+		__shared__ __align__(16) u8 esm[KQ_MXR_EBUF];                                                  \
+		kq_mxfp8_rows<T, false>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);    \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)

@@ -36,7 +36,8 @@
 // The arithmetic per block is kq_mxm_tile's rowwise pass, the same
 // operations in the same order through the same helpers (a block's 4
 // lanes are lane ^ 1, ^ 2 as there): the same bytes. At most 64 registers,
-// 4 blocks (32 warps) a SM, each warp with 4 KiB of loads in flight.
+// 4 blocks (32 warps) a SM, each warp with 4 KiB of loads in flight (the
+// next unit's, while it converts this one: STAGE in kq_mxr_impl).
 #define KQ_MXR_SEG 512
 // The loads a lane takes through the phases of kq_mxr_unit together: 4,
 // 2 below sm_90 (the software FP8 conversions need more registers).
@@ -48,23 +49,21 @@
 #endif
 #endif
 
-// One unit. p, o: the lane's first element and codes (row r0, column
-// 512 s + 8 lane); rs: the step between the unit's rows (32 rows) in
-// elements; cin[h]: the lane's columns of half h exist; rleft: the rows
-// from r0 to the tensor's end; eb: the warp's exponent buffer.
+// kq_mxr_live: load i of a unit exists in the tensor (its row, r0 + 32
+// (i / 2), before the end rleft rows on; its columns, + 256 (i % 2), cin0
+// or cin1); the others load zeros and store no codes.
+KQ_DEV bool kq_mxr_live(int i, bool cin0, bool cin1, int rleft) {
+	return ((i & 1) ? cin1 : cin0) && 32 * (i >> 1) < rleft;
+}
+
+// One unit's arithmetic on its loads q. o: the lane's first codes (row r0,
+// column 512 s + 8 lane); rs: the step between the unit's rows (32 rows);
+// eb: the warp's exponent buffer.
 template <typename T, int fmt, int ocp, bool FULL>
-KQ_DEV void kq_mxr_unit(const T *p, u8 *o, long long rs, bool cin0, bool cin1, int rleft, u8 *eb, int lane, float &tm) {
+KQ_DEV void kq_mxr_unit(const uint4 (&q)[8], u8 *o, long long rs, bool cin0, bool cin1, int rleft, u8 *eb, int lane,
+		float &tm) {
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
-	// Load i: row 32 (i / 2), columns + 256 (i % 2).
-	auto off = [&](int i) { return (i >> 1) * rs + (i & 1) * 256; };
-	auto live = [&](int i) { return FULL || (((i & 1) ? cin1 : cin0) && 32 * (i >> 1) < rleft); };
-	uint4 q[8];
-#pragma unroll
-	for (int i = 0; i < 8; i++) {
-		q[i] = make_uint4(0u, 0u, 0u, 0u);
-		if (live(i)) q[i] = __ldg(reinterpret_cast<const uint4 *>(p + off(i)));
-	}
 	// The loads' block amaxes in phases (the paired maxima, the two shuffle
 	// rounds, the exponents), then the exponent bytes, then the codes: the
 	// same operations per block as kq_mxm_row_amax, with no branch between
@@ -104,22 +103,40 @@ KQ_DEV void kq_mxr_unit(const T *p, u8 *o, long long rs, bool cin0, bool cin1, i
 #pragma unroll
 		for (int j = 0; j < G; j++) {
 			const int i = g + j;
-			if (live(i)) {
+			if (FULL || kq_mxr_live(i, cin0, cin1, rleft)) {
 				const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
 				const float f = kq_e8m0_encode_factor(e[j]);
 				const float fs[4] = {f, f, f, f};
-				*reinterpret_cast<uint2 *>(o + off(i)) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+				*reinterpret_cast<uint2 *>(o + (i >> 1) * rs + (i & 1) * 256) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
 			}
 		}
 	}
 }
 
+// The entry points' shared arrays, 16-byte aligned: KQ_MXR_EBUF, a warp's
+// two 64-byte exponent buffers (8 warps); KQ_MXR_SMEM, with STAGE, those
+// and then the warps' staging slots, 8 loads x 32 lanes x 16 bytes.
+#define KQ_MXR_EBUF (8 * 128)
+#define KQ_MXR_SMEM (KQ_MXR_EBUF + 8 * 8 * 32 * 16)
+
 // Scales: sc the padded [srows, scols] matrix (4-byte aligned), swz (NULL
 // skips it; 16-byte aligned) the same in the GEMM swizzled layout. esm:
-// 128 bytes a warp of the block, 16-byte aligned.
-template <typename T, int fmt, int ocp>
+// KQ_MXR_SMEM bytes (KQ_MXR_EBUF without STAGE).
+// STAGE: the next unit's loads go to the warp's staging slots (cp.async,
+// zero-filled where the unit loads zeros) while it converts this one, so
+// a warp keeps 4 KiB in flight through its arithmetic (128 KiB a SM at 4
+// blocks), as the macro-tile kernels' staging does (KQ_MXM_STAGE); without
+// it, the unit's loads are issued at its start, into registers, and none
+// are in flight while it converts. A lane reads back only its own slots,
+// after cp.async.wait_all, and overwrites them (the next unit's cp.async)
+// only after it has read them, so no barrier is needed; the values are
+// those the loads give, so the bytes are the same either way. (Issuing the
+// copies after the unit's first group of loads, whose registers are free
+// then, spilled 312 bytes; here 4 bytes are spilled and reloaded once a
+// unit.)
+template <typename T, int fmt, int ocp, bool STAGE>
 KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int srows, int scols, u32 *st, u8 *swz, u8 *esm) {
-	const int lane = (int)(threadIdx.x & 31u);
+	const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
 	const int nseg = (scols + 15) >> 4; // units per row quad
 	// 32-bit unit counters: a unit is 2048 elements, so even 2^31 units
 	// would be far beyond any device's memory.
@@ -127,37 +144,87 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 	const int gw = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
 	const int nw = (int)((gridDim.x * blockDim.x) >> 5);
 	const long long rs = 32LL * cols;
-	u8 *eb0 = esm + (threadIdx.x >> 5) * 128;
+	u8 *eb0 = esm + warp * 128;
+	// The lane's slot for load i is slot[32 * i] (shared address sbase +
+	// 512 i): a warp's 32 lanes take 512 contiguous bytes per load.
+	const uint4 *slot = reinterpret_cast<const uint4 *>(esm + KQ_MXR_EBUF) + warp * 256 + lane;
+	const u32 sbase = (u32)__cvta_generic_to_shared(slot);
+	// The lane's first element of unit (Q, s): row r0 = 128 R + q for
+	// Q = 32 R + q, column c.
+	auto first = [&](int Q, int s, int &r0, int &c) {
+		r0 = 128 * (Q >> 5) + (Q & 31);
+		c = KQ_MXR_SEG * s + 8 * lane;
+	};
+	auto is_full = [&](int r0, int s) { return r0 + 96 < rows && KQ_MXR_SEG * s + KQ_MXR_SEG <= cols; };
+	auto copy = [&](int i, const T *src, int n) {
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sbase + 512 * i), "l"(src), "r"(n) : "memory");
+	};
+	// stage copies unit (Q, s) to the slots; whole units (nearly all)
+	// without the per-load predicates.
+	auto stage = [&](int Q, int s) {
+		int r0, c;
+		first(Q, s, r0, c);
+		const T *p = x + (long long)r0 * cols + c;
+		if (is_full(r0, s)) {
+#pragma unroll
+			for (int i = 0; i < 8; i++) copy(i, p + (i >> 1) * rs + (i & 1) * 256, 16);
+		} else {
+			const bool cin0 = c < cols, cin1 = c + 256 < cols;
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				const bool ok = kq_mxr_live(i, cin0, cin1, rows - r0);
+				copy(i, ok ? p + (i >> 1) * rs + (i & 1) * 256 : x, ok ? 16 : 0);
+			}
+		}
+		asm volatile("cp.async.commit_group;" ::: "memory");
+	};
 	float tm = 0.0f;
 	// The warp's unit (Q, s), advanced by the warp stride.
 	int Q = gw / nseg, s = gw % nseg;
 	const int dQ = nw / nseg, ds = nw % nseg;
+	if (STAGE && Q < nquads) stage(Q, s);
 	for (int buf = 0; Q < nquads; buf ^= 1) {
-		const int R = Q >> 5, q = Q & 31;
-		const int r0 = 128 * R + q, c = KQ_MXR_SEG * s + 8 * lane;
+		int r0, c;
+		first(Q, s, r0, c);
 		const long long o0 = (long long)r0 * cols + c;
-		u8 *eb = eb0 + 64 * buf;
-		if (r0 + 96 < rows && KQ_MXR_SEG * s + KQ_MXR_SEG <= cols)
-			kq_mxr_unit<T, fmt, ocp, true>(x + o0, out + o0, rs, true, true, 0, eb, lane, tm);
-		else
-			kq_mxr_unit<T, fmt, ocp, false>(x + o0, out + o0, rs, c < cols, c + 256 < cols, rows - r0, eb, lane, tm);
-		__syncwarp();
-		// Lane g + 4 j < 16: the plain word j of row r0 + 32 g; lane 16 + j:
-		// the swizzled line q of block (R, 4 s + j).
-		const int j = lane < 16 ? lane >> 2 : lane & 3;
-		if (16 * s + 4 * j < scols) {
-			if (lane < 16)
-				*reinterpret_cast<u32 *>(sc + (long long)(r0 + 32 * (lane & 3)) * scols + 16 * s + 4 * j) =
-					*reinterpret_cast<const u32 *>(eb + 4 * lane);
-			else if (lane < 20 && swz != 0)
-				*reinterpret_cast<uint4 *>(swz + ((long long)R * (scols >> 2) + 4 * s + (lane & 3)) * 512 + 16 * q) =
-					*reinterpret_cast<const uint4 *>(eb + 16 * (lane & 3));
+		const bool full = is_full(r0, s), cin0 = c < cols, cin1 = c + 256 < cols;
+		uint4 v[8];
+		if (STAGE) {
+			asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+			for (int i = 0; i < 8; i++) v[i] = slot[32 * i];
+		} else {
+			const uint4 *p = reinterpret_cast<const uint4 *>(x + o0); // 8 elements a step
+#pragma unroll
+			for (int i = 0; i < 8; i++) {
+				v[i] = make_uint4(0u, 0u, 0u, 0u);
+				if (full || kq_mxr_live(i, cin0, cin1, rows - r0)) v[i] = __ldg(p + (i >> 1) * (rs >> 3) + (i & 1) * 32);
+			}
 		}
+		const int R = Q >> 5, q = Q & 31, s0 = s;
 		Q += dQ;
 		s += ds;
 		if (s >= nseg) {
 			s -= nseg;
 			Q++;
+		}
+		if (STAGE && Q < nquads) stage(Q, s);
+		u8 *eb = eb0 + 64 * buf;
+		if (full)
+			kq_mxr_unit<T, fmt, ocp, true>(v, out + o0, rs, true, true, 0, eb, lane, tm);
+		else
+			kq_mxr_unit<T, fmt, ocp, false>(v, out + o0, rs, cin0, cin1, rows - r0, eb, lane, tm);
+		__syncwarp();
+		// Lane g + 4 j < 16: the plain word j of row r0 + 32 g; lane 16 + j:
+		// the swizzled line q of block (R, 4 s + j).
+		const int j = lane < 16 ? lane >> 2 : lane & 3;
+		if (16 * s0 + 4 * j < scols) {
+			if (lane < 16)
+				*reinterpret_cast<u32 *>(sc + (long long)(r0 + 32 * (lane & 3)) * scols + 16 * s0 + 4 * j) =
+					*reinterpret_cast<const u32 *>(eb + 4 * lane);
+			else if (lane < 20 && swz != 0)
+				*reinterpret_cast<uint4 *>(swz + ((long long)R * (scols >> 2) + 4 * s0 + (lane & 3)) * 512 + 16 * q) =
+					*reinterpret_cast<const uint4 *>(eb + 16 * (lane & 3));
 		}
 	}
 	kq_mxfp8_finish(tm, st);
@@ -165,11 +232,13 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 
 // kq_mxfp8_rows picks the instantiation of kq_mxr_impl for the format and
 // the rounding.
-template <typename T>
+template <typename T, bool STAGE>
 KQ_DEV void kq_mxfp8_rows(const T *x, int rows, int cols, u8 *out, u8 *sc, int srows, int scols, int fmt, int ocp, u32 *st,
 		u8 *swz, u8 *esm) {
-	if (fmt == KQ_E4M3 && !ocp) kq_mxr_impl<T, KQ_E4M3, 0>(x, rows, cols, out, sc, srows, scols, st, swz, esm);
-	else if (fmt == KQ_E4M3) kq_mxr_impl<T, KQ_E4M3, 1>(x, rows, cols, out, sc, srows, scols, st, swz, esm);
-	else if (!ocp) kq_mxr_impl<T, KQ_E5M2, 0>(x, rows, cols, out, sc, srows, scols, st, swz, esm);
-	else kq_mxr_impl<T, KQ_E5M2, 1>(x, rows, cols, out, sc, srows, scols, st, swz, esm);
+#define KQ_MXR_ARGS x, rows, cols, out, sc, srows, scols, st, swz, esm
+	if (fmt == KQ_E4M3 && !ocp) kq_mxr_impl<T, KQ_E4M3, 0, STAGE>(KQ_MXR_ARGS);
+	else if (fmt == KQ_E4M3) kq_mxr_impl<T, KQ_E4M3, 1, STAGE>(KQ_MXR_ARGS);
+	else if (!ocp) kq_mxr_impl<T, KQ_E5M2, 0, STAGE>(KQ_MXR_ARGS);
+	else kq_mxr_impl<T, KQ_E5M2, 1, STAGE>(KQ_MXR_ARGS);
+#undef KQ_MXR_ARGS
 }
