@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/kquant/kquant/internal/cuda"
 )
@@ -65,10 +67,10 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols, perSM), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
-		// their own over units of mxfp8RowUnit rows x 128 columns of the
+		// their own over units of 4 rows x mxfp8RowSeg columns of the
 		// padded scale matrix's element space, at most the blocks that fit
 		// at once (__launch_bounds__(256, 4)).
-		return s.launch(c, "kq_mxfp8_roww_"+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
+		return s.launch(c, mxfp8RowKernel()+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -86,10 +88,26 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
 
-// mxfp8RowUnit is the rows of a warp's unit in kq_mxfp8_roww
-// (KQ_MXR_ROWS); it divides 128, so the padded rowwise scale rows split
-// into whole units.
-const mxfp8RowUnit = 16
+// MXFP8RowEnv, set to "rowr", makes the rowwise streaming MXFP8 launch
+// kq_mxfp8_rowr, kq_mxfp8_roww without the staging of the next unit in
+// shared memory (its loads into registers at each unit's start; the same
+// bytes): an A/B switch for timing the two, read once per process.
+const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
+
+// mxfp8RowKernel is the rowwise streaming kernel's name less the type
+// suffix (MXFP8RowEnv).
+var mxfp8RowKernel = sync.OnceValue(func() string {
+	if os.Getenv(MXFP8RowEnv) == "rowr" {
+		return "kq_mxfp8_rowr_"
+	}
+	return "kq_mxfp8_roww_"
+})
+
+// mxfp8RowSeg is the columns of a warp's unit in kq_mxfp8_roww
+// (KQ_MXR_SEG, 16 blocks); a unit's 4 rows are 32 apart (one line of the
+// swizzled layout), so the padded rowwise scale rows split into srows / 4
+// units per segment of a row.
+const mxfp8RowSeg = 512
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
 // dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
@@ -161,12 +179,13 @@ func (s *Set) mxfp8Macro(srowsCol, scolsCol, perSM int) cuda.Dim3 {
 }
 
 // mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
-// [srows, scols]: units of mxfp8RowUnit rows x 4 blocks, one warp each at
-// a time (8 a block), at most the blocks that fit at once
-// (__launch_bounds__(256, 4)), balanced over the blocks' rounds of 8 units.
+// [srows, scols]: units of 4 rows x mxfp8RowSeg / 32 blocks (the last of a
+// row partly past scols), one warp each at a time (8 a block), at most the
+// blocks that fit at once (__launch_bounds__(256, 4)), balanced over the
+// blocks' rounds of 8 units.
 func (s *Set) mxfp8RowGrid(srows, scols int) cuda.Dim3 {
-	const warps = threads / 32
-	units := int64(srows/mxfp8RowUnit) * int64(scols/4)
+	const warps, segBlocks = threads / 32, mxfp8RowSeg / 32
+	units := int64(srows/4) * int64((scols+segBlocks-1)/segBlocks)
 	return cuda.Dim(int(balancedGrid((units+warps-1)/warps, int64(s.sms*residentPerSM))))
 }
 

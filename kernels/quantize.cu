@@ -117,6 +117,7 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 
 #include "quantize_mxfp8.cuh"
 #include "quantize_mxfp8_mxm.cuh"
+#include "quantize_mxfp8_row.cuh"
 
 // ---- entry points -----------------------------------------------------------
 
@@ -177,9 +178,11 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 // at 64 registers. Each fits 64 registers, 4 blocks (32 warps) per SM,
 // each warp with its next tile's 4 KiB in flight through its
 // shared-memory slot; the launchers size their grids to that
-// (mxfp8TileKernel, mxfp8Macro). kq_mxfp8_roww (quantize_mxfp8_mxm.cuh,
-// kq_mxr_impl: no prefetch, no shared memory, 64 registers, 4 blocks per
-// SM) is the rowwise-only one.
+// (mxfp8TileKernel, mxfp8Macro). kq_mxfp8_roww (quantize_mxfp8_row.cuh,
+// kq_mxr_impl: a stream of 4-row x 512-column units, the next one staged
+// in shared memory, 64 registers, 4 blocks per SM) is the rowwise-only
+// one; kq_mxfp8_rowr, the same without the staging (its loads into
+// registers at each unit's start), is its A/B twin (mxfp8RowKernel).
 #define KQ_MXM_KERNELS(SUF, T, V, FMT, OCP)                                                            \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_both_##V##_##SUF(const T *x, int rows, \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
@@ -205,7 +208,13 @@ KQ_MXM_VARIANTS(f16, kq_f16)
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_roww_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);                \
+		__shared__ __align__(16) u8 esm[KQ_MXR_SMEM];                                                  \
+		kq_mxfp8_rows<T, true>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);     \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_rowr_##SUF(const T *x, int rows,      \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+		__shared__ __align__(16) u8 esm[KQ_MXR_EBUF];                                                  \
+		kq_mxfp8_rows<T, false>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);    \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)
