@@ -95,7 +95,7 @@ const (
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = append([]string{"kq_mxfp8_roww_"}, mxfp8TileKernels()...)
+var halfKernels = append([]string{"kq_mxfp8_roww_", "kq_mxfp8_rowr_"}, mxfp8TileKernels()...)
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
