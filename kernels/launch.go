@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant/element"
@@ -114,8 +113,6 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
-	// fp8Grid is FP8GridEnv's value (checked by Load).
-	fp8Grid string
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (tileGrid: the NVFP4 columnwise fast path; mxfp8Macro: the
 	// MXFP8 macro-tile kernels): the GPU tests' several tiles per block on
@@ -143,11 +140,7 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels module %s: %w", ModuleQuantize, err)
 	}
-	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target, fp8Grid: os.Getenv(FP8GridEnv)}
-	if g := s.fp8Grid; g != "" && g != fp8GridTiles && g != fp8GridTilesAll {
-		_ = c.UnloadModule(mod)
-		return nil, fmt.Errorf("%s=%q: want %s, %s or unset", FP8GridEnv, g, fp8GridTiles, fp8GridTilesAll)
-	}
+	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target}
 	var names []string
 	for _, k := range typedKernels {
 		for _, d := range []DType{F32, BF16, F16} {
@@ -287,7 +280,11 @@ func (s *Set) CastUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n
 		// idle; 512 blocks take 8 each.
 		chunks := (int64(n) + castChunk - 1) / castChunk
 		grid = cuda.Dim(int(balancedGrid(chunks, int64(s.sms*residentPerSM))))
-		if s.fp8PerTile(history) {
+		if history.Ptr() == 0 {
+			// Current scaling has no amax to commit: one block per
+			// chunk, as its cast+transpose takes one per tile (on an
+			// H100, 1.7-2.8% faster than the balanced grid at 8192^2
+			// and 16384^2 in one call, session 10).
 			grid = cuda.Dim(int(max(chunks, 1)))
 		}
 	}
@@ -335,37 +332,12 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		name, tile, perSM := "kq_cast_trw_", 128, 4 // __launch_bounds__(256, KQ_TRW_BLOCKS)
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
-		if !s.fp8PerTile(history) && history.Ptr() != 0 {
+		if history.Ptr() != 0 {
 			grid = cuda.Dim(int(balancedGrid(tiles, int64(s.sms*perSM))))
 		}
 		return s.launch(c, name+dt.suffix(), grid, cuda.Dim(threads), st)
 	}
 	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
-}
-
-// FP8GridEnv picks the grids of the per-tensor FP8 casts, for A/B runs on
-// a GPU (the same bytes whatever the grid: each block commits its amax
-// once, the last one finishes). Unset: the resident blocks, balanced,
-// stride over kq_cast's chunks (current and delayed scaling) and over
-// delayed scaling's cast+transpose tiles, while current scaling's
-// cast+transpose gets one block per tile. "tiles": current scaling's
-// kq_cast also gets one block per chunk (it has no amax to commit; the
-// one-shot blocks of the block-scaling rowwise kernel stream at 106% of
-// copy on an H200, the persistent kq_cast at 99%: the slopes of their
-// 8192^2 and 16384^2 step times, session 9). "tiles-all":
-// delayed scaling's casts too, one amax commit (a fenced ticket) per chunk
-// or tile.
-const FP8GridEnv = "KQUANT_FP8_GRID"
-
-const (
-	fp8GridTiles    = "tiles"
-	fp8GridTilesAll = "tiles-all"
-)
-
-// fp8PerTile reports whether a per-tensor FP8 cast with history (delayed
-// scaling) or without gets one block per chunk or tile (FP8GridEnv).
-func (s *Set) fp8PerTile(history cuda.Buffer) bool {
-	return s.fp8Grid == fp8GridTilesAll || (s.fp8Grid == fp8GridTiles && history.Ptr() == 0)
 }
 
 // balancedGrid is the grid for items that blocks stride over, at most
