@@ -171,11 +171,7 @@ func mxfp8TileKernel(which string, f Format, ocp bool) (string, int) {
 // The tests' grid cap (SetTileGridCap) applies here too.
 func (s *Set) mxfp8Macro(srowsCol, scolsCol, perSM int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	slots := int64(s.sms * perSM)
-	if s.tileGridCap > 0 {
-		slots = min(slots, int64(s.tileGridCap))
-	}
-	return cuda.Dim(int(balancedGrid(macros, slots)))
+	return cuda.Dim(int(balancedGrid(macros, s.persistentSlots(perSM))))
 }
 
 // mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape

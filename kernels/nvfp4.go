@@ -114,11 +114,7 @@ func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 	if fast {
 		gx, gy := ceilDiv(cols, 128), rows/64
 		if offsets.Ptr() == 0 {
-			blocks := s.sms * nvfp4AmaxRHTPerSM
-			if s.tileGridCap > 0 {
-				blocks = min(blocks, s.tileGridCap)
-			}
-			gy = max(1, min(gy, blocks/gx))
+			gy = max(1, min(gy, int(s.persistentSlots(nvfp4AmaxRHTPerSM))/gx))
 		}
 		grid = cuda.Dim2(gx, gy)
 	}
@@ -149,11 +145,19 @@ const nvfp4ColPerSM = 4
 // with perSM resident blocks per SM: one block per tile when the tiles
 // are fewer than the blocks that fit.
 func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
-	b := min(int64(tx)*int64(ty), int64(s.sms*perSM))
+	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.persistentSlots(perSM)))))
+}
+
+// persistentSlots is how many blocks a persistent kernel bounded to perSM
+// blocks per SM may launch: the blocks that fit at once, or the tests'
+// grid cap when it is lower (SetTileGridCap), so that each block strides
+// over several tiles.
+func (s *Set) persistentSlots(perSM int) int64 {
+	slots := int64(s.sms * perSM)
 	if s.tileGridCap > 0 {
-		b = min(b, int64(s.tileGridCap))
+		slots = min(slots, int64(s.tileGridCap))
 	}
-	return cuda.Dim(int(max(1, b)))
+	return slots
 }
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
