@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant/element"
@@ -113,6 +114,9 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
+	// mxfp8Row is the rowwise streaming MXFP8 kernel's name less the type
+	// suffix (MXFP8RowEnv, read by Load).
+	mxfp8Row string
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (tileGrid: the NVFP4 columnwise fast path; mxfp8Macro: the
 	// MXFP8 macro-tile kernels): the GPU tests' several tiles per block on
@@ -132,6 +136,10 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels on %s: %w", info.Name, err)
 	}
+	rowKernel, err := mxfp8RowKernel(os.Getenv(MXFP8RowEnv))
+	if err != nil {
+		return nil, err
+	}
 	ptx, err := PTX(ModuleQuantize, target)
 	if err != nil {
 		return nil, err
@@ -140,7 +148,7 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels module %s: %w", ModuleQuantize, err)
 	}
-	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target}
+	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target, mxfp8Row: rowKernel}
 	var names []string
 	for _, k := range typedKernels {
 		for _, d := range []DType{F32, BF16, F16} {

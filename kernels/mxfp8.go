@@ -2,8 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"os"
-	"sync"
 
 	"github.com/kquant/kquant/internal/cuda"
 )
@@ -70,7 +68,7 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		// their own over units of 4 rows x mxfp8RowSeg columns of the
 		// padded scale matrix's element space, at most the blocks that fit
 		// at once (__launch_bounds__(256, 4)).
-		return s.launch(c, mxfp8RowKernel()+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
+		return s.launch(c, s.mxfp8Row+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -91,17 +89,20 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 // MXFP8RowEnv, set to "rowr", makes the rowwise streaming MXFP8 launch
 // kq_mxfp8_rowr, kq_mxfp8_roww without the staging of the next unit in
 // shared memory (its loads into registers at each unit's start; the same
-// bytes): an A/B switch for timing the two, read once per process.
+// bytes): an A/B switch for timing the two, read by Load.
 const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
 
 // mxfp8RowKernel is the rowwise streaming kernel's name less the type
-// suffix (MXFP8RowEnv).
-var mxfp8RowKernel = sync.OnceValue(func() string {
-	if os.Getenv(MXFP8RowEnv) == "rowr" {
-		return "kq_mxfp8_rowr_"
+// suffix for MXFP8RowEnv's value v.
+func mxfp8RowKernel(v string) (string, error) {
+	switch v {
+	case "", "roww":
+		return "kq_mxfp8_roww_", nil
+	case "rowr":
+		return "kq_mxfp8_rowr_", nil
 	}
-	return "kq_mxfp8_roww_"
-})
+	return "", fmt.Errorf("%s=%q: want roww, rowr or unset", MXFP8RowEnv, v)
+}
 
 // mxfp8RowSeg is the columns of a warp's unit in kq_mxfp8_roww
 // (KQ_MXR_SEG, 16 blocks); a unit's 4 rows are 32 apart (one line of the
