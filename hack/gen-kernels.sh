@@ -25,6 +25,11 @@
 # (docs/quantization-formats.md) depends on: no flush to zero, correctly
 # rounded division and square root, no FMA contraction.
 set -euo pipefail
+# The stamp hashes the headers in byte order of their names, as Go's
+# filepath.Glob lists them for the stamp test; a UTF-8 locale's collation
+# puts quantize_mxfp8_rowb.cuh before quantize_mxfp8_row.cuh, which
+# stamped a whole device round's PTX with a hash no checkout reproduces.
+export LC_ALL=C
 cd "$(dirname "$0")/.."
 out=${1:-kernels}
 shift || true

@@ -1,12 +1,30 @@
 package kernels
 
-// SetTileGridCap caps the grids of s's persistent tiled kernels (the NVFP4
-// columnwise fast path and the ungrouped RHT amax, whose blocks stride over
-// row tiles, the 2D kernel taking one block per tile; and the MXFP8
-// macro-tile kernels) at n blocks, 0 for no cap, and returns the previous
-// cap: the GPU tests run several tiles per block on small tensors with it.
+// SetTileGridCap caps the grid of s's persistent tiled NVFP4 kernels (the
+// columnwise fast path, the ungrouped RHT amax and the persistent 2D kernel
+// kq_nvf4_2dp_, whose blocks stride over tiles; the default 2D kernel
+// takes one block per tile) and of the rowwise streaming MXFP8 kernel
+// kq_mxfp8_roww at n blocks, 0 for no cap, and returns the previous cap:
+// the GPU tests run several tiles (units) per block on small tensors with
+// it.
 func (s *Set) SetTileGridCap(n int) int {
 	old := s.tileGridCap
 	s.tileGridCap = n
 	return old
+}
+
+// SetMXFP8Row selects s's rowwise streaming MXFP8 kernel as MXFP8RowEnv
+// would ("", "roww", "rowb") and returns the previous choice: the GPU tests
+// compare the variants in one process.
+func (s *Set) SetMXFP8Row(v string) (string, error) {
+	old := s.mxfp8Row
+	return old, s.setMXFP8Row(v)
+}
+
+// SetNVFP42D selects s's 2D NVFP4 fast path of 16-bit inputs as
+// NVFP42DEnv would ("", "one", "pipe") and returns the previous choice: the GPU
+// tests compare the variants in one process.
+func (s *Set) SetNVFP42D(v string) (string, error) {
+	old := s.nvfp42D
+	return old, s.setNVFP42D(v)
 }

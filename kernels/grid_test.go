@@ -1,6 +1,11 @@
 package kernels
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/kquant/kquant/internal/cuda"
+)
 
 // TestBalancedGrid: at most slots blocks, every item covered, and the
 // blocks' item counts differ by at most one.
@@ -30,5 +35,72 @@ func TestBalancedGrid(t *testing.T) {
 	// 256 blocks, not a half-empty 16th round on 264.
 	if g := balancedGrid(4096, 264); g != 256 {
 		t.Errorf("balancedGrid(4096, 264) = %d, want 256", g)
+	}
+}
+
+// TestReadVariants: Load's environment switches take their documented
+// values and refuse others, naming the variable.
+func TestReadVariants(t *testing.T) {
+	for _, tc := range []struct {
+		mx string
+		ok bool
+	}{{"", true}, {"rowb", true}, {"roww", true}, {"rowr", false}, {"rowl", false}, {"ROWB", false}} {
+		t.Setenv(MXFP8RowEnv, tc.mx)
+		var s Set
+		err := s.readVariants()
+		if (err == nil) != tc.ok {
+			t.Errorf("%s=%q: err %v, want ok=%v", MXFP8RowEnv, tc.mx, err, tc.ok)
+		}
+		if err == nil && s.mxfp8Row != tc.mx {
+			t.Errorf("%q: set %q", tc.mx, s.mxfp8Row)
+		}
+	}
+	t.Setenv(MXFP8RowEnv, "rowz")
+	var s Set
+	if err := s.readVariants(); err == nil || !strings.Contains(err.Error(), MXFP8RowEnv) {
+		t.Errorf("unknown %s value: err %v, want one naming the variable", MXFP8RowEnv, err)
+	}
+	t.Setenv(MXFP8RowEnv, "")
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{{"", true}, {"pipe", true}, {"one", true}, {"PIPE", false}, {"persistent", false}} {
+		t.Setenv(NVFP42DEnv, tc.v)
+		var s Set
+		err := s.readVariants()
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), NVFP42DEnv)) {
+			t.Errorf("%s=%q: err %v, want ok=%v", NVFP42DEnv, tc.v, err, tc.ok)
+		}
+		if err == nil && s.nvfp42D != tc.v {
+			t.Errorf("%s=%q: set %q", NVFP42DEnv, tc.v, s.nvfp42D)
+		}
+	}
+}
+
+// TestNVFP42DPipeGrid: kq_nvf4_2dp_'s grid is at most two blocks per SM
+// and the 64 x 256 pieces, balanced, and at most the cap.
+func TestNVFP42DPipeGrid(t *testing.T) {
+	for _, tc := range []struct {
+		rows, cols, sms, cap, want int
+	}{{16384, 8192, 132, 0, 256}, {8192, 8192, 132, 0, 256}, {64, 320, 132, 0, 2}, {1024, 1024, 132, 0, 64},
+		{1024, 1024, 132, 5, 5}, {512, 4096, 132, 1, 1}, {192, 128, 132, 0, 3}} {
+		s := Set{sms: tc.sms, tileGridCap: tc.cap}
+		if g := s.nvfp42DPipeGrid(tc.rows, tc.cols); g != cuda.Dim(tc.want) {
+			t.Errorf("nvfp42DPipeGrid(%d, %d), %d SMs, cap %d = %v, want %d blocks", tc.rows, tc.cols, tc.sms, tc.cap, g, tc.want)
+		}
+	}
+}
+
+// TestMXFP8RowbGrid: one block per 4 rows x 2048 columns of the padded
+// scale space, [column blocks, row quads], 1D past gridDim.y's limit.
+func TestMXFP8RowbGrid(t *testing.T) {
+	for _, tc := range []struct {
+		srows, scols int
+		want         cuda.Dim3
+	}{{128, 4, cuda.Dim2(1, 32)}, {8192, 256, cuda.Dim2(4, 2048)}, {16384, 512, cuda.Dim2(8, 4096)}, {128, 68, cuda.Dim2(2, 32)},
+		{4 * 65535, 64, cuda.Dim2(1, 65535)}, {4 * 65536, 128, cuda.Dim(2 * 65536)}} {
+		if g := mxfp8RowbGrid(tc.srows, tc.scols); g != tc.want {
+			t.Errorf("mxfp8RowbGrid(%d, %d) = %v, want %v", tc.srows, tc.scols, g, tc.want)
+		}
 	}
 }

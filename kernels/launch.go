@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/kquant/kquant/internal/cuda"
 	"github.com/kquant/kquant/internal/quant/element"
@@ -95,7 +94,18 @@ const (
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = append([]string{"kq_mxfp8_roww_", "kq_mxfp8_rowr_"}, mxfp8TileKernels()...)
+var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_roww_", "kq_mxfp8_rowb_"}
+
+// mxfp8TileKernel is the name prefix of the fused ("both_") or the
+// columnwise ("colw_") MXFP8 register-tile kernel, and its blocks per SM
+// (its __launch_bounds__), to which the launchers size their grids so
+// that the fused amax commits once per resident block. (The variants
+// without the prefetch, 3 blocks per SM, and the 64x64 cast+transpose
+// were measured alongside these on an H200, docs/benchmarks.md, and
+// dropped.)
+func mxfp8TileKernel(which string) (string, int) {
+	return "kq_mxfp8_" + which + "_", 2
+}
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
@@ -114,12 +124,11 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
-	// mxfp8Row is the rowwise streaming MXFP8 kernel's name less the type
-	// suffix (MXFP8RowEnv, read by Load).
-	mxfp8Row string
+	// mxfp8Row is MXFP8RowEnv's value, nvfp42D NVFP42DEnv's (variants.go;
+	// checked by Load).
+	mxfp8Row, nvfp42D string
 	// tileGridCap, when positive, caps the grids of the persistent tiled
-	// kernels (tileGrid: the NVFP4 columnwise fast path; mxfp8Macro: the
-	// MXFP8 macro-tile kernels): the GPU tests' several tiles per block on
+	// kernels (persistentSlots): the GPU tests' several tiles per block on
 	// small tensors (SetTileGridCap).
 	tileGridCap int
 }
@@ -136,10 +145,6 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels on %s: %w", info.Name, err)
 	}
-	rowKernel, err := mxfp8RowKernel(os.Getenv(MXFP8RowEnv))
-	if err != nil {
-		return nil, err
-	}
 	ptx, err := PTX(ModuleQuantize, target)
 	if err != nil {
 		return nil, err
@@ -148,7 +153,11 @@ func Load(c *cuda.Ctx) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels module %s: %w", ModuleQuantize, err)
 	}
-	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target, mxfp8Row: rowKernel}
+	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target}
+	if err := s.readVariants(); err != nil {
+		_ = c.UnloadModule(mod)
+		return nil, err
+	}
 	var names []string
 	for _, k := range typedKernels {
 		for _, d := range []DType{F32, BF16, F16} {

@@ -61,14 +61,19 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	switch {
 	case colwise && macro:
 		// The fused kernel's columnwise-only twin.
-		name, perSM := mxfp8TileKernel("colw", f, ocp)
-		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols, perSM), cuda.Dim(threads), st)
+		name, _ := mxfp8TileKernel("colw")
+		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
 		// their own over units of 4 rows x mxfp8RowSeg columns of the
 		// padded scale matrix's element space, at most the blocks that fit
 		// at once (__launch_bounds__(256, 4)).
-		return s.launch(c, s.mxfp8Row+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
+		// kq_mxfp8_rowb (MXFP8RowEnv "rowb"): one block per 4 rows x
+		// mxfp8RowbCols columns of that space, no persistent loop.
+		if s.mxfp8Row == mxfp8RowB {
+			return s.launch(c, "kq_mxfp8_rowb_"+dt.suffix(), mxfp8RowbGrid(srows, scols), cuda.Dim(threads), st)
+		}
+		return s.launch(c, "kq_mxfp8_roww_"+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -86,29 +91,27 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
 
-// MXFP8RowEnv, set to "rowr", makes the rowwise streaming MXFP8 launch
-// kq_mxfp8_rowr, kq_mxfp8_roww without the staging of the next unit in
-// shared memory (its loads into registers at each unit's start; the same
-// bytes): an A/B switch for timing the two, read by Load.
-const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
-
-// mxfp8RowKernel is the rowwise streaming kernel's name less the type
-// suffix for MXFP8RowEnv's value v.
-func mxfp8RowKernel(v string) (string, error) {
-	switch v {
-	case "", "roww":
-		return "kq_mxfp8_roww_", nil
-	case "rowr":
-		return "kq_mxfp8_rowr_", nil
-	}
-	return "", fmt.Errorf("%s=%q: want roww, rowr or unset", MXFP8RowEnv, v)
-}
-
 // mxfp8RowSeg is the columns of a warp's unit in kq_mxfp8_roww
 // (KQ_MXR_SEG, 16 blocks); a unit's 4 rows are 32 apart (one line of the
 // swizzled layout), so the padded rowwise scale rows split into srows / 4
 // units per segment of a row.
 const mxfp8RowSeg = 512
+
+// mxfp8RowbCols is the columns of a kq_mxfp8_rowb block (KQ_MXB_COLS; its
+// rows are KQ_MXB_ROWS, 4).
+const mxfp8RowbCols = 2048
+
+// mxfp8RowbGrid is kq_mxfp8_rowb's grid for the rowwise scale shape
+// [srows, scols]: [column blocks, row quads] of 4 rows x mxfp8RowbCols
+// columns, or the same blocks in a 1D grid (x = quad * column blocks +
+// column block) beyond gridDim.y's limit of 65535 (rows > 262140).
+func mxfp8RowbGrid(srows, scols int) cuda.Dim3 {
+	nct, quads := ceilDiv(scols, mxfp8RowbCols/32), srows/4
+	if quads > 65535 {
+		return cuda.Dim(nct * quads)
+	}
+	return cuda.Dim2(nct, quads)
+}
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
 // dt in these buffers: 16-bit inputs (the fused kernel holds its tile in
@@ -124,53 +127,16 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 		aligned(16, x, outRow, outCol, scCol) && aligned(4, scRow)
 }
 
-// mxfp8TileVariants are the format and rounding parts of the MXFP8
-// macro-tile kernels' names (quantize.cu, KQ_MXM_VARIANTS): one kernel per
-// format and rounding.
-var mxfp8TileVariants = [...]string{"e4m3", "e4m3ocp", "e5m2", "e5m2ocp"}
-
-// mxfp8TileKernels are the MXFP8 macro-tile kernels' name prefixes (before
-// the type suffix).
-func mxfp8TileKernels() []string {
-	var names []string
-	for _, which := range []string{"both", "colw"} {
-		for _, v := range mxfp8TileVariants {
-			names = append(names, "kq_mxfp8_"+which+"_"+v+"_")
-		}
-	}
-	return names
-}
-
-// mxfp8TileKernel is the name prefix of the fused ("both") or the
-// columnwise ("colw") MXFP8 register-tile kernel for format f and the
-// rounding (OCP's or TE's), and its blocks per SM (its
-// __launch_bounds__), to which the launchers size their grids so that the
-// fused amax commits once per resident block. (A variant without the
-// prefetch, 3 blocks per SM, and the 64x64 cast+transpose were measured
-// alongside the earlier 2-blocks-per-SM kernels on an H200,
-// docs/benchmarks.md, and dropped.)
-func mxfp8TileKernel(which string, f Format, ocp bool) (string, int) {
-	v := 0
-	if f != E4M3 {
-		v = 2
-	}
-	if ocp {
-		v++
-	}
-	return "kq_mxfp8_" + which + "_" + mxfp8TileVariants[v] + "_", 4
-}
-
 // mxfp8Macro is the grid of the MXFP8 macro-tile kernels (kq_mxfp8_both,
 // kq_mxfp8_colw) for the columnwise scale shape [srowsCol, scolsCol]: one
 // block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
-// most the blocks that fit at once (perSM a SM, the kernel's
-// __launch_bounds__), striding over the tiles, so that the fused amax
-// commits once per resident block.
+// most the blocks that fit at once (their __launch_bounds__), striding
+// over the tiles, so that the fused amax commits once per resident block.
 // The blocks are balanced (balancedGrid): a last round of tiles for
-// only part of the blocks (8192^2: 4096 tiles on 528 blocks, the last
-// round for 400 of them) would leave a quarter of the blocks idle at the end.
-// The tests' grid cap (SetTileGridCap) applies here too.
-func (s *Set) mxfp8Macro(srowsCol, scolsCol, perSM int) cuda.Dim3 {
+// only part of the blocks (8192^2: 4096 tiles on 264 blocks, the last
+// round for 136 of them) would leave half the SMs' loads idle at the end.
+func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
+	_, perSM := mxfp8TileKernel("both")
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
 	return cuda.Dim(int(balancedGrid(macros, s.persistentSlots(perSM))))
 }
@@ -183,7 +149,7 @@ func (s *Set) mxfp8Macro(srowsCol, scolsCol, perSM int) cuda.Dim3 {
 func (s *Set) mxfp8RowGrid(srows, scols int) cuda.Dim3 {
 	const warps, segBlocks = threads / 32, mxfp8RowSeg / 32
 	units := int64(srows/4) * int64((scols+segBlocks-1)/segBlocks)
-	return cuda.Dim(int(balancedGrid((units+warps-1)/warps, int64(s.sms*residentPerSM))))
+	return cuda.Dim(int(balancedGrid((units+warps-1)/warps, s.persistentSlots(residentPerSM))))
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
@@ -239,8 +205,8 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	}
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them; at most the blocks that fit at once.
-	name, perSM := mxfp8TileKernel("both", f, ocp)
-	return s.launch(c, name+dt.suffix(), s.mxfp8Macro(cr, cc, perSM), cuda.Dim(threads), st)
+	name, _ := mxfp8TileKernel("both")
+	return s.launch(c, name+dt.suffix(), s.mxfp8Macro(cr, cc), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.

@@ -25,7 +25,8 @@
 // The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
 // general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh,
 // the tiled ones in nvfp4_tile.cuh, the 2D one of 16-bit inputs in
-// nvfp4_2d.cuh) are parts of this file in headers of their own. The stamp on nvfp4.ptx
+// nvfp4_2d.cuh, its persistent form in nvfp4_2dp.cuh) are parts of this
+// file in headers of their own. The stamp on nvfp4.ptx
 // covers every kernels/*.cuh.
 
 #include "kq_common.cuh"
@@ -372,6 +373,8 @@ KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(a
 
 #include "nvfp4_2d.cuh"
 
+#include "nvfp4_2dp.cuh"
+
 // Kernels by input type. vec of the row kernel: 0 element loads, 1 vector
 // loads, 2 the fast path; fast of the columnwise, RHT-amax and 2D kernels
 // selects their tiled fast paths (the launchers check the shapes and
@@ -478,6 +481,18 @@ extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_2d_##sfx(const T *x
 KQ_NVFP4_KERNELS(float, f32)
 KQ_NVFP4_KERNELS(kq_bf16, bf16)
 KQ_NVFP4_KERNELS(kq_f16, f16)
+
+// The persistent 2D fast path of 16-bit inputs (NVFP42DEnv "pipe"; the
+// ungrouped fast shapes only), with kq_nvf4_2d_'s parameters: the grid is
+// the resident blocks, two per SM for the next piece's 32 registers.
+#define KQ_NVFP4_2DP_KERNEL(T, sfx) \
+extern "C" __global__ void __launch_bounds__(256, 2) kq_nvf4_2dp_##sfx(const T *x, int rows, int cols, const u32 *amax, \
+		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
+		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
+	kq_nvf4_2dp<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col); \
+}
+KQ_NVFP4_2DP_KERNEL(kq_bf16, bf16)
+KQ_NVFP4_2DP_KERNEL(kq_f16, f16)
 
 // Standalone GEMM swizzle of a row-major [rows, cols] scale matrix (rows a
 // multiple of 128, cols of 4) into dst; with transpose, of its [cols, rows]

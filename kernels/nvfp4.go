@@ -325,11 +325,28 @@ func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 			tc = 256
 		}
 		grid, kernel = cuda.Dim2(ceilDiv(cols, tc), rows/64), "kq_nvf4_2d_"
+		// Ungrouped 16-bit inputs writing both operands take the
+		// persistent kq_nvf4_2dp_ (the same bytes; NVFP42DEnv).
+		if dt.Size() == 2 && offsets.Ptr() == 0 && s.nvfp42DPiped(outRow.Ptr() != 0 && outCol.Ptr() != 0) {
+			grid, kernel = s.nvfp42DPipeGrid(rows, cols), "kq_nvf4_2dp_"
+		}
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(outRow)).Ptr(optional(scalesRow)).I32(int32(scr)).
 		Ptr(optional(outCol)).Ptr(optional(scalesCol)).I32(int32(scc)).I32(b2i(fast)).
 		Ptr(optional(swzRow)).Ptr(optional(swzCol)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
 	return s.launch(c, kernel+dt.suffix(), grid, cuda.Dim(threads), st)
+}
+
+// nvfp42DPipePerSM is kq_nvf4_2dp_'s resident blocks per SM (its
+// __launch_bounds__).
+const nvfp42DPipePerSM = 2
+
+// nvfp42DPipeGrid is kq_nvf4_2dp_'s grid over the 64 x 256 pieces of a
+// [rows, cols] input: the resident blocks, as many as give every block
+// the same number of pieces but one (balancedGrid) within persistentSlots.
+func (s *Set) nvfp42DPipeGrid(rows, cols int) cuda.Dim3 {
+	pieces := int64(ceilDiv(cols, 256)) * int64(rows/64)
+	return cuda.Dim(int(balancedGrid(pieces, s.persistentSlots(nvfp42DPipePerSM))))
 }
 
 // Swizzle writes the GEMM layout of the row-major [rows, cols] byte scale

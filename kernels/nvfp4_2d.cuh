@@ -28,83 +28,84 @@
 // also publishes the factor table) and leave as 4-byte words: a row's
 // four adjacent tile columns, a column's four tile rows (as the float32
 // staged kernel writes them), in both layouts.
+// The parts of kq_nvf4_2d_reg, shared with its persistent form
+// kq_nvf4_2dp (nvfp4_2dp.cuh): the same operations on the same lane
+// layout, only the loop and the rowwise codes' path to memory differ.
+
+// kq_nvf4_2d_load issues the lane's eight 16-byte loads (rows mr + i,
+// columns kc..kc + 7). They are unconditional (a warp beyond cols reads
+// columns 0..31 and discards them): no branch ahead of them, so that
+// nothing (the amax's tensor scale) is scheduled before their issue.
 template <typename T>
-__device__ void kq_nvf4_2d_reg(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
-		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int k0, int m0) {
-	__shared__ float tab[128];
-	__shared__ __align__(4) u8 sd[4][16]; // tile scale codes by tile row and tile column
-	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, cx = lane & 3, ry = lane >> 2;
-	const int kc = k0 + 32 * w + 8 * cx, mr = m0 + 8 * ry;
-	const bool live = k0 + 32 * w < cols; // (warp-uniform)
-	// The loads are unconditional (a warp beyond cols reads columns
-	// 0..31 and discards them): no branch ahead of them, so that nothing
-	// (the amax's tensor scale) is scheduled before their issue.
-	uint4 L[8];
-	{
-		const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)mr * cols + (live ? kc : 8 * cx));
-		const int vs = cols >> 3; // 16-byte vectors per row
+KQ_DEV void kq_nvf4_2d_load(const T *x, int cols, int mr, int kc, int cx, bool live, uint4 L[8]) {
+	const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)mr * cols + (live ? kc : 8 * cx));
+	const int vs = cols >> 3; // 16-byte vectors per row
 #pragma unroll
-		for (int i = 0; i < 8; i++) L[i] = p[i * vs];
+	for (int i = 0; i < 8; i++) L[i] = p[i * vs];
+}
+
+// kq_nvf4_2d_code is the scale code of the lane's 16x16 tile (the whole
+// warp calls it: two shuffles), with the keys of the piece's four
+// 16-value blocks (rows 2j and 2j + 1 are the block j).
+template <typename T>
+KQ_DEV u32 kq_nvf4_2d_code(const T *x, const uint4 L[8], u32 key[4], float s6) {
+	u32 a = 0;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		key[j] = kq_key16(x, &L[2 * j]);
+		u32 aj = key[j];
+		if (aj > 0x7F800000u) {
+			float v[16];
+			kq_unpack16(x, &L[2 * j], v);
+			aj = __float_as_uint(kq_block_amax(v, 16));
+		}
+		a = max(a, aj);
 	}
-	const kq_tscale ts = kq_tscale_of(amax);
-	kq_fill_tab(tab, ts.sinv);
-	u32 key[4], d = 0;
-	if (live) {
-		// Rows 2j and 2j + 1 of the piece are the 16-value block j.
-		u32 a = 0;
+	a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
+	a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, 4));
+	return kq_e4m3(__fmul_rn(__uint_as_float(a), s6));
+}
+
+// kq_nvf4_2d_quant gives the rowwise codes of the piece with the tile's
+// factor f: word i is row i (nibble c = column c).
+template <typename T>
+KQ_DEV void kq_nvf4_2d_quant(const uint4 L[8], const u32 key[4], float f, u32 r[8]) {
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			key[j] = kq_key16(x, &L[2 * j]);
-			u32 aj = key[j];
-			if (aj > 0x7F800000u) {
-				float v[16];
-				kq_unpack16(x, &L[2 * j], v);
-				aj = __float_as_uint(kq_block_amax(v, 16));
+	for (int j = 0; j < 4; j++) {
+		const u32 P[8] = {L[2 * j].x, L[2 * j].y, L[2 * j].z, L[2 * j].w, L[2 * j + 1].x, L[2 * j + 1].y, L[2 * j + 1].z, L[2 * j + 1].w};
+		u64 p;
+		if (key[j] > 0x7F800000u) {
+			float v[16];
+#pragma unroll
+			for (int k = 0; k < 8; k++) {
+				v[2 * k] = kq_plo(T(), P[k]);
+				v[2 * k + 1] = kq_phi(T(), P[k]);
 			}
-			a = max(a, aj);
+			p = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
+		} else {
+			p = kq_q16p<T, false>(P, f, make_uint4(0u, 0u, 0u, 0u));
 		}
-		a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
-		a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, 4));
-		d = kq_e4m3(__fmul_rn(__uint_as_float(a), ts.s6));
-		if ((lane & 5) == 0) sd[ry >> 1][2 * w + (cx >> 1)] = (u8)d;
+		r[2 * j] = (u32)p;
+		r[2 * j + 1] = (u32)(p >> 32);
 	}
-	__syncthreads();
-	if (live) {
-		const float f = tab[d];
-		u32 r[8];
+}
+
+// kq_nvf4_2d_colst transposes the rowwise codes r (kq_tr8: column c,
+// nibble i = row i) and stores them as eight words, the four lanes ry,
+// ry + 2, ... of a column filling 32 contiguous bytes.
+KQ_DEV void kq_nvf4_2d_colst(u32 r[8], u8 *out_col, int rows, int kc, int mr) {
+	kq_tr8(r);
+	u8 *o = out_col + (long long)kc * (rows >> 1) + (mr >> 1);
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const u32 P[8] = {L[2 * j].x, L[2 * j].y, L[2 * j].z, L[2 * j].w, L[2 * j + 1].x, L[2 * j + 1].y, L[2 * j + 1].z, L[2 * j + 1].w};
-			u64 p;
-			if (key[j] > 0x7F800000u) {
-				float v[16];
-#pragma unroll
-				for (int k = 0; k < 8; k++) {
-					v[2 * k] = kq_plo(T(), P[k]);
-					v[2 * k + 1] = kq_phi(T(), P[k]);
-				}
-				p = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
-			} else {
-				p = kq_q16p<T, false>(P, f, make_uint4(0u, 0u, 0u, 0u));
-			}
-			r[2 * j] = (u32)p;
-			r[2 * j + 1] = (u32)(p >> 32);
-		}
-		if (out_row != 0) {
-			u8 *o = out_row + (long long)mr * (cols >> 1) + (kc >> 1);
-#pragma unroll
-			for (int i = 0; i < 8; i++) *reinterpret_cast<u32 *>(o + (long long)i * (cols >> 1)) = r[i];
-		}
-		if (out_col != 0) {
-			kq_tr8(r);
-			u8 *o = out_col + (long long)kc * (rows >> 1) + (mr >> 1);
-#pragma unroll
-			for (int c = 0; c < 8; c++) *reinterpret_cast<u32 *>(o + (long long)c * (rows >> 1)) = r[c];
-		}
-	}
-	// Scales: thread t writes row t / 4's tile columns 4(t % 4) .. + 3
-	// (64 columns, all inside or all outside) and column t's four tile
-	// rows.
+	for (int c = 0; c < 8; c++) *reinterpret_cast<u32 *>(o + (long long)c * (rows >> 1)) = r[c];
+}
+
+// kq_nvf4_2d_scst stores the tile scale codes sd (by tile row and tile
+// column, published by a barrier) of the piece at rows m0.., columns
+// k0..: thread t writes row t / 4's tile columns 4(t % 4) .. + 3 (64
+// columns, all inside or all outside) and column t's four tile rows.
+KQ_DEV void kq_nvf4_2d_scst(const u8 (*sd)[16], int cols, u8 *scales_row, int scols_row, u8 *swz_row, u8 *out_col,
+		u8 *scales_col, int scols_col, u8 *swz_col, int k0, int m0) {
 	const int t = threadIdx.x;
 	const int sr = t >> 2, sq = t & 3;
 	if (k0 + 64 * sq < cols) {
@@ -119,6 +120,37 @@ __device__ void kq_nvf4_2d_reg(const T *x, int rows, int cols, const u32 *amax, 
 		*reinterpret_cast<u32 *>(scales_col + (long long)k * scols_col + (m0 >> 4)) = dw;
 		if (swz_col != 0) *reinterpret_cast<u32 *>(swz_col + kq_swz(k, m0 >> 4, scols_col)) = dw;
 	}
+}
+
+template <typename T>
+__device__ void kq_nvf4_2d_reg(const T *x, int rows, int cols, const u32 *amax, u8 *out_row, u8 *scales_row,
+		int scols_row, u8 *swz_row, u8 *out_col, u8 *scales_col, int scols_col, u8 *swz_col, int k0, int m0) {
+	__shared__ float tab[128];
+	__shared__ __align__(4) u8 sd[4][16]; // tile scale codes by tile row and tile column
+	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, cx = lane & 3, ry = lane >> 2;
+	const int kc = k0 + 32 * w + 8 * cx, mr = m0 + 8 * ry;
+	const bool live = k0 + 32 * w < cols; // (warp-uniform)
+	uint4 L[8];
+	kq_nvf4_2d_load(x, cols, mr, kc, cx, live, L);
+	const kq_tscale ts = kq_tscale_of(amax);
+	kq_fill_tab(tab, ts.sinv);
+	u32 key[4], d = 0;
+	if (live) {
+		d = kq_nvf4_2d_code(x, L, key, ts.s6);
+		if ((lane & 5) == 0) sd[ry >> 1][2 * w + (cx >> 1)] = (u8)d;
+	}
+	__syncthreads();
+	if (live) {
+		u32 r[8];
+		kq_nvf4_2d_quant<T>(L, key, tab[d], r);
+		if (out_row != 0) {
+			u8 *o = out_row + (long long)mr * (cols >> 1) + (kc >> 1);
+#pragma unroll
+			for (int i = 0; i < 8; i++) *reinterpret_cast<u32 *>(o + (long long)i * (cols >> 1)) = r[i];
+		}
+		if (out_col != 0) kq_nvf4_2d_colst(r, out_col, rows, kc, mr);
+	}
+	kq_nvf4_2d_scst(sd, cols, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, k0, m0);
 }
 
 // kq_nvf4_2d_one is the 2D fast path of the block's tile at row tile by

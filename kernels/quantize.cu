@@ -118,6 +118,7 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 #include "quantize_mxfp8.cuh"
 #include "quantize_mxfp8_mxm.cuh"
 #include "quantize_mxfp8_row.cuh"
+#include "quantize_mxfp8_rowb.cuh"
 
 // ---- entry points -----------------------------------------------------------
 
@@ -168,53 +169,49 @@ KQ_TYPED_KERNELS(f32, float)
 KQ_TYPED_KERNELS(bf16, kq_bf16)
 KQ_TYPED_KERNELS(f16, kq_f16)
 
-// The MXFP8 macro-tile kernels (quantize_mxfp8_mxm.cuh, kq_mxm_impl) are
-// for 16-bit inputs only (their tiles live in registers as pairs); float32
-// inputs take the other kernels. kq_mxfp8_both_<v>_<T> writes both
-// operands, kq_mxfp8_colw_<v>_<T> (the one-operand signature) the
-// columnwise one; v is the format and the rounding (e4m3, e4m3ocp, e5m2,
-// e5m2ocp; the fmt and ocp arguments are unused), one kernel each: with
-// the four in one function the compiler merged their loops and spilled
-// at 64 registers. Each fits 64 registers, 4 blocks (32 warps) per SM,
-// each warp with its next tile's 4 KiB in flight through its
-// shared-memory slot; the launchers size their grids to that
-// (mxfp8TileKernel, mxfp8Macro). kq_mxfp8_roww (quantize_mxfp8_row.cuh,
-// kq_mxr_impl: a stream of 4-row x 512-column units, the next one staged
-// in shared memory, 64 registers, 4 blocks per SM) is the rowwise-only
-// one; kq_mxfp8_rowr, the same without the staging (its loads into
-// registers at each unit's start), is its A/B twin (mxfp8RowKernel).
-#define KQ_MXM_KERNELS(SUF, T, V, FMT, OCP)                                                            \
-	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_both_##V##_##SUF(const T *x, int rows, \
+// The MXFP8 macro-tile kernels (quantize_mxfp8.cuh, kq_mxm_impl) are for
+// 16-bit inputs only (their tiles live in registers as pairs); float32
+// inputs take the other kernels. kq_mxfp8_both writes both operands, or
+// one of them when the other's data pointer is NULL; kq_mxfp8_colw is the
+// columnwise-only entry with the one-operand signature, kq_mxfp8_roww
+// (quantize_mxfp8_row.cuh, kq_mxr_impl: a stream of 4-row x 512-column
+// units, the next one staged in shared memory, 64 registers, 4 blocks per
+// SM) the rowwise-only one, and kq_mxfp8_rowb (quantize_mxfp8_rowb.cuh:
+// kq_blk_row's shape, one block per 4 rows x 2048 columns, no persistent
+// loop) its A/B twin (variants.go, MXFP8RowEnv). With the
+// prefetch, at most 128 registers, 2 blocks (16 warps, each with 8 KiB of
+// loads in flight: registers and shared-memory staging, KQ_MXM_STAGE) per
+// SM; the launchers size their grids to that (mxfp8TileKernel,
+// mxfp8Macro). The exponent buffers and staging slots are the kernel's
+// shared array, one for every instantiation.
+#define KQ_HALF_KERNELS(SUF, T)                                                                         \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
 			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
 		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
-		kq_mxm_impl<T, FMT, OCP, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, out_row, sc_row, swz_row, scols_row, \
-			out_col, sc_col, swz_col, srows_col, scols_col, st, esm);                              \
+		if (out_col == 0)                                                                           \
+			kq_mxfp8_tiles<T, KQ_MX_ROW>(x, rows, cols, out_row, sc_row, swz_row, scols_row, 0, 0, 0, \
+				srows_col, scols_col, fmt, ocp, st, esm);                                        \
+		else if (out_row == 0)                                                                      \
+			kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, scols_row, out_col, sc_col, swz_col, \
+				srows_col, scols_col, fmt, ocp, st, esm);                                        \
+		else                                                                                        \
+			kq_mxfp8_tiles<T, KQ_MX_ROW | KQ_MX_COL>(x, rows, cols, out_row, sc_row, swz_row, scols_row, \
+				out_col, sc_col, swz_col, srows_col, scols_col, fmt, ocp, st, esm);              \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_colw_##V##_##SUF(const T *x, int rows, \
+	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
 		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
-		kq_mxm_impl<T, FMT, OCP, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, st, esm); \
-	}
-#define KQ_MXM_VARIANTS(SUF, T)                   \
-	KQ_MXM_KERNELS(SUF, T, e4m3, KQ_E4M3, 0)       \
-	KQ_MXM_KERNELS(SUF, T, e4m3ocp, KQ_E4M3, 1)    \
-	KQ_MXM_KERNELS(SUF, T, e5m2, KQ_E5M2, 0)       \
-	KQ_MXM_KERNELS(SUF, T, e5m2ocp, KQ_E5M2, 1)
-
-KQ_MXM_VARIANTS(bf16, kq_bf16)
-KQ_MXM_VARIANTS(f16, kq_f16)
-
-#define KQ_HALF_KERNELS(SUF, T)                                                                         \
+		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, fmt, ocp, st, esm); \
+	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_roww_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
 		__shared__ __align__(16) u8 esm[KQ_MXR_SMEM];                                                  \
-		kq_mxfp8_rows<T, true>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);     \
+		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);           \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_rowr_##SUF(const T *x, int rows,      \
+	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_rowb_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		__shared__ __align__(16) u8 esm[KQ_MXR_EBUF];                                                  \
-		kq_mxfp8_rows<T, false>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);    \
+		kq_mxfp8_rowb<T>(x, rows, cols, out, scales, scols, fmt, ocp, st, swz);                       \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)

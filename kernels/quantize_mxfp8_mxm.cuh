@@ -13,7 +13,7 @@
 // scale matrices span: warp w the 32x64 piece of band q = w / 2, columns
 // 64 (w % 2) .., in kq_mx_tile's lane layout (lane (rq, cg) holds rows rq +
 // 4i, columns 8cg..8cg+7, as pairs). The blocks stride over the macro tiles
-// and stage the next one's pieces (8 16-byte cp.async a lane) while they
+// and prefetch the next one's pieces (8 16-byte loads a lane) while they
 // convert the current one.
 //
 // A macro tile is exactly one 512-byte block of each swizzled scale matrix
@@ -105,123 +105,145 @@ KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
 	return kq_mxm_row_fin(tag, m);
 }
 
-// kq_mxm_tile converts the lane's 8 rows (q[i]: row rq + 4i of the warp's
-// piece, columns 8cg..8cg+7) into the operands of ops and puts their
-// exponents into the shared buffer sm.
-//
-// Rowwise, the 4 lanes of one cg / 4 share each of the 8 rows' blocks. The
-// rows' paired maxima are reduce-scattered over them (^2, then ^1, as
-// kq_mx_col_own does the columns over ^16, ^8): lane cg % 4 = 2b + a is
-// left with rows 4b + 2a + k (k = 0, 1), finishes their amaxes, exponents,
-// exponent bytes and factors, and the others take each row's factor from
-// it with one shuffle. So every lane runs the exponent rule for 2 rows
-// instead of all 8 (it was a fifth of the tile's instructions). The amax
-// of a block is the same value whatever the order of the paired maxima
-// (exact, and NaN never wins: kq_pmax), and the exponent, factor and
-// codes come from it through the same helpers: the same bytes.
+// kq_mxm_row_exps finishes G rows' blocks at once from the lane's paired
+// maxima m (kq_mxm_row_pmax): the max over its 3 partners, the block amax
+// into the tensor amax tm, and each block's E8M0 exponent e. Every rowwise
+// MXFP8 kernel takes its rows in phases of G through it, so the rowwise
+// block rule's order has one owner.
+template <typename H, int fmt, int ocp, int G>
+KQ_DEV void kq_mxm_row_exps(H tag, u32 (&m)[G], u32 (&e)[G], float &tm, u32 full) {
+#pragma unroll
+	for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 1));
+#pragma unroll
+	for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 2));
+#pragma unroll
+	for (int j = 0; j < G; j++) {
+		const float am = kq_mxm_row_fin(tag, m[j]);
+		tm = fmaxf(tm, am);
+		e[j] = kq_e8m0<fmt, ocp>(am);
+	}
+}
+
+template <bool FULL>
+KQ_DEV void kq_mxm_load(const uint4 *p, long long stride4, bool cin, int rleft, uint4 (&q)[8]) {
+	// p: the lane's first row (16-byte units); rleft: the rows from it to the
+	// tensor's end; cin: the lane's columns exist.
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (FULL) {
+			q[i] = __ldg(p + i * stride4);
+		} else {
+			q[i] = make_uint4(0u, 0u, 0u, 0u);
+			if (cin && 4 * i < rleft) q[i] = __ldg(p + i * stride4);
+		}
+	}
+}
+
+// The rows kq_mxm_tile's rowwise pass takes through its phases together:
+// 4 (no spills at the 128-register bound), 2 below sm_90 (the software
+// FP8 conversions; 2 also removes the spills the per-row version had
+// there).
+#ifndef KQ_MXM_GROUP
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KQ_MXM_GROUP 2
+#else
+#define KQ_MXM_GROUP 4
+#endif
+#endif
 template <typename T, int fmt, int ocp, int ops, bool FULL>
 KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, bool cin, int rleft, u8 *orow, u8 *ocol,
 		long long stride, float &tm, u8 *sm) {
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
 	u32 cm[4] = {0u, 0u, 0u, 0u};
-	u32 m[8];
+	// The rows in groups of KQ_MXM_GROUP, in phases (as kq_mxr_half): the
+	// |x| words (the column maxima take them in row order), the rows'
+	// paired maxima, the two shuffle rounds, the exponents, the shared
+	// exponent bytes, the codes; the same operations per row as
+	// kq_mxm_row_amax, with no branch between the rows' chains.
+	constexpr int G = KQ_MXM_GROUP;
 #pragma unroll
-	for (int i = 0; i < 8; i++) {
-		const uint4 &w = q[i];
-		const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
-		if (ops & KQ_MX_COL) {
+	for (int g = 0; g < 8; g += G) {
+		u32 m[G];
 #pragma unroll
-			for (int k = 0; k < 4; k++) cm[k] = kq_pmax(tag, cm[k], a[k]);
+		for (int j = 0; j < G; j++) {
+			const uint4 &w = q[g + j];
+			const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
+			if (ops & KQ_MX_COL) {
+#pragma unroll
+				for (int k = 0; k < 4; k++) cm[k] = kq_pmax(tag, cm[k], a[k]);
+			}
+			if (ops & KQ_MX_ROW) m[j] = kq_mxm_row_pmax(tag, a);
 		}
-		if (ops & KQ_MX_ROW) m[i] = kq_mxm_row_pmax(tag, a);
+		if (!(ops & KQ_MX_ROW)) continue;
+		// The row blocks' amaxes over the lane and its 3 partners.
+		u32 e[G];
+		kq_mxm_row_exps<T, fmt, ocp, G>(tag, m, e, tm, full);
+		if ((cg & 3) == 0) {
+#pragma unroll
+			for (int j = 0; j < G; j++) sm[KQ_MXM_ESR + (rq + 4 * (g + j)) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e[j];
+		}
+#pragma unroll
+		for (int j = 0; j < G; j++) {
+			const int i = g + j;
+			if (FULL || (cin && 4 * i < rleft)) {
+				const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+				const float f = kq_e8m0_encode_factor(e[j]);
+				const float fs[4] = {f, f, f, f};
+				*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
+			}
+		}
 	}
-	// Rowwise: the factors f of rows 4b + 2a + k (k = 0, 1).
-	float f[2] = {0.0f, 0.0f};
-	if (ops & KQ_MX_ROW) {
-		const bool b = (cg & 2) != 0, a = (cg & 1) != 0;
-		u32 h[4], o[2];
-#pragma unroll
-		for (int k = 0; k < 4; k++) { // h[k]: row 4b + k
-			const u32 keep = kq_pick(b, m[k + 4], m[k]), send = kq_pick(b, m[k], m[k + 4]);
-			h[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 2));
-		}
-#pragma unroll
-		for (int k = 0; k < 2; k++) { // o[k]: row 4b + 2a + k
-			const u32 keep = kq_pick(a, h[k + 2], h[k]), send = kq_pick(a, h[k], h[k + 2]);
-			o[k] = kq_pmax(tag, keep, __shfl_xor_sync(full, send, 1));
-		}
-#pragma unroll
-		for (int k = 0; k < 2; k++) {
-			const float am = kq_mxm_row_fin(tag, o[k]);
-			tm = fmaxf(tm, am);
-			const u32 e = kq_e8m0<fmt, ocp>(am);
-			const int i = 4 * (int)b + 2 * (int)a + k;
-			sm[KQ_MXM_ESR + (rq + 4 * i) * 16 + qb * 4 + half * 2 + (cg >> 2)] = (u8)e;
-			f[k] = kq_e8m0_encode_factor(e);
-		}
-	}
+	if (!(ops & KQ_MX_COL)) return;
 	// Columnwise: reduce-scatter the 4 column-pair amaxes over the lanes
-	// ^16 and ^8 (as kq_mx_tile): own holds columns 8cg + 2rq, + 1; g0, g1
-	// are the factors of the lane's words.
-	float g0[4], g1[4];
-	if (ops & KQ_MX_COL) {
-		const u32 own = kq_mx_col_own(tag, cm, rq, full);
-		const float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
-		if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
-		const u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
-		const float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+	// ^16 and ^8 (as kq_mx_tile): own holds columns 8cg + 2rq, + 1.
+	const u32 own = kq_mx_col_own(tag, cm, rq, full);
+	const float a0 = kq_plo(tag, own), a1 = kq_phi(tag, own);
+	if (!(ops & KQ_MX_ROW)) tm = fmaxf(tm, fmaxf(a0, a1));
+	const u32 e0 = kq_e8m0<fmt, ocp>(a0), e1 = kq_e8m0<fmt, ocp>(a1);
+	const float f0 = kq_e8m0_encode_factor(e0), f1 = kq_e8m0_encode_factor(e1);
+	{
 		const int cc = half * 64 + cg * 8 + 2 * rq; // even: cc and cc + 1 share cc / 32
 		*reinterpret_cast<u16 *>(sm + KQ_MXM_ECL + qb * 128 + cc) = (u16)(e0 | (e1 << 8));
 		u8 *s = sm + KQ_MXM_ECS + (cc & 31) * 16 + (cc >> 5) * 4 + qb;
 		s[0] = (u8)e0;
 		s[16] = (u8)e1;
-		kq_mx_col_factors(f0, f1, cg, full, g0, g1);
 	}
-	// The codes, row by row, both operands from the same words (a row's
-	// registers are free after it). Row i's rowwise factor: word i % 2 of
-	// the lane of cg % 4 = 2 (i / 4) + (i / 2) % 2 in the lane's block
-	// (lanes 8rq + 4 (cg / 4) ..).
-	const int base = (rq << 3) | (cg & 4);
+	float g0[4], g1[4];
+	kq_mx_col_factors(f0, f1, cg, full, g0, g1);
 #pragma unroll
 	for (int i = 0; i < 8; i++) {
-		float fi = 0.0f;
-		if (ops & KQ_MX_ROW) fi = __shfl_sync(full, f[i & 1], base | ((i >> 2) << 1) | ((i >> 1) & 1));
-		if (FULL || (cin && 4 * i < rleft)) {
-			const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
-			if (ops & KQ_MX_ROW) {
-				const float fs[4] = {fi, fi, fi, fi};
-				*reinterpret_cast<uint2 *>(orow + i * stride) = kq_mxm_cvt8<fmt>(tag, v, fs, fs);
-			}
-			if (ops & KQ_MX_COL) *reinterpret_cast<uint2 *>(ocol + i * stride) = kq_mxm_cvt8<fmt>(tag, v, g0, g1);
-		}
+		const bool live = FULL || (cin && 4 * i < rleft);
+		if (!live) continue;
+		const u32 v[4] = {q[i].x, q[i].y, q[i].z, q[i].w};
+		*reinterpret_cast<uint2 *>(ocol + i * stride) = kq_mxm_cvt8<fmt>(tag, v, g0, g1);
 	}
 }
 
-// The pipeline: each warp stages its piece of the block's next macro tile
-// into its slot in shared memory with cp.async (16 bytes a lane and row,
-// zero-filled where the tile leaves the tensor: the zeros whose amax 0 gives
-// exponent 0) while it converts the current one, which it read from the
-// same slot into registers first. A lane reads back only its own slot
-// entries, after cp.async.wait_all, and overwrites them (the next
+// KQ_MXM_STAGE: two macro tiles in flight a block instead of one. The
+// prefetch alternates between the registers (even rounds of the block:
+// tiles 0, 2, 4, ... are loaded into nx as before) and the warps' staging
+// slots in shared memory (odd rounds: cp.async, 16 bytes a lane and row,
+// zero-filled where kq_mxm_load loads zero), each issued two rounds ahead,
+// so that while a warp converts tile k, tiles k+1 and k+2 are on their way
+// (8 KiB a warp, 128 KiB a SM at 2 blocks; last session's pipeline had
+// 64 KiB, and its DRAM throughput was 69-81%). A lane reads back only its
+// own slots, after cp.async.wait_all, and overwrites them (the next
 // cp.async) only after it has read them, so no barrier is needed; the
-// tile's values are the input's or the zeros, so the bytes are those of
-// any other load. (The previous pipeline also prefetched every other tile
-// into a second set of registers: 128 registers, 2 blocks a SM, 4 warps a
-// scheduler, which left the warps' dependency chains, the barrier and the
-// shuffles exposed (ncu: DRAM 65-76%, issue 38% on an H200), and copied
-// those registers every round. One stage keeps 4 KiB a warp in flight,
-// 128 KiB a SM at 4 blocks, several times what the DRAM latency needs.)
+// tile's values are the ones kq_mxm_load gives, so the bytes are the same.
+// 0 restores the register-only prefetch.
+#ifndef KQ_MXM_STAGE
+#define KQ_MXM_STAGE 1
+#endif
 // The staging slots: 8 warps x 8 rows x 32 lanes x 16 bytes, after the two
 // exponent buffers; KQ_MXM_SMEM is the entry points' shared array.
-#define KQ_MXM_STG (8 * 8 * 32 * 16)
+#define KQ_MXM_STG (KQ_MXM_STAGE ? 8 * 8 * 32 * 16 : 0)
 #define KQ_MXM_SMEM (2 * KQ_MXM_BUF + KQ_MXM_STG)
 
-// ops: KQ_MX_COL or KQ_MX_ROW | KQ_MX_COL; the rowwise pointers are
-// unused without KQ_MX_ROW. esm: KQ_MXM_SMEM bytes of shared memory,
-// 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row
-// and swz_col 16-byte aligned (the launchers check); swz_* NULL skips
-// that layout.
+// ops: KQ_MX_ROW, KQ_MX_COL or both; the operands' pointers of the others
+// are unused. esm: KQ_MXM_SMEM bytes of shared memory, 16-byte aligned. Scale buffers: sc_row 4-byte aligned, sc_col, swz_row and
+// swz_col 16-byte aligned (the launchers check); swz_* NULL skips that
+// layout.
 template <typename T, int fmt, int ocp, int ops>
 KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col,
 		u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, u32 *st, u8 *esm) {
@@ -230,65 +252,81 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 	const int nmc = scols_col / 128, nmr = srows_col / 4;
 	const long long nmacro = (long long)nmr * nmc;
 	const long long stride4 = 4LL * cols;      // elements from one of the lane's rows to the next
+	const long long lstride = stride4 / 8;     // the same in 16-byte units
 	float tm = 0.0f;
-	// The block's macro tile (Mr, Mc) and the one it stages next (Pr, Pc),
-	// advanced by the grid stride without divisions.
+	// The block's macro tile (Mr, Mc), advanced by the grid stride.
 	int Mr = (int)(blockIdx.x / nmc), Mc = (int)(blockIdx.x % nmc);
 	const int dmr = (int)(gridDim.x / nmc), dmc = (int)(gridDim.x % nmc);
-	auto advance = [&](int &R, int &C) {
-		R += dmr;
-		C += dmc;
-		if (C >= nmc) {
-			C -= nmc;
-			R++;
-		}
-	};
 	// place: the lane's first row and column of macro tile (R, C).
 	auto is_full = [&](int R, int C) { return 128 * R + 128 <= rows && 128 * C + 128 <= cols; };
 	auto first = [&](int R, int C, int &r0, int &c) {
 		r0 = 128 * R + 32 * qb + rq;
 		c = 128 * C + 64 * half + 8 * cg;
 	};
+	auto load = [&](int R, int C, uint4 (&q)[8]) {
+		int r0, c;
+		first(R, C, r0, c);
+		const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)r0 * cols + c);
+		if (is_full(R, C)) kq_mxm_load<true>(p, lstride, true, 0, q);
+		else kq_mxm_load<false>(p, lstride, c < cols, rows - r0, q);
+	};
+	uint4 nx[8];
+	if ((long long)blockIdx.x < nmacro) load(Mr, Mc, nx);
+#if KQ_MXM_STAGE
 	// The lane's slot for row i is slot[32 * i] (shared address sbase +
 	// 512 i): a warp's 32 lanes take 512 contiguous bytes per row.
-	const uint4 *slot = reinterpret_cast<const uint4 *>(esm + 2 * KQ_MXM_BUF) + warp * 256 + lane;
+	uint4 *slot = reinterpret_cast<uint4 *>(esm + 2 * KQ_MXM_BUF) + warp * 256 + lane;
 	const u32 sbase = (u32)__cvta_generic_to_shared(slot);
-	// stage starts the copies of the lane's rows of macro tile (R, C) into
-	// its slot.
-	auto stage = [&](int R, int C) {
+	// stage starts the copies of the lane's rows of macro tile mi into its
+	// slots, as load would load them into registers.
+	auto stage = [&](int mi) {
+		const int R = mi / nmc, C = mi % nmc;
 		int r0, c;
 		first(R, C, r0, c);
 		const T *p = x + (long long)r0 * cols + c;
-		if (is_full(R, C)) {
+		const bool full = is_full(R, C), cin = c < cols;
 #pragma unroll
-			for (int i = 0; i < 8; i++)
-				asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sbase + 512 * i), "l"(p + i * stride4)
-					: "memory");
-		} else {
-			const bool cin = c < cols;
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				const bool ok = cin && 4 * i < rows - r0;
-				const T *src = ok ? p + i * stride4 : x;
-				asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sbase + 512 * i), "l"(src),
-					"r"(ok ? 16 : 0)
-					: "memory");
-			}
+		for (int i = 0; i < 8; i++) {
+			const bool ok = full || (cin && 4 * i < rows - r0);
+			const T *src = ok ? p + i * stride4 : x;
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(sbase + 512 * i), "l"(src), "r"(ok ? 16 : 0)
+				: "memory");
 		}
 		asm volatile("cp.async.commit_group;" ::: "memory");
 	};
-	int Pr = Mr, Pc = Mc;
-	if ((long long)blockIdx.x < nmacro) stage(Pr, Pc);
+	if ((long long)blockIdx.x + gridDim.x < nmacro) stage((int)(blockIdx.x + gridDim.x));
+	bool odd = false;
+#endif
 	int buf = 0;
 	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
 		const int R = Mr, C = Mc;
-		advance(Mr, Mc);
-		asm volatile("cp.async.wait_all;" ::: "memory");
+		Mr += dmr;
+		Mc += dmc;
+		if (Mc >= nmc) {
+			Mc -= nmc;
+			Mr++;
+		}
 		uint4 cur[8];
+#if KQ_MXM_STAGE
+		// Tile m came through the registers (even rounds) or the slots
+		// (odd rounds); tile m + 2G takes the same way.
+		const long long m2 = m + 2LL * gridDim.x;
+		if (!odd) {
 #pragma unroll
-		for (int i = 0; i < 8; i++) cur[i] = slot[32 * i];
-		advance(Pr, Pc);
-		if (m + gridDim.x < nmacro) stage(Pr, Pc);
+			for (int i = 0; i < 8; i++) cur[i] = nx[i];
+			if (m2 < nmacro) load((int)m2 / nmc, (int)m2 % nmc, nx);
+		} else {
+			asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+			for (int i = 0; i < 8; i++) cur[i] = slot[32 * i];
+			if (m2 < nmacro) stage((int)m2);
+		}
+		odd = !odd;
+#else
+#pragma unroll
+		for (int i = 0; i < 8; i++) cur[i] = nx[i];
+		if (m + gridDim.x < nmacro) load(Mr, Mc, nx);
+#endif
 		int r0, c;
 		first(R, C, r0, c);
 		const long long o0 = (long long)r0 * cols + c;
@@ -324,4 +362,18 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 		}
 	}
 	kq_mxfp8_finish(tm, st);
+}
+
+// kq_mxfp8_tiles picks the instantiation of kq_mxm_impl for the format and
+// the rounding. The shared exponent buffers are the kernel's (one array
+// for every instantiation).
+template <typename T, int ops>
+KQ_DEV void kq_mxfp8_tiles(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col,
+		u8 *sc_col, u8 *swz_col, int srows_col, int scols_col, int fmt, int ocp, u32 *st, u8 *esm) {
+#define KQ_MXM_ARGS x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, srows_col, scols_col, st, esm
+	if (fmt == KQ_E4M3 && !ocp) kq_mxm_impl<T, KQ_E4M3, 0, ops>(KQ_MXM_ARGS);
+	else if (fmt == KQ_E4M3) kq_mxm_impl<T, KQ_E4M3, 1, ops>(KQ_MXM_ARGS);
+	else if (!ocp) kq_mxm_impl<T, KQ_E5M2, 0, ops>(KQ_MXM_ARGS);
+	else kq_mxm_impl<T, KQ_E5M2, 1, ops>(KQ_MXM_ARGS);
+#undef KQ_MXM_ARGS
 }

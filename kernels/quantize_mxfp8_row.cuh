@@ -37,7 +37,7 @@
 // operations in the same order through the same helpers (a block's 4
 // lanes are lane ^ 1, ^ 2 as there): the same bytes. At most 64 registers,
 // 4 blocks (32 warps) a SM, each warp with 4 KiB of loads in flight (the
-// next unit's, while it converts this one: STAGE in kq_mxr_impl).
+// next unit's, while it converts this one: kq_mxr_impl's staging).
 #define KQ_MXR_SEG 512
 // The loads a lane takes through the phases of kq_mxr_unit together: 4,
 // 2 below sm_90 (the software FP8 conversions need more registers).
@@ -82,17 +82,8 @@ KQ_DEV void kq_mxr_unit(const uint4 (&q)[8], u8 *o, long long rs, bool cin0, boo
 			const u32 a[4] = {w.x & KQ_MX2_ABS, w.y & KQ_MX2_ABS, w.z & KQ_MX2_ABS, w.w & KQ_MX2_ABS};
 			m[j] = kq_mxm_row_pmax(tag, a);
 		}
-#pragma unroll
-		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 1));
-#pragma unroll
-		for (int j = 0; j < G; j++) m[j] = kq_pmax(tag, m[j], __shfl_xor_sync(full, m[j], 2));
 		u32 e[G];
-#pragma unroll
-		for (int j = 0; j < G; j++) {
-			const float am = kq_mxm_row_fin(tag, m[j]);
-			tm = fmaxf(tm, am);
-			e[j] = kq_e8m0<fmt, ocp>(am);
-		}
+		kq_mxm_row_exps<T, fmt, ocp, G>(tag, m, e, tm, full);
 		if (put) {
 #pragma unroll
 			for (int j = 0; j < G; j++) {
@@ -113,28 +104,28 @@ KQ_DEV void kq_mxr_unit(const uint4 (&q)[8], u8 *o, long long rs, bool cin0, boo
 	}
 }
 
-// The entry points' shared arrays, 16-byte aligned: KQ_MXR_EBUF, a warp's
-// two 64-byte exponent buffers (8 warps); KQ_MXR_SMEM, with STAGE, those
-// and then the warps' staging slots, 8 loads x 32 lanes x 16 bytes.
+// The entry point's shared array, 16-byte aligned: KQ_MXR_EBUF, a warp's
+// two 64-byte exponent buffers (8 warps), then the warps' staging slots,
+// 8 loads x 32 lanes x 16 bytes (KQ_MXR_SMEM in all).
 #define KQ_MXR_EBUF (8 * 128)
 #define KQ_MXR_SMEM (KQ_MXR_EBUF + 8 * 8 * 32 * 16)
 
 // Scales: sc the padded [srows, scols] matrix (4-byte aligned), swz (NULL
 // skips it; 16-byte aligned) the same in the GEMM swizzled layout. esm:
-// KQ_MXR_SMEM bytes (KQ_MXR_EBUF without STAGE).
-// STAGE: the next unit's loads go to the warp's staging slots (cp.async,
+// KQ_MXR_SMEM bytes.
+// The next unit's loads go to the warp's staging slots (cp.async,
 // zero-filled where the unit loads zeros) while it converts this one, so
 // a warp keeps 4 KiB in flight through its arithmetic (128 KiB a SM at 4
-// blocks), as the macro-tile kernels' staging does (KQ_MXM_STAGE); without
-// it, the unit's loads are issued at its start, into registers, and none
-// are in flight while it converts. A lane reads back only its own slots,
-// after cp.async.wait_all, and overwrites them (the next unit's cp.async)
-// only after it has read them, so no barrier is needed; the values are
-// those the loads give, so the bytes are the same either way. (Issuing the
+// blocks), as the macro-tile kernels' staging does (KQ_MXM_STAGE); loads
+// into registers at each unit's start, with none in flight while it
+// converts, were 8-10% slower on an H100 (session 10). A lane reads back
+// only its own slots, after cp.async.wait_all, and overwrites them (the
+// next unit's cp.async) only after it has read them, so no barrier is
+// needed; the values are those the loads give. (Issuing the
 // copies after the unit's first group of loads, whose registers are free
 // then, spilled 312 bytes; here 4 bytes are spilled and reloaded once a
 // unit.)
-template <typename T, int fmt, int ocp, bool STAGE>
+template <typename T, int fmt, int ocp>
 KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int srows, int scols, u32 *st, u8 *swz, u8 *esm) {
 	const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
 	const int nseg = (scols + 15) >> 4; // units per row quad
@@ -182,25 +173,16 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 	// The warp's unit (Q, s), advanced by the warp stride.
 	int Q = gw / nseg, s = gw % nseg;
 	const int dQ = nw / nseg, ds = nw % nseg;
-	if (STAGE && Q < nquads) stage(Q, s);
+	if (Q < nquads) stage(Q, s);
 	for (int buf = 0; Q < nquads; buf ^= 1) {
 		int r0, c;
 		first(Q, s, r0, c);
 		const long long o0 = (long long)r0 * cols + c;
 		const bool full = is_full(r0, s), cin0 = c < cols, cin1 = c + 256 < cols;
 		uint4 v[8];
-		if (STAGE) {
-			asm volatile("cp.async.wait_all;" ::: "memory");
+		asm volatile("cp.async.wait_all;" ::: "memory");
 #pragma unroll
-			for (int i = 0; i < 8; i++) v[i] = slot[32 * i];
-		} else {
-			const uint4 *p = reinterpret_cast<const uint4 *>(x + o0); // 8 elements a step
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				v[i] = make_uint4(0u, 0u, 0u, 0u);
-				if (full || kq_mxr_live(i, cin0, cin1, rows - r0)) v[i] = __ldg(p + (i >> 1) * (rs >> 3) + (i & 1) * 32);
-			}
-		}
+		for (int i = 0; i < 8; i++) v[i] = slot[32 * i];
 		const int R = Q >> 5, q = Q & 31, s0 = s;
 		Q += dQ;
 		s += ds;
@@ -208,7 +190,7 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 			s -= nseg;
 			Q++;
 		}
-		if (STAGE && Q < nquads) stage(Q, s);
+		if (Q < nquads) stage(Q, s);
 		u8 *eb = eb0 + 64 * buf;
 		if (full)
 			kq_mxr_unit<T, fmt, ocp, true>(v, out + o0, rs, true, true, 0, eb, lane, tm);
@@ -232,13 +214,13 @@ KQ_DEV void kq_mxr_impl(const T *x, int rows, int cols, u8 *out, u8 *sc, int sro
 
 // kq_mxfp8_rows picks the instantiation of kq_mxr_impl for the format and
 // the rounding.
-template <typename T, bool STAGE>
+template <typename T>
 KQ_DEV void kq_mxfp8_rows(const T *x, int rows, int cols, u8 *out, u8 *sc, int srows, int scols, int fmt, int ocp, u32 *st,
 		u8 *swz, u8 *esm) {
 #define KQ_MXR_ARGS x, rows, cols, out, sc, srows, scols, st, swz, esm
-	if (fmt == KQ_E4M3 && !ocp) kq_mxr_impl<T, KQ_E4M3, 0, STAGE>(KQ_MXR_ARGS);
-	else if (fmt == KQ_E4M3) kq_mxr_impl<T, KQ_E4M3, 1, STAGE>(KQ_MXR_ARGS);
-	else if (!ocp) kq_mxr_impl<T, KQ_E5M2, 0, STAGE>(KQ_MXR_ARGS);
-	else kq_mxr_impl<T, KQ_E5M2, 1, STAGE>(KQ_MXR_ARGS);
+	if (fmt == KQ_E4M3 && !ocp) kq_mxr_impl<T, KQ_E4M3, 0>(KQ_MXR_ARGS);
+	else if (fmt == KQ_E4M3) kq_mxr_impl<T, KQ_E4M3, 1>(KQ_MXR_ARGS);
+	else if (!ocp) kq_mxr_impl<T, KQ_E5M2, 0>(KQ_MXR_ARGS);
+	else kq_mxr_impl<T, KQ_E5M2, 1>(KQ_MXR_ARGS);
 #undef KQ_MXR_ARGS
 }

@@ -26,7 +26,7 @@ func TestPTXStamps(t *testing.T) {
 	if len(sources) == 0 {
 		t.Fatal("no kernel sources found")
 	}
-	headers, err := filepath.Glob("*.cuh") // in name order
+	headers, err := filepath.Glob("*.cuh") // in byte order of the names, as gen-kernels.sh (LC_ALL=C)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,91 @@
+package kernels
+
+import (
+	"fmt"
+	"os"
+)
+
+// The A/B switches Load reads from the environment once per Set: kernel
+// variants that give the same bytes, for timing them against each
+// other on a GPU. An unknown value is an error from Load.
+
+// MXFP8RowEnv picks the rowwise streaming MXFP8 kernel of 16-bit inputs
+// (MXFP8 and MXFP8Swizzled on the shapes and buffers kq_mxfp8_roww takes;
+// the same bytes from both). Unset: kq_mxfp8_roww (warps striding over
+// 4-row x 512-column units, the next one staged in shared memory by
+// cp.async). "rowb": kq_mxfp8_rowb, the shape of the block-scaling rowwise
+// kernel kq_blk_row (one block per 4 rows x 2048 columns, no persistent
+// loop): on an H100 4-8% faster than roww at 16384^2 and level at 8192^2,
+// on an H200 1-10% slower (session 10 call 3, session 11 call 1).
+// Two more were measured and removed: roww without its staging (rowr,
+// 8-10% slower on an H100) and torch.compile's shape, the tensor as one
+// linear sequence of 1x32 blocks with whole blocks a thread (rowl, 11-17%
+// slower on an H200).
+const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
+
+// MXFP8RowEnv's values, the kernels' names less kq_mxfp8_ and the type
+// suffix; mxfp8RowW is also the kernel when it is unset.
+const (
+	mxfp8RowW = "roww"
+	mxfp8RowB = "rowb"
+)
+
+// NVFP42DEnv picks the 2D (16x16 tile) NVFP4 fast path of 16-bit inputs,
+// ungrouped (the same bytes from both kernels). Unset: kq_nvf4_2dp_ when
+// both operands are written, kq_nvf4_2d_ for one (nvfp42DPiped). "one":
+// kq_nvf4_2d_ always, one block per 64 x 256 piece, loading and then
+// computing. "pipe": kq_nvf4_2dp_ always, two resident blocks per SM
+// striding over the pieces, the next piece's loads issued before the
+// current one's work, the rowwise codes stored as whole 128-byte rows
+// through shared memory (nvfp4_2dp.cuh).
+const NVFP42DEnv = "KQUANT_NVFP4_2D"
+
+// NVFP42DEnv's values.
+const (
+	nvfp42DOne  = "one"
+	nvfp42DPipe = "pipe"
+)
+
+// nvfp42DPiped reports whether the 2D fast path of 16-bit inputs takes
+// kq_nvf4_2dp_, both when it writes both operands. Unset, the choice is
+// session 11's H200 measurement (call 1, TestBenchmarkUsage): for both
+// operands the persistent kernel's step was 6% shorter at 8192^2 and 2%
+// at 16384^2, for one operand 8-15% longer.
+func (s *Set) nvfp42DPiped(both bool) bool {
+	switch s.nvfp42D {
+	case nvfp42DOne:
+		return false
+	case nvfp42DPipe:
+		return true
+	}
+	return both
+}
+
+// readVariants sets s's variant fields from the environment and checks
+// them.
+func (s *Set) readVariants() error {
+	if err := s.setMXFP8Row(os.Getenv(MXFP8RowEnv)); err != nil {
+		return err
+	}
+	return s.setNVFP42D(os.Getenv(NVFP42DEnv))
+}
+
+// setNVFP42D selects the 2D NVFP4 fast path of 16-bit inputs, as
+// NVFP42DEnv's value v ("" for the default).
+func (s *Set) setNVFP42D(v string) error {
+	if v != "" && v != nvfp42DOne && v != nvfp42DPipe {
+		return fmt.Errorf("%s=%q: want %s, %s or unset", NVFP42DEnv, v, nvfp42DOne, nvfp42DPipe)
+	}
+	s.nvfp42D = v
+	return nil
+}
+
+// setMXFP8Row selects the rowwise streaming MXFP8 kernel, as MXFP8RowEnv's
+// value v ("" for the default).
+func (s *Set) setMXFP8Row(v string) error {
+	if v != "" && v != mxfp8RowW && v != mxfp8RowB {
+		return fmt.Errorf("%s=%q: want %s, %s or unset", MXFP8RowEnv, v, mxfp8RowW, mxfp8RowB)
+	}
+	s.mxfp8Row = v
+	return nil
+}
