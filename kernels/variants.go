@@ -20,7 +20,9 @@ import (
 // Two more were measured and removed: roww without its staging (rowr,
 // 8-10% slower on an H100) and torch.compile's shape, the tensor as one
 // linear sequence of 1x32 blocks with whole blocks a thread (rowl, 11-17%
-// slower on an H200).
+// slower on an H200). So was torch.compile's own shape, two lanes a 1x32
+// block at 32 registers (rowt, branch s11t): 25-60% slower on an H200 and
+// an H100, one block a round or persistent (session 11, docs/benchmarks.md).
 const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
 
 // MXFP8RowEnv's values, the kernels' names less kq_mxfp8_ and the type
