@@ -96,16 +96,14 @@ var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
 var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_roww_", "kq_mxfp8_rowb_"}
 
-// mxfp8TileKernel is the name prefix of the fused ("both_") or the
-// columnwise ("colw_") MXFP8 register-tile kernel, and its blocks per SM
-// (its __launch_bounds__), to which the launchers size their grids so
-// that the fused amax commits once per resident block. (The variants
-// without the prefetch, 3 blocks per SM, and the 64x64 cast+transpose
-// were measured alongside these on an H200, docs/benchmarks.md, and
+// mxfp8MacroPerSM is the blocks per SM of the MXFP8 macro-tile kernels
+// kq_mxfp8_both and kq_mxfp8_colw (their __launch_bounds__), to which
+// mxfp8Macro sizes their grids so that the fused amax commits once per
+// resident block. (The variants without the prefetch, 3 blocks per SM,
+// the 64x64 cast+transpose and a 64-register rework at 4 blocks per SM
+// were measured against these on an H200, docs/benchmarks.md, and
 // dropped.)
-func mxfp8TileKernel(which string) (string, int) {
-	return "kq_mxfp8_" + which + "_", 2
-}
+const mxfp8MacroPerSM = 2
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 

@@ -61,8 +61,7 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	switch {
 	case colwise && macro:
 		// The fused kernel's columnwise-only twin.
-		name, _ := mxfp8TileKernel("colw")
-		return s.launch(c, name+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
+		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
 		// their own over units of 4 rows x mxfp8RowSeg columns of the
@@ -130,15 +129,14 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // mxfp8Macro is the grid of the MXFP8 macro-tile kernels (kq_mxfp8_both,
 // kq_mxfp8_colw) for the columnwise scale shape [srowsCol, scolsCol]: one
 // block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
-// most the blocks that fit at once (their __launch_bounds__), striding
+// most the blocks that fit at once (mxfp8MacroPerSM), striding
 // over the tiles, so that the fused amax commits once per resident block.
 // The blocks are balanced (balancedGrid): a last round of tiles for
 // only part of the blocks (8192^2: 4096 tiles on 264 blocks, the last
 // round for 136 of them) would leave half the SMs' loads idle at the end.
 func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
-	_, perSM := mxfp8TileKernel("both")
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(balancedGrid(macros, s.persistentSlots(perSM))))
+	return cuda.Dim(int(balancedGrid(macros, s.persistentSlots(mxfp8MacroPerSM))))
 }
 
 // mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
@@ -205,8 +203,7 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	}
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them; at most the blocks that fit at once.
-	name, _ := mxfp8TileKernel("both")
-	return s.launch(c, name+dt.suffix(), s.mxfp8Macro(cr, cc), cuda.Dim(threads), st)
+	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), s.mxfp8Macro(cr, cc), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.

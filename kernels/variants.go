@@ -15,14 +15,14 @@ import (
 // 4-row x 512-column units, the next one staged in shared memory by
 // cp.async). "rowb": kq_mxfp8_rowb, the shape of the block-scaling rowwise
 // kernel kq_blk_row (one block per 4 rows x 2048 columns, no persistent
-// loop): on an H100 4-8% faster than roww at 16384^2 and level at 8192^2,
-// on an H200 1-10% slower (session 10 call 3, session 11 call 1).
-// Two more were measured and removed: roww without its staging (rowr,
-// 8-10% slower on an H100) and torch.compile's shape, the tensor as one
-// linear sequence of 1x32 blocks with whole blocks a thread (rowl, 11-17%
-// slower on an H200). So was torch.compile's own shape, two lanes a 1x32
-// block at 32 registers (rowt, branch s11t): 25-60% slower on an H200 and
-// an H100, one block a round or persistent (session 11, docs/benchmarks.md).
+// loop): on an H100 level with roww at 8192^2 and 8% faster at 16384^2,
+// on an H200 4-10% slower (session 11, calls 2, 4 and 5). Three more were
+// measured and removed: roww without its staging (rowr, 8-10% slower on
+// an H100), the tensor as one linear sequence of 1x32 blocks with whole
+// blocks a lane (rowl, 11-17% slower on an H200) and torch.compile's
+// Triton shape, two lanes a 1x32 block at 32 registers (rowt, branch
+// s11t: 25-60% slower on an H200 and an H100, one block a round or
+// persistent; docs/benchmarks.md, session 11).
 const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
 
 // MXFP8RowEnv's values, the kernels' names less kq_mxfp8_ and the type
@@ -49,10 +49,11 @@ const (
 )
 
 // nvfp42DPiped reports whether the 2D fast path of 16-bit inputs takes
-// kq_nvf4_2dp_, both when it writes both operands. Unset, the choice is
-// session 11's H200 measurement (call 1, TestBenchmarkUsage): for both
-// operands the persistent kernel's step was 6% shorter at 8192^2 and 2%
-// at 16384^2, for one operand 8-15% longer.
+// kq_nvf4_2dp_ for a launch that writes both operands (both) or one.
+// Unset, the choice follows session 11's TestBenchmarkUsage: for both
+// operands the persistent kernel's step was 6% and 2% shorter at 8192^2
+// and 16384^2 on an H200 (one call), 7% shorter and 1% longer on an H100;
+// for one operand it was 8-15% longer on the H200.
 func (s *Set) nvfp42DPiped(both bool) bool {
 	switch s.nvfp42D {
 	case nvfp42DOne:
