@@ -37,8 +37,8 @@ func extraModules() []struct {
 		typed, plain, optional []string
 	}{
 		{ModuleBlock, []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_", "kq_blk_2dg_"}, nil, nil},
-		{ModuleNVFP4, []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_"}, []string{"kq_swizzle", "kq_nvf4_dequant"},
-			[]string{"kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16"}},
+		{ModuleNVFP4, []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_"},
+			[]string{"kq_swizzle", "kq_nvf4_dequant", "kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16"}, nil},
 		{ModuleGrouped, nil, []string{"kq_grp_offsets"}, nil},
 		{ModulePayload, nil, []string{"kq_payload_copy"}, payloadClassKernels()},
 		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}, nil},
