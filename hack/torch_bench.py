@@ -19,7 +19,9 @@ once, outputs written once) at the copy bandwidth. Timings are the median
 of CUDA-event times over 20 runs after warm-up.
 
 Usage: python3 hack/torch_bench.py [--no-compile] [--only NAME[,NAME...]]
-(names: block, nvfp4, mxfp8, current, current_t)
+(names: block, nvfp4, mxfp8, mxfp8_k, current, current_t; mxfp8_k is
+MXFP8 rowwise with kquant's step outputs: the swizzled scales too and the
+tensor amax)
 """
 import statistics
 import sys
@@ -79,6 +81,18 @@ def mxfp8_row(x):
     f = torch.where(e == 255, float("nan"), f)
     q = (b * f[..., None]).to(torch.float8_e4m3fn)
     return q.view(m, k), e.to(torch.uint8)
+
+
+def mxfp8_row_as_kquant(x):
+    """mxfp8_row plus what kquant's rowwise MXFP8 step also writes: the
+    scales in TE's GEMM-swizzled layout beside the plain ones (512-byte
+    blocks of 128 rows x 4 scale columns, byte (r % 32) * 16 + (r // 32 % 4)
+    * 4 + k % 4) and the tensor amax. Shapes whose scale matrix needs no
+    padding (rows % 128 == 0, cols % 128 == 0), as benchmarked here."""
+    q, e = mxfp8_row(x)
+    m, k = e.shape
+    swz = e.view(m // 128, 4, 32, k // 4, 4).permute(0, 3, 2, 1, 4).contiguous()
+    return q, e, swz, x.abs().amax()
 
 
 def fp8_current_row(x):
@@ -149,6 +163,8 @@ def main():
         cases = [("block", "block FP8 1x128 row", block_fp8_row, 2 * el + el + 4 * el // 128, 2 * el + el + 4 * el // 128),
                  ("nvfp4", "nvfp4 row (amax+quant)", nvfp4_row, 2 * 2 * el + el // 2 + el // 16, 2 * el + el // 2 + el // 16),
                  ("mxfp8", "mxfp8 row", mxfp8_row, 2 * el + el + el // 32, 2 * el + el + el // 32),
+                 ("mxfp8_k", "mxfp8 row +swizzled +amax", mxfp8_row_as_kquant, 2 * el + el + 2 * el // 32,
+                  2 * el + el + 2 * el // 32),
                  ("current", "fp8 current row (amax+cast)", fp8_current_row, 2 * 2 * el + el, 2 * el + el),
                  ("current_t", "fp8 current row+col (amax+ct)", fp8_current_row_col, 2 * 2 * el + 2 * el, 2 * el + 2 * el)]
         for key, name, fn, nbytes, minbytes in cases:
