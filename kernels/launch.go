@@ -286,22 +286,23 @@ func (s *Set) CastUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n
 	}
 	s.args.Reset().Buffer(x).I64(int64(n)).Buffer(state).Buffer(out).Ptr(optional(scaleInv)).Ptr(optional(history)).I32(int32(f))
 	u.args(&s.args, f)
-	grid := s.residentGrid(int64(n), unrolled)
-	if dt.Size() == 2 {
-		// 16-bit inputs: the resident blocks striding over chunks of
-		// castChunk elements, balanced so that every block takes as
-		// many chunks (or one fewer): at 8192^2 4096 chunks on 528
-		// slots would leave a last round for 400 blocks while 128 sat
-		// idle; 512 blocks take 8 each.
-		chunks := (int64(n) + castChunk - 1) / castChunk
+	var grid cuda.Dim3
+	switch chunks := (int64(n) + castChunk - 1) / castChunk; {
+	case dt.Size() != 2:
+		grid = s.residentGrid(int64(n), unrolled)
+	case history.Ptr() == 0:
+		// Current scaling, 16-bit inputs: no amax to commit, so one
+		// block per chunk of castChunk elements, as its cast+transpose
+		// takes one per tile (on an H100, 1.7-2.8% faster than the
+		// balanced grid at 8192^2 and 16384^2 in one call, session 10).
+		grid = cuda.Dim(int(max(chunks, 1)))
+	default:
+		// Delayed scaling, 16-bit inputs: the resident blocks striding
+		// over the chunks, balanced so that every block takes as many
+		// chunks (or one fewer): at 8192^2 4096 chunks on 528 slots
+		// would leave a last round for 400 blocks while 128 sat idle;
+		// 512 blocks take 8 each. The fused amax commits once a block.
 		grid = cuda.Dim(int(balancedGrid(chunks, int64(s.sms*residentPerSM))))
-		if history.Ptr() == 0 {
-			// Current scaling has no amax to commit: one block per
-			// chunk, as its cast+transpose takes one per tile (on an
-			// H100, 1.7-2.8% faster than the balanced grid at 8192^2
-			// and 16384^2 in one call, session 10).
-			grid = cuda.Dim(int(max(chunks, 1)))
-		}
 	}
 	return s.launch(c, "kq_cast_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }

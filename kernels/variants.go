@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 )
 
 // The A/B switches Load reads from the environment once per Set: kernel
@@ -76,8 +78,8 @@ func (s *Set) readVariants() error {
 // setNVFP42D selects the 2D NVFP4 fast path of 16-bit inputs, as
 // NVFP42DEnv's value v ("" for the default).
 func (s *Set) setNVFP42D(v string) error {
-	if v != "" && v != nvfp42DOne && v != nvfp42DPipe {
-		return fmt.Errorf("%s=%q: want %s, %s or unset", NVFP42DEnv, v, nvfp42DOne, nvfp42DPipe)
+	if err := checkVariant(NVFP42DEnv, v, nvfp42DOne, nvfp42DPipe); err != nil {
+		return err
 	}
 	s.nvfp42D = v
 	return nil
@@ -86,9 +88,18 @@ func (s *Set) setNVFP42D(v string) error {
 // setMXFP8Row selects the rowwise streaming MXFP8 kernel, as MXFP8RowEnv's
 // value v ("" for the default).
 func (s *Set) setMXFP8Row(v string) error {
-	if v != "" && v != mxfp8RowW && v != mxfp8RowB {
-		return fmt.Errorf("%s=%q: want %s, %s or unset", MXFP8RowEnv, v, mxfp8RowW, mxfp8RowB)
+	if err := checkVariant(MXFP8RowEnv, v, mxfp8RowW, mxfp8RowB); err != nil {
+		return err
 	}
 	s.mxfp8Row = v
 	return nil
+}
+
+// checkVariant accepts v, the environment variable env's value, when it
+// is unset ("") or one of the values it takes; the error names both.
+func checkVariant(env, v string, values ...string) error {
+	if v == "" || slices.Contains(values, v) {
+		return nil
+	}
+	return fmt.Errorf("%s=%q: want %s or unset", env, v, strings.Join(values, ", "))
 }
