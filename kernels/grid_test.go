@@ -42,26 +42,6 @@ func TestBalancedGrid(t *testing.T) {
 // values and refuse others, naming the variable.
 func TestReadVariants(t *testing.T) {
 	for _, tc := range []struct {
-		mx string
-		ok bool
-	}{{"", true}, {"rowb", true}, {"roww", true}, {"rowr", false}, {"rowl", false}, {"ROWB", false}} {
-		t.Setenv(MXFP8RowEnv, tc.mx)
-		var s Set
-		err := s.readVariants()
-		if (err == nil) != tc.ok {
-			t.Errorf("%s=%q: err %v, want ok=%v", MXFP8RowEnv, tc.mx, err, tc.ok)
-		}
-		if err == nil && s.mxfp8Row != tc.mx {
-			t.Errorf("%q: set %q", tc.mx, s.mxfp8Row)
-		}
-	}
-	t.Setenv(MXFP8RowEnv, "rowz")
-	var s Set
-	if err := s.readVariants(); err == nil || !strings.Contains(err.Error(), MXFP8RowEnv) {
-		t.Errorf("unknown %s value: err %v, want one naming the variable", MXFP8RowEnv, err)
-	}
-	t.Setenv(MXFP8RowEnv, "")
-	for _, tc := range []struct {
 		v  string
 		ok bool
 	}{{"", true}, {"pipe", true}, {"one", true}, {"PIPE", false}, {"persistent", false}} {
@@ -91,16 +71,17 @@ func TestNVFP42DPipeGrid(t *testing.T) {
 	}
 }
 
-// TestMXFP8RowbGrid: one block per 4 rows x 2048 columns of the padded
-// scale space, [column blocks, row quads], 1D past gridDim.y's limit.
+// TestMXFP8RowbGrid: kq_mxfp8_rowb's tiles of 4 rows x 2048 columns of
+// the padded scale space over at most the resident blocks (4 a SM),
+// balanced, and the tests' cap.
 func TestMXFP8RowbGrid(t *testing.T) {
 	for _, tc := range []struct {
-		srows, scols int
-		want         cuda.Dim3
-	}{{128, 4, cuda.Dim2(1, 32)}, {8192, 256, cuda.Dim2(4, 2048)}, {16384, 512, cuda.Dim2(8, 4096)}, {128, 68, cuda.Dim2(2, 32)},
-		{4 * 65535, 64, cuda.Dim2(1, 65535)}, {4 * 65536, 128, cuda.Dim(2 * 65536)}} {
-		if g := mxfp8RowbGrid(tc.srows, tc.scols); g != tc.want {
-			t.Errorf("mxfp8RowbGrid(%d, %d) = %v, want %v", tc.srows, tc.scols, g, tc.want)
+		srows, scols, cap int
+		want              int
+	}{{128, 4, 0, 32}, {8192, 256, 0, 512}, {16384, 512, 0, 521}, {128, 68, 0, 64}, {4 * 65536, 128, 0, 527}, {128, 4, 3, 3}} {
+		s := Set{sms: 132, tileGridCap: tc.cap}
+		if g := s.mxfp8RowbGrid(tc.srows, tc.scols); g != cuda.Dim(tc.want) {
+			t.Errorf("mxfp8RowbGrid(%d, %d) cap %d = %v, want %d", tc.srows, tc.scols, tc.cap, g, tc.want)
 		}
 	}
 }

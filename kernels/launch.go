@@ -94,7 +94,7 @@ const (
 var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_", "kq_mxfp8_row_", "kq_mxfp8_col_", "kq_mxfp8_row8_", "kq_mxfp8_col8_", "kq_mxfp8_colt_"}
 
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
-var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_roww_", "kq_mxfp8_rowb_"}
+var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_rowb_"}
 
 // mxfp8MacroPerSM is the blocks per SM of the MXFP8 macro-tile kernels
 // kq_mxfp8_both and kq_mxfp8_colw (their __launch_bounds__), to which
@@ -122,9 +122,8 @@ type Set struct {
 	payload [payloadParamBytes]byte
 	// target is the PTX target the modules were loaded from.
 	target Target
-	// mxfp8Row is MXFP8RowEnv's value, nvfp42D NVFP42DEnv's (variants.go;
-	// checked by Load).
-	mxfp8Row, nvfp42D string
+	// nvfp42D is NVFP42DEnv's value (variants.go; checked by Load).
+	nvfp42D string
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (persistentSlots): the GPU tests' several tiles per block on
 	// small tensors (SetTileGridCap).

@@ -63,16 +63,10 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		// The fused kernel's columnwise-only twin.
 		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
 	case macro:
-		// The rowwise streaming kernel (kq_mxfp8_roww): warps stride on
-		// their own over units of 4 rows x mxfp8RowSeg columns of the
-		// padded scale matrix's element space, at most the blocks that fit
-		// at once (__launch_bounds__(256, 4)).
-		// kq_mxfp8_rowb (MXFP8RowEnv "rowb"): one block per 4 rows x
-		// mxfp8RowbCols columns of that space, no persistent loop.
-		if s.mxfp8Row == mxfp8RowB {
-			return s.launch(c, "kq_mxfp8_rowb_"+dt.suffix(), mxfp8RowbGrid(srows, scols), cuda.Dim(threads), st)
-		}
-		return s.launch(c, "kq_mxfp8_roww_"+dt.suffix(), s.mxfp8RowGrid(srows, scols), cuda.Dim(threads), st)
+		// The rowwise streaming kernel (kq_mxfp8_rowb): tiles of 4 rows x
+		// mxfp8RowbCols columns of the padded scale matrix's element space,
+		// the resident blocks striding over them.
+		return s.launch(c, "kq_mxfp8_rowb_"+dt.suffix(), s.mxfp8RowbGrid(srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -90,26 +84,18 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	return s.launch(c, "kq_mxfp8_row_"+dt.suffix(), s.grid(tasks*32, 1), cuda.Dim(threads), st)
 }
 
-// mxfp8RowSeg is the columns of a warp's unit in kq_mxfp8_roww
-// (KQ_MXR_SEG, 16 blocks); a unit's 4 rows are 32 apart (one line of the
-// swizzled layout), so the padded rowwise scale rows split into srows / 4
-// units per segment of a row.
-const mxfp8RowSeg = 512
-
 // mxfp8RowbCols is the columns of a kq_mxfp8_rowb block (KQ_MXB_COLS; its
 // rows are KQ_MXB_ROWS, 4).
 const mxfp8RowbCols = 2048
 
 // mxfp8RowbGrid is kq_mxfp8_rowb's grid for the rowwise scale shape
-// [srows, scols]: [column blocks, row quads] of 4 rows x mxfp8RowbCols
-// columns, or the same blocks in a 1D grid (x = quad * column blocks +
-// column block) beyond gridDim.y's limit of 65535 (rows > 262140).
-func mxfp8RowbGrid(srows, scols int) cuda.Dim3 {
-	nct, quads := ceilDiv(scols, mxfp8RowbCols/32), srows/4
-	if quads > 65535 {
-		return cuda.Dim(nct * quads)
-	}
-	return cuda.Dim2(nct, quads)
+// [srows, scols]: its tiles of 4 rows x mxfp8RowbCols columns ([row
+// quads, column blocks]) over the resident blocks (__launch_bounds__(256,
+// 4); persistentSlots), balanced, so that the fused amax commits once a
+// block.
+func (s *Set) mxfp8RowbGrid(srows, scols int) cuda.Dim3 {
+	tiles := int64(srows/4) * int64(ceilDiv(scols, mxfp8RowbCols/32))
+	return cuda.Dim(int(balancedGrid(tiles, s.persistentSlots(residentPerSM))))
 }
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
@@ -137,17 +123,6 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
 	return cuda.Dim(int(balancedGrid(macros, s.persistentSlots(mxfp8MacroPerSM))))
-}
-
-// mxfp8RowGrid is kq_mxfp8_roww's grid for the rowwise scale shape
-// [srows, scols]: units of 4 rows x mxfp8RowSeg / 32 blocks (the last of a
-// row partly past scols), one warp each at a time (8 a block), at most the
-// blocks that fit at once (__launch_bounds__(256, 4)), balanced over the
-// blocks' rounds of 8 units.
-func (s *Set) mxfp8RowGrid(srows, scols int) cuda.Dim3 {
-	const warps, segBlocks = threads / 32, mxfp8RowSeg / 32
-	units := int64(srows/4) * int64((scols+segBlocks-1)/segBlocks)
-	return cuda.Dim(int(balancedGrid((units+warps-1)/warps, s.persistentSlots(residentPerSM))))
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one

@@ -117,7 +117,6 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 
 #include "quantize_mxfp8.cuh"
 #include "quantize_mxfp8_mxm.cuh"
-#include "quantize_mxfp8_row.cuh"
 #include "quantize_mxfp8_rowb.cuh"
 
 // ---- entry points -----------------------------------------------------------
@@ -173,16 +172,14 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 // 16-bit inputs only (their tiles live in registers as pairs); float32
 // inputs take the other kernels. kq_mxfp8_both writes both operands, or
 // one of them when the other's data pointer is NULL; kq_mxfp8_colw is the
-// columnwise-only entry with the one-operand signature, kq_mxfp8_roww
-// (quantize_mxfp8_row.cuh, kq_mxr_impl: a stream of 4-row x 512-column
-// units, the next one staged in shared memory, 64 registers, 4 blocks per
-// SM) the rowwise-only one, and kq_mxfp8_rowb (quantize_mxfp8_rowb.cuh:
-// kq_blk_row's shape, one block per 4 rows x 2048 columns, no persistent
-// loop) its A/B twin (variants.go, MXFP8RowEnv). With the
+// columnwise-only entry with the one-operand signature. With the
 // prefetch, at most 128 registers, 2 blocks (16 warps, each with 8 KiB of
 // loads in flight: registers and shared-memory staging, KQ_MXM_STAGE) per
-// SM; the launchers size their grids to that (mxfp8TileKernel,
-// mxfp8Macro). The exponent buffers and staging slots are the kernel's
+// SM; the launcher sizes their grids to that (mxfp8MacroPerSM,
+// mxfp8Macro). The rowwise-only kernel is kq_mxfp8_rowb
+// (quantize_mxfp8_rowb.cuh: kq_blk_row's tiles of 4 rows x 2048 columns,
+// the resident blocks striding over them, at most 64 registers, 4 blocks
+// per SM). The exponent buffers and staging slots are the kernel's
 // shared array, one for every instantiation.
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
@@ -204,14 +201,9 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
 		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, fmt, ocp, st, esm); \
 	}                                                                                                   \
-	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_roww_##SUF(const T *x, int rows,      \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		__shared__ __align__(16) u8 esm[KQ_MXR_SMEM];                                                  \
-		kq_mxfp8_rows<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz, esm);           \
-	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_rowb_##SUF(const T *x, int rows,      \
 			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
-		kq_mxfp8_rowb<T>(x, rows, cols, out, scales, scols, fmt, ocp, st, swz);                       \
+		kq_mxfp8_rowb<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);                \
 	}
 
 KQ_HALF_KERNELS(bf16, kq_bf16)

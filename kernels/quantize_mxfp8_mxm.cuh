@@ -87,7 +87,7 @@ KQ_DEV uint2 kq_mxm_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const 
 // one is NaN; the max with 0 at the end turns an all-NaN block into amax
 // 0, as the accumulators starting at 0 elsewhere do.
 // It is three steps (kq_mxm_row_pmax, the shuffles, kq_mxm_row_fin), which
-// kq_mxr_unit takes for all its rows at once.
+// kq_mxm_row_exps and kq_mxfp8_rowb take for several rows at once.
 template <typename H>
 KQ_DEV u32 kq_mxm_row_pmax(H tag, const u32 (&a)[4]) {
 	return kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
@@ -107,9 +107,10 @@ KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
 
 // kq_mxm_row_exps finishes G rows' blocks at once from the lane's paired
 // maxima m (kq_mxm_row_pmax): the max over its 3 partners, the block amax
-// into the tensor amax tm, and each block's E8M0 exponent e. Every rowwise
-// MXFP8 kernel takes its rows in phases of G through it, so the rowwise
-// block rule's order has one owner.
+// into the tensor amax tm, and each block's E8M0 exponent e. The macro
+// tile takes its rows in phases of G through it; kq_mxfp8_rowb's
+// reduce-scatter takes the same operands in the same order (own operand
+// first, then partner ^ 1's, then ^ 2's).
 template <typename H, int fmt, int ocp, int G>
 KQ_DEV void kq_mxm_row_exps(H tag, u32 (&m)[G], u32 (&e)[G], float &tm, u32 full) {
 #pragma unroll
@@ -156,7 +157,7 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 	const T tag = {0};
 	const u32 full = 0xFFFFFFFFu;
 	u32 cm[4] = {0u, 0u, 0u, 0u};
-	// The rows in groups of KQ_MXM_GROUP, in phases (as kq_mxr_half): the
+	// The rows in groups of KQ_MXM_GROUP, in phases: the
 	// |x| words (the column maxima take them in row order), the rows'
 	// paired maxima, the two shuffle rounds, the exponents, the shared
 	// exponent bytes, the codes; the same operations per row as

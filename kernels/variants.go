@@ -11,29 +11,6 @@ import (
 // variants that give the same bytes, for timing them against each
 // other on a GPU. An unknown value is an error from Load.
 
-// MXFP8RowEnv picks the rowwise streaming MXFP8 kernel of 16-bit inputs
-// (MXFP8 and MXFP8Swizzled on the shapes and buffers kq_mxfp8_roww takes;
-// the same bytes from both). Unset: kq_mxfp8_roww (warps striding over
-// 4-row x 512-column units, the next one staged in shared memory by
-// cp.async). "rowb": kq_mxfp8_rowb, the shape of the block-scaling rowwise
-// kernel kq_blk_row (one block per 4 rows x 2048 columns, no persistent
-// loop): on an H100 level with roww at 8192^2 and 8% faster at 16384^2,
-// on an H200 4-10% slower (session 11, calls 2, 4 and 5). Three more were
-// measured and removed: roww without its staging (rowr, 8-10% slower on
-// an H100), the tensor as one linear sequence of 1x32 blocks with whole
-// blocks a lane (rowl, 11-17% slower on an H200) and torch.compile's
-// Triton shape, two lanes a 1x32 block at 32 registers (rowt, branch
-// s11t: 25-60% slower on an H200 and an H100, one block a round or
-// persistent; docs/benchmarks.md, session 11).
-const MXFP8RowEnv = "KQUANT_MXFP8_ROW"
-
-// MXFP8RowEnv's values, the kernels' names less kq_mxfp8_ and the type
-// suffix; mxfp8RowW is also the kernel when it is unset.
-const (
-	mxfp8RowW = "roww"
-	mxfp8RowB = "rowb"
-)
-
 // NVFP42DEnv picks the 2D (16x16 tile) NVFP4 fast path of 16-bit inputs,
 // ungrouped (the same bytes from both kernels). Unset: kq_nvf4_2dp_ when
 // both operands are written, kq_nvf4_2d_ for one (nvfp42DPiped). "one":
@@ -69,9 +46,6 @@ func (s *Set) nvfp42DPiped(both bool) bool {
 // readVariants sets s's variant fields from the environment and checks
 // them.
 func (s *Set) readVariants() error {
-	if err := s.setMXFP8Row(os.Getenv(MXFP8RowEnv)); err != nil {
-		return err
-	}
 	return s.setNVFP42D(os.Getenv(NVFP42DEnv))
 }
 
@@ -82,16 +56,6 @@ func (s *Set) setNVFP42D(v string) error {
 		return err
 	}
 	s.nvfp42D = v
-	return nil
-}
-
-// setMXFP8Row selects the rowwise streaming MXFP8 kernel, as MXFP8RowEnv's
-// value v ("" for the default).
-func (s *Set) setMXFP8Row(v string) error {
-	if err := checkVariant(MXFP8RowEnv, v, mxfp8RowW, mxfp8RowB); err != nil {
-		return err
-	}
-	s.mxfp8Row = v
 	return nil
 }
 
