@@ -52,15 +52,21 @@ KQ_DEV float kq_plo(kq_bf16, u32 w) { return kq_bf16_to_f32(w & 0xFFFFu); }
 KQ_DEV float kq_phi(kq_bf16, u32 w) { return kq_bf16_to_f32(w >> 16); }
 KQ_DEV float kq_plo(kq_f16, u32 w) { return kq_f16_to_f32(w & 0xFFFFu); }
 KQ_DEV float kq_phi(kq_f16, u32 w) { return kq_f16_to_f32(w >> 16); }
+// kq_widen widens the 2 N 16-bit elements (type H) of N packed words w
+// into v[0 .. 2 N), element 2 k from word k's low half.
+template <typename H, int N>
+KQ_DEV void kq_widen(const u32 *w, float *v) {
+#pragma unroll
+	for (int k = 0; k < N; k++) {
+		v[2 * k] = kq_plo(H(), w[k]);
+		v[2 * k + 1] = kq_phi(H(), w[k]);
+	}
+}
 // kq_widen8 widens the eight 16-bit elements (type H) of a 16-byte word.
 template <typename H>
 KQ_DEV void kq_widen8(uint4 q, float v[8]) {
 	const u32 w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-	for (int k = 0; k < 4; k++) {
-		v[2 * k] = kq_plo(H(), w[k]);
-		v[2 * k + 1] = kq_phi(H(), w[k]);
-	}
+	kq_widen<H, 4>(w, v);
 }
 
 // kq_cvt2<fmt> converts two floats with one rounding, round to nearest even,

@@ -76,11 +76,7 @@ KQ_DEV void kq_nvf4_2d_quant(const uint4 L[8], const u32 key[4], float f, u32 r[
 		u64 p;
 		if (key[j] > 0x7F800000u) {
 			float v[16];
-#pragma unroll
-			for (int k = 0; k < 8; k++) {
-				v[2 * k] = kq_plo(T(), P[k]);
-				v[2 * k + 1] = kq_phi(T(), P[k]);
-			}
+			kq_widen<T, 8>(P, v);
 			p = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
 		} else {
 			p = kq_q16p<T, false>(P, f, make_uint4(0u, 0u, 0u, 0u));

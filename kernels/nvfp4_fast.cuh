@@ -208,11 +208,7 @@ template <typename H, bool SR>
 KQ_DEV u64 kq_block16p(const u32 P[8], u32 key, float s6, float sinv, const float *tab, u64 n0, u32 operand, u32 group, u64 seed, u32 *d) {
 	if (key > 0x7F800000u) {
 		float v[16];
-#pragma unroll
-		for (int k = 0; k < 8; k++) {
-			v[2 * k] = kq_plo(H(), P[k]);
-			v[2 * k + 1] = kq_phi(H(), P[k]);
-		}
+		kq_widen<H, 8>(P, v);
 		return kq_block16_ref<SR>(v, s6, sinv, n0, operand, group, seed, d);
 	}
 	uint4 w;

@@ -215,11 +215,7 @@ KQ_DEV u64 kq_block16r(const u32 P[8], u32 key, float s6, float sinv, const floa
 		const u32 *rk, u32 *d) {
 	if (key > 0x7F800000u) {
 		float v[16];
-#pragma unroll
-		for (int k = 0; k < 8; k++) {
-			v[2 * k] = kq_plo(kq_bf16(), P[k]);
-			v[2 * k + 1] = kq_phi(kq_bf16(), P[k]);
-		}
+		kq_widen<kq_bf16, 8>(P, v);
 		return kq_block16_ref<SR>(v, s6, sinv, n0, 1u, group, seed, d);
 	}
 	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
