@@ -1,12 +1,10 @@
 package kernels
 
-// SetTileGridCap caps the grid of s's persistent tiled NVFP4 kernels (the
-// columnwise fast path, the ungrouped RHT amax and the persistent 2D kernel
-// kq_nvf4_2dp_, whose blocks stride over tiles; the default 2D kernel
-// takes one block per tile) and of the rowwise streaming MXFP8 kernel
-// kq_mxfp8_rowb at n blocks, 0 for no cap, and returns the previous cap:
-// the GPU tests run several tiles (units) per block on small tensors with
-// it.
+// SetTileGridCap caps the grids that persistentSlots sizes (the persistent
+// kernels whose blocks stride over tiles: the NVFP4 columnwise fast path,
+// RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles and kq_mxfp8_rowb) at n
+// blocks, 0 for no cap, and returns the previous cap: the GPU tests run
+// several tiles per block on small tensors with it.
 func (s *Set) SetTileGridCap(n int) int {
 	old := s.tileGridCap
 	s.tileGridCap = n
