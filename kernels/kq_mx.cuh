@@ -82,6 +82,7 @@ KQ_DEV float kq_amax_commit(float block_amax, u32 *st) {
 	__threadfence();
 	float amax = __uint_as_float(atomicExch(&st[KQ_ST_ACC], 0u));
 	atomicExch(&st[KQ_ST_TICKET], 0u);
+	kq_sched_reset(st);
 	return amax;
 }
 

@@ -61,12 +61,15 @@ func (f Format) MaxFinite() float32 {
 
 // Per-tensor state: StateBytes of device memory that must be zeroed once
 // when allocated. The kernels keep the amax reduction's scratch in the first
-// two words (and leave them zero) and the recipe state at these offsets.
+// two words and the persistent kernels' tile counter at StateNextOffset
+// (kq_sched_claim; all three left zero), and the recipe state at the other
+// offsets.
 const (
 	StateBytes          = 32
 	StateAmaxOffset     = 8
 	StateScaleOffset    = 12
 	StateScaleInvOffset = 16
+	StateNextOffset     = 20
 )
 
 // Block shapes. Quantize kernels are memory bound; 256 threads per block
@@ -348,7 +351,7 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
-			grid = cuda.Dim(int(balancedGrid(tiles, int64(s.sms*perSM))))
+			grid = cuda.Dim(int(balancedGrid(tiles, s.persistentSlots(perSM))))
 		}
 		return s.launch(c, name+dt.suffix(), grid, cuda.Dim(threads), st)
 	}

@@ -241,25 +241,32 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 	const bool dvec = (vec & KQ2_VEC_DATA) != 0, wide = (vec & KQ2_VEC_SCALES) != 0;
 	if (GRP && *flag != 0) return; // the split sizes are wrong: the step changes nothing
 	const int nmc = scols_col / 128;
-	const long long nmacro = GRP ? (long long)tiles[ngroups] * nmc : (long long)(srows_col / 4) * nmc;
+	const int nmacro = GRP ? tiles[ngroups] * nmc : (srows_col / 4) * nmc; // below 2^31: 2^45 elements
 	int gcur = 0; // grouped: the group of the block's latest placed macro row
 	const long long stride4 = 4LL * cols; // elements from one of the lane's rows to the next
 	float tm = 0.0f;
 	u32 nx[8][W];
 	// prefetch loads the lane's rows of macro tile m into nx (pf).
-	auto prefetch = [&](long long m) {
-		const kq2_place pn = kq2_where<GRP>((int)(m / nmc), rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
-		const int c = (int)(m % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
+	auto prefetch = [&](int mi) {
+		const kq2_place pn = kq2_where<GRP>(mi / nmc, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
+		const int c = (mi % nmc) * 128 + half * 64 + cg * 8, r0 = pn.dr0 + q * 32 + rq;
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
 			int n = r0 + 4 * i < pn.rend ? min(8, cols - c) : 0;
 			kq2_load_row(x, (long long)(r0 + 4 * i) * cols + c, n, dvec, nx[i]);
 		}
 	};
-	if (pf && (long long)blockIdx.x < nmacro) prefetch(blockIdx.x);
-	int buf = 0;
-	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
-		const int Mr = (int)(m / nmc), Mc = (int)(m % nmc);
+	// The block's macro tiles of rounds k and k + 1 (m, mnext) in
+	// kq_sched_claim's order: claim[sb] receives the round k + 2 tile from
+	// thread 0 before the round's barrier. The grouped kernel commits no
+	// amax (nothing would reset the counter): its tiles are static.
+	__shared__ int claim[2];
+	u32 *const cst = GRP ? 0 : st;
+	int m = (int)blockIdx.x, mnext = m + (int)gridDim.x, sb = 0;
+	if (pf && m < nmacro) prefetch(m);
+	for (int buf = 0; m < nmacro; buf ^= 1) {
+		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, mnext + (int)gridDim.x);
+		const int Mr = m / nmc, Mc = m % nmc;
 		const kq2_place P = kq2_where<GRP>(Mr, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
 		const int c = Mc * 128 + half * 64 + cg * 8, r0 = P.dr0 + q * 32 + rq;
 		const int ncol = min(8, cols - c); // the lane's columns in the tensor (<= 0: none)
@@ -270,7 +277,7 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 			for (int i = 0; i < 8; i++)
 #pragma unroll
 				for (int k = 0; k < W; k++) v[i][k] = nx[i][k];
-			if (m + gridDim.x < nmacro) prefetch(m + gridDim.x);
+			if (mnext < nmacro) prefetch(mnext);
 		} else {
 #pragma unroll
 			for (int i = 0; i < 8; i++) {
@@ -323,6 +330,9 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 			}
 		}
 		__syncthreads();
+		m = mnext;
+		mnext = claim[sb];
+		sb ^= 1;
 		if (warp >= 4) continue;
 		// The macro tile's scales. Entries outside the tensor are zero:
 		// tiles without elements have exponent 0 already, so only rows
@@ -398,7 +408,8 @@ KQ_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 
 //
 // At most 128 registers, 2 blocks of 256 threads (8 warps: the macro tile's
 // 8 pieces) per SM; the launcher sizes its grid to the blocks that fit at
-// once, so that the fused amax commits once per resident block. out_row /
+// once, so that the fused amax commits once per resident block, and the
+// blocks take the tiles in kq_sched_claim's order. out_row /
 // out_col NULL skips that operand (and its scale matrices); swz_row /
 // swz_col NULL skips the swizzled copy; st NULL skips the tensor amax; vec
 // as above (KQ2_VEC_DATA, KQ2_VEC_SCALES).

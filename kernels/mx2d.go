@@ -97,7 +97,7 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them, at most those that fit at once.
 	macros := int64(cr/4) * int64(cc/128)
-	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
+	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, s.persistentSlots(mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
 }
 
 // GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
@@ -163,5 +163,5 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 	// At most the macro tiles of the most padded split vector, at most
 	// the blocks that fit at once (__launch_bounds__(256, 2)).
 	macros := int64(ceilDiv(maxRows, 128)) * int64(scolsCol/128)
-	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, int64(s.sms*mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
+	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, s.persistentSlots(mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
 }

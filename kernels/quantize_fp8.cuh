@@ -20,6 +20,7 @@ KQ_DEV float kq_fp8_commit(float block_amax, u32 *st) {
 	if (ticket != nblocks - 1u) return -1.0f;
 	const float amax = __uint_as_float(atomicExch(&st[KQ_ST_ACC], 0u));
 	atomicExch(&st[KQ_ST_TICKET], 0u);
+	kq_sched_reset(st);
 	return amax;
 }
 

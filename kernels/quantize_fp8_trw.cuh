@@ -53,10 +53,10 @@ KQ_DEV void kq_cast_tr_impl(const T *x, int rows, int cols, u32 *st, u8 *out_row
 // Tiles are taken from the last to the first: in current scaling the amax
 // pass has just read the tensor front to back, so the first tiles read here
 // still sit in L2. For delayed scaling the launcher gives a grid of the
-// resident blocks, which stride over the tiles: the fused amax commits once
-// per block (one same-address atomic per tile cost more than the cast at
-// 16384^2), and for 16-bit inputs a block's next tile is in flight while it
-// stores the current one (kq_cast_trw_body). Current scaling, with no amax
+// resident blocks, which take the tiles in kq_sched_claim's order: the
+// fused amax commits once per block (one same-address atomic per tile cost
+// more than the cast at 16384^2), and for 16-bit inputs a block's next
+// tile is in flight while it stores the current one (kq_cast_trw_body). Current scaling, with no amax
 // to commit, gets one block per tile, which measured faster (launch.go). It
 // computes the same bytes as the 32x32 kernel above. The tile itself
 // (kq_trw_tile) is also the grouped kernels' cast + transpose.
@@ -228,23 +228,33 @@ KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 	const long long ntiles = (long long)ntx * ((rows + KQ_TRW - 1) / KQ_TRW);
 	float m = 0.0f;
 	if constexpr (sizeof(T) == 2) {
-		long long k = blockIdx.x;
+		// The block's tiles of rounds j and j + 1 (k, kn), in
+		// kq_sched_claim's order when the amax is fused (the last block's
+		// commit resets the counter; without one the grid is a block a
+		// tile): claim[sb] receives the round j + 2 tile from thread 0
+		// before the round's barrier.
+		__shared__ int claim[2];
+		u32 *const cst = AMAX ? st : 0;
+		int k = (int)blockIdx.x, kn = k + (int)gridDim.x, sb = 0; // ntiles < 2^31: 2^45 elements
 		uint4 raw[8];
 		if (k < ntiles) {
 			const long long tl = ntiles - 1 - k;
 			kq_trw_load16(x, rows, cols, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, raw);
 		}
-		for (int b = 0; k < ntiles; k += gridDim.x, b ^= 1) {
+		for (int b = 0; k < ntiles; b ^= 1) {
+			if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, kn + (int)gridDim.x);
 			const long long tl = ntiles - 1 - k;
 			const int r0 = (int)(tl / ntx) * KQ_TRW, c0 = (int)(tl % ntx) * KQ_TRW;
 			kq_trw_conv16<T, AMAX, FMT>(raw, rows, cols, r0, c0, scale, out_row, fmt, tile[b], m);
-			const long long kn = k + gridDim.x;
 			if (kn < ntiles) {
 				const long long tn = ntiles - 1 - kn;
 				kq_trw_load16(x, rows, cols, (int)(tn / ntx) * KQ_TRW, (int)(tn % ntx) * KQ_TRW, raw);
 			}
 			__syncthreads();
 			kq_trw_store16(rows, cols, r0, c0, out_col, tile[b]);
+			k = kn;
+			kn = claim[sb];
+			sb ^= 1;
 		}
 	} else {
 		for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {

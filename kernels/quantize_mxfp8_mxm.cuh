@@ -1,8 +1,8 @@
 // quantize_mxfp8_mxm.cuh: part of quantize.cu (included once, after
 // quantize_mxfp8.cuh, whose helpers and definitions it uses): the MXFP8
 // kernels' bodies for 16-bit inputs with cols % 8 == 0 and aligned buffers,
-// the fused and columnwise macro-tile kernels (the rowwise streaming kernel
-// is quantize_mxfp8_row.cuh). Not a header of its own; the entry points are
+// the fused and columnwise macro-tile kernels (the rowwise-only kernel is
+// quantize_mxfp8_rowb.cuh). Not a header of its own; the entry points are
 // in quantize.cu.
 
 // ---- MXFP8 in 128x128 macro tiles ---------------------------------------------
@@ -12,9 +12,9 @@
 // element space roundup(rows,128) x roundup(cols,128), which both padded
 // scale matrices span: warp w the 32x64 piece of band q = w / 2, columns
 // 64 (w % 2) .., in kq_mx_tile's lane layout (lane (rq, cg) holds rows rq +
-// 4i, columns 8cg..8cg+7, as pairs). The blocks stride over the macro tiles
-// and prefetch the next one's pieces (8 16-byte loads a lane) while they
-// convert the current one.
+// 4i, columns 8cg..8cg+7, as pairs). The resident blocks take the macro
+// tiles in kq_sched_claim's order and prefetch the next ones' pieces (8
+// 16-byte loads a lane) while they convert the current one.
 //
 // A macro tile is exactly one 512-byte block of each swizzled scale matrix
 // (rowwise: 128 rows x 4 blocks; columnwise, swizzled as its transpose: 128
@@ -251,28 +251,33 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 	const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
 	const int cg = lane & 7, rq = lane >> 3, qb = warp >> 1, half = warp & 1;
 	const int nmc = scols_col / 128, nmr = srows_col / 4;
-	const long long nmacro = (long long)nmr * nmc;
+	const int nmacro = nmr * nmc; // below 2^31: 2^45 elements
 	const long long stride4 = 4LL * cols;      // elements from one of the lane's rows to the next
 	const long long lstride = stride4 / 8;     // the same in 16-byte units
 	float tm = 0.0f;
-	// The block's macro tile (Mr, Mc), advanced by the grid stride.
-	int Mr = (int)(blockIdx.x / nmc), Mc = (int)(blockIdx.x % nmc);
-	const int dmr = (int)(gridDim.x / nmc), dmc = (int)(gridDim.x % nmc);
 	// place: the lane's first row and column of macro tile (R, C).
 	auto is_full = [&](int R, int C) { return 128 * R + 128 <= rows && 128 * C + 128 <= cols; };
 	auto first = [&](int R, int C, int &r0, int &c) {
 		r0 = 128 * R + 32 * qb + rq;
 		c = 128 * C + 64 * half + 8 * cg;
 	};
-	auto load = [&](int R, int C, uint4 (&q)[8]) {
+	auto load = [&](int mi, uint4 (&q)[8]) {
+		const int R = mi / nmc, C = mi % nmc;
 		int r0, c;
 		first(R, C, r0, c);
 		const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)r0 * cols + c);
 		if (is_full(R, C)) kq_mxm_load<true>(p, lstride, true, 0, q);
 		else kq_mxm_load<false>(p, lstride, c < cols, rows - r0, q);
 	};
+	// The block's macro tiles of rounds k, k + 1, k + 2 (kq_sched_claim:
+	// the first three static, then claimed three rounds ahead; claim[sb]
+	// receives the round k + 3 tile from thread 0 before the round's
+	// barrier).
+	__shared__ int claim[2];
+	int cur = (int)blockIdx.x, n1 = cur + (int)gridDim.x, n2 = n1 + (int)gridDim.x;
+	int sb = 0;
 	uint4 nx[8];
-	if ((long long)blockIdx.x < nmacro) load(Mr, Mc, nx);
+	if (cur < nmacro) load(cur, nx);
 #if KQ_MXM_STAGE
 	// The lane's slot for row i is slot[32 * i] (shared address sbase +
 	// 512 i): a warp's 32 lanes take 512 contiguous bytes per row.
@@ -295,38 +300,32 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 		}
 		asm volatile("cp.async.commit_group;" ::: "memory");
 	};
-	if ((long long)blockIdx.x + gridDim.x < nmacro) stage((int)(blockIdx.x + gridDim.x));
+	if (n1 < nmacro) stage(n1);
 	bool odd = false;
 #endif
 	int buf = 0;
-	for (long long m = blockIdx.x; m < nmacro; m += gridDim.x, buf ^= 1) {
-		const int R = Mr, C = Mc;
-		Mr += dmr;
-		Mc += dmc;
-		if (Mc >= nmc) {
-			Mc -= nmc;
-			Mr++;
-		}
-		uint4 cur[8];
+	while (cur < nmacro) {
+		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<3>(st, n2 + (int)gridDim.x);
+		const int R = cur / nmc, C = cur % nmc;
+		uint4 cur4[8];
 #if KQ_MXM_STAGE
-		// Tile m came through the registers (even rounds) or the slots
-		// (odd rounds); tile m + 2G takes the same way.
-		const long long m2 = m + 2LL * gridDim.x;
+		// Tile k came through the registers (even rounds) or the slots
+		// (odd rounds); tile k + 2 takes the same way.
 		if (!odd) {
 #pragma unroll
-			for (int i = 0; i < 8; i++) cur[i] = nx[i];
-			if (m2 < nmacro) load((int)m2 / nmc, (int)m2 % nmc, nx);
+			for (int i = 0; i < 8; i++) cur4[i] = nx[i];
+			if (n2 < nmacro) load(n2, nx);
 		} else {
 			asm volatile("cp.async.wait_all;" ::: "memory");
 #pragma unroll
-			for (int i = 0; i < 8; i++) cur[i] = slot[32 * i];
-			if (m2 < nmacro) stage((int)m2);
+			for (int i = 0; i < 8; i++) cur4[i] = slot[32 * i];
+			if (n2 < nmacro) stage(n2);
 		}
 		odd = !odd;
 #else
 #pragma unroll
-		for (int i = 0; i < 8; i++) cur[i] = nx[i];
-		if (m + gridDim.x < nmacro) load(Mr, Mc, nx);
+		for (int i = 0; i < 8; i++) cur4[i] = nx[i];
+		if (n1 < nmacro) load(n1, nx);
 #endif
 		int r0, c;
 		first(R, C, r0, c);
@@ -335,10 +334,14 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 		u8 *orow = (ops & KQ_MX_ROW) ? out_row + o0 : 0;
 		u8 *ocol = (ops & KQ_MX_COL) ? out_col + o0 : 0;
 		if (is_full(R, C))
-			kq_mxm_tile<T, fmt, ocp, ops, true>(cur, rq, cg, qb, half, true, 0, orow, ocol, stride4, tm, sm);
+			kq_mxm_tile<T, fmt, ocp, ops, true>(cur4, rq, cg, qb, half, true, 0, orow, ocol, stride4, tm, sm);
 		else
-			kq_mxm_tile<T, fmt, ocp, ops, false>(cur, rq, cg, qb, half, c < cols, rows - r0, orow, ocol, stride4, tm, sm);
+			kq_mxm_tile<T, fmt, ocp, ops, false>(cur4, rq, cg, qb, half, c < cols, rows - r0, orow, ocol, stride4, tm, sm);
 		__syncthreads();
+		cur = n1;
+		n1 = n2;
+		n2 = claim[sb];
+		sb ^= 1;
 		// The macro tile's scales, one store a lane: warp 0 the rowwise
 		// matrix (rows 128 R + 32 k + lane, blocks 4C..4C+3), warp 1 its
 		// swizzled block, warp 2 the columnwise matrix (rows 4R + lane / 8,
@@ -361,6 +364,7 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 			*reinterpret_cast<uint4 *>(swz_col + ((long long)C * (srows_col / 4) + R) * 512 + lane * 16) =
 				*reinterpret_cast<const uint4 *>(sm + KQ_MXM_ECS + lane * 16);
 		}
+		buf ^= 1;
 	}
 	kq_mxfp8_finish(tm, st);
 }
