@@ -482,9 +482,10 @@ KQ_NVFP4_KERNELS(float, f32)
 KQ_NVFP4_KERNELS(kq_bf16, bf16)
 KQ_NVFP4_KERNELS(kq_f16, f16)
 
-// The persistent 2D fast path of 16-bit inputs (NVFP42DEnv "pipe"; the
-// ungrouped fast shapes only), with kq_nvf4_2d_'s parameters: the grid is
-// the resident blocks, two per SM for the next piece's 32 registers.
+// The pipelined 2D fast path of 16-bit inputs (NVFP42DEnv "pipe"; the
+// ungrouped fast shapes only), with kq_nvf4_2d_'s parameters: two blocks
+// per SM for the next piece's 32 registers; the launcher's grid is one
+// block a piece (nvfp42DPipeGrid).
 #define KQ_NVFP4_2DP_KERNEL(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256, 2) kq_nvf4_2dp_##sfx(const T *x, int rows, int cols, const u32 *amax, \
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \

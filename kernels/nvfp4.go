@@ -153,9 +153,14 @@ func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
 // grid cap when it is lower (SetTileGridCap), so that each block strides
 // over several tiles.
 func (s *Set) persistentSlots(perSM int) int64 {
-	slots := int64(s.sms * perSM)
+	return s.capSlots(int64(s.sms * perSM))
+}
+
+// capSlots is slots, or the tests' grid cap when it is lower
+// (SetTileGridCap).
+func (s *Set) capSlots(slots int64) int64 {
 	if s.tileGridCap > 0 {
-		slots = min(slots, int64(s.tileGridCap))
+		return min(slots, int64(s.tileGridCap))
 	}
 	return slots
 }
@@ -337,16 +342,19 @@ func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	return s.launch(c, kernel+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 
-// nvfp42DPipePerSM is kq_nvf4_2dp_'s resident blocks per SM (its
-// __launch_bounds__).
-const nvfp42DPipePerSM = 2
-
 // nvfp42DPipeGrid is kq_nvf4_2dp_'s grid over the 64 x 256 pieces of a
-// [rows, cols] input: the resident blocks, as many as give every block
-// the same number of pieces but one (balancedGrid) within persistentSlots.
+// [rows, cols] input: one block a piece, so that the pieces in progress
+// stay one contiguous window of the piece order; its blocks stride over
+// several pieces (the next one's loads in flight during the current one's
+// work) only under the tests' grid cap (capSlots). The resident blocks
+// striding drifted apart over the tensor: against them, both operands of
+// the 16x16 recipe (TestBenchmarkUsage, session 13, fraction of copy at
+// 8192^2 / 16384^2) went from 72.3 / 68.0 to 72.7 / 76.5% on an H200 and
+// from 76.9 / 69.1 to 82.5 / 82.9% on an H100. The kernel has no fused
+// amax, so no state to claim tiles from (kq_sched_claim).
 func (s *Set) nvfp42DPipeGrid(rows, cols int) cuda.Dim3 {
 	pieces := int64(ceilDiv(cols, 256)) * int64(rows/64)
-	return cuda.Dim(int(balancedGrid(pieces, s.persistentSlots(nvfp42DPipePerSM))))
+	return cuda.Dim(int(balancedGrid(pieces, s.capSlots(pieces))))
 }
 
 // Swizzle writes the GEMM layout of the row-major [rows, cols] byte scale

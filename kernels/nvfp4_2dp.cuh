@@ -6,11 +6,13 @@
 // compute, and nothing loads while they compute; and each warp's rowwise
 // code store writes 16 bytes to each of 8 rows, half of a 32-byte sector
 // (the other half is the next warp's), doubling the L2's write
-// transactions. Here the resident blocks stride over the pieces (row
-// bands of ceil(cols / 256) pieces, in the one-shot grid's order) and
-// issue the next piece's loads before the current one's work; and the
-// rowwise codes go through shared memory, so that each thread stores 16
-// bytes and a warp 4 whole rows of 128 bytes. Per element the
+// transactions. Here the rowwise codes go through shared memory, so that
+// each thread stores 16 bytes and a warp 4 whole rows of 128 bytes; and a
+// block that takes several pieces (row bands of ceil(cols / 256) pieces,
+// in the one-shot grid's order, stepping by the grid) issues the next
+// piece's loads before the current one's work. The launcher gives one
+// block a piece (nvfp42DPipeGrid: resident blocks striding drifted apart
+// over the tensor); blocks stride under the tests' grid cap. Per element the
 // operations are kq_nvf4_2d_reg's (its parts, nvfp4_2d.cuh), on the same
 // lane layout; the columnwise codes (whole sectors already) and the
 // scales leave as there.

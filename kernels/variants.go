@@ -15,10 +15,10 @@ import (
 // ungrouped (the same bytes from both kernels). Unset: kq_nvf4_2dp_ when
 // both operands are written, kq_nvf4_2d_ for one (nvfp42DPiped). "one":
 // kq_nvf4_2d_ always, one block per 64 x 256 piece, loading and then
-// computing. "pipe": kq_nvf4_2dp_ always, two resident blocks per SM
-// striding over the pieces, the next piece's loads issued before the
-// current one's work, the rowwise codes stored as whole 128-byte rows
-// through shared memory (nvfp4_2dp.cuh).
+// computing. "pipe": kq_nvf4_2dp_ always, also one block a piece
+// (nvfp42DPipeGrid; its blocks stride only under the tests' grid cap), the
+// rowwise codes stored as whole 128-byte rows through shared memory
+// (nvfp4_2dp.cuh).
 const NVFP42DEnv = "KQUANT_NVFP4_2D"
 
 // NVFP42DEnv's values.
@@ -32,7 +32,9 @@ const (
 // Unset, the choice follows session 11's TestBenchmarkUsage: for both
 // operands the persistent kernel's step was 6% and 2% shorter at 8192^2
 // and 16384^2 on an H200 (one call), 7% shorter and 1% longer on an H100;
-// for one operand it was 8-15% longer on the H200.
+// for one operand it was 8-15% longer on the H200. Its grid of one block
+// a piece (session 13) is shorter still for both operands
+// (nvfp42DPipeGrid).
 func (s *Set) nvfp42DPiped(both bool) bool {
 	switch s.nvfp42D {
 	case nvfp42DOne:
