@@ -93,19 +93,31 @@ __device__ __forceinline__ void commit(int cm, u32 v) {
 		if (t2 == nsl - 1) { __threadfence(); g_acc[1] = atomicExch(&g_acc[0], 0u); atomicExch(&g_tk[0], 0u); }
 	}
 }
+// Place: the tiles of k_macro and k_dyn (MAP 0: 128 x 128, warp w the 32 x
+// 64 piece of band w / 2, half w % 2; MAP 1: 32 x 512 strips, warp w
+// columns 64w..) and base(m), the lane's first 16-byte word of tile m (lane
+// (rq, cg) = (lane / 8, lane % 8) takes rows rq + 4i, columns 8cg..8cg + 7).
+template <int MAP>
+struct Place {
+	int cols, nmc, r0, c0;
+	long long nt;
+	static constexpr int TR = MAP ? 32 : 128, TC = MAP ? 512 : 128;
+	__device__ Place(int rows, int cols_) : cols(cols_), nmc(cols_ / TC) {
+		const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+		r0 = 32 * (MAP ? 0 : warp >> 1) + (lane >> 3);
+		c0 = 64 * (MAP ? warp : warp & 1) + 8 * (lane & 7);
+		nt = (long long)nmc * (rows / TR);
+	}
+	__device__ long long base(long long m) const {
+		const int R = (int)(m / nmc), C = (int)(m % nmc);
+		return ((long long)(TR * R + r0) * cols + TC * C + c0) / 8;
+	}
+};
 template <int PF, int MAP = 0, int CM = 0>
 __global__ void __launch_bounds__(256, 2) k_macro(const uint4 *x, int rows, int cols, uint2 *a, uint2 *b) {
-	extern __shared__ unsigned char pad[];
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int cg = lane & 7, rq = lane >> 3, qb = MAP ? 0 : warp >> 1, half = MAP ? warp : warp & 1;
-	const int TR = MAP ? 32 : 128, TC = MAP ? 512 : 128;
-	const int nmc = cols / TC, nmr = rows / TR;
-	const long long nt = (long long)nmc * nmr;
-	const long long c8 = cols / 8;
-	auto base = [&](long long m) {
-		const int R = (int)(m / nmc), C = (int)(m % nmc);
-		return ((long long)(TR * R + 32 * qb + rq) * cols + TC * C + 64 * half + 8 * cg) / 8;
-	};
+	const Place<MAP> pl(rows, cols);
+	const long long nt = pl.nt, c8 = cols / 8;
+	auto base = [&](long long m) { return pl.base(m); };
 	u32 acc = 0;
 	uint4 nx[8];
 	long long m = blockIdx.x;
@@ -144,16 +156,9 @@ __global__ void zero_ctr() { g_ctr[0] = g_ctr[1] = g_ctr[2] = g_ctr[3] = 0; g_ac
 template <int MAP, int CM, int NB>
 __global__ void __launch_bounds__(256, NB) k_dyn(const uint4 *x, int rows, int cols, uint2 *a, uint2 *b) {
 	__shared__ long long s_n[2];
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int cg = lane & 7, rq = lane >> 3, qb = MAP ? 0 : warp >> 1, half = MAP ? warp : warp & 1;
-	const int TR = MAP ? 32 : 128, TC = MAP ? 512 : 128;
-	const int nmc = cols / TC, nmr = rows / TR;
-	const long long nt = (long long)nmc * nmr;
-	const long long c8 = cols / 8;
-	auto base = [&](long long m) {
-		const int R = (int)(m / nmc), C = (int)(m % nmc);
-		return ((long long)(TR * R + 32 * qb + rq) * cols + TC * C + 64 * half + 8 * cg) / 8;
-	};
+	const Place<MAP> pl(rows, cols);
+	const long long nt = pl.nt, c8 = cols / 8;
+	auto base = [&](long long m) { return pl.base(m); };
 	u32 acc = 0;
 	uint4 nx[8];
 	long long cur = blockIdx.x, nxt = blockIdx.x + gridDim.x;

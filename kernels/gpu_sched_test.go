@@ -98,23 +98,38 @@ func claimedOutputs(c *cuda.Ctx, b *bufs, dt kernels.DType, x cuda.Buffer, sh sh
 		r.names = append(r.names, name+" state")
 		r.outs = append(r.outs, r.states[len(r.states)-1][:kernels.StateScaleInvOffset+4])
 	}
-	// The MXFP8 fused kernel, both operands with the swizzled scales.
-	{
+	// both runs launch, a kernel writing both MXFP8 operands with their
+	// swizzled scales, twice on one state and records every output.
+	both := func(name string, launch func(or, sr, zr, oc, sc, zc, st cuda.Buffer) error) error {
 		or, sr, zr := b.alloc(n, 0xAA), b.alloc(nr, 0xAA), b.alloc(nr, 0x55)
 		oc, sc, zc := b.alloc(n, 0xAA), b.alloc(nc, 0xAA), b.alloc(nc, 0x55)
 		st := b.alloc(kernels.StateBytes, 0)
 		for range 2 {
-			if err := set.MXFP8BothSwizzled(c, stream, dt, x, sh.rows, sh.cols, or, sr, zr, oc, sc, zc, f, false, st); err != nil {
-				return r, err
+			if err := launch(or, sr, zr, oc, sc, zc, st); err != nil {
+				return err
 			}
 		}
-		state("mxfp8 both", st)
-		add("mxfp8 both rowwise data", or, n)
-		add("mxfp8 both rowwise scales", sr, nr)
-		add("mxfp8 both rowwise swizzled", zr, nr)
-		add("mxfp8 both columnwise data", oc, n)
-		add("mxfp8 both columnwise scales", sc, nc)
-		add("mxfp8 both columnwise swizzled", zc, nc)
+		state(name, st)
+		for _, o := range []struct {
+			what string
+			buf  cuda.Buffer
+			size int
+		}{{"rowwise data", or, n}, {"rowwise scales", sr, nr}, {"rowwise swizzled", zr, nr},
+			{"columnwise data", oc, n}, {"columnwise scales", sc, nc}, {"columnwise swizzled", zc, nc}} {
+			add(name+" "+o.what, o.buf, o.size)
+		}
+		return nil
+	}
+	// The MXFP8 fused kernel and the 32x32 kernel.
+	if err := both("mxfp8 both", func(or, sr, zr, oc, sc, zc, st cuda.Buffer) error {
+		return set.MXFP8BothSwizzled(c, stream, dt, x, sh.rows, sh.cols, or, sr, zr, oc, sc, zc, f, false, st)
+	}); err != nil {
+		return r, err
+	}
+	if err := both("mxfp8 32x32", func(or, sr, zr, oc, sc, zc, st cuda.Buffer) error {
+		return set.MXFP82D(c, stream, dt, x, sh.rows, sh.cols, or, sr, zr, oc, sc, zc, f, false, st)
+	}); err != nil {
+		return r, err
 	}
 	// The columnwise-only macro-tile kernel.
 	{
@@ -129,24 +144,6 @@ func claimedOutputs(c *cuda.Ctx, b *bufs, dt kernels.DType, x cuda.Buffer, sh sh
 		add("mxfp8 columnwise data", oc, n)
 		add("mxfp8 columnwise scales", sc, nc)
 		add("mxfp8 columnwise swizzled", zc, nc)
-	}
-	// The 32x32 kernel, both operands.
-	{
-		or, sr, zr := b.alloc(n, 0xAA), b.alloc(nr, 0xAA), b.alloc(nr, 0x55)
-		oc, sc, zc := b.alloc(n, 0xAA), b.alloc(nc, 0xAA), b.alloc(nc, 0x55)
-		st := b.alloc(kernels.StateBytes, 0)
-		for range 2 {
-			if err := set.MXFP82D(c, stream, dt, x, sh.rows, sh.cols, or, sr, zr, oc, sc, zc, f, false, st); err != nil {
-				return r, err
-			}
-		}
-		state("mxfp8 32x32", st)
-		add("mxfp8 32x32 rowwise data", or, n)
-		add("mxfp8 32x32 rowwise scales", sr, nr)
-		add("mxfp8 32x32 rowwise swizzled", zr, nr)
-		add("mxfp8 32x32 columnwise data", oc, n)
-		add("mxfp8 32x32 columnwise scales", sc, nc)
-		add("mxfp8 32x32 columnwise swizzled", zc, nc)
 	}
 	// Delayed scaling: three steps of the cast + transpose with the fused
 	// update, on the same input.
