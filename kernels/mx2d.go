@@ -94,10 +94,9 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 		Ptr(optional(outRow)).Ptr(optional(scRow)).Ptr(optional(swzRow)).I32(int32(rc)).
 		Ptr(optional(outCol)).Ptr(optional(scCol)).Ptr(optional(swzCol)).I32(int32(cr)).I32(int32(cc)).
 		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).I32(vec)
-	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
-	// striding over them, at most those that fit at once.
-	macros := int64(cr/4) * int64(cc/128)
-	return s.launch(c, "kq_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, s.persistentSlots(mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
+	// The resident blocks (tileGrid) over the 128x128 macro tiles (a warp
+	// per 32x64 piece), taken in kq_sched_claim's order.
+	return s.launch(c, "kq_mx2d_"+dt.suffix(), s.tileGrid(cc/128, cr/4, mx2dBlocksPerSM), cuda.Dim(threads), st)
 }
 
 // GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
@@ -162,6 +161,5 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(vec)
 	// At most the macro tiles of the most padded split vector, at most
 	// the blocks that fit at once (__launch_bounds__(256, 2)).
-	macros := int64(ceilDiv(maxRows, 128)) * int64(scolsCol/128)
-	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), cuda.Dim(int(max(min(macros, s.persistentSlots(mx2dBlocksPerSM)), 1))), cuda.Dim(threads), st)
+	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), s.tileGrid(scolsCol/128, ceilDiv(maxRows, 128), mx2dBlocksPerSM), cuda.Dim(threads), st)
 }
