@@ -371,6 +371,30 @@ func balancedGrid(items, slots int64) int64 {
 	return (items + rounds - 1) / rounds
 }
 
+// tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
+// with perSM resident blocks per SM: one block per tile when the tiles
+// are fewer than the blocks that fit.
+func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
+	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.persistentSlots(perSM)))))
+}
+
+// persistentSlots is how many blocks a persistent kernel bounded to perSM
+// blocks per SM may launch: the blocks that fit at once, or the tests'
+// grid cap when it is lower (SetTileGridCap), so that each block strides
+// over several tiles.
+func (s *Set) persistentSlots(perSM int) int64 {
+	return s.capSlots(int64(s.sms * perSM))
+}
+
+// capSlots is slots, or the tests' grid cap when it is lower
+// (SetTileGridCap).
+func (s *Set) capSlots(slots int64) int64 {
+	if s.tileGridCap > 0 {
+		return min(slots, int64(s.tileGridCap))
+	}
+	return slots
+}
+
 // wideTranspose reports whether the 128x128-tile cast+transpose applies: its
 // 16-byte loads need 8-element runs along a row (cols % 8, x aligned), its
 // 8-byte rowwise stores an 8-byte aligned outRow, and its 16-byte stores of

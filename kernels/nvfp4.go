@@ -141,30 +141,6 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // tile's loads overlap the current one's work (nvfp4_tile.cuh).
 const nvfp4ColPerSM = 4
 
-// tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
-// with perSM resident blocks per SM: one block per tile when the tiles
-// are fewer than the blocks that fit.
-func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
-	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.persistentSlots(perSM)))))
-}
-
-// persistentSlots is how many blocks a persistent kernel bounded to perSM
-// blocks per SM may launch: the blocks that fit at once, or the tests'
-// grid cap when it is lower (SetTileGridCap), so that each block strides
-// over several tiles.
-func (s *Set) persistentSlots(perSM int) int64 {
-	return s.capSlots(int64(s.sms * perSM))
-}
-
-// capSlots is slots, or the tests' grid cap when it is lower
-// (SetTileGridCap).
-func (s *Set) capSlots(slots int64) int64 {
-	if s.tileGridCap > 0 {
-		return min(slots, int64(s.tileGridCap))
-	}
-	return slots
-}
-
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
 // tiles, 16-byte vectors) cover a [rows, cols] input: whole 64-row tiles
 // and 64-column multiples, at most 65535 tiles down.
