@@ -82,6 +82,10 @@ func TestNVFP4Bench(t *testing.T) {
 				return func() error { return set.NVFP4Row(c, stream, dt, x, rows, cols, am, fr, frs, frz, o) }
 			}
 			col := func() error { return set.NVFP4Col(c, stream, dt, x, rows, cols, amc, fc, fcs, fcz, grad) }
+			// The same with the tiles in the claimed order (a state).
+			claimed := grad
+			claimed.State = b.alloc(kernels.StateBytes, 0)
+			colClaimed := func() error { return set.NVFP4Col(c, stream, dt, x, rows, cols, amc, fc, fcs, fcz, claimed) }
 			twoD := func() error {
 				return set.NVFP4TwoD(c, stream, dt, x, rows, cols, am, fr, frs, cuda.Buffer{}, fc, fcs, cuda.Buffer{})
 			}
@@ -123,6 +127,8 @@ func TestNVFP4Bench(t *testing.T) {
 				{"nvfp4 amax RHT kernel", 2, in2, amaxRHT},
 				{"nvfp4 col kernel RHT+SR (+swz)", 1, colBytes, col},
 				{"nvfp4 grad step row+col RHT SR", 6, 2*in2 + rowBytes + colBytes, seq(amax, row(grad), amaxRHT, col)},
+				{"nvfp4 col kernel RHT+SR claimed", 1, colBytes, colClaimed},
+				{"nvfp4 grad step, col claimed", 6, 2*in2 + rowBytes + colBytes, seq(amax, row(grad), amaxRHT, colClaimed)},
 				{"nvfp4 2D kernel row+col", 3, twoDBytes, twoD},
 				{"nvfp4 2D weights step", 5, in2 + twoDBytes, seq(amax, twoD)},
 			} {

@@ -36,21 +36,28 @@ func TestNVFP4Fast(t *testing.T) {
 // pass for both where the RHT applies) instead of two NVFP4Amax calls,
 // and the 16x16 weight's operands one at a time (the rowwise operand
 // alone, then the columnwise one).
+//
+// The columnwise fast path runs with its tiles in the claimed order (a
+// state in NVFP4Opts), each launch twice, as well as striding statically.
 func TestNVFP4FastTiles(t *testing.T) {
 	nvfp4Amaxes, nvfp4TwoDSplit = true, true
-	defer func() { nvfp4Amaxes, nvfp4TwoDSplit = false, false }()
-	for _, blocks := range []int{1, 5} {
-		old := set.SetTileGridCap(blocks)
-		exact, total := nvfp4FastCheck(t, []shape{{64, 320}, {192, 128}, {1024, 1024}, {512, 4096}}, 8300+100*blocks)
-		set.SetTileGridCap(old)
-		t.Logf("NVFP4 fast paths, %d blocks: %d of %d outputs bit-exact with the reference", blocks, exact, total)
+	defer func() { nvfp4Amaxes, nvfp4TwoDSplit, nvfp4Claimed = false, false, false }()
+	for _, claimed := range []bool{false, true} {
+		nvfp4Claimed = claimed
+		for _, blocks := range []int{1, 5} {
+			old := set.SetTileGridCap(blocks)
+			exact, total := nvfp4FastCheck(t, []shape{{64, 320}, {192, 128}, {1024, 1024}, {512, 4096}}, 8300+100*blocks)
+			set.SetTileGridCap(old)
+			t.Logf("NVFP4 fast paths, %d blocks, claimed order %v: %d of %d outputs bit-exact with the reference", blocks, claimed, exact, total)
+		}
 	}
 }
 
 // nvfp4Amaxes makes nvfp4GPU take a 1D RHT plan's amaxes with
 // kernels.NVFP4Amaxes; nvfp4TwoDSplit makes it write a 16x16 weight's
-// operands in two NVFP4TwoD calls, rowwise and then columnwise.
-var nvfp4Amaxes, nvfp4TwoDSplit bool
+// operands in two NVFP4TwoD calls, rowwise and then columnwise;
+// nvfp4Claimed gives its NVFP4Col calls a state (NVFP4Opts.State).
+var nvfp4Amaxes, nvfp4TwoDSplit, nvfp4Claimed bool
 
 // nvfp4FastCheck runs TestNVFP4Fast's checks over shapes (inputs seeded
 // from base), returning the outputs bit-exact and the outputs checked.

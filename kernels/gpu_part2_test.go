@@ -189,6 +189,9 @@ func nvfp4GPU(c *cuda.Ctx, b *bufs, dt kernels.DType, raw []byte, rows, cols int
 	amR, amC := b.alloc(4, 0xAA), b.alloc(4, 0xAA)
 	deq := b.alloc(4*rows*cols, 0xAA)
 	o := kernels.NVFP4Opts{RHT: plan.RHT, Signs: plan.RHTSignMask, Stochastic: plan.Stochastic, Seed: seed}
+	if nvfp4Claimed {
+		o.State = b.alloc(kernels.StateBytes, 0)
+	}
 	amaxes := nvfp4Amaxes && plan.BlockRows != 16 && plan.RHT
 	if amaxes {
 		// Both amaxes from one pass (kernels.NVFP4Amaxes).
@@ -226,8 +229,21 @@ func nvfp4GPU(c *cuda.Ctx, b *bufs, dt kernels.DType, raw []byte, rows, cols int
 				return out, err
 			}
 		}
-		if err := set.NVFP4Col(c, stream, dt, xb, rows, cols, amC, col, cls, csw, o); err != nil {
-			return out, err
+		// Twice with a state: the second launch finds the counter words
+		// the first left, which must be zero.
+		launches := 1
+		if nvfp4Claimed {
+			launches = 2
+		}
+		for range launches {
+			if err := set.NVFP4Col(c, stream, dt, xb, rows, cols, amC, col, cls, csw, o); err != nil {
+				return out, err
+			}
+		}
+		if nvfp4Claimed {
+			if st := download(c, o.State, kernels.StateBytes); !bytes.Equal(st, make([]byte, kernels.StateBytes)) {
+				return out, fmt.Errorf("NVFP4Col left the state's words nonzero: % x", st)
+			}
 		}
 	}
 	if err := set.NVFP4Dequantize(c, stream, row, rows, cols, rs, rsc, amR, deq); err != nil {

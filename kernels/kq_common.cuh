@@ -23,34 +23,49 @@ typedef unsigned long long u64;
 #define KQ_E5M2 1
 
 // Per-tensor state: 8 words of device memory, zeroed once at allocation.
-// ACC and TICKET are the amax reduction's scratch and NEXT the tile
-// counter of kq_sched_claim, left zero by every kernel that uses them;
-// AMAX, SCALE and SCALE_INV are the recipe state.
+// ACC and TICKET are the amax reduction's scratch, NEXT and DONE the tile
+// counter and the end ticket of kq_sched_claim, left zero by every kernel
+// that uses them; AMAX, SCALE and SCALE_INV are the recipe state.
 #define KQ_ST_ACC 0
 #define KQ_ST_TICKET 1
 #define KQ_ST_AMAX 2
 #define KQ_ST_SCALE 3
 #define KQ_ST_SCALE_INV 4
 #define KQ_ST_NEXT 5
+#define KQ_ST_DONE 6
 
-// The tile order of the persistent tiled kernels with a fused amax. A
-// block's first AHEAD tiles are static (blockIdx.x + k gridDim.x); each
-// later one it claims, AHEAD rounds before it needs it (thread 0, once a
-// round, the result passed on through shared memory), from the state's
-// counter: tile AHEAD gridDim.x + NEXT++. The tiles in progress then stay
-// one contiguous window of the row-major tile order, as with one block a
-// tile, where static striding lets the blocks drift apart over the
-// tensor (a copy-shaped kernel in 128x128 tiles at 2 blocks per SM, no
-// arithmetic: 78-82% of copy bandwidth striding, 88% claiming; H200,
-// session 13). Without a state (st NULL) every tile is static: the
-// result is static_tile, the tile AHEAD rounds on. The bytes are the same
-// in either order. The last block to commit the amax resets the counter
-// (kq_sched_reset): every claim of the launch precedes its block's ticket.
+// The tile order of the persistent tiled kernels. A block's first AHEAD
+// tiles are static (block b's k-th: b + k nblocks, nblocks the grid's
+// blocks); each later one it claims, AHEAD rounds before it needs it
+// (thread 0, once a round, the result passed on through shared memory),
+// from the state's counter: tile AHEAD nblocks + NEXT++. The tiles in
+// progress then stay one contiguous window of the row-major tile order,
+// as with one block a tile, where static striding lets the blocks drift
+// apart over the tensor (a copy-shaped kernel in 128x128 tiles at 2 blocks
+// per SM, no arithmetic: 78-82% of copy bandwidth striding, 88% claiming;
+// H200, hack/mempattern.cu). Without a state (st NULL) every tile is
+// static: the result is static_tile, the tile AHEAD rounds on. The bytes
+// are the same in either order. The counter goes back to zero at the end
+// of the launch: in kernels with a fused amax the last block to commit it
+// resets the counter (kq_sched_reset: every claim of the launch precedes
+// its block's ticket); the others end with kq_sched_done.
 template <int AHEAD>
-KQ_DEV int kq_sched_claim(u32 *st, int static_tile) {
-	return st != 0 ? AHEAD * (int)gridDim.x + (int)atomicAdd(&st[KQ_ST_NEXT], 1u) : static_tile;
+KQ_DEV int kq_sched_claim(u32 *st, int nblocks, int static_tile) {
+	return st != 0 ? AHEAD * nblocks + (int)atomicAdd(&st[KQ_ST_NEXT], 1u) : static_tile;
 }
 KQ_DEV void kq_sched_reset(u32 *st) { atomicExch(&st[KQ_ST_NEXT], 0u); }
+// kq_sched_done ends a claiming block without an amax commit (thread 0,
+// after its last claim; nothing without a state): the release-acquire
+// ticket orders the block's claims before it, and the last block resets
+// the counter and the ticket.
+KQ_DEV void kq_sched_done(u32 *st, int nblocks) {
+	if (st == 0) return;
+	u32 t;
+	asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(t) : "l"(st + KQ_ST_DONE) : "memory");
+	if (t != (u32)nblocks - 1u) return;
+	kq_sched_reset(st);
+	atomicExch(&st[KQ_ST_DONE], 0u);
+}
 
 // 16-bit input types are carried as their bits.
 struct kq_bf16 { u16 bits; };

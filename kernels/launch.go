@@ -61,9 +61,9 @@ func (f Format) MaxFinite() float32 {
 
 // Per-tensor state: StateBytes of device memory that must be zeroed once
 // when allocated. The kernels keep the amax reduction's scratch in the first
-// two words and the persistent kernels' tile counter at StateNextOffset
-// (kq_sched_claim; all three left zero), and the recipe state at the other
-// offsets.
+// two words and the persistent kernels' tile counter and end ticket in the
+// two from StateNextOffset (kq_sched_claim; all four left zero), and the
+// recipe state at the other offsets.
 const (
 	StateBytes          = 32
 	StateAmaxOffset     = 8

@@ -265,7 +265,7 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 	int m = (int)blockIdx.x, mnext = m + (int)gridDim.x, sb = 0;
 	if (pf && m < nmacro) prefetch(m);
 	for (int buf = 0; m < nmacro; buf ^= 1) {
-		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, mnext + (int)gridDim.x);
+		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, (int)gridDim.x, mnext + (int)gridDim.x);
 		const int Mr = m / nmc, Mc = m % nmc;
 		const kq2_place P = kq2_where<GRP>(Mr, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
 		const int c = Mc * 128 + half * 64 + cg * 8, r0 = P.dr0 + q * 32 + rq;

@@ -378,7 +378,10 @@ KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(a
 // Kernels by input type. vec of the row kernel: 0 element loads, 1 vector
 // loads, 2 the fast path; fast of the columnwise, RHT-amax and 2D kernels
 // selects their tiled fast paths (the launchers check the shapes and
-// alignments and size the grids).
+// alignments and size the grids). st of the columnwise kernel, when not
+// NULL, is a tensor state whose NEXT and DONE words the ungrouped fast
+// path's resident blocks take their tiles in order with (kq_sched_claim,
+// kq_sched_done: left zero); NULL, they stride statically.
 #define KQ_NVFP4_KERNELS(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x, int rows, int cols, u32 *amax, \
 		const int *offsets, int ngroups, const int *flag, int vec) { \
@@ -413,11 +416,13 @@ extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf
 } \
 extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast, \
-		const int *offsets, int ngroups, const int *flag) { \
+		const int *offsets, int ngroups, const int *flag, u32 *st) { \
 	kq_tiles tl; \
 	tl.ntx = srows >> 7; \
+	tl.st = 0; \
 	if (fast && offsets == 0) { \
 		tl.t0 = blockIdx.y * gridDim.x + blockIdx.x; tl.step = gridDim.x * gridDim.y; tl.n = tl.ntx * (rows >> 6); \
+		tl.st = st; \
 		kq_nvf4_col_fast<T>(x, rows, cols, amax, out, scales, srows, scols, swz, rht, signs, sr, seed, group, tl); \
 		return; \
 	} \

@@ -46,6 +46,13 @@ type NVFP4Opts struct {
 	// Only NVFP4Col takes it; the grouped rowwise kernel numbers its groups
 	// itself, so NVFP4Row refuses a nonzero Group.
 	Group uint32
+	// State, when set, is the tensor's state (StateBytes, zeroed once):
+	// the resident blocks of NVFP4Col's ungrouped fast path then take
+	// their tiles in a claimed order (the counter words at
+	// StateNextOffset, left zero) instead of striding over them
+	// statically, which let them drift apart over the tensor. The same
+	// bytes either way.
+	State cuda.Buffer
 }
 
 // NVFP4Amax zeroes amax (4 bytes) and reduces into it the amax of the
@@ -137,8 +144,9 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 
 // nvfp4ColPerSM is the columnwise fast path's blocks per SM (the
 // __launch_bounds__ of kq_nvf4_col_): ungrouped, its grid is the blocks
-// that fit at once, each block taking every grid-th tile, so that the next
-// tile's loads overlap the current one's work (nvfp4_tile.cuh).
+// that fit at once, each block taking several tiles (every grid-th, or in
+// the claimed order with NVFP4Opts.State), so that the next tile's loads
+// overlap the current one's work (nvfp4_tile.cuh).
 const nvfp4ColPerSM = 4
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
@@ -221,6 +229,11 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	if ceilDiv(sc, 8) > 65535 || ceilDiv(rows, 128) > 65535 {
 		return fmt.Errorf("kernels: NVFP4Col of %d rows: too many", rows)
 	}
+	if o.State.Ptr() != 0 {
+		if err := need("NVFP4Col state", o.State, StateBytes); err != nil {
+			return err
+		}
+	}
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out) && aligned(4, scales, swz)
 	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
 	switch {
@@ -233,7 +246,7 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed).
-		U32(o.Group).I32(b2i(fast)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+		U32(o.Group).I32(b2i(fast)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).Ptr(optional(o.State))
 	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), grid, cuda.Dim(threads), st)
 }
 

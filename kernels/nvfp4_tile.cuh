@@ -149,11 +149,13 @@ KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, co
 }
 
 // Tiles a block of the columnwise fast path takes (the one persistent
-// tiled path: ungrouped, its grid strides over the tiles; grouped, one
-// tile per block): t0, t0 + step, ... below n; tile t covers columns
-// (t % ntx) * 128 and rows (t / ntx) * 64.
+// tiled path: ungrouped, its resident blocks take the tiles; grouped, one
+// tile per block): t0, then t0 + step, ... below n (step: the grid's
+// blocks), or with a state st the later ones in kq_sched_claim's order;
+// tile t covers columns (t % ntx) * 128 and rows (t / ntx) * 64.
 struct kq_tiles {
 	int t0, step, n, ntx;
+	u32 *st;
 };
 
 // The tile loop of the columnwise fast path (shared memory from
@@ -185,27 +187,24 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 		for (int i = 0; i < NV; i++)
 			kq_cp16(reinterpret_cast<uint4 *>(dst) + soff + i * (256 / VPR) * (VPR + 1), in ? g + i * gstep : x, in);
 	};
-	// Tile t is (tx, ty) = (t % ntx, t / ntx), stepped without dividing.
-	const int sx = tl.step % tl.ntx, sy = tl.step / tl.ntx;
-	int tx = tl.t0 % tl.ntx, ty = tl.t0 / tl.ntx;
 	// The store side's per-thread parts: column cc of the tile, half of
 	// its 32 code bytes; the swizzled offset kq_swz(k0 + cc, m0 >> 4,
 	// scols) is (k0 >> 7, m0 >> 6)'s 512-byte tile plus (cc & 31) * 16 +
 	// (cc >> 5) * 4 (k0 % 128 == 0, m0 % 64 == 0).
 	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1;
 	const long long swc = (cc & 31) * 16 + (cc >> 5) * 4;
-	if (tl.t0 < tl.n) issue(tx, ty, tile[0]);
+	// The block's tiles of rounds k and k + 1 (t, tn): claim[sb] receives
+	// the round k + 2 tile from thread 0 before the round's first barrier.
+	__shared__ int claim[2];
+	int t = tl.t0, tn = t + tl.step, sb = 0;
+	if (t < tl.n) issue(t % tl.ntx, t / tl.ntx, tile[0]);
 	kq_cp_commit();
 	int buf = 0;
-	for (int t = tl.t0; t < tl.n; t += tl.step) {
-		int nx = tx + sx, ny = ty + sy;
-		if (nx >= tl.ntx) {
-			nx -= tl.ntx;
-			ny++;
-		}
-		const int k0 = tx * 128, m0 = ty * 64, tn = t + tl.step;
+	while (t < tl.n) {
+		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(tl.st, tl.step, tn + tl.step);
+		const int tx = t % tl.ntx, k0 = tx * 128, m0 = (t / tl.ntx) * 64;
 		if (NB == 2) {
-			if (tn < tl.n) issue(nx, ny, tile[buf ^ 1]);
+			if (tn < tl.n) issue(tn % tl.ntx, tn / tl.ntx, tile[buf ^ 1]);
 			kq_cp_commit();
 			kq_cp_wait<1>();
 		} else {
@@ -225,13 +224,15 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 			if (swz != 0) *reinterpret_cast<u32 *>(swz + (((long long)tx * (scols >> 2) + (m0 >> 6)) * 512 + swc)) = dw;
 		}
 		if (NB == 1) {
-			if (tn < tl.n) issue(nx, ny, tile[0]);
+			if (tn < tl.n) issue(tn % tl.ntx, tn / tl.ntx, tile[0]);
 			kq_cp_commit();
 		}
 		buf ^= NB - 1;
-		tx = nx;
-		ty = ny;
+		t = tn;
+		tn = claim[sb];
+		sb ^= 1;
 	}
+	if (threadIdx.x == 0) kq_sched_done(tl.st, tl.step);
 }
 
 // kq_nvf4_col_fast runs kq_nvf4_col_loop's instantiation for rht, sr and

@@ -242,7 +242,7 @@ KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 			kq_trw_load16(x, rows, cols, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, raw);
 		}
 		for (int b = 0; k < ntiles; b ^= 1) {
-			if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, kn + (int)gridDim.x);
+			if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, (int)gridDim.x, kn + (int)gridDim.x);
 			const long long tl = ntiles - 1 - k;
 			const int r0 = (int)(tl / ntx) * KQ_TRW, c0 = (int)(tl % ntx) * KQ_TRW;
 			kq_trw_conv16<T, AMAX, FMT>(raw, rows, cols, r0, c0, scale, out_row, fmt, tile[b], m);

@@ -305,7 +305,7 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 #endif
 	int buf = 0;
 	while (cur < nmacro) {
-		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<3>(st, n2 + (int)gridDim.x);
+		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<3>(st, (int)gridDim.x, n2 + (int)gridDim.x);
 		const int R = cur / nmc, C = cur % nmc;
 		uint4 cur4[8];
 #if KQ_MXM_STAGE

@@ -103,9 +103,11 @@ func (nvfp4) alloc(s *Step, c *cuda.Ctx, p *part) error {
 }
 
 // nvfp4Opts are the kernel options of p's operands: the plan's RHT (which
-// the rowwise kernel ignores) and stochastic rounding with p's seed.
+// the rowwise kernel ignores), stochastic rounding with p's seed, and p's
+// state, whose counter words the columnwise kernel takes its tiles in
+// order with.
 func (p *part) nvfp4Opts() kernels.NVFP4Opts {
-	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed}
+	return kernels.NVFP4Opts{RHT: p.plan.RHT, Signs: p.plan.RHTSignMask, Stochastic: p.plan.Stochastic, Seed: p.seed, State: p.st}
 }
 
 // enqueue queues the amax pass(es) and the quantize kernels of p.
