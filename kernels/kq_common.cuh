@@ -67,6 +67,41 @@ KQ_DEV void kq_sched_done(u32 *st, int nblocks) {
 	atomicExch(&st[KQ_ST_DONE], 0u);
 }
 
+// kq_tile_order is a persistent block's tiles of the current and the next
+// AHEAD - 1 rounds in kq_sched_claim's order (tile(0) the current one):
+// the one owner of the claim round. Each round, claim() (every thread
+// calls it; thread 0 claims) before the round's barrier asks for the tile
+// AHEAD rounds on, and advance() after that barrier moves the tiles up a
+// round and takes the claimed one. The claim travels through two shared
+// slots used in turn: a slot is written again two rounds later, after the
+// next round's barrier, when every thread has read it.
+KQ_DEV int *kq_claim_slots() {
+	__shared__ int slots[2];
+	return slots;
+}
+template <int AHEAD>
+struct kq_tile_order {
+	u32 *st;
+	int nblocks, sb;
+	int t[AHEAD];
+	// st: the tensor's state, NULL for static tiles; first: the block's
+	// first tile; nblocks: the grid's blocks.
+	__device__ __forceinline__ kq_tile_order(u32 *st_, int first, int nblocks_) : st(st_), nblocks(nblocks_), sb(0) {
+#pragma unroll
+		for (int i = 0; i < AHEAD; i++) t[i] = first + i * nblocks_;
+	}
+	__device__ __forceinline__ int tile(int i) const { return t[i]; }
+	__device__ __forceinline__ void claim() const {
+		if (threadIdx.x == 0) kq_claim_slots()[sb] = kq_sched_claim<AHEAD>(st, nblocks, t[AHEAD - 1] + nblocks);
+	}
+	__device__ __forceinline__ void advance() {
+#pragma unroll
+		for (int i = 0; i + 1 < AHEAD; i++) t[i] = t[i + 1];
+		t[AHEAD - 1] = kq_claim_slots()[sb];
+		sb ^= 1;
+	}
+};
+
 // 16-bit input types are carried as their bits.
 struct kq_bf16 { u16 bits; };
 struct kq_f16 { u16 bits; };

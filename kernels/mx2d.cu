@@ -257,15 +257,14 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 		}
 	};
 	// The block's macro tiles of rounds k and k + 1 (m, mnext) in
-	// kq_sched_claim's order: claim[sb] receives the round k + 2 tile from
-	// thread 0 before the round's barrier. The grouped kernel commits no
-	// amax (nothing would reset the counter): its tiles are static.
-	__shared__ int claim[2];
-	u32 *const cst = GRP ? 0 : st;
-	int m = (int)blockIdx.x, mnext = m + (int)gridDim.x, sb = 0;
-	if (pf && m < nmacro) prefetch(m);
-	for (int buf = 0; m < nmacro; buf ^= 1) {
-		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, (int)gridDim.x, mnext + (int)gridDim.x);
+	// kq_sched_claim's order, the round k + 2 tile claimed before the
+	// round's barrier. The grouped kernel commits no amax (nothing would
+	// reset the counter): its tiles are static.
+	kq_tile_order<2> order(GRP ? 0 : st, (int)blockIdx.x, (int)gridDim.x);
+	if (pf && order.tile(0) < nmacro) prefetch(order.tile(0));
+	for (int buf = 0; order.tile(0) < nmacro; buf ^= 1) {
+		order.claim();
+		const int m = order.tile(0), mnext = order.tile(1);
 		const int Mr = m / nmc, Mc = m % nmc;
 		const kq2_place P = kq2_where<GRP>(Mr, rows, srows_col, scols_col, offsets, tiles, ngroups, gcur);
 		const int c = Mc * 128 + half * 64 + cg * 8, r0 = P.dr0 + q * 32 + rq;
@@ -330,9 +329,7 @@ KQ_DEV void kq2_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8
 			}
 		}
 		__syncthreads();
-		m = mnext;
-		mnext = claim[sb];
-		sb ^= 1;
+		order.advance();
 		if (warp >= 4) continue;
 		// The macro tile's scales. Entries outside the tensor are zero:
 		// tiles without elements have exponent 0 already, so only rows

@@ -193,15 +193,15 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 	// (cc >> 5) * 4 (k0 % 128 == 0, m0 % 64 == 0).
 	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1;
 	const long long swc = (cc & 31) * 16 + (cc >> 5) * 4;
-	// The block's tiles of rounds k and k + 1 (t, tn): claim[sb] receives
-	// the round k + 2 tile from thread 0 before the round's first barrier.
-	__shared__ int claim[2];
-	int t = tl.t0, tn = t + tl.step, sb = 0;
-	if (t < tl.n) issue(t % tl.ntx, t / tl.ntx, tile[0]);
+	// The block's tiles of rounds k and k + 1 (t, tn), the round k + 2
+	// tile claimed before the round's first barrier.
+	kq_tile_order<2> order(tl.st, tl.t0, tl.step);
+	if (tl.t0 < tl.n) issue(tl.t0 % tl.ntx, tl.t0 / tl.ntx, tile[0]);
 	kq_cp_commit();
 	int buf = 0;
-	while (t < tl.n) {
-		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(tl.st, tl.step, tn + tl.step);
+	while (order.tile(0) < tl.n) {
+		order.claim();
+		const int t = order.tile(0), tn = order.tile(1);
 		const int tx = t % tl.ntx, k0 = tx * 128, m0 = (t / tl.ntx) * 64;
 		if (NB == 2) {
 			if (tn < tl.n) issue(tn % tl.ntx, tn / tl.ntx, tile[buf ^ 1]);
@@ -228,9 +228,7 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 			kq_cp_commit();
 		}
 		buf ^= NB - 1;
-		t = tn;
-		tn = claim[sb];
-		sb ^= 1;
+		order.advance();
 	}
 	if (threadIdx.x == 0) kq_sched_done(tl.st, tl.step);
 }

@@ -231,18 +231,17 @@ KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 		// The block's tiles of rounds j and j + 1 (k, kn), in
 		// kq_sched_claim's order when the amax is fused (the last block's
 		// commit resets the counter; without one the grid is a block a
-		// tile): claim[sb] receives the round j + 2 tile from thread 0
-		// before the round's barrier.
-		__shared__ int claim[2];
-		u32 *const cst = AMAX ? st : 0;
-		int k = (int)blockIdx.x, kn = k + (int)gridDim.x, sb = 0; // ntiles < 2^31: 2^45 elements
+		// tile), the round j + 2 tile claimed before the round's barrier.
+		// ntiles < 2^31: 2^45 elements.
+		kq_tile_order<2> order(AMAX ? st : 0, (int)blockIdx.x, (int)gridDim.x);
 		uint4 raw[8];
-		if (k < ntiles) {
-			const long long tl = ntiles - 1 - k;
+		if (order.tile(0) < ntiles) {
+			const long long tl = ntiles - 1 - order.tile(0);
 			kq_trw_load16(x, rows, cols, (int)(tl / ntx) * KQ_TRW, (int)(tl % ntx) * KQ_TRW, raw);
 		}
-		for (int b = 0; k < ntiles; b ^= 1) {
-			if (threadIdx.x == 0) claim[sb] = kq_sched_claim<2>(cst, (int)gridDim.x, kn + (int)gridDim.x);
+		for (int b = 0; order.tile(0) < ntiles; b ^= 1) {
+			order.claim();
+			const int k = order.tile(0), kn = order.tile(1);
 			const long long tl = ntiles - 1 - k;
 			const int r0 = (int)(tl / ntx) * KQ_TRW, c0 = (int)(tl % ntx) * KQ_TRW;
 			kq_trw_conv16<T, AMAX, FMT>(raw, rows, cols, r0, c0, scale, out_row, fmt, tile[b], m);
@@ -252,9 +251,7 @@ KQ_DEV void kq_cast_trw_body(const T *x, int rows, int cols, u32 *st, u8 *out_ro
 			}
 			__syncthreads();
 			kq_trw_store16(rows, cols, r0, c0, out_col, tile[b]);
-			k = kn;
-			kn = claim[sb];
-			sb ^= 1;
+			order.advance();
 		}
 	} else {
 		for (long long k = blockIdx.x; k < ntiles; k += gridDim.x) {

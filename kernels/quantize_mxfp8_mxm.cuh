@@ -81,13 +81,13 @@ KQ_DEV uint2 kq_mxm_cvt8(H tag, const u32 (&v)[4], const float (&flo)[4], const 
 	return make_uint2(o[0], o[1]);
 }
 
-// kq_mxm_row_amax is a rowwise block's amax from the lane's 4 pair words of
-// |x| a: the paired max over them and over its 3 partners (cg ^ 1, ^ 2),
-// then of the two halves. The paired max returns the other operand when
-// one is NaN; the max with 0 at the end turns an all-NaN block into amax
-// 0, as the accumulators starting at 0 elsewhere do.
-// It is three steps (kq_mxm_row_pmax, the shuffles, kq_mxm_row_fin), which
-// kq_mxm_row_exps and kq_mxfp8_rowb take for several rows at once.
+// A rowwise block's amax, from the lane's 4 pair words of |x| a, is the
+// paired max over them (kq_mxm_row_pmax), then over its 3 partners (the
+// shuffles with lanes cg ^ 1, then ^ 2), then of the two halves
+// (kq_mxm_row_fin). The paired max returns the other operand when one is
+// NaN; the max with 0 at the end turns an all-NaN block into amax 0, as
+// the accumulators starting at 0 elsewhere do. kq_mxm_row_exps and
+// kq_mxfp8_rowb take these steps for several rows at once.
 template <typename H>
 KQ_DEV u32 kq_mxm_row_pmax(H tag, const u32 (&a)[4]) {
 	return kq_pmax(tag, kq_pmax(tag, a[0], a[1]), kq_pmax(tag, a[2], a[3]));
@@ -97,14 +97,6 @@ KQ_DEV float kq_mxm_row_fin(H tag, u32 m) {
 	m = kq_pmax(tag, m, 0u);
 	return fmaxf(kq_plo(tag, m), kq_phi(tag, m));
 }
-template <typename H>
-KQ_DEV float kq_mxm_row_amax(H tag, const u32 (&a)[4], u32 full) {
-	u32 m = kq_mxm_row_pmax(tag, a);
-	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 1));
-	m = kq_pmax(tag, m, __shfl_xor_sync(full, m, 2));
-	return kq_mxm_row_fin(tag, m);
-}
-
 // kq_mxm_row_exps finishes G rows' blocks at once from the lane's paired
 // maxima m (kq_mxm_row_pmax): the max over its 3 partners, the block amax
 // into the tensor amax tm, and each block's E8M0 exponent e. The macro
@@ -160,8 +152,9 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 	// The rows in groups of KQ_MXM_GROUP, in phases: the
 	// |x| words (the column maxima take them in row order), the rows'
 	// paired maxima, the two shuffle rounds, the exponents, the shared
-	// exponent bytes, the codes; the same operations per row as
-	// kq_mxm_row_amax, with no branch between the rows' chains.
+	// exponent bytes, the codes; the same operations per row as one row's
+	// block amax (above kq_mxm_row_pmax), with no branch between the rows'
+	// chains.
 	constexpr int G = KQ_MXM_GROUP;
 #pragma unroll
 	for (int g = 0; g < 8; g += G) {
@@ -269,15 +262,12 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 		if (is_full(R, C)) kq_mxm_load<true>(p, lstride, true, 0, q);
 		else kq_mxm_load<false>(p, lstride, c < cols, rows - r0, q);
 	};
-	// The block's macro tiles of rounds k, k + 1, k + 2 (kq_sched_claim:
-	// the first three static, then claimed three rounds ahead; claim[sb]
-	// receives the round k + 3 tile from thread 0 before the round's
+	// The block's macro tiles of rounds k, k + 1, k + 2 (the first three
+	// static, then each claimed three rounds ahead, before the round's
 	// barrier).
-	__shared__ int claim[2];
-	int cur = (int)blockIdx.x, n1 = cur + (int)gridDim.x, n2 = n1 + (int)gridDim.x;
-	int sb = 0;
+	kq_tile_order<3> order(st, (int)blockIdx.x, (int)gridDim.x);
 	uint4 nx[8];
-	if (cur < nmacro) load(cur, nx);
+	if (order.tile(0) < nmacro) load(order.tile(0), nx);
 #if KQ_MXM_STAGE
 	// The lane's slot for row i is slot[32 * i] (shared address sbase +
 	// 512 i): a warp's 32 lanes take 512 contiguous bytes per row.
@@ -300,12 +290,13 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 		}
 		asm volatile("cp.async.commit_group;" ::: "memory");
 	};
-	if (n1 < nmacro) stage(n1);
+	if (order.tile(1) < nmacro) stage(order.tile(1));
 	bool odd = false;
 #endif
 	int buf = 0;
-	while (cur < nmacro) {
-		if (threadIdx.x == 0) claim[sb] = kq_sched_claim<3>(st, (int)gridDim.x, n2 + (int)gridDim.x);
+	while (order.tile(0) < nmacro) {
+		order.claim();
+		const int cur = order.tile(0), n1 = order.tile(1), n2 = order.tile(2);
 		const int R = cur / nmc, C = cur % nmc;
 		uint4 cur4[8];
 #if KQ_MXM_STAGE
@@ -338,10 +329,7 @@ KQ_DEV void kq_mxm_impl(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row,
 		else
 			kq_mxm_tile<T, fmt, ocp, ops, false>(cur4, rq, cg, qb, half, c < cols, rows - r0, orow, ocol, stride4, tm, sm);
 		__syncthreads();
-		cur = n1;
-		n1 = n2;
-		n2 = claim[sb];
-		sb ^= 1;
+		order.advance();
 		// The macro tile's scales, one store a lane: warp 0 the rowwise
 		// matrix (rows 128 R + 32 k + lane, blocks 4C..4C+3), warp 1 its
 		// swizzled block, warp 2 the columnwise matrix (rows 4R + lane / 8,

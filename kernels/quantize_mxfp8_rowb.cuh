@@ -25,10 +25,10 @@
 // four holds the amax of one row (kq_mxb_row(j)), so a lane computes one
 // exponent and one factor instead of four, and fetches the 4 rows' factors
 // back by shuffles. The maxima per block are the macro tile's
-// (kq_mxm_row_amax) in the same tree: own pairs, then the partner ^ 1's,
-// then the pair ^ 2's, through the same helpers (kq_mxm_row_pmax, kq_pmax,
-// kq_mxm_row_fin, kq_e8m0, kq_e8m0_encode_factor, kq_mxm_cvt8): the same
-// bytes.
+// (quantize_mxfp8_mxm.cuh) in the same tree: own pairs, then the partner
+// ^ 1's, then the pair ^ 2's, through the same helpers (kq_mxm_row_pmax,
+// kq_pmax, kq_mxm_row_fin, kq_e8m0, kq_e8m0_encode_factor, kq_mxm_cvt8):
+// the same bytes.
 //
 // Scales: a row's 4 consecutive blocks are 4 consecutive bytes both in the
 // plain matrix (sc + r scols + 4 K) and in the swizzled one (byte 4 g of
