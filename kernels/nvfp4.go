@@ -234,7 +234,8 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 			return err
 		}
 	}
-	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out) && aligned(4, scales, swz)
+	// The fast path writes the swizzled scales a 16-byte word a lane.
+	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out, swz) && aligned(4, scales)
 	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
 	switch {
 	case fast && offsets.Ptr() == 0:

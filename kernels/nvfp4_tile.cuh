@@ -188,11 +188,12 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 			kq_cp16(reinterpret_cast<uint4 *>(dst) + soff + i * (256 / VPR) * (VPR + 1), in ? g + i * gstep : x, in);
 	};
 	// The store side's per-thread parts: column cc of the tile, half of
-	// its 32 code bytes; the swizzled offset kq_swz(k0 + cc, m0 >> 4,
-	// scols) is (k0 >> 7, m0 >> 6)'s 512-byte tile plus (cc & 31) * 16 +
-	// (cc >> 5) * 4 (k0 % 128 == 0, m0 % 64 == 0).
+	// its 32 code bytes. The tile's swizzled scales are one whole 512-byte
+	// block, (k0 >> 7, m0 >> 6)'s, where column cc's 4 bytes are at (cc &
+	// 31) * 16 + (cc >> 5) * 4 (kq_swz; k0 % 128 == 0, m0 % 64 == 0): lane
+	// l of warp 0 writes its 16 bytes l * 16.., the scale words of columns
+	// l, l + 32, l + 64, l + 96, in one store.
 	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1;
-	const long long swc = (cc & 31) * 16 + (cc >> 5) * 4;
 	// The block's tiles of rounds k and k + 1 (t, tn), the round k + 2
 	// tile claimed before the round's first barrier.
 	kq_tile_order<2> order(tl.st, tl.t0, tl.step);
@@ -218,10 +219,11 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 			*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
 				*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
 		}
-		if (half == 0 && k < srows) {
-			const u32 dw = dstage[cc];
-			*reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dw;
-			if (swz != 0) *reinterpret_cast<u32 *>(swz + (((long long)tx * (scols >> 2) + (m0 >> 6)) * 512 + swc)) = dw;
+		if (half == 0 && k < srows) *reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dstage[cc];
+		if (swz != 0 && threadIdx.x < 32) {
+			const int l = threadIdx.x;
+			*reinterpret_cast<uint4 *>(swz + ((long long)tx * (scols >> 2) + (m0 >> 6)) * 512 + l * 16) =
+				make_uint4(dstage[l], dstage[l + 32], dstage[l + 64], dstage[l + 96]);
 		}
 		if (NB == 1) {
 			if (tn < tl.n) issue(tn % tl.ntx, tn / tl.ntx, tile[0]);
