@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/kquant/kquant/internal/cuda"
+	"github.com/kquant/kquant/internal/quant/hadamard"
 	"github.com/kquant/kquant/kernels"
 )
 
 // TestProfileNVFP4 launches each NVFP4 kernel and the MXFP8 32x32 weight
 // kernel once on a 16384x8192 BF16 input, for a profiler (ncu) to capture
 // the kernels that miss issue 18's speed targets: the amax and RHT amax
-// passes, rowwise, columnwise RHT with stochastic rounding, the 16x16
-// weight kernel, and MXFP82D. Runs only with KQUANT_PROFILE=1.
+// passes, rowwise, columnwise RHT with stochastic rounding (the recipes'
+// sign mask and tiles in the claimed order, as a step launches it), the
+// 16x16 weight kernel, and MXFP82D. Runs only with KQUANT_PROFILE=1.
 func TestProfileNVFP4(t *testing.T) {
 	if os.Getenv("KQUANT_PROFILE") != "1" {
 		t.Skip("set KQUANT_PROFILE=1 to launch the kernels for a profiler")
@@ -31,7 +33,8 @@ func TestProfileNVFP4(t *testing.T) {
 		csr, csc := kernels.NVFP4ScaleShape(rows, cols, true)
 		rowSc, rowSwz := b.alloc(rsr*rsc, 0), b.alloc(rsr*rsc, 0)
 		colSc, colSwz := b.alloc(csr*csc, 0), b.alloc(csr*csc, 0)
-		grad := kernels.NVFP4Opts{RHT: true, Signs: 0xa5c3, Stochastic: true, Seed: 7}
+		grad := kernels.NVFP4Opts{RHT: true, Signs: hadamard.TESignMask, Stochastic: true, Seed: 7,
+			State: b.alloc(kernels.StateBytes, 0)}
 		mxRow, mxCol := b.alloc(rows*cols, 0), b.alloc(rows*cols, 0)
 		mrr, mrc := kernels.MXFP8ScaleShape(rows, cols, false)
 		mcr, mcc := kernels.MXFP8ScaleShape(rows, cols, true)
