@@ -229,10 +229,8 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	if ceilDiv(sc, 8) > 65535 || ceilDiv(rows, 128) > 65535 {
 		return fmt.Errorf("kernels: NVFP4Col of %d rows: too many", rows)
 	}
-	if o.State.Ptr() != 0 {
-		if err := need("NVFP4Col state", o.State, StateBytes); err != nil {
-			return err
-		}
+	if err := needAll("NVFP4Col", bufNeed{"state", o.State, StateBytes, true}); err != nil {
+		return err
 	}
 	// The fast path writes the swizzled scales a 16-byte word a lane.
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out, swz) && aligned(4, scales)
