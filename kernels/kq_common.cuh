@@ -75,29 +75,46 @@ KQ_DEV void kq_sched_done(u32 *st, int nblocks) {
 // round and takes the claimed one. The claim travels through two shared
 // slots used in turn: a slot is written again two rounds later, after the
 // next round's barrier, when every thread has read it.
-KQ_DEV int *kq_claim_slots() {
-	__shared__ int slots[2];
+//
+// A tile is what Dec makes of its index: the index itself by default, or
+// a struct that also carries what every thread would otherwise derive
+// from it (its coordinates: a division by a run-time tile count per
+// thread and round), computed once, by thread 0, as it claims. A tile
+// type other than int has an int member ix, the index.
+struct kq_tile_ident {
+	__device__ __forceinline__ int operator()(int t) const { return t; }
+};
+__device__ __forceinline__ int kq_tile_ix(int t) { return t; }
+template <typename Tile>
+__device__ __forceinline__ int kq_tile_ix(const Tile &t) { return t.ix; }
+template <typename Tile>
+KQ_DEV Tile *kq_claim_slots() {
+	__shared__ Tile slots[2];
 	return slots;
 }
-template <int AHEAD>
+template <int AHEAD, typename Dec = kq_tile_ident>
 struct kq_tile_order {
+	typedef decltype(Dec()(0)) Tile;
 	u32 *st;
 	int nblocks, sb;
-	int t[AHEAD];
+	Dec dec;
+	Tile t[AHEAD];
 	// st: the tensor's state, NULL for static tiles; first: the block's
 	// first tile; nblocks: the grid's blocks.
-	__device__ __forceinline__ kq_tile_order(u32 *st_, int first, int nblocks_) : st(st_), nblocks(nblocks_), sb(0) {
+	__device__ __forceinline__ kq_tile_order(u32 *st_, int first, int nblocks_, Dec dec_ = Dec())
+		: st(st_), nblocks(nblocks_), sb(0), dec(dec_) {
 #pragma unroll
-		for (int i = 0; i < AHEAD; i++) t[i] = first + i * nblocks_;
+		for (int i = 0; i < AHEAD; i++) t[i] = dec(first + i * nblocks_);
 	}
-	__device__ __forceinline__ int tile(int i) const { return t[i]; }
+	__device__ __forceinline__ const Tile &tile(int i) const { return t[i]; }
 	__device__ __forceinline__ void claim() const {
-		if (threadIdx.x == 0) kq_claim_slots()[sb] = kq_sched_claim<AHEAD>(st, nblocks, t[AHEAD - 1] + nblocks);
+		if (threadIdx.x == 0)
+			kq_claim_slots<Tile>()[sb] = dec(kq_sched_claim<AHEAD>(st, nblocks, kq_tile_ix(t[AHEAD - 1]) + nblocks));
 	}
 	__device__ __forceinline__ void advance() {
 #pragma unroll
 		for (int i = 0; i + 1 < AHEAD; i++) t[i] = t[i + 1];
-		t[AHEAD - 1] = kq_claim_slots()[sb];
+		t[AHEAD - 1] = kq_claim_slots<Tile>()[sb];
 		sb ^= 1;
 	}
 };

@@ -158,6 +158,17 @@ struct kq_tiles {
 	u32 *st;
 };
 
+// A tile of the columnwise fast path with its coordinates, column tile tx
+// and row tile ty of index ix (kq_tile_order's Dec: thread 0 divides by
+// ntx once a claim, where every thread divided twice a round).
+struct __align__(16) kq_col_tile {
+	int ix, tx, ty, unused;
+};
+struct kq_col_dec {
+	int ntx;
+	__device__ __forceinline__ kq_col_tile operator()(int t) const { return kq_col_tile{t, t % ntx, t / ntx, 0}; }
+};
+
 // The tile loop of the columnwise fast path (shared memory from
 // kq_nvf4_col_fast): for 16-bit inputs the next tile's cp.async loads
 // are in flight while the block quantizes the current one (two tile
@@ -179,13 +190,14 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 	const int kk = ((int)threadIdx.x % VPR) * EV, r0 = (int)threadIdx.x / VPR;
 	const long long goff = (long long)r0 * cols + kk, gstep = (long long)(256 / VPR) * cols;
 	const int soff = r0 * (VPR + 1) + (int)threadIdx.x % VPR;
+	// A vector beyond cols (the same column for all of a thread's NV)
+	// reads nothing (kq_cp16 with !in), so its address needs no clamp.
 	auto issue = [&](int tx, int ty, u32 *dst) {
 		const int k0 = tx * 128;
 		const bool in = k0 + kk < cols;
 		const T *g = x + ((long long)(ty * 64) * cols + k0 + goff);
 #pragma unroll
-		for (int i = 0; i < NV; i++)
-			kq_cp16(reinterpret_cast<uint4 *>(dst) + soff + i * (256 / VPR) * (VPR + 1), in ? g + i * gstep : x, in);
+		for (int i = 0; i < NV; i++) kq_cp16(reinterpret_cast<uint4 *>(dst) + soff + i * (256 / VPR) * (VPR + 1), g + i * gstep, in);
 	};
 	// The store side's per-thread parts: column cc of the tile, half of
 	// its 32 code bytes. The tile's swizzled scales are one whole 512-byte
@@ -196,16 +208,16 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 	const int cc = threadIdx.x >> 1, half = threadIdx.x & 1;
 	// The block's tiles of rounds k and k + 1 (t, tn), the round k + 2
 	// tile claimed before the round's first barrier.
-	kq_tile_order<2> order(tl.st, tl.t0, tl.step);
-	if (tl.t0 < tl.n) issue(tl.t0 % tl.ntx, tl.t0 / tl.ntx, tile[0]);
+	kq_tile_order<2, kq_col_dec> order(tl.st, tl.t0, tl.step, kq_col_dec{tl.ntx});
+	if (order.tile(0).ix < tl.n) issue(order.tile(0).tx, order.tile(0).ty, tile[0]);
 	kq_cp_commit();
 	int buf = 0;
-	while (order.tile(0) < tl.n) {
+	while (order.tile(0).ix < tl.n) {
 		order.claim();
-		const int t = order.tile(0), tn = order.tile(1);
-		const int tx = t % tl.ntx, k0 = tx * 128, m0 = (t / tl.ntx) * 64;
+		const kq_col_tile t = order.tile(0), tn = order.tile(1);
+		const int tx = t.tx, k0 = tx * 128, m0 = t.ty * 64;
 		if (NB == 2) {
-			if (tn < tl.n) issue(tn % tl.ntx, tn / tl.ntx, tile[buf ^ 1]);
+			if (tn.ix < tl.n) issue(tn.tx, tn.ty, tile[buf ^ 1]);
 			kq_cp_commit();
 			kq_cp_wait<1>();
 		} else {
@@ -214,19 +226,21 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 		__syncthreads();
 		kq_nvf4_col_body<T, RHT, SR>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group, rc, rk);
 		__syncthreads();
+		// The offsets are products of non-negative ints, taken unsigned
+		// (no sign extensions to 64 bits).
 		const int k = k0 + cc;
 		if (k < cols) {
-			*reinterpret_cast<uint4 *>(out + (long long)k * (rows >> 1) + (m0 >> 1) + half * 16) =
+			*reinterpret_cast<uint4 *>(out + (u64)(u32)k * (u32)(rows >> 1) + (u32)((m0 >> 1) + half * 16)) =
 				*reinterpret_cast<const uint4 *>(&stage[cc][2 * half]);
 		}
-		if (half == 0 && k < srows) *reinterpret_cast<u32 *>(scales + (long long)k * scols + (m0 >> 4)) = dstage[cc];
+		if (half == 0 && k < srows) *reinterpret_cast<u32 *>(scales + (u64)(u32)k * (u32)scols + (u32)(m0 >> 4)) = dstage[cc];
 		if (swz != 0 && threadIdx.x < 32) {
-			const int l = threadIdx.x;
-			*reinterpret_cast<uint4 *>(swz + ((long long)tx * (scols >> 2) + (m0 >> 6)) * 512 + l * 16) =
+			const u32 l = threadIdx.x;
+			*reinterpret_cast<uint4 *>(swz + ((u64)(u32)tx * (u32)(scols >> 2) + (u32)(m0 >> 6)) * 512u + l * 16u) =
 				make_uint4(dstage[l], dstage[l + 32], dstage[l + 64], dstage[l + 96]);
 		}
 		if (NB == 1) {
-			if (tn < tl.n) issue(tn % tl.ntx, tn / tl.ntx, tile[0]);
+			if (tn.ix < tl.n) issue(tn.tx, tn.ty, tile[0]);
 			kq_cp_commit();
 		}
 		buf ^= NB - 1;
