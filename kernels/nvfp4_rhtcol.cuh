@@ -12,6 +12,21 @@ KQ_DEV u32 kq_prmt(u32 a, u32 b, u32 s) {
 	return d;
 }
 
+// kq_sel is (a & ~m) | (b & m), the bits of b where m is set: one
+// lop3.b32, which the compiler does not always find for the and-or.
+KQ_DEV u32 kq_sel(u32 a, u32 b, u32 m) {
+	u32 d;
+	asm("lop3.b32 %0, %1, %2, %3, 0xD8;" : "=r"(d) : "r"(a), "r"(b), "r"(m));
+	return d;
+}
+// kq_andn is ~a & m (one lop3.b32, kept apart from the shift that uses
+// it, which the compiler would otherwise apply first).
+KQ_DEV u32 kq_andn(u32 a, u32 m) {
+	u32 d;
+	asm("lop3.b32 %0, %1, %2, 0, 0x0C;" : "=r"(d) : "r"(a), "r"(m));
+	return d;
+}
+
 // kq_rht_c is s_i * 0.25 for row i of the sign mask: x * c_i is exactly
 // s_i * (x * 0.25) (a power-of-two multiply, exact for 16-bit inputs,
 // and a sign flip; NaN payloads aside).
@@ -67,16 +82,26 @@ KQ_DEV void kq_rht16x2s(const u32 W[16], const float c[16], float a[16], float b
 
 // kq_rht16x2c is kq_rht16 of two columns at once (kq_rht16x2s, every
 // stage): P0 and P1 receive the BF16-rounded results of columns c and c +
-// 1 as packed words (y[2k] low, y[2k + 1] high), the bits kq_rht16 gives,
-// NaN payloads aside, rounded two values per instruction (kq_bf16x2).
+// 1 as packed words in kq_pel's order, the bits kq_rht16 gives, NaN
+// payloads aside, rounded two values per instruction (kq_bf16x2).
+//
+// kq_pel's order: words 2g and 2g + 1 hold the group of four y[4g..4g+3],
+// word 2g + u the elements 4g + u (low half) and 4g + u + 2 (high half),
+// so that the two words of a group, or the even words of two groups,
+// hold elements two apart in one word (kq_q16r pairs those).
+KQ_DEV float kq_pel(const u32 P[8], int t) {
+	const u32 w = P[2 * (t >> 2) + (t & 1)];
+	return (t & 2) ? kq_phi(kq_bf16(), w) : kq_plo(kq_bf16(), w);
+}
 template <typename H>
 KQ_DEV void kq_rht16x2c(const u32 W[16], const float c[16], u32 P0[8], u32 P1[8]) {
 	float a[16], b[16];
 	kq_rht16x2s<H, 16>(W, c, a, b);
 #pragma unroll
 	for (int k = 0; k < 8; k++) {
-		P0[k] = kq_bf16x2(a[2 * k], a[2 * k + 1]);
-		P1[k] = kq_bf16x2(b[2 * k], b[2 * k + 1]);
+		const int t = 4 * (k >> 1) + (k & 1);
+		P0[k] = kq_bf16x2(a[t], a[t + 2]);
+		P1[k] = kq_bf16x2(b[t], b[t + 2]);
 	}
 }
 
@@ -105,7 +130,11 @@ KQ_DEV float kq_rht_amax2c(const u32 W[16], const float c[16], float m) {
 // NaN: the largest |y| of eight packed BF16 words as float32 bits (|y|
 // of BF16 orders like its bits), above 0x7F800000 when a word holds a
 // NaN (the canonical NaN 0x7FFF), which is all kq_block16r asks of a
-// NaN block's key.
+// NaN block's key. From sm_86 max.NaN.xorsign.abs takes the magnitudes
+// itself (no mask a word): its result's magnitude is max(|a|, |b|), its
+// sign is junk, cleared once at the end; the two halves meet in the high
+// one. Before, the words are masked first (max.NaN).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 860
 KQ_DEV u32 kq_bmaxn2(u32 a, u32 b) {
 	u32 d;
 	asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
@@ -119,11 +148,21 @@ KQ_DEV u32 kq_bkey16(const u32 P[8]) {
 	x = kq_bmaxn2(x, x >> 16);
 	return x << 16;
 }
+#else
+KQ_DEV u32 kq_bmaxa2(u32 a, u32 b) {
+	u32 d;
+	asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+KQ_DEV u32 kq_bkey16(const u32 P[8]) {
+	u32 x = kq_bmaxa2(kq_bmaxa2(kq_bmaxa2(P[0], P[1]), kq_bmaxa2(P[2], P[3])), kq_bmaxa2(kq_bmaxa2(P[4], P[5]), kq_bmaxa2(P[6], P[7])));
+	return kq_bmaxa2(x, x << 16) & 0x7FFF0000u;
+}
+#endif
 
-// kq_rne_code2 and kq_sr_code2 are kq_rne_code and kq_sr_code (the same
-// bits) with the magic number from the exponent t = 127 + e of max(v, 1)
-// by one multiply-add: eb + (eb >> 22) = t * (2^23 + 2) and eb + (eb >>
-// 14) = t * (2^23 + 2^9) for eb = t << 23.
+// kq_rne_code2 is kq_rne_code (the same bits) with the magic number from
+// the exponent t = 127 + e of max(v, 1) by one multiply-add: eb + (eb >>
+// 22) = t * (2^23 + 2) for eb = t << 23.
 //
 // kq_rne_code2<false> leaves out the clamp to 6, for blocks whose |y| are
 // all below 7 (kq_block16r checks): v in (6, 7) then rounds to 6 on the
@@ -135,71 +174,132 @@ KQ_DEV u32 kq_rne_code2(float y) {
 	const u32 t = __float_as_uint(fmaxf(v, 1.0f)) >> 23;
 	return __float_as_uint(__fadd_rn(v, __uint_as_float(t * 0x800002u + ((22u << 23) - 254u))));
 }
-KQ_DEV u32 kq_sr_code2(float y) {
-	const float v = fminf(fabsf(y), 6.0f);
-	const u32 t = __float_as_uint(fmaxf(v, 1.0f)) >> 23;
-	return __float_as_uint(__fadd_rz(v, __uint_as_float(t * 0x800200u + ((14u << 23) - (254u << 8)))));
+
+// kq_sr_h2 is the SR code and fraction of two values at once, from
+// float16 bits: for v = min(|y|, 6) the float16 rz(v 2^-14) (float16
+// keeps 10 bits: subnormal steps of 2^-24 below 2^-14, i.e. v < 1, and
+// 2^-24, 2^-23, 2^-22 on [1, 2), [2, 4), [4, 8)) has the bits 2 D + b,
+// where D = code << 8 | fraction is kq_sr_code's (the step
+// of v that D counts is 2^-9, 2^-9, 2^-8, 2^-7 there: twice the float16
+// step, so D is the bits without the last, b, and truncating twice is
+// truncating once). The clamp is taken on the float16 bits (rz is
+// monotonic and 6 2^-14 = 0x0E00 exact, so min commutes with it), and
+// v 2^-14 is exact except below 2^-126, where rz gives 0 either way. A
+// half of the result is at most 0x0E00: y0 in the low half, y1 in the
+// high. Checked against the float32 magic-number form it replaces (the
+// session-14 kq_sr_code2) for every float32 y but NaN
+// (hack/nvfp4_srcheck.cc). The arguments are y 2^-14 (kq_q16r scales
+// them, or its factor already carries the 2^-14).
+KQ_DEV u32 kq_sr_h2(float z0, float z1) {
+	u32 h;
+	asm("cvt.rz.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(z1), "f"(z0));
+	u32 d;
+	asm("{.reg .b32 t;\n\tabs.f16x2 t, %1;\n\tmin.f16x2 %0, t, %2;}" : "=r"(d) : "r"(h), "r"(0x0E000E00u));
+	return d;
 }
 
-// kq_q16r is kq_q16p<kq_bf16, SR> with cheaper packing, the same codes:
-// the four code bytes of elements 4q..4q+3 are gathered, each element's
-// sign is put on bit 3 of its byte from a sign-replicating permute of the
-// packed words (byte & 0x08), and the bytes fold into nibbles by w + (w
-// >> 4) (no overlapping bits). With SR, two elements' low 16 bits (code
-// << 8 | fraction, below 0x800) share a word, and one add of 0xFF - r per
-// half (no half can borrow or overflow into the other) rounds up exactly
-// when r < fraction, as kq_sr_code's + (255 - r); the codes are then
-// bytes 1 and 3 of the pair words.
-template <bool SR, bool CL = true>
+// kq_q16r is kq_q16p<kq_bf16, SR> on words in kq_pel's order, with
+// cheaper packing, the same codes. Round to nearest: the four code bytes
+// of group g (elements 4g..4g+3) are gathered, each element's sign is put
+// on bit 3 of its byte from a sign-replicating permute of the group's
+// two words (byte & 0x08), and the bytes fold into nibbles by w + (w >>
+// 4) (no overlapping bits).
+//
+// With SR the codes come from kq_sr_h2, elements t and t + 2 of a group
+// in one word (2 D + b per half, D = code << 8 | fraction): the group's
+// Philox word holds r of element t in byte t, so masking its complement
+// by 0x00FF00FF (t = 0, 2) or 0xFF00FF00 (t = 1, 3) and adding it shifted
+// gives each half 2 D + b + 2 (255 - r), at most 0x0FFF (no half
+// overflows into the other), whose bits 9-11 are the code rounded up
+// exactly when r < fraction, as kq_sr_code's D + (255 - r) (b < 2 never
+// carries). Byte 1 of a half is then code << 1 | junk, bit 4 clear. Per
+// eight elements (groups g, g + 1) one permute gathers the even
+// elements' bytes, one the odd ones' (pair words t = 0 and t = 1 of both
+// groups), two sign-replicating permutes of the even and the odd words
+// give their signs, which a select puts on bit 4; then the even bytes
+// shifted right by one (sign << 3 | code, the junk gone) and the odd ones
+// left by three (the same nibble, in bits 4-7) meet in one select: eight
+// nibbles in order.
+//
+// F14 (with SR): f is the factor times 2^-14 (kq_tab14), so the products
+// are kq_sr_h2's arguments without a multiply of their own; else they are
+// scaled here.
+template <bool SR, bool CL = true, bool F14 = false>
 KQ_DEV u64 kq_q16r(const u32 P[8], float f, uint4 w) {
-	u32 q[4];
+	u32 o[2];
+	u32 q[4], xe[4], xo[4];
 #pragma unroll
 	for (int g = 0; g < 4; g++) {
-		u32 r[4];
+		float y[4];
 #pragma unroll
 		for (int t = 0; t < 4; t++) {
-			const u32 pw = P[2 * g + (t >> 1)];
-			const float x = (t & 1) ? kq_phi(kq_bf16(), pw) : kq_plo(kq_bf16(), pw);
-			const float y = __fmul_rn(x, f);
-			r[t] = SR ? kq_sr_code2(y) : kq_rne_code2<CL>(y);
+			y[t] = __fmul_rn(kq_pel(P, 4 * g + t), f);
+			if (SR && !F14) y[t] = __fmul_rn(y[t], 0x1p-14f);
 		}
-		u32 c;
 		if (SR) {
 			const u32 wd = kq_word(w, (u32)g);
-			const u32 x01 = __byte_perm(r[0], r[1], 0x5410u) + 0x00FF00FFu - __byte_perm(wd, 0u, 0x4140u);
-			const u32 x23 = __byte_perm(r[2], r[3], 0x5410u) + 0x00FF00FFu - __byte_perm(wd, 0u, 0x4342u);
-			c = __byte_perm(x01, x23, 0x7531u);
+			xe[g] = kq_sr_h2(y[0], y[2]) + (kq_andn(wd, 0x00FF00FFu) << 1);
+			xo[g] = kq_sr_h2(y[1], y[3]) + (kq_andn(wd, 0xFF00FF00u) >> 7);
 		} else {
-			c = __byte_perm(__byte_perm(r[0], r[1], 0x0040u), __byte_perm(r[2], r[3], 0x0040u), 0x5410u);
+			u32 r[4];
+#pragma unroll
+			for (int t = 0; t < 4; t++) r[t] = kq_rne_code2<CL>(y[t]);
+			const u32 c = __byte_perm(__byte_perm(r[0], r[1], 0x0040u), __byte_perm(r[2], r[3], 0x0040u), 0x5410u) |
+				(kq_prmt(P[2 * g], P[2 * g + 1], 0xFBD9u) & 0x08080808u);
+			q[g] = c + (c >> 4);
 		}
-		c |= kq_prmt(P[2 * g], P[2 * g + 1], 0xFDB9u) & 0x08080808u;
-		q[g] = c + (c >> 4);
 	}
-	return (u64)__byte_perm(q[0], q[1], 0x6420u) | ((u64)__byte_perm(q[2], q[3], 0x6420u) << 32);
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		if (SR) {
+			const int g = 2 * h;
+			const u32 te = kq_sel(__byte_perm(xe[g], xe[g + 1], 0x7531u), kq_prmt(P[2 * g], P[2 * g + 2], 0xFDB9u), 0x10101010u);
+			const u32 to = kq_sel(__byte_perm(xo[g], xo[g + 1], 0x7531u), kq_prmt(P[2 * g + 1], P[2 * g + 3], 0xFDB9u), 0x10101010u);
+			o[h] = kq_sel(te >> 1, to << 3, 0xF0F0F0F0u);
+		} else {
+			o[h] = __byte_perm(q[2 * h], q[2 * h + 1], 0x6420u);
+		}
+	}
+	return (u64)o[0] | ((u64)o[1] << 32);
 }
 
-// Philox 4x32-10 round keys of a seed (rk[2r], rk[2r + 1]: the key of
-// round r), written once per block to shared memory by threads 0..9 (the
-// caller synchronises): kq_philox_rk is kq_philox with them, read as
-// 16-byte broadcasts instead of two additions per round.
-KQ_DEV void kq_philox_keys(u64 seed, u32 *rk) {
+// The columnwise RHT loop's per-launch words in shared memory (KQ_RK
+// words, written once per block by threads 0..10; the caller
+// synchronises): the Philox 4x32-10 round keys of the seed (rk[2r],
+// rk[2r + 1]: the key of round r) with the group folded into round 0's
+// second key (rk[1] = key ^ group: round 0 xors counter word 3, the
+// group, and that key into the same word), then the seed, the group, 1 /
+// S and S / 6 for the NaN blocks' reference path (kq_col_nan), which thus
+// keeps no registers of the loop. kq_philox_rk is kq_philox with them,
+// read as 16-byte broadcasts instead of two additions per round.
+#define KQ_RK 25
+KQ_DEV void kq_philox_keys(u64 seed, u32 group, const kq_tscale &ts, u32 *rk) {
 	const u32 r = threadIdx.x;
 	if (r < 10) {
 		rk[2 * r] = (u32)seed + r * 0x9E3779B9u;
-		rk[2 * r + 1] = (u32)(seed >> 32) + r * 0xBB67AE85u;
+		rk[2 * r + 1] = ((u32)(seed >> 32) + r * 0xBB67AE85u) ^ (r == 0 ? group : 0u);
+	}
+	if (r == 10) {
+		rk[20] = (u32)seed;
+		rk[21] = (u32)(seed >> 32);
+		rk[22] = group;
+		rk[23] = __float_as_uint(ts.sinv);
+		rk[24] = __float_as_uint(ts.s6);
 	}
 }
-KQ_DEV uint4 kq_philox_rk(u32 c0, u32 c1, u32 c2, u32 c3, const u32 *rk) {
+// kq_philox_rk: the Philox block of counter (c0, c1, 1, group), the
+// columnwise operand's (the group from rk[1]).
+KQ_DEV uint4 kq_philox_rk(u32 c0, u32 c1, const u32 *rk) {
+	u32 c2 = 1u, c3 = 0u;
 	const uint4 *k4 = reinterpret_cast<const uint4 *>(rk);
 #pragma unroll
 	for (int r = 0; r < 10; r += 2) {
 		const uint4 k = k4[r >> 1];
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			const u32 hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-			const u32 hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-			const u32 n0 = hi1 ^ c1 ^ (h ? k.z : k.x), n2 = hi0 ^ c3 ^ (h ? k.w : k.y);
-			c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+			const u64 p0 = (u64)c0 * 0xD2511F53u, p1 = (u64)c2 * 0xCD9E8D57u;
+			const u32 n0 = (u32)(p1 >> 32) ^ c1 ^ (h ? k.z : k.x), n2 = (u32)(p0 >> 32) ^ c3 ^ (h ? k.w : k.y);
+			c0 = n0; c1 = (u32)p1; c2 = n2; c3 = (u32)p0;
 		}
 	}
 	uint4 w;
@@ -209,22 +309,18 @@ KQ_DEV uint4 kq_philox_rk(u32 c0, u32 c1, u32 c2, u32 c3, const u32 *rk) {
 
 // kq_block16r is kq_block16p<kq_bf16, SR> (operand 1, the factor from
 // tab) with the key of kq_bkey16, the Philox round keys rk and the codes
-// of kq_q16r (a block holding a NaN takes kq_block16_ref).
-template <bool SR>
-KQ_DEV u64 kq_block16r(const u32 P[8], u32 key, float s6, float sinv, const float *tab, u64 n0, u32 group, u64 seed,
-		const u32 *rk, u32 *d) {
-	if (key > 0x7F800000u) {
-		float v[16];
-		kq_widen<kq_bf16, 8>(P, v);
-		return kq_block16_ref<SR>(v, s6, sinv, n0, 1u, group, seed, d);
-	}
+// of kq_q16r, for a NaN-free block. A block holding a NaN (key above
+// 0x7F800000) gets junk here, harmlessly (its scale code is 0x7F, a table
+// entry), which the caller replaces by the reference path's (kq_col_nan).
+// The block is given by its Philox counter b = n0 / 16 (its first element
+// n0 is a multiple of 16). F14: tab holds the factors times 2^-14
+// (kq_tab14; SR only).
+template <bool SR, bool F14 = false>
+KQ_DEV u64 kq_block16r(const u32 P[8], u32 key, float s6, const float *tab, u64 b, const u32 *rk, u32 *d) {
 	*d = kq_e4m3(__fmul_rn(__uint_as_float(key), s6));
 	const float f = tab[*d];
 	uint4 w = make_uint4(0u, 0u, 0u, 0u);
-	if (SR) {
-		const u64 b = n0 >> 4;
-		w = kq_philox_rk((u32)b, (u32)(b >> 32), 1u, group, rk);
-	}
+	if (SR) w = kq_philox_rk((u32)b, (u32)(b >> 32), rk);
 	// Round to nearest without the clamp to 6 (kq_rne_code2<false>) when
 	// every |y| = fl(|x| * f) is below 7: rounding is monotonic, so
 	// fl(key * f) < 7 bounds them all (false for an infinite or NaN
@@ -232,5 +328,20 @@ KQ_DEV u64 kq_block16r(const u32 P[8], u32 key, float s6, float sinv, const floa
 	// scale code leaves key * f well above 6. Stochastic rounding keeps
 	// the clamp: it may round (6, 8) up to 8.
 	if (!SR && __fmul_rn(__uint_as_float(key), f) < 7.0f) return kq_q16r<SR, false>(P, f, w);
-	return kq_q16r<SR>(P, f, w);
+	return kq_q16r<SR, true, F14>(P, f, w);
+}
+
+// kq_tab14 tells whether the factors of sinv times 2^-14 are exact, so
+// that a table of them (kq_fill_tab14) gives kq_q16r<true, .., true> the
+// same products as the factor and a separate multiply by 2^-14:
+// fl(x f 2^-14) = fl(x f) 2^-14 wherever the left side is a normal
+// float32; below 2^-126 both give code 0 with fraction 0 (rz to float16
+// is 0 there), and where fl(x f) overflows, x f 2^-14 is still above the
+// clamp. f 2^-14 is exact when f >= 2^-112; the factors decrease with the
+// scale code (kq_factor is monotonic in float(d)) and no NaN-free block
+// has a code above 126, so the test is on code 126's. False only for
+// tensor amaxes above about 2^114.
+KQ_DEV bool kq_tab14(float sinv) { return kq_factor(126u, sinv) >= 0x1p-112f; }
+KQ_DEV void kq_fill_tab14(float *tab, float sinv) {
+	if (threadIdx.x < 128) tab[threadIdx.x] = __fmul_rn(kq_factor(threadIdx.x, sinv), 0x1p-14f);
 }

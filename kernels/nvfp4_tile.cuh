@@ -79,6 +79,35 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 
 #include "nvfp4_rhtcol.cuh"
 
+// kq_col_nan is the columnwise RHT body's block holding a NaN: column 2j
+// + H of run run (j, run from the thread as in kq_nvf4_col_body), Philox
+// counter b, by the reference path (kq_block16_ref): its packed codes (x,
+// y: low, high word) and scale code (z). Called, rather than inlined,
+// after the body's fast path (whose junk for the block it replaces), from
+// the tile's words and rk rather than from the body's registers: NaN
+// blocks are rare, and an inlined reference path, or a call in the
+// middle of the body passing the block's words, cost the hot path
+// registers, spills and moves. It takes the RHT again (kq_rht16x2c: the
+// same words, factors and bits as the body; T the input type).
+template <typename T, bool SR, u32 SG, int H>
+__device__ __noinline__ uint4 kq_col_nan(const u32 *tile, u32 signs, u64 b, const u32 *rk) {
+	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+	u32 W[16];
+#pragma unroll
+	for (int i = 0; i < 16; i++) W[i] = tile[(run * 16 + i) * KQ_TILE_ROW(T) + j];
+	float rc[16];
+	kq_rhtf<SG>(signs, rc);
+	u32 P[2][8];
+	kq_rht16x2c<T>(W, rc, P[0], P[1]);
+	float v[16];
+#pragma unroll
+	for (int t = 0; t < 16; t++) v[t] = kq_pel(P[H], t);
+	u32 d;
+	const u64 seed = (u64)rk[20] | ((u64)rk[21] << 32);
+	const u64 q = kq_block16_ref<SR>(v, __uint_as_float(rk[24]), __uint_as_float(rk[23]), b << 4, 1u, rk[22], seed, &d);
+	return make_uint4((u32)q, (u32)(q >> 32), d, 0u);
+}
+
 // Columnwise fast path (rows % 64 == 0, cols % 64 == 0, aligned): a block
 // stages a 64 x 128 tile, each thread transforms and quantizes the 16-row
 // runs of two columns, and the packed runs leave through shared memory as
@@ -91,9 +120,10 @@ KQ_DEV u32 kq_tile_key(const float *x, const u32 *tile, int row, int c0, float v
 // the factors rc), rounds to BF16 two values per instruction and
 // quantizes from the packed words (kq_block16r; without the RHT, the
 // words split by column, kq_block16p); RHT and SR are template parameters
-// (kq_nvf4_col_body). rk: the Philox round keys in shared memory
-// (kq_philox_keys).
-template <typename T, bool RHT, bool SR>
+// (kq_nvf4_col_body). rk: the loop's per-launch words in shared memory
+// (kq_philox_keys). F14: tab holds the factors times 2^-14 (kq_tab14; 16-bit
+// inputs with RHT and SR). SG: the sign mask as kq_rhtf's (for kq_col_nan).
+template <typename T, bool RHT, bool SR, bool F14 = false, u32 SG = 0>
 KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, const float *tab, const kq_tscale &ts,
 		u64 (*stage)[4], u32 *dstage, int k0, int m0, u32 signs, u64 seed, u32 group, const float *rc, const u32 *rk) {
 	const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
@@ -113,21 +143,57 @@ KQ_DEV void kq_nvf4_col_body(const T *x, int rows, int cols, const u32 *tile, co
 		}
 		// Column 2j + h (a call per column: the compiler would not unroll
 		// a loop over these bodies, and indexing P by a loop variable then
-		// put it in local memory).
+		// put it in local memory). The run's first element is n0 = k rows
+		// + m0 + 16 run; kq_block16r takes its Philox block n0 / 16 = k
+		// (rows / 16) + m0 / 16 + run (rows and m0 are multiples of 64):
+		// one 32 x 32 -> 64-bit multiply-add of non-negative ints. With RHT
+		// a block holding a NaN sets its bit of nan, and the reference
+		// path replaces its codes after both columns (kq_col_nan).
+		u32 nan = 0;
+		auto pb = [&](int k) { return (u64)(u32)k * (u32)(rows >> 4) + (u32)((m0 >> 4) + run); };
+		auto put = [&](int c, u32 lo, u32 hi, u32 d) {
+			// Two 32-bit stores: ptxas computes the halves into
+			// registers that a 64-bit store would first have to pair up
+			// (moves or an xor swap).
+			reinterpret_cast<u32 *>(&stage[c][run])[0] = lo;
+			reinterpret_cast<u32 *>(&stage[c][run])[1] = hi;
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
+		};
+		// With RHT the stores are in both arms of the column test, the
+		// zeros as values of their own, where one store after the test
+		// has them set up in the codes' registers first (without, the
+		// one store compiles shorter).
 		auto quant = [&](int h) {
 			const int c = 2 * j + h, k = k0 + c;
-			u64 p = 0;
-			u32 d = 0;
-			if (k < cols) {
-				const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
-				if constexpr (RHT) p = kq_block16r<SR>(P[h], kq_bkey16(P[h]), ts.s6, ts.sinv, tab, n0, group, seed, rk, &d);
-				else p = kq_block16p<T, SR>(P[h], kq_pkey16<T>(P[h]), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+			if constexpr (RHT) {
+				if (k < cols) {
+					u32 d;
+					const u32 key = kq_bkey16(P[h]);
+					if (key > 0x7F800000u) nan |= 1u << h;
+					const u64 p = kq_block16r<SR, F14>(P[h], key, ts.s6, tab, pb(k), rk, &d);
+					put(c, (u32)p, (u32)(p >> 32), d);
+				} else {
+					put(c, 0u, 0u, 0u);
+				}
+			} else {
+				u64 p = 0;
+				u32 d = 0;
+				if (k < cols) {
+					const u64 n0 = (u64)k * (u64)rows + (u64)(m0 + run * 16);
+					p = kq_block16p<T, SR>(P[h], kq_pkey16<T>(P[h]), ts.s6, ts.sinv, tab, n0, 1u, group, seed, &d);
+				}
+				put(c, (u32)p, (u32)(p >> 32), d);
 			}
-			stage[c][run] = p;
-			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)d;
 		};
 		quant(0);
 		quant(1);
+		if constexpr (RHT) {
+			if (nan != 0) {
+				auto redo = [&](int h, uint4 r) { put(2 * j + h, r.x, r.y, r.z); };
+				if (nan & 1u) redo(0, kq_col_nan<T, SR, SG, 0>(tile, signs, pb(k0 + 2 * j), rk));
+				if (nan & 2u) redo(1, kq_col_nan<T, SR, SG, 1>(tile, signs, pb(k0 + 2 * j + 1), rk));
+			}
+		}
 	} else {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
@@ -174,28 +240,32 @@ struct kq_col_dec {
 // are in flight while the block quantizes the current one (two tile
 // buffers); float32 inputs (one buffer, the 48 KiB static limit) load
 // the next tile once the current one is consumed. Each tile's work and
-// stores are those of one block of the one-tile-per-block kernel.
+// stores are those of one block of the one-tile-per-block kernel. With
+// RHT, SR and a compile-time mask (16-bit inputs) tab holds the factors
+// times 2^-14 (kq_fill_tab14; kq_nvf4_col_fast checks kq_tab14).
 template <typename T, bool RHT, bool SR, int NB, u32 SG>
 KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales, int srows, int scols, u8 *swz,
 		u32 signs, u64 seed, u32 group, kq_tiles tl, u32 (*tile)[KQ_TILE_WORDS(T)], u64 (*stage)[4], u32 *dstage,
 		const float *tab, const kq_tscale &ts) {
 	float rc[16];
 	kq_rhtf<SG>(signs, rc);
-	__shared__ __align__(16) u32 rk[20];
-	kq_philox_keys(seed, rk);
+	__shared__ __align__(16) u32 rk[KQ_RK];
+	kq_philox_keys(seed, group, ts, rk);
 	// kq_tile_async's vectors, loop-invariant parts hoisted: vector i of a
 	// thread is idx = threadIdx.x + 256 i, and 256 % VPR == 0, so its
 	// column kk is the same for every i and its row is r0 + i * 256 / VPR.
 	constexpr int VPR = 8 * (int)sizeof(T), EV = 16 / (int)sizeof(T), NV = 64 * VPR / 256;
 	const int kk = ((int)threadIdx.x % VPR) * EV, r0 = (int)threadIdx.x / VPR;
-	const long long goff = (long long)r0 * cols + kk, gstep = (long long)(256 / VPR) * cols;
+	const u64 goff = (u64)(u32)r0 * (u32)cols + (u32)kk, gstep = (u64)(256 / VPR) * (u32)cols;
 	const int soff = r0 * (VPR + 1) + (int)threadIdx.x % VPR;
 	// A vector beyond cols (the same column for all of a thread's NV)
 	// reads nothing (kq_cp16 with !in), so its address needs no clamp.
+	// The element offsets are sums of products of non-negative ints, taken
+	// unsigned (no sign extensions to 64 bits).
 	auto issue = [&](int tx, int ty, u32 *dst) {
 		const int k0 = tx * 128;
 		const bool in = k0 + kk < cols;
-		const T *g = x + ((long long)(ty * 64) * cols + k0 + goff);
+		const T *g = x + ((u64)(u32)(ty * 64) * (u32)cols + (u32)k0 + goff);
 #pragma unroll
 		for (int i = 0; i < NV; i++) kq_cp16(reinterpret_cast<uint4 *>(dst) + soff + i * (256 / VPR) * (VPR + 1), g + i * gstep, in);
 	};
@@ -224,7 +294,7 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 			kq_cp_wait<0>();
 		}
 		__syncthreads();
-		kq_nvf4_col_body<T, RHT, SR>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group, rc, rk);
+		kq_nvf4_col_body<T, RHT, SR, RHT && SR && SG != 0 && sizeof(T) == 2, SG>(x, rows, cols, tile[buf], tab, ts, stage, dstage, k0, m0, signs, seed, group, rc, rk);
 		__syncthreads();
 		// The offsets are products of non-negative ints, taken unsigned
 		// (no sign extensions to 64 bits).
@@ -251,7 +321,10 @@ KQ_DEV void kq_nvf4_col_loop(const T *x, int rows, int cols, u8 *out, u8 *scales
 
 // kq_nvf4_col_fast runs kq_nvf4_col_loop's instantiation for rht, sr and
 // the sign mask: TransformerEngine's (KQ_TE_SIGNS) as a compile-time
-// constant for 16-bit inputs, any other at run time (kq_rhtf).
+// constant for 16-bit inputs, any other at run time (kq_rhtf). The
+// compile-time mask's SR loop takes the factors times 2^-14; where they
+// are not exact (kq_tab14: tensor amaxes above about 2^114) the mask goes
+// the run-time way, with the plain factors.
 template <typename T>
 __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
 		int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, kq_tiles tl) {
@@ -262,10 +335,12 @@ __device__ void kq_nvf4_col_fast(const T *x, int rows, int cols, const u32 *amax
 	__shared__ u32 dstage[128];
 	__shared__ float tab[128];
 	const kq_tscale ts = kq_tscale_of(amax);
-	kq_fill_tab(tab, ts.sinv);
+	const bool te = rht && TE != 0 && signs == TE && (!sr || kq_tab14(ts.sinv));
+	if (te && sr) kq_fill_tab14(tab, ts.sinv);
+	else kq_fill_tab(tab, ts.sinv);
 #define KQ_COL_LOOP(R, S, G) kq_nvf4_col_loop<T, R, S, NB, G>(x, rows, cols, out, scales, srows, scols, swz, signs, seed, group, tl, \
 		tile, stage, dstage, tab, ts)
-	if (rht && TE != 0 && signs == TE) {
+	if (te) {
 		if (sr) KQ_COL_LOOP(true, true, TE);
 		else KQ_COL_LOOP(true, false, TE);
 	} else if (rht) {

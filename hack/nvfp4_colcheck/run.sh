@@ -1,0 +1,27 @@
+#!/bin/bash
+# run.sh OLD NEW: builds the columnwise RHT+SR pieces of kernels/ at git
+# revisions OLD (the session-14 API: d65d878) and NEW (s15-h1's) into one
+# binary and compares them on the GPU (main.cu: the SR code over every
+# float32, kq_q16r and kq_bkey16 over random blocks, whole tile bodies
+# over random tiles with NaNs, specials and tensor scales from tiny to
+# huge). GPU machine, from the repository root; exits non-zero on a
+# mismatch.
+set -e
+OLD=${1:-d65d878}
+NEW=${2:-HEAD}
+D=$(mktemp -d)
+HERE=$(dirname "$0")
+for side in old new; do
+	rev=$OLD; [ $side = new ] && rev=$NEW
+	mkdir -p $D/$side
+	for f in $(git ls-tree --name-only $rev kernels/ | grep '\.cuh$'); do git show $rev:$f > $D/$side/$(basename $f); done
+	# nvfp4.cu up to its kernels: the helpers without the entry points.
+	git show $rev:kernels/nvfp4.cu | sed '/^\/\/ Kernels by input type/,$d' > $D/$side/pre.cuh
+done
+cp $HERE/tu.cu $HERE/main.cu $D/
+cd $D
+F="-std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false -arch=sm_90"
+nvcc $F -DNS=old -Iold -c -o old.o tu.cu
+nvcc $F -DNS=new -DNEW -Inew -c -o new.o tu.cu
+nvcc -arch=sm_90 -O2 -o check main.cu old.o new.o
+./check
