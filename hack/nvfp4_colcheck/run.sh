@@ -1,13 +1,13 @@
 #!/bin/bash
 # run.sh OLD NEW: builds the columnwise RHT+SR pieces of kernels/ at git
-# revisions OLD (the session-14 API: d65d878) and NEW (s15-h1's) into one
-# binary and compares them on the GPU (main.cu: the SR code over every
-# float32, kq_q16r and kq_bkey16 over random blocks, whole tile bodies
-# over random tiles with NaNs, specials and tensor scales from tiny to
-# huge). GPU machine, from the repository root; exits non-zero on a
-# mismatch.
+# revisions OLD (the API before 9186a58: 0a42cd6) and NEW (9186a58 or
+# later) into one binary and compares them on the GPU (main.cu: the SR
+# code over every float32, kq_q16r and kq_bkey16 over random blocks,
+# whole tile bodies over random tiles with NaNs, specials and tensor
+# scales from tiny to huge). GPU machine, from the repository root; exits
+# non-zero on a mismatch.
 set -e
-OLD=${1:-d65d878}
+OLD=${1:-0a42cd6}
 NEW=${2:-HEAD}
 D=$(mktemp -d)
 HERE=$(dirname "$0")
