@@ -24,9 +24,10 @@
 //
 // The shared prelude (types, kq_finite, kq_group) is kq_common.cuh; the
 // general paths (nvfp4_general.cuh) and the fast paths (nvfp4_fast.cuh,
-// the tiled ones in nvfp4_tile.cuh, the 2D one of 16-bit inputs in
-// nvfp4_2d.cuh, its persistent form in nvfp4_2dp.cuh) are parts of this
-// file in headers of their own. The stamp on nvfp4.ptx
+// the instruction-level pieces the rowwise and RHT columnwise ones share
+// in nvfp4_bits.cuh, the tiled ones in nvfp4_tile.cuh, the 2D one of
+// 16-bit inputs in nvfp4_2d.cuh, its persistent form in nvfp4_2dp.cuh)
+// are parts of this file in headers of their own. The stamp on nvfp4.ptx
 // covers every kernels/*.cuh.
 
 #include "kq_common.cuh"

@@ -46,13 +46,17 @@ KQ_DEV void kq_nvf4_2d_load(const T *x, int cols, int mr, int kc, int cx, bool l
 
 // kq_nvf4_2d_code is the scale code of the lane's 16x16 tile (the whole
 // warp calls it: two shuffles), with the keys of the piece's four
-// 16-value blocks (rows 2j and 2j + 1 are the block j).
+// 16-value blocks (rows 2j and 2j + 1 are the block j; kq_rkey16: for
+// BF16 kq_bkey16, the same bits as kq_key16 for a NaN-free block, above
+// 0x7F800000 for one holding a NaN, which is all that is asked of it
+// here) and the tile's amax bits in *am.
 template <typename T>
-KQ_DEV u32 kq_nvf4_2d_code(const T *x, const uint4 L[8], u32 key[4], float s6) {
+KQ_DEV u32 kq_nvf4_2d_code(const T *x, const uint4 L[8], u32 key[4], float s6, u32 *am) {
 	u32 a = 0;
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
-		key[j] = kq_key16(x, &L[2 * j]);
+		const u32 P[8] = {L[2 * j].x, L[2 * j].y, L[2 * j].z, L[2 * j].w, L[2 * j + 1].x, L[2 * j + 1].y, L[2 * j + 1].z, L[2 * j + 1].w};
+		key[j] = kq_rkey16(T(), P);
 		u32 aj = key[j];
 		if (aj > 0x7F800000u) {
 			float v[16];
@@ -63,13 +67,16 @@ KQ_DEV u32 kq_nvf4_2d_code(const T *x, const uint4 L[8], u32 key[4], float s6) {
 	}
 	a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, 1));
 	a = max(a, __shfl_xor_sync(0xFFFFFFFFu, a, 4));
+	*am = a;
 	return kq_e4m3(__fmul_rn(__uint_as_float(a), s6));
 }
 
-// kq_nvf4_2d_quant gives the rowwise codes of the piece with the tile's
-// factor f: word i is row i (nibble c = column c).
-template <typename T>
-KQ_DEV void kq_nvf4_2d_quant(const uint4 L[8], const u32 key[4], float f, u32 r[8]) {
+// kq_nvf4_2d_q gives the rowwise codes of the piece with the tile's
+// factor f: word i is row i (nibble c = column c). NaN-free blocks take
+// kq_q16w (kq_q16p's codes, by kq_rne_code2<CL>), a block holding a NaN
+// the reference path.
+template <typename T, bool CL>
+KQ_DEV void kq_nvf4_2d_q(const uint4 L[8], const u32 key[4], float f, u32 r[8]) {
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
 		const u32 P[8] = {L[2 * j].x, L[2 * j].y, L[2 * j].z, L[2 * j].w, L[2 * j + 1].x, L[2 * j + 1].y, L[2 * j + 1].z, L[2 * j + 1].w};
@@ -79,11 +86,25 @@ KQ_DEV void kq_nvf4_2d_quant(const uint4 L[8], const u32 key[4], float f, u32 r[
 			kq_widen<T, 8>(P, v);
 			p = kq_quant16(v, 16, f, 0, 0, 0u, 0u, 0);
 		} else {
-			p = kq_q16p<T, false>(P, f, make_uint4(0u, 0u, 0u, 0u));
+			p = kq_q16w<T, false, CL>(P, f, make_uint4(0u, 0u, 0u, 0u));
 		}
 		r[2 * j] = (u32)p;
 		r[2 * j + 1] = (u32)(p >> 32);
 	}
+}
+
+// kq_nvf4_2d_quant is kq_nvf4_2d_q with the tile's amax bits a: without
+// the clamp to 6 (kq_rne_code2<false>) when fl(a f) < 7. Every NaN-free
+// element x of the tile has |x| <= a (a is the largest of the blocks'
+// keys and the NaN blocks' amaxes), so by monotonic rounding every
+// |y| = fl(|x| f) <= fl(a f) < 7, and no y is a NaN (fl(a f) < 7 has f
+// finite, and 0 * f = 0); where the test fails (an infinite a, or a
+// coarse or zero scale code) the clamp stays. As the rowwise path's
+// per-block test, but once a tile.
+template <typename T>
+KQ_DEV void kq_nvf4_2d_quant(const uint4 L[8], const u32 key[4], u32 a, float f, u32 r[8]) {
+	if (__fmul_rn(__uint_as_float(a), f) < 7.0f) kq_nvf4_2d_q<T, false>(L, key, f, r);
+	else kq_nvf4_2d_q<T, true>(L, key, f, r);
 }
 
 // kq_nvf4_2d_colst transposes the rowwise codes r (kq_tr8: column c,
@@ -130,15 +151,15 @@ __device__ void kq_nvf4_2d_reg(const T *x, int rows, int cols, const u32 *amax, 
 	kq_nvf4_2d_load(x, cols, mr, kc, cx, live, L);
 	const kq_tscale ts = kq_tscale_of(amax);
 	kq_fill_tab(tab, ts.sinv);
-	u32 key[4], d = 0;
+	u32 key[4], d = 0, am = 0;
 	if (live) {
-		d = kq_nvf4_2d_code(x, L, key, ts.s6);
+		d = kq_nvf4_2d_code(x, L, key, ts.s6, &am);
 		if ((lane & 5) == 0) sd[ry >> 1][2 * w + (cx >> 1)] = (u8)d;
 	}
 	__syncthreads();
 	if (live) {
 		u32 r[8];
-		kq_nvf4_2d_quant<T>(L, key, tab[d], r);
+		kq_nvf4_2d_quant<T>(L, key, am, tab[d], r);
 		if (out_row != 0) {
 			u8 *o = out_row + (long long)mr * (cols >> 1) + (kc >> 1);
 #pragma unroll

@@ -58,11 +58,11 @@ __device__ void kq_nvf4_2dp(const T *x, int rows, int cols, const u32 *amax, u8 
 		const bool more = ny < nty; // (block-uniform)
 		if (more) kq_nvf4_2d_load(x, cols, 64 * ny + 8 * ry, 256 * nx + 32 * w + 8 * cx, cx, 256 * nx + 32 * w < cols, N);
 		if (live) {
-			u32 key[4];
-			const u32 d = kq_nvf4_2d_code(x, L, key, ts.s6);
+			u32 key[4], am;
+			const u32 d = kq_nvf4_2d_code(x, L, key, ts.s6, &am);
 			if ((lane & 5) == 0) sd[par][ry >> 1][2 * w + (cx >> 1)] = (u8)d;
 			u32 r[8];
-			kq_nvf4_2d_quant<T>(L, key, tab[d], r);
+			kq_nvf4_2d_quant<T>(L, key, am, tab[d], r);
 			if (out_row != 0) {
 #pragma unroll
 				for (int i = 0; i < 8; i++) stg[par][kq_nvf4_2dp_stage(8 * ry + i, 4 * w + cx)] = r[i];

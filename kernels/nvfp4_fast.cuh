@@ -303,34 +303,160 @@ KQ_DEV void kq_row_next(int &m, int &q, int sm, int sq, int nq) {
 	q -= c ? nq : 0;
 }
 
+// ---- The rowwise fast path (16-bit inputs): the pieces it shares with
+// the RHT columnwise one (nvfp4_bits.cuh), its block key, and kq_q16w,
+// which packs codes from words in element order ----
+
+#include "nvfp4_bits.cuh"
+
+// kq_rkey16 is the block key of eight words of T: kq_bkey16 for BF16
+// (above 0x7F800000 when the block holds a NaN, which is all the row path
+// asks of a NaN block's key), kq_pkey16 for FP16.
+KQ_DEV u32 kq_rkey16(kq_bf16, const u32 P[8]) { return kq_bkey16(P); }
+KQ_DEV u32 kq_rkey16(kq_f16, const u32 P[8]) { return kq_pkey16<kq_f16>(P); }
+
+// kq_q16w is kq_q16p<H, SR> (the same packed codes) on eight words in
+// element order (word k: elements 2k, 2k + 1), NaN-free.
+// Round to nearest: kq_rne_code2<CL> codes, packed as kq_q16p packs.
+// SR: kq_sr_h2 pairs elements 4g + u and 4g + u + 2 (u = 0, 1) of group g,
+// whose SR bytes are bytes u and u + 2 of the group's Philox word wd:
+// adding 2 (255 - r) (~wd masked, shifted to bits 1-8 of each half) gives
+// each half 2 D + b + 2 (255 - r) <= 0x0FFF (no carry between halves),
+// whose bits 9-11 are the code rounded up exactly when r < fraction, as
+// kq_sr_code's D + 255 - r (b < 2 never carries); bits 12-15 are zero.
+// Per eight elements (groups g, g + 1) one permute gathers the even
+// elements' byte 1 of each half (code << 1 | junk), one the odd ones';
+// the signs: sign-replicating permutes of each group's two words give
+// [s 4g, s 4g+2, s 4g+1, s 4g+3], two permutes split them into the even
+// and the odd elements', a select puts each on bit 4 of its byte; then
+// the even bytes shifted right by one and the odd left by three meet in
+// one select: eight nibbles in order. The element's sign is its input's
+// (f > 0; -0 gives code 8).
+// F14 (SR): f is the factor times 2^-14 (exact, kq_tab14's condition), so
+// the products are kq_sr_h2's arguments; else they are scaled here.
+template <typename H, bool SR, bool CL = true, bool F14 = false>
+KQ_DEV u64 kq_q16w(const u32 P[8], float f, uint4 w) {
+	float y[16];
+#pragma unroll
+	for (int t = 0; t < 16; t++) {
+		const float x = (t & 1) ? kq_phi(H(), P[t >> 1]) : kq_plo(H(), P[t >> 1]);
+		y[t] = __fmul_rn(x, f);
+		if (SR && !F14) y[t] = __fmul_rn(y[t], 0x1p-14f);
+	}
+	if constexpr (!SR) {
+		u32 r[16];
+#pragma unroll
+		for (int t = 0; t < 16; t++) r[t] = kq_rne_code2<CL>(y[t]);
+		const u32 q0 = kq_pack4s(r[0], r[1], r[2], r[3], 0x0040u, P[0], P[1]), q1 = kq_pack4s(r[4], r[5], r[6], r[7], 0x0040u, P[2], P[3]);
+		const u32 q2 = kq_pack4s(r[8], r[9], r[10], r[11], 0x0040u, P[4], P[5]), q3 = kq_pack4s(r[12], r[13], r[14], r[15], 0x0040u, P[6], P[7]);
+		return (u64)__byte_perm(q0, q1, 0x6420u) | ((u64)__byte_perm(q2, q3, 0x6420u) << 32);
+	} else {
+		u32 xe[4], xo[4], sg[4];
+#pragma unroll
+		for (int g = 0; g < 4; g++) {
+			const u32 wd = kq_word(w, (u32)g);
+			xe[g] = kq_sr_h2(y[4 * g], y[4 * g + 2]) + (kq_andn(wd, 0x00FF00FFu) << 1);
+			xo[g] = kq_sr_h2(y[4 * g + 1], y[4 * g + 3]) + (kq_andn(wd, 0xFF00FF00u) >> 7);
+			sg[g] = kq_prmt(P[2 * g], P[2 * g + 1], 0xFBD9u);
+		}
+		u32 o[2];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int g = 2 * h;
+			const u32 te = kq_sel(__byte_perm(xe[g], xe[g + 1], 0x7531u), __byte_perm(sg[g], sg[g + 1], 0x5410u), 0x10101010u);
+			const u32 to = kq_sel(__byte_perm(xo[g], xo[g + 1], 0x7531u), __byte_perm(sg[g], sg[g + 1], 0x7632u), 0x10101010u);
+			o[h] = kq_sel(te >> 1, to << 3, 0xF0F0F0F0u);
+		}
+		return (u64)o[0] | ((u64)o[1] << 32);
+	}
+}
+
+// The rowwise fast path's Philox round keys (kq_philox_round_keys, no
+// group folded in: the row path passes its group as counter word 3).
+KQ_DEV u32 *kq_row_rk() {
+	__shared__ __align__(16) u32 rk[20];
+	return rk;
+}
+
+// kq_row2p_nan is kq_row2p's pair holding a NaN (inlined: out of line, its
+// ABI call cost the whole kq_nvf4_row_bf16 entry 180 / 216 bytes of spills
+// on sm_90 against 16 / 8 inlined), by kq_block16p block by block.
+struct kq_row2 {
+	u64 p0, p1;
+	u32 d;
+};
+template <typename T, bool SR>
+KQ_DEV kq_row2 kq_row2p_nan(const uint4 *L, float s6, float sinv, const float *tab, u64 nb, u32 group, u64 seed) {
+	u32 P[2][8];
+#pragma unroll
+	for (int b = 0; b < 2; b++) {
+		const uint4 L0 = L[2 * b], L1 = L[2 * b + 1];
+		P[b][0] = L0.x; P[b][1] = L0.y; P[b][2] = L0.z; P[b][3] = L0.w;
+		P[b][4] = L1.x; P[b][5] = L1.y; P[b][6] = L1.z; P[b][7] = L1.w;
+	}
+	u32 d0, d1;
+	kq_row2 r;
+	r.p0 = kq_block16p<T, SR>(P[0], kq_pkey16<T>(P[0]), s6, sinv, tab, nb, 0u, group, seed, &d0);
+	r.p1 = kq_block16p<T, SR>(P[1], kq_pkey16<T>(P[1]), s6, sinv, tab, nb + 16, 0u, group, seed, &d1);
+	r.d = d0 | (d1 << 8);
+	return r;
+}
+
 // kq_row2p quantizes two blocks of a 16-bit item staged at L (four
 // vectors): packed codes to packed[0] and packed[1], their scale codes
 // returned in bits 0-7 and 8-15. NaN-free blocks convert their two scales
 // at once (the same codes as kq_e4m3: each half of the pair conversion
 // rounds on its own) and take the factors from tab (G, grouped: from
-// kq_factor); a pair holding a NaN takes kq_block16p block by block.
-template <typename T, bool SR, bool G>
-KQ_DEV u32 kq_row2p(const uint4 *L, kq_tscale ts, const float *tab, u64 nb, u32 group, u64 seed, u64 packed[2]) {
+// kq_factor; F14: tab holds them times 2^-14, SR only) and the codes from
+// kq_q16w; a pair holding a NaN takes kq_row2p_nan (the reference path
+// for the NaN block, with the plain factors). The Philox block of block b
+// is counter nb / 16 + b (nb a multiple of 16), the round keys rk.
+// Round to nearest leaves out the clamp to 6 (kq_rne_code2<false>) when every
+// |y| = fl(|x| f) is below 7: rounding is monotonic, so fl(key f) < 7
+// bounds them all (false for an infinite product). Blocks need the clamp
+// only where a coarse (subnormal) or zero scale code leaves key f well
+// above 6. Stochastic rounding keeps it: it may round (6, 8) up to 8.
+// The choice is made for the converged lanes together (a vote): lanes
+// choosing apart would have their warp run both forms, and a tensor with
+// tiny blocks among normal ones (a heavy tail, padding scaled to nothing)
+// puts such a block in most warps. A lane takes the unclamped form only
+// when its own blocks pass, so the bytes never depend on the vote.
+template <typename T, bool SR, bool G, bool F14>
+KQ_DEV u32 kq_row2p(const uint4 *L, kq_tscale ts, const float *tab, u64 nb, u32 group, u64 seed, const u32 *rk, u64 packed[2]) {
 	u32 P[2][8], key[2];
 #pragma unroll
 	for (int b = 0; b < 2; b++) {
 		const uint4 L0 = L[2 * b], L1 = L[2 * b + 1];
 		P[b][0] = L0.x; P[b][1] = L0.y; P[b][2] = L0.z; P[b][3] = L0.w;
 		P[b][4] = L1.x; P[b][5] = L1.y; P[b][6] = L1.z; P[b][7] = L1.w;
-		key[b] = kq_pkey16<T>(P[b]);
+		key[b] = kq_rkey16(T(), P[b]);
 	}
 	if (max(key[0], key[1]) > 0x7F800000u) {
-		u32 d0, d1;
-		packed[0] = kq_block16p<T, SR>(P[0], key[0], ts.s6, ts.sinv, tab, nb, 0u, group, seed, &d0);
-		packed[1] = kq_block16p<T, SR>(P[1], key[1], ts.s6, ts.sinv, tab, nb + 16, 0u, group, seed, &d1);
-		return d0 | (d1 << 8);
+		const kq_row2 r = kq_row2p_nan<T, SR>(L, ts.s6, ts.sinv, F14 ? 0 : tab, nb, group, seed);
+		packed[0] = r.p0;
+		packed[1] = r.p1;
+		return r.d;
 	}
 	const u32 dd = kq_fp8x2(__fmul_rn(__uint_as_float(key[0]), ts.s6), __fmul_rn(__uint_as_float(key[1]), ts.s6), 1);
+	float f[2];
 #pragma unroll
 	for (int b = 0; b < 2; b++) {
 		const u32 d = __byte_perm(dd, 0u, 0x4440u | (u32)b);
-		const float f = G ? kq_factor(d, ts.sinv) : tab[d];
-		packed[b] = kq_q16p<T, SR>(P[b], f, kq_block16_w<SR>(nb + 16 * b, 0u, group, seed));
+		f[b] = G ? kq_factor(d, ts.sinv) : tab[d];
+	}
+	if (!SR && __all_sync(__activemask(), __fmul_rn(__uint_as_float(key[0]), f[0]) < 7.0f && __fmul_rn(__uint_as_float(key[1]), f[1]) < 7.0f)) {
+#pragma unroll
+		for (int b = 0; b < 2; b++) packed[b] = kq_q16w<T, false, false>(P[b], f[b], make_uint4(0u, 0u, 0u, 0u));
+		return dd;
+	}
+#pragma unroll
+	for (int b = 0; b < 2; b++) {
+		uint4 w = make_uint4(0u, 0u, 0u, 0u);
+		if (SR) {
+			const u64 c = (nb >> 4) + (u64)b;
+			w = kq_philox_rk((u32)c, (u32)(c >> 32), 0u, group, rk);
+		}
+		packed[b] = kq_q16w<T, SR, true, F14>(P[b], f[b], w);
 	}
 	return dd;
 }
@@ -338,17 +464,13 @@ KQ_DEV u32 kq_row2p(const uint4 *L, kq_tscale ts, const float *tab, u64 nb, u32 
 // kq_nvf4_row_fast: the rowwise fast path; G: grouped (offsets set; the
 // factors then come from kq_factor with the group's tensor scale, else
 // from the block's table).
-template <typename T, bool SR, bool G>
-__device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
-		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
+template <typename T, bool SR, bool G, bool F14>
+KQ_DEV void kq_nvf4_row_go(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups, kq_tscale ts) {
 	float *tab = kq_row_tab();
+	const u32 *rk = kq_row_rk();
 	uint4 (*stg)[32 * 9] = kq_row_stage<sizeof(T) == 2 ? 8 : 1>();
-	kq_tscale ts = kq_tscale_of(amax);
 	int gcur = 0;
-	if (!G) {
-		kq_fill_tab(tab, ts.sinv);
-		__syncthreads();
-	}
 	const int nq = cols >> 6, lane = threadIdx.x & 31;
 	const long long items = (long long)srows * nq, data_items = (long long)rows * nq;
 	uint4 *ws = stg[sizeof(T) == 2 ? threadIdx.x >> 5 : 0];
@@ -374,11 +496,10 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 				}
 			}
 			__syncwarp();
+			// Vector v = 32 i + lane goes to ws[(v >> 3) 9 + (v & 7)] = ws[36 i + (lane >> 3) 9 + (lane & 7)].
+			uint4 *wl = ws + (lane >> 3) * 9 + (lane & 7);
 #pragma unroll
-			for (int i = 0; i < 8; i++) {
-				const int v = i * 32 + lane;
-				ws[(v >> 3) * 9 + (v & 7)] = L[i];
-			}
+			for (int i = 0; i < 8; i++) wl[36 * i] = L[i];
 			__syncwarp();
 		}
 		if (m >= srows) continue;
@@ -407,8 +528,8 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 		u64 packed[4];
 		u32 dw = 0;
 		if constexpr (sizeof(T) == 2) {
-			const u32 d01 = kq_row2p<T, SR, G>(ws + lane * 9, ts, ftab, nb, (u32)g, seed, packed);
-			const u32 d23 = kq_row2p<T, SR, G>(ws + lane * 9 + 4, ts, ftab, nb + 32, (u32)g, seed, packed + 2);
+			const u32 d01 = kq_row2p<T, SR, G, F14>(ws + lane * 9, ts, ftab, nb, (u32)g, seed, rk, packed);
+			const u32 d23 = kq_row2p<T, SR, G, F14>(ws + lane * 9 + 4, ts, ftab, nb + 32, (u32)g, seed, rk, packed + 2);
 			dw = __byte_perm(d01, d23, 0x5410u);
 		} else {
 			const uint4 *p = reinterpret_cast<const uint4 *>(x + (long long)m * cols + q * 64);
@@ -433,4 +554,24 @@ __device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax
 		*reinterpret_cast<u32 *>(scales + si) = dw;
 		if (swz != 0) *reinterpret_cast<u32 *>(swz + kq_swz(m, q * 4, scols)) = dw;
 	}
+}
+
+// kq_nvf4_row_fast: the rowwise fast path (kq_nvf4_row_go); G: grouped
+// (offsets set; the factors then come from kq_factor with the group's
+// tensor scale, else from the block's table). 16-bit inputs with SR,
+// ungrouped, take the factors times 2^-14 where kq_tab14 allows.
+template <typename T, bool SR, bool G>
+__device__ void kq_nvf4_row_fast(const T *x, int rows, int cols, const u32 *amax, u8 *out, u8 *scales,
+		int srows, int scols, u8 *swz, u64 seed, const int *offsets, int ngroups) {
+	const kq_tscale ts = kq_tscale_of(amax);
+	if (SR && sizeof(T) == 2) kq_philox_round_keys(seed, 0u, kq_row_rk());
+	if (!G && SR && sizeof(T) == 2 && kq_tab14(ts.sinv)) {
+		kq_fill_tab14(kq_row_tab(), ts.sinv);
+		__syncthreads();
+		kq_nvf4_row_go<T, SR, G, !G && SR && sizeof(T) == 2>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups, ts);
+		return;
+	}
+	if (!G) kq_fill_tab(kq_row_tab(), ts.sinv);
+	if (!G || (SR && sizeof(T) == 2)) __syncthreads();
+	kq_nvf4_row_go<T, SR, G, false>(x, rows, cols, amax, out, scales, srows, scols, swz, seed, offsets, ngroups, ts);
 }

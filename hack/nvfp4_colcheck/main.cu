@@ -15,6 +15,11 @@ extern "C" __global__ void key_old(const u32 *, int, u32 *);
 extern "C" __global__ void key_new(const u32 *, int, u32 *);
 extern "C" __global__ void body_old(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
 extern "C" __global__ void body_new(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
+extern "C" __global__ void bodyrn_old(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
+extern "C" __global__ void bodyrn_new(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
+extern "C" __global__ void bodyref_new(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
+extern "C" __global__ void bodyrnref_new(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
+typedef void (*bodyk)(const unsigned short *, const u32 *, u64, int, u64 *, u32 *);
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 static float flt(u32 u) { float f; memcpy(&f, &u, 4); return f; }
 int main() {
@@ -123,22 +128,30 @@ int main() {
 	CK(cudaMalloc(&d1, (size_t)T * 128 * 4)); CK(cudaMalloc(&d2, (size_t)T * 128 * 4));
 	CK(cudaMemcpy(dX, X.data(), X.size() * 2, cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(dA, AM.data(), T * 4, cudaMemcpyHostToDevice));
-	long long bb = 0;
+	// Pairs of tile bodies: old and new SR, old and new RN (the input
+	// role), and the new fast path against the reference path
+	// (kq_col_nan for every block) for SR and RN.
+	const bodyk ka[4] = {body_old, bodyrn_old, bodyref_new, bodyrnref_new}, kb[4] = {body_new, bodyrn_new, body_new, bodyrn_new};
+	const char *kn[4] = {"sr old/new", "rn old/new", "sr new/ref", "rn new/ref"};
+	long long bb = 0, bp[4] = {0, 0, 0, 0};
 	for (int rep = 0; rep < 4; rep++) {
 		const u64 seed = rng();
 		const int rows = 64 << (rep * 3);
-		body_old<<<T, 256>>>(dX, dA, seed, rows, s1, d1);
-		body_new<<<T, 256>>>(dX, dA, seed, rows, s2, d2);
-		CK(cudaDeviceSynchronize());
-		std::vector<u64> hs1((size_t)T * 512), hs2((size_t)T * 512);
-		std::vector<u32> hd1((size_t)T * 128), hd2((size_t)T * 128);
-		CK(cudaMemcpy(hs1.data(), s1, hs1.size() * 8, cudaMemcpyDeviceToHost));
-		CK(cudaMemcpy(hs2.data(), s2, hs2.size() * 8, cudaMemcpyDeviceToHost));
-		CK(cudaMemcpy(hd1.data(), d1, hd1.size() * 4, cudaMemcpyDeviceToHost));
-		CK(cudaMemcpy(hd2.data(), d2, hd2.size() * 4, cudaMemcpyDeviceToHost));
-		for (size_t i = 0; i < hs1.size(); i++) if (hs1[i] != hs2[i]) { if (bb < 10) printf("tile %zu run %zu: old %016llx new %016llx\n", i / 512, i % 512, hs1[i], hs2[i]); bb++; }
-		for (size_t i = 0; i < hd1.size(); i++) if (hd1[i] != hd2[i]) { if (bb < 10) printf("tile %zu scales %zu: old %08x new %08x\n", i / 128, i % 128, hd1[i], hd2[i]); bb++; }
+		for (int p = 0; p < 4; p++) {
+			ka[p]<<<T, 256>>>(dX, dA, seed, rows, s1, d1);
+			kb[p]<<<T, 256>>>(dX, dA, seed, rows, s2, d2);
+			CK(cudaDeviceSynchronize());
+			std::vector<u64> hs1((size_t)T * 512), hs2((size_t)T * 512);
+			std::vector<u32> hd1((size_t)T * 128), hd2((size_t)T * 128);
+			CK(cudaMemcpy(hs1.data(), s1, hs1.size() * 8, cudaMemcpyDeviceToHost));
+			CK(cudaMemcpy(hs2.data(), s2, hs2.size() * 8, cudaMemcpyDeviceToHost));
+			CK(cudaMemcpy(hd1.data(), d1, hd1.size() * 4, cudaMemcpyDeviceToHost));
+			CK(cudaMemcpy(hd2.data(), d2, hd2.size() * 4, cudaMemcpyDeviceToHost));
+			for (size_t i = 0; i < hs1.size(); i++) if (hs1[i] != hs2[i]) { if (bp[p] < 5) printf("%s: tile %zu run %zu: %016llx / %016llx\n", kn[p], i / 512, i % 512, hs1[i], hs2[i]); bp[p]++; }
+			for (size_t i = 0; i < hd1.size(); i++) if (hd1[i] != hd2[i]) { if (bp[p] < 5) printf("%s: tile %zu scales %zu: %08x / %08x\n", kn[p], i / 128, i % 128, hd1[i], hd2[i]); bp[p]++; }
+		}
 	}
-	printf("tile bodies: %d tiles x 4 seeds/shapes: %lld mismatches\n", T, bb);
+	for (int p = 0; p < 4; p++) { printf("tile bodies %s: %lld mismatches\n", kn[p], bp[p]); bb += bp[p]; }
+	printf("tile bodies: %d tiles x 4 seeds/shapes, 4 pairs: %lld mismatches\n", T, bb);
 	return (bad || bq[0] || bq[1] || bq[2] || bk || bb) ? 1 : 0;
 }

@@ -1,9 +1,11 @@
 #!/bin/bash
-# run.sh OLD NEW: builds the columnwise RHT+SR pieces of kernels/ at git
-# revisions OLD (the API before 9186a58: 0a42cd6) and NEW (9186a58 or
-# later) into one binary and compares them on the GPU (main.cu: the SR
-# code over every float32, kq_q16r and kq_bkey16 over random blocks,
-# whole tile bodies over random tiles with NaNs, specials and tensor
+# run.sh OLD NEW: builds the columnwise RHT pieces of kernels/ at git
+# revisions OLD (the session-14 API, 0a42cd6, or session 15's, 9186a58 and
+# later) and NEW (session 15's API) into one binary and compares them on
+# the GPU (main.cu: the SR code over every float32, kq_q16r (SR, RN) and
+# kq_bkey16 over random blocks, whole TE-mask tile bodies, RHT + SR and
+# RHT + RN, old against new and new against the reference path for every
+# block (kq_col_nan), over random tiles with NaNs, specials and tensor
 # scales from tiny to huge). GPU machine, from the repository root; exits
 # non-zero on a mismatch.
 set -e
@@ -21,7 +23,11 @@ done
 cp $HERE/tu.cu $HERE/main.cu $D/
 cd $D
 F="-std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false -arch=sm_90"
-nvcc $F -DNS=old -Iold -c -o old.o tu.cu
+# A side with session 15's API (kq_tab14, KQ_RK: 9186a58 and later)
+# builds with NEW; the new side must have it (its reference bodies).
+api() { grep -q kq_tab14 $1/nvfp4_rhtcol.cuh && echo -DNEW; }
+[ -n "$(api new)" ] || { echo "NEW ($NEW) lacks session 15's API"; exit 2; }
+nvcc $F -DNS=old $(api old) -Iold -c -o old.o tu.cu
 nvcc $F -DNS=new -DNEW -Inew -c -o new.o tu.cu
 nvcc -arch=sm_90 -O2 -o check main.cu old.o new.o
 ./check

@@ -48,11 +48,15 @@ extern "C" __global__ void CAT(key_, NS)(const u32 *P, int n, u32 *out) {
 	for (int k = 0; k < 8; k++) p[k] = P[8 * i + k];
 	out[i] = kq_bkey16(p);
 }
-// One tile body of the RHT+SR columnwise path (TE signs) per block: tile
-// t of x (64 x 128 BF16 from x + t * 8192), amax bits am[t], seed, group,
-// k0 = 128 * (t & 1), m0 = 64 * (t >> 1) in a tensor of rows x 256; out:
-// stage (128 x 4 u64) and dstage (128 u32) per tile.
-extern "C" __global__ void __launch_bounds__(256) CAT(body_, NS)(const u16 *x, const u32 *am, u64 seed, int rows, u64 *ost, u32 *ods) {
+// One tile body of the RHT columnwise path (TE signs; SR, or RN: the
+// input role) per block: tile t of x (64 x 128 BF16 from x + t * 8192),
+// amax bits am[t], seed, group, k0 = 128 * (t & 1), m0 = 64 * (t >> 1)
+// in a tensor of rows x 256; out: stage (128 x 4 u64) and dstage (128
+// u32) per tile. REF (new API only): every block by kq_col_nan, the
+// reference path (kq_block16_ref) from the staged words, instead of the
+// fast path: the contract's bits, independently of kq_q16r and kq_bkey16.
+template <bool SR, bool REF>
+__device__ void body(const u16 *x, const u32 *am, u64 seed, int rows, u64 *ost, u32 *ods) {
 	__shared__ __align__(16) u32 tile[KQ_TILE_WORDS(kq_bf16)];
 	__shared__ __align__(16) u64 stage[128][4];
 	__shared__ u32 dstage[128];
@@ -70,20 +74,49 @@ extern "C" __global__ void __launch_bounds__(256) CAT(body_, NS)(const u16 *x, c
 	kq_rhtf<KQ_TE_SIGNS>(0, rc);
 	const int k0 = 128 * (t & 1), m0 = 64 * ((t >> 1) % (rows / 64));
 #ifdef NEW
-	const bool f14 = kq_tab14(ts.sinv);
+	// As kq_nvf4_col_fast: the factors times 2^-14 for SR where exact.
+	const bool f14 = SR && kq_tab14(ts.sinv);
 	if (f14) kq_fill_tab14(tab, ts.sinv);
 	else kq_fill_tab(tab, ts.sinv);
 	kq_philox_keys(seed, group, ts, rk);
 	__syncthreads();
-	if (f14) kq_nvf4_col_body<kq_bf16, true, true, true, KQ_TE_SIGNS>((const kq_bf16 *)0, rows, 256, tile, tab, ts, stage, dstage, k0, m0, 0, seed, group, rc, rk);
-	else kq_nvf4_col_body<kq_bf16, true, true, false, KQ_TE_SIGNS>((const kq_bf16 *)0, rows, 256, tile, tab, ts, stage, dstage, k0, m0, 0, seed, group, rc, rk);
+	if (REF) {
+		const int j = threadIdx.x & 63, run = threadIdx.x >> 6;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int c = 2 * j + h, k = k0 + c;
+			uint4 r = make_uint4(0u, 0u, 0u, 0u);
+			const u64 b = (u64)(u32)k * (u32)(rows >> 4) + (u32)((m0 >> 4) + run);
+			if (k < 256) r = h ? kq_col_nan<kq_bf16, SR, KQ_TE_SIGNS, 1>(tile, 0, b, rk) : kq_col_nan<kq_bf16, SR, KQ_TE_SIGNS, 0>(tile, 0, b, rk);
+			stage[c][run] = (u64)r.x | ((u64)r.y << 32);
+			reinterpret_cast<u8 *>(dstage)[c * 4 + run] = (u8)r.z;
+		}
+	} else if (f14) {
+		kq_nvf4_col_body<kq_bf16, true, SR, SR, KQ_TE_SIGNS>((const kq_bf16 *)0, rows, 256, tile, tab, ts, stage, dstage, k0, m0, 0, seed, group, rc, rk);
+	} else {
+		kq_nvf4_col_body<kq_bf16, true, SR, false, KQ_TE_SIGNS>((const kq_bf16 *)0, rows, 256, tile, tab, ts, stage, dstage, k0, m0, 0, seed, group, rc, rk);
+	}
 #else
 	kq_fill_tab(tab, ts.sinv);
 	kq_philox_keys(seed, rk);
 	__syncthreads();
-	kq_nvf4_col_body<kq_bf16, true, true>((const kq_bf16 *)0, rows, 256, tile, tab, ts, stage, dstage, k0, m0, 0, seed, group, rc, rk);
+	kq_nvf4_col_body<kq_bf16, true, SR>((const kq_bf16 *)0, rows, 256, tile, tab, ts, stage, dstage, k0, m0, 0, seed, group, rc, rk);
 #endif
 	__syncthreads();
 	for (int i = threadIdx.x; i < 512; i += 256) ost[(size_t)t * 512 + i] = stage[i >> 2][i & 3];
 	if (threadIdx.x < 128) ods[(size_t)t * 128 + threadIdx.x] = dstage[threadIdx.x];
 }
+extern "C" __global__ void __launch_bounds__(256) CAT(body_, NS)(const u16 *x, const u32 *am, u64 seed, int rows, u64 *ost, u32 *ods) {
+	body<true, false>(x, am, seed, rows, ost, ods);
+}
+extern "C" __global__ void __launch_bounds__(256) CAT(bodyrn_, NS)(const u16 *x, const u32 *am, u64 seed, int rows, u64 *ost, u32 *ods) {
+	body<false, false>(x, am, seed, rows, ost, ods);
+}
+#ifdef NEW
+extern "C" __global__ void __launch_bounds__(256) CAT(bodyref_, NS)(const u16 *x, const u32 *am, u64 seed, int rows, u64 *ost, u32 *ods) {
+	body<true, true>(x, am, seed, rows, ost, ods);
+}
+extern "C" __global__ void __launch_bounds__(256) CAT(bodyrnref_, NS)(const u16 *x, const u32 *am, u64 seed, int rows, u64 *ost, u32 *ods) {
+	body<false, true>(x, am, seed, rows, ost, ods);
+}
+#endif
