@@ -13,13 +13,7 @@ OLD=${1:-0a42cd6}
 NEW=${2:-HEAD}
 D=$(mktemp -d)
 HERE=$(dirname "$0")
-for side in old new; do
-	rev=$OLD; [ $side = new ] && rev=$NEW
-	mkdir -p $D/$side
-	for f in $(git ls-tree --name-only $rev kernels/ | grep '\.cuh$'); do git show $rev:$f > $D/$side/$(basename $f); done
-	# nvfp4.cu up to its kernels: the helpers without the entry points.
-	git show $rev:kernels/nvfp4.cu | sed '/^\/\/ Kernels by input type/,$d' > $D/$side/pre.cuh
-done
+"$HERE/../nvfp4_stage.sh" "$OLD" "$NEW" "$D"
 cp $HERE/tu.cu $HERE/main.cu $D/
 cd $D
 F="-std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false -arch=sm_90"
