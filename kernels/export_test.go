@@ -1,9 +1,10 @@
 package kernels
 
-// SetTileGridCap caps the grids that persistentSlots sizes (the persistent
-// kernels whose blocks take several tiles: the NVFP4 columnwise fast path,
-// RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles, the MXFP8 32x32 tiles,
-// kq_mxfp8_rowb and the delayed-scaling cast + transpose) at n blocks, 0
+// SetTileGridCap caps the grids that persistentSlots and waveSlots size
+// (the persistent kernels whose blocks take several tiles: the NVFP4
+// columnwise fast path, RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles,
+// the MXFP8 32x32 tiles, kq_mxfp8_rowb and the delayed-scaling cast +
+// transpose; the NVFP4 amax kernel's one wave) at n blocks, 0
 // for no cap, and returns the previous cap: the GPU tests run several
 // tiles per block on small tensors with it.
 func (s *Set) SetTileGridCap(n int) int {
@@ -19,3 +20,7 @@ func (s *Set) SetNVFP42D(v string) (string, error) {
 	old := s.nvfp42D
 	return old, s.setNVFP42D(v)
 }
+
+// ResidentPerSM is how many blocks of threads threads of each kernel one
+// SM holds at once, as Load read it from the driver.
+func (s *Set) ResidentPerSM() map[string]int { return s.perSM }

@@ -30,7 +30,8 @@ func TestNVFP4Fast(t *testing.T) {
 // grid (the columnwise fast path) capped at a few blocks
 // (Set.SetTileGridCap), so that every block takes several tiles (the
 // cp.async prefetch of the next tile, an uneven share, a half tile) on
-// tensors that one block per tile would cover.
+// tensors that one block per tile would cover. The cap holds the amax
+// kernel's one-wave grid too, so that its blocks share fewer, longer runs.
 //
 // It also takes the 1D operands' amaxes with kernels.NVFP4Amaxes (one
 // pass for both where the RHT applies) instead of two NVFP4Amax calls,

@@ -86,3 +86,23 @@ func TestMXFP8RowbGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestNVFP4AmaxShare: kq_nvf4_amax_'s blocks per 128-row tile fill at
+// most one wave (8 blocks a SM at 32 registers): 8 a tile at 16384 rows
+// and 16 at 8192 (1024 blocks of 1056 slots, where rounding up gave 1152
+// and 1088, a part-empty second wave), at least four 16-byte vectors a
+// thread, at least one; a kernel with no occupancy on record (0) counts 8
+// a SM.
+func TestNVFP4AmaxShare(t *testing.T) {
+	for _, tc := range []struct {
+		cols, tiles, perSM, want int
+	}{
+		{8192, 128, 8, 8}, {8192, 64, 8, 16}, {16384, 128, 8, 8}, {256, 1, 8, 4}, {8192, 4096, 8, 1},
+		{8192, 128, 0, 8}, {8192, 64, 4, 8}, {8192, 128, 4, 4},
+	} {
+		s := Set{sms: 132, perSM: map[string]int{"kq_nvf4_amax_bf16": tc.perSM}}
+		if g := s.nvfp4AmaxShare(BF16, tc.cols, tc.tiles); g != tc.want {
+			t.Errorf("nvfp4AmaxShare(%d cols, %d tiles), %d a SM = %d, want %d", tc.cols, tc.tiles, tc.perSM, g, tc.want)
+		}
+	}
+}

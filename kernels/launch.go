@@ -127,6 +127,10 @@ type Set struct {
 	target Target
 	// nvfp42D is NVFP42DEnv's value (variants.go; checked by Load).
 	nvfp42D string
+	// perSM is, for each kernel in fns, how many of its blocks of threads
+	// threads one SM holds at once (the driver's occupancy for the
+	// registers and shared memory the JIT gave it; waveSlots).
+	perSM map[string]int
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (persistentSlots): the GPU tests' several tiles per block on
 	// small tensors (SetTileGridCap).
@@ -189,7 +193,39 @@ func Load(c *cuda.Ctx) (*Set, error) {
 		_ = s.Close(c)
 		return nil, err
 	}
+	if err := s.readOccupancy(c); err != nil {
+		_ = s.Close(c)
+		return nil, err
+	}
 	return s, nil
+}
+
+// readOccupancy fills perSM for every kernel of the set.
+func (s *Set) readOccupancy(c *cuda.Ctx) error {
+	s.perSM = make(map[string]int, len(s.fns))
+	for name, f := range s.fns {
+		n, err := c.ResidentBlocks(f, threads, 0)
+		if err != nil {
+			return fmt.Errorf("kernels: %w", err)
+		}
+		s.perSM[name] = n
+	}
+	return nil
+}
+
+// waveSlots is how many blocks of kernel name run at once on the device:
+// one wave, its blocks per SM (perSM) times the SMs, or the tests' cap
+// when lower (SetTileGridCap). A grid-stride kernel given one wave, each
+// block taking a balanced share (balancedGrid), keeps every slot busy to
+// the end, where a grid of a fraction over whole waves leaves the last
+// wave's empty slots idle. A kernel with no occupancy on record falls back
+// to wavesPerSM blocks a SM.
+func (s *Set) waveSlots(name string) int64 {
+	perSM := s.perSM[name]
+	if perSM <= 0 {
+		perSM = wavesPerSM
+	}
+	return s.capSlots(int64(s.sms * perSM))
 }
 
 // Close unloads the modules.

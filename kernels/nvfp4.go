@@ -131,15 +131,26 @@ func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 }
 
 func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
-	// Each 128-row tile is contiguous; enough blocks share a tile to give
-	// the grid about wavesPerSM blocks per SM, each thread at least four
-	// 16-byte vectors.
+	// Each 128-row tile is contiguous; blocks share a tile
+	// (nvfp4AmaxShare).
 	tiles := ceilDiv(rows, 128)
-	perTile := ceilDiv(128*cols*dt.Size(), 16*threads*4)
-	gx := max(1, min(perTile, ceilDiv(s.sms*wavesPerSM, tiles)))
+	gx := s.nvfp4AmaxShare(dt, cols, tiles)
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).
 		I32(b2i(aligned(16, x)))
 	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
+}
+
+// nvfp4AmaxShare is how many blocks of kq_nvf4_amax_ share each of the
+// tiles 128-row tiles (grid.x): at least four 16-byte vectors a thread,
+// and no more blocks in all than one wave holds (waveSlots), so that none
+// waits for a second, part-empty one. Rounding the share up from 8 blocks
+// a SM, as before session 17, gave 1152 blocks at 16384 rows and 1088 at
+// 8192 for the 1056 that fit (32 registers, 8 a SM): one wave of 1024
+// took the kernel from 68.8 to 64.2 us and 82% to 88% of DRAM bandwidth
+// (ncu, 16384x8192 BF16, H200).
+func (s *Set) nvfp4AmaxShare(dt DType, cols, tiles int) int {
+	perTile := ceilDiv(128*cols*dt.Size(), 16*threads*4)
+	return max(1, min(perTile, int(s.waveSlots("kq_nvf4_amax_"+dt.suffix()))/tiles))
 }
 
 // nvfp4ColPerSM is the columnwise fast path's blocks per SM (the
@@ -201,6 +212,10 @@ func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.Stochastic)).U64(o.Seed).I32(vec).
 		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag))
+	// A block per 256 items up to wavesPerSM a SM: 2.67 waves of its 3
+	// resident blocks a SM (80 registers) on large tensors. One wave of
+	// them, each block a balanced share (waveSlots), measured 2.5% slower
+	// (ncu, 16384x8192 BF16, H200, session 17: 107.6 against 105.0 us).
 	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(items, 1), cuda.Dim(threads), st)
 }
 

@@ -178,6 +178,16 @@ func (c *Ctx) Function(m Module, name string) (Function, error) {
 	return Function{h: h, name: name}, c.lib.check(r, "cuModuleGetFunction(%q)", name)
 }
 
+// ResidentBlocks is how many blocks of f, launched with blockThreads
+// threads and dynamicSharedBytes of dynamic shared memory, one SM of this
+// device holds at once (the driver's occupancy calculation from f's
+// registers and shared memory as the JIT compiled it): what a grid-stride
+// kernel's grid is sized from so that its blocks run in whole waves.
+func (c *Ctx) ResidentBlocks(f Function, blockThreads, dynamicSharedBytes int) (int, error) {
+	n, r := c.lib.maxActiveBlocks(f.h, blockThreads, dynamicSharedBytes)
+	return n, c.lib.check(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor(%q)", f.name)
+}
+
 // UnloadModule unloads m; its Functions become invalid.
 func (c *Ctx) UnloadModule(m Module) error {
 	return c.lib.check(c.lib.moduleUnload(m.h), "cuModuleUnload")

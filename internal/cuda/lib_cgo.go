@@ -52,6 +52,7 @@ typedef struct {
 	kq_res (*cuModuleLoadDataEx)(void **, const void *, unsigned int, int *, void **);
 	kq_res (*cuModuleGetFunction)(void **, void *, const char *);
 	kq_res (*cuModuleUnload)(void *);
+	kq_res (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, void *, int, size_t);
 	kq_res (*cuLaunchKernel)(void *, unsigned int, unsigned int, unsigned int,
 		unsigned int, unsigned int, unsigned int, unsigned int, void *, void **, void **);
 	kq_res (*cuStreamBeginCapture)(void *, int);
@@ -121,6 +122,7 @@ static int kq_open(kq_lib *l, char *err, size_t errlen) {
 	KQ_LOAD(cuModuleLoadDataEx, "cuModuleLoadDataEx", NULL);
 	KQ_LOAD(cuModuleGetFunction, "cuModuleGetFunction", NULL);
 	KQ_LOAD(cuModuleUnload, "cuModuleUnload", NULL);
+	KQ_LOAD(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL);
 	KQ_LOAD(cuLaunchKernel, "cuLaunchKernel", NULL);
 	KQ_LOAD(cuStreamBeginCapture, "cuStreamBeginCapture_v2", NULL);
 	KQ_LOAD(cuStreamEndCapture, "cuStreamEndCapture", NULL);
@@ -164,6 +166,9 @@ static kq_res kq_memset8(kq_lib *l, kq_dptr d, unsigned char v, size_t n) { retu
 static kq_res kq_memset8_async(kq_lib *l, kq_dptr d, unsigned char v, size_t n, kq_h st) { return l->cuMemsetD8Async(d, v, n, (void *)st); }
 static kq_res kq_module_get_function(kq_lib *l, void **f, kq_h m, const char *name) { return l->cuModuleGetFunction(f, (void *)m, name); }
 static kq_res kq_module_unload(kq_lib *l, kq_h m) { return l->cuModuleUnload((void *)m); }
+static kq_res kq_occupancy(kq_lib *l, int *n, kq_h f, int block, size_t smem) {
+	return l->cuOccupancyMaxActiveBlocksPerMultiprocessor(n, (void *)f, block, smem);
+}
 static kq_res kq_begin_capture(kq_lib *l, kq_h s, int mode) { return l->cuStreamBeginCapture((void *)s, mode); }
 static kq_res kq_end_capture(kq_lib *l, kq_h s, void **g) { return l->cuStreamEndCapture((void *)s, g); }
 static kq_res kq_graph_instantiate(kq_lib *l, void **ge, kq_h g, unsigned long long f) { return l->cuGraphInstantiateWithFlags(ge, (void *)g, f); }
@@ -404,6 +409,12 @@ func (l *lib) moduleGetFunction(m uintptr, name string) (uintptr, result) {
 }
 
 func (l *lib) moduleUnload(m uintptr) result { return result(C.kq_module_unload(l.t, C.kq_h(m))) }
+
+func (l *lib) maxActiveBlocks(f uintptr, blockThreads, dynamicSharedBytes int) (int, result) {
+	var n C.int
+	r := C.kq_occupancy(l.t, &n, C.kq_h(f), C.int(blockThreads), C.size_t(dynamicSharedBytes))
+	return int(n), result(r)
+}
 
 // launch passes args (and, when blobIdx >= 0, blob as parameter blobIdx).
 // Both are Go memory holding no Go pointers, read by the driver only during

@@ -50,6 +50,7 @@ func (*lib) memsetD8Async(uint64, byte, int, uintptr) result     { return errNoC
 func (*lib) moduleLoad([]byte) (uintptr, string, result)         { return 0, "", errNoCgo }
 func (*lib) moduleGetFunction(uintptr, string) (uintptr, result) { return 0, errNoCgo }
 func (*lib) moduleUnload(uintptr) result                         { return errNoCgo }
+func (*lib) maxActiveBlocks(uintptr, int, int) (int, result)     { return 0, errNoCgo }
 func (*lib) beginCapture(uintptr, int) result                    { return errNoCgo }
 func (*lib) endCapture(uintptr) (uintptr, result)                { return 0, errNoCgo }
 func (*lib) graphInstantiate(uintptr, uint64) (uintptr, result)  { return 0, errNoCgo }
