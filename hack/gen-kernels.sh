@@ -21,9 +21,9 @@
 # instruction goes into a file named *_sm100a.cu, built for compute_100a
 # only.
 #
-# The flags keep IEEE float32 semantics, which the bit-exact contract
-# (docs/quantization-formats.md) depends on: no flush to zero, correctly
-# rounded division and square root, no FMA contraction.
+# The flags (hack/lib/nvcc_flags.sh) keep IEEE float32 semantics, which
+# the bit-exact contract (docs/quantization-formats.md) depends on: no flush
+# to zero, correctly rounded division and square root, no FMA contraction.
 set -euo pipefail
 # The stamp hashes the headers in byte order of their names, as Go's
 # filepath.Glob lists them for the stamp test; a UTF-8 locale's collation
@@ -37,7 +37,9 @@ mkdir -p "$out" "$out/ptx80"
 sources=("$@")
 [ ${#sources[@]} -gt 0 ] || sources=(kernels/*.cu)
 nvcc=${NVCC:-nvcc}
-flags=(-ptx -std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false)
+# shellcheck source=lib/nvcc_flags.sh
+. hack/lib/nvcc_flags.sh
+flags=(-ptx "${KQ_NVCC_IEEE[@]}")
 "$nvcc" --version | tail -n 2
 headers=(kernels/*.cuh)
 [ -e "${headers[0]}" ] || headers=()

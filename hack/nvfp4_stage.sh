@@ -3,8 +3,10 @@
 # revisions for the GPU old-against-new checks (nvfp4_colcheck,
 # nvfp4_rowcheck), which build both into one binary: DIR/old and DIR/new
 # get that revision's kernels/*.cuh, its nvfp4.cu up to the entry points
-# (pre.cuh: the helpers without the kernels) and its commit (REV). Run from
-# the repository; the staged DIR needs no git (GPU machines have none).
+# (pre.cuh: the helpers without the kernels) and its commit (REV), and DIR
+# the nvcc flags both sides build with (nvcc_flags.sh, gen-kernels.sh's).
+# Run from the repository; the staged DIR needs no git (GPU machines have
+# none).
 set -e
 OLD=${1:?OLD}; NEW=${2:?NEW}; D=${3:?DIR}
 mkdir -p $D
@@ -15,3 +17,4 @@ for side in old new; do
 	git show $rev:kernels/nvfp4.cu | sed '/^\/\/ Kernels by input type/,$d' > $D/$side/pre.cuh
 	git rev-parse $rev > $D/$side/REV
 done
+cp "$(dirname "$0")/lib/nvcc_flags.sh" $D/

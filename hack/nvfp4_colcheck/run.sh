@@ -16,7 +16,8 @@ HERE=$(dirname "$0")
 "$HERE/../nvfp4_stage.sh" "$OLD" "$NEW" "$D"
 cp $HERE/tu.cu $HERE/main.cu $D/
 cd $D
-F="-std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false -arch=sm_90"
+. ./nvcc_flags.sh
+F="${KQ_NVCC_IEEE[*]} -arch=sm_90"
 # A side with session 15's API (kq_tab14, KQ_RK: 9186a58 and later)
 # builds with NEW; the new side must have it (its reference bodies).
 api() { grep -q kq_tab14 $1/nvfp4_rhtcol.cuh && echo -DNEW; }

@@ -7,7 +7,8 @@ set -e
 D=$(cd "${1:?DIR}" && pwd)
 A=${ARCH:-sm_90}
 cd $D
-F="-std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false -arch=$A"
+. ./nvcc_flags.sh
+F="${KQ_NVCC_IEEE[*]} -arch=$A"
 nvcc $F -DNS=old -Iold -c -o old.o tu.cu
 nvcc $F -DNS=new -Inew -c -o new.o tu.cu
 nvcc -arch=$A -O2 -o check main.cu old.o new.o
