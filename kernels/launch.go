@@ -127,9 +127,9 @@ type Set struct {
 	target Target
 	// nvfp42D is NVFP42DEnv's value (variants.go; checked by Load).
 	nvfp42D string
-	// perSM is, for each kernel in fns, how many of its blocks of threads
-	// threads one SM holds at once (the driver's occupancy for the
-	// registers and shared memory the JIT gave it; waveSlots).
+	// perSM is, for each kernel in fns, how many of its blocks (of
+	// `threads` threads) one SM holds at once: the driver's occupancy for
+	// the registers and shared memory the JIT gave it (waveSlots).
 	perSM map[string]int
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (persistentSlots): the GPU tests' several tiles per block on
@@ -213,13 +213,12 @@ func (s *Set) readOccupancy(c *cuda.Ctx) error {
 	return nil
 }
 
-// waveSlots is how many blocks of kernel name run at once on the device:
-// one wave, its blocks per SM (perSM) times the SMs, or the tests' cap
-// when lower (SetTileGridCap). A grid-stride kernel given one wave, each
-// block taking a balanced share (balancedGrid), keeps every slot busy to
-// the end, where a grid of a fraction over whole waves leaves the last
-// wave's empty slots idle. A kernel with no occupancy on record falls back
-// to wavesPerSM blocks a SM.
+// waveSlots is how many blocks of kernel name run at once on the device,
+// one wave: its blocks per SM (perSM) times the SMs, or the tests' cap
+// when lower (SetTileGridCap). A grid-stride kernel given at most one wave
+// has every block resident from start to end, where a grid a fraction
+// over whole waves leaves its last blocks a part-empty wave of their own.
+// A kernel with no occupancy on record counts wavesPerSM blocks a SM.
 func (s *Set) waveSlots(name string) int64 {
 	perSM := s.perSM[name]
 	if perSM <= 0 {

@@ -16,6 +16,9 @@
 //
 // Handles (Buffer, Stream, Event, Module, Function, Graph, GraphExec) are
 // plain values; they are only meaningful on the Device that created them.
+// Ctx.ResidentBlocks asks the driver how many blocks of a Function an SM
+// holds at once, from the registers and shared memory the JIT gave it, so
+// that grids are sized from the compiled kernel rather than from a guess.
 //
 // Typical use:
 //
