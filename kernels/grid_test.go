@@ -73,17 +73,23 @@ func TestNVFP42DPipeGrid(t *testing.T) {
 }
 
 // TestMXFP8RowbGrid: kq_mxfp8_rowb's tiles of 4 rows x 2048 columns of
-// the padded scale space over at most the resident blocks (4 a SM),
-// balanced, and the tests' cap.
+// the padded scale space over at most the resident blocks (4 a SM as the
+// driver reports them at 64 registers; 8 at 32), balanced, and the tests'
+// cap.
 func TestMXFP8RowbGrid(t *testing.T) {
 	for _, tc := range []struct {
 		srows, scols, cap int
 		want              int
 	}{{128, 4, 0, 32}, {8192, 256, 0, 512}, {16384, 512, 0, 521}, {128, 68, 0, 64}, {4 * 65536, 128, 0, 527}, {128, 4, 3, 3}} {
-		s := Set{sms: 132, tileGridCap: tc.cap}
-		if g := s.mxfp8RowbGrid(tc.srows, tc.scols); g != cuda.Dim(tc.want) {
+		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_mxfp8_rowb_bf16": 4}}
+		if g := s.mxfp8RowbGrid("kq_mxfp8_rowb_bf16", tc.srows, tc.scols); g != cuda.Dim(tc.want) {
 			t.Errorf("mxfp8RowbGrid(%d, %d) cap %d = %v, want %d", tc.srows, tc.scols, tc.cap, g, tc.want)
 		}
+	}
+	// 8 a SM: 16384 tiles (16384 x 8192) in 16 rounds on 1024 of 1056 slots.
+	s := Set{sms: 132, perSM: map[string]int{"kq_mxfp8_rowb_bf16": 8}}
+	if g := s.mxfp8RowbGrid("kq_mxfp8_rowb_bf16", 16384, 256); g != cuda.Dim(1024) {
+		t.Errorf("mxfp8RowbGrid at 8 a SM = %v, want 1024", g)
 	}
 }
 

@@ -66,7 +66,8 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 		// The rowwise streaming kernel (kq_mxfp8_rowb): tiles of 4 rows x
 		// mxfp8RowbCols columns of the padded scale matrix's element space,
 		// the resident blocks striding over them.
-		return s.launch(c, "kq_mxfp8_rowb_"+dt.suffix(), s.mxfp8RowbGrid(srows, scols), cuda.Dim(threads), st)
+		name := "kq_mxfp8_rowb_" + dt.suffix()
+		return s.launch(c, name, s.mxfp8RowbGrid(name, srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -88,14 +89,16 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 // rows are KQ_MXB_ROWS, 4).
 const mxfp8RowbCols = 2048
 
-// mxfp8RowbGrid is kq_mxfp8_rowb's grid for the rowwise scale shape
-// [srows, scols]: its tiles of 4 rows x mxfp8RowbCols columns ([row
-// quads, column blocks]) over the resident blocks (__launch_bounds__(256,
-// 4); persistentSlots), balanced, so that the fused amax commits once a
-// block.
-func (s *Set) mxfp8RowbGrid(srows, scols int) cuda.Dim3 {
+// mxfp8RowbGrid is kernel name's (kq_mxfp8_rowb_'s) grid for the rowwise
+// scale shape [srows, scols]: its tiles of 4 rows x mxfp8RowbCols columns
+// ([row quads, column blocks]) over the blocks that fit at once
+// (waveSlots: the driver's occupancy, 4 a SM at the 64 registers of its
+// __launch_bounds__(256, 4)), balanced, so that the fused amax commits
+// once a block. The occupancy, not a constant here, sets the grid, so a
+// change of the launch bound alone resizes it.
+func (s *Set) mxfp8RowbGrid(name string, srows, scols int) cuda.Dim3 {
 	tiles := int64(srows/4) * int64(ceilDiv(scols, mxfp8RowbCols/32))
-	return cuda.Dim(int(balancedGrid(tiles, s.persistentSlots(residentPerSM))))
+	return cuda.Dim(int(balancedGrid(tiles, s.waveSlots(name))))
 }
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
