@@ -21,6 +21,6 @@ func (s *Set) SetNVFP42D(v string) (string, error) {
 	return old, s.setNVFP42D(v)
 }
 
-// ResidentPerSM is how many blocks of threads threads of each kernel one
-// SM holds at once, as Load read it from the driver.
+// ResidentPerSM is, for each kernel, how many of its 256-thread blocks one
+// SM holds at once, as Load read it from the driver (Set.perSM).
 func (s *Set) ResidentPerSM() map[string]int { return s.perSM }
