@@ -18,6 +18,17 @@
 #                 LaunchStats, WarpStateStats, ComputeWorkloadAnalysis and
 #                 MemoryWorkloadAnalysis sections
 #   KQ_PROFILE_RUN -test.run regex for the profiled tests (default 'Profile')
+#   KQ_AB         an A/B of kernel variants that give the same bytes: the
+#                 variants' environment settings, space-separated, one
+#                 NAME=VALUE each (NAME= for unset), e.g. 'KQUANT_NVFP4_2D=
+#                 KQUANT_NVFP4_2D=one'. The test stages then run once under
+#                 each variant, the benchmark stages KQ_AB_ROUNDS times
+#                 (default 2) alternating between them, and the ncu stage
+#                 once under each (a variant's kernels may be named apart).
+#                 Each run has its own log (STAGE-vN.log, STAGE-rR-vN.log);
+#                 they go into OUT/ab.tgz, since a device call returns at
+#                 most 8 files, and the benchmark tables' rows, tagged with
+#                 the variant, into summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=$1 out=$2
@@ -37,21 +48,72 @@ if [ $# -gt 0 ]; then
 	grep -E 'registers|spill' "$out/gen.log" | grep -v ' 0 bytes spill' | grep spill | head -20 >>"$out/summary.txt"
 fi
 export KQUANT_PTX_DIR=$work/ptx KQUANT_EXPECT_GPU=1
+# Without KQ_AB, one variant: the environment as it is, each log straight
+# into OUT; with it, the logs into $logs, packed into OUT/ab.tgz after
+# every run, so that a call cut short still returns the finished runs.
+read -r -a variants <<<"${KQ_AB:-}"
+ab=${#variants[@]}
+[ "$ab" -gt 0 ] || variants=(KQ_AB_NONE=)
+logs=$out
+[ "$ab" -eq 0 ] || { logs=$work/ab && mkdir -p "$logs"; }
+pack() { [ "$ab" -eq 0 ] || tar czf "$out/ab.tgz" -C "$logs" .; }
 t() { # binary log timeout regex [env...]
 	local bin=$1 log=$2 to=$3 re=$4
 	shift 4
-	env "$@" "$work/$bin" -test.v -test.count=1 -test.timeout="$to" -test.run "$re" >"$out/$log.log" 2>&1
-	echo "$log: rc=$? pass=$(grep -c -- '--- PASS' "$out/$log.log") fail=$(grep -c -- '--- FAIL' "$out/$log.log")" | tee -a "$out/summary.txt"
-	grep -h -- '--- FAIL' "$out/$log.log" | head -20 >>"$out/summary.txt"
+	env "$@" "$work/$bin" -test.v -test.count=1 -test.timeout="$to" -test.run "$re" >"$logs/$log.log" 2>&1
+	echo "$log: rc=$? pass=$(grep -c -- '--- PASS' "$logs/$log.log") fail=$(grep -c -- '--- FAIL' "$logs/$log.log")${variant:+ ($variant)}" | tee -a "$out/summary.txt"
+	grep -h -- '--- FAIL' "$logs/$log.log" | head -20 >>"$out/summary.txt"
+	pack
 }
-[ -z "${KQ_TESTS:-}" ] || t kernels.test kernels 4m "$KQ_TESTS" KQUANT_BIG=0
-[ -z "${KQ_GPU_TESTS:-}" ] || t gpu.test gpu 4m "$KQ_GPU_TESTS" KQUANT_BIG=0
-[ -z "${KQ_BENCH:-}" ] || t kernels.test kernels-bench 4m "$KQ_BENCH" KQUANT_BENCH=1
-[ -z "${KQ_GPU_BENCH:-}" ] || t gpu.test gpu-bench 4m "$KQ_GPU_BENCH" KQUANT_BENCH=1
-if [ -n "${KQ_PROFILE:-}" ]; then
-	sections=()
+# tag LOG: the name of run LOG's variant for its log name and summary
+# lines: empty without KQ_AB, else -vN.
+variant= tag=
+each() { # stage: run "$@" under every variant
+	local i
+	for i in "${!variants[@]}"; do
+		variant=${variants[$i]}
+		[ "$ab" -eq 0 ] && { variant= tag=; } || tag=-v$i
+		"$@"
+	done
+}
+rounds() { # stage: each variant, KQ_AB_ROUNDS rounds alternating (one round without KQ_AB)
+	local r n=1
+	[ "$ab" -eq 0 ] || n=${KQ_AB_ROUNDS:-2}
+	for r in $(seq "$n"); do
+		round=$r
+		each "$@"
+	done
+}
+round=1
+bench_rows() { # log: a benchmark table's rows into the summary, tagged with the variant
+	[ "$ab" -eq 0 ] || grep -E '^[0-9]+x[0-9]+ ' "$logs/$1.log" | sed "s|^|r$round $variant: |" >>"$out/summary.txt"
+}
+kernels_tests() { t kernels.test "kernels$tag" 4m "$KQ_TESTS" KQUANT_BIG=0 $variant; }
+gpu_tests() { t gpu.test "gpu$tag" 4m "$KQ_GPU_TESTS" KQUANT_BIG=0 $variant; }
+kernels_bench() {
+	local log=kernels-bench-r$round$tag
+	[ "$ab" -eq 0 ] && log=kernels-bench
+	t kernels.test "$log" 4m "$KQ_BENCH" KQUANT_BENCH=1 $variant
+	bench_rows "$log"
+}
+gpu_bench() {
+	local log=gpu-bench-r$round$tag
+	[ "$ab" -eq 0 ] && log=gpu-bench
+	t gpu.test "$log" 4m "$KQ_GPU_BENCH" KQUANT_BENCH=1 $variant
+	bench_rows "$log"
+}
+profile() {
+	local sections=() s
 	for s in SpeedOfLight Occupancy LaunchStats WarpStateStats ComputeWorkloadAnalysis MemoryWorkloadAnalysis; do sections+=(--section "$s"); done
-	KQUANT_PROFILE=1 timeout 240 ncu --clock-control none "${sections[@]}" -k "regex:$KQ_PROFILE" \
-		"$work/kernels.test" -test.run "${KQ_PROFILE_RUN:-Profile}" -test.v >"$out/ncu.txt" 2>&1
-	echo "ncu: rc=$? $(grep -c 'Duration' "$out/ncu.txt") kernels profiled" | tee -a "$out/summary.txt"
-fi
+	local log=$out/ncu.txt
+	[ "$ab" -eq 0 ] || log=$logs/ncu$tag.txt
+	env KQUANT_PROFILE=1 $variant timeout 240 ncu --clock-control none "${sections[@]}" -k "regex:$KQ_PROFILE" \
+		"$work/kernels.test" -test.run "${KQ_PROFILE_RUN:-Profile}" -test.v >"$log" 2>&1
+	echo "ncu: rc=$? $(grep -c 'Duration' "$log") kernels profiled${variant:+ ($variant)}" | tee -a "$out/summary.txt"
+	pack
+}
+[ -z "${KQ_TESTS:-}" ] || each kernels_tests
+[ -z "${KQ_GPU_TESTS:-}" ] || each gpu_tests
+[ -z "${KQ_BENCH:-}" ] || rounds kernels_bench
+[ -z "${KQ_GPU_BENCH:-}" ] || rounds gpu_bench
+[ -z "${KQ_PROFILE:-}" ] || each profile
