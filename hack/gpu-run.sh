@@ -13,7 +13,8 @@
 #          installed), each also a stage of its own
 #   profile one launch of each quantize kernel at 16384x8192 / 16384^2 under
 #          ncu (KQUANT_PROFILE=1 ... -test.run 'Profile'): duration, DRAM,
-#          L2 and issue-slot utilisation, occupancy, registers (ncu.csv)
+#          L2 and issue-slot utilisation, occupancy, registers, grid,
+#          warp-instructions (ncu.csv)
 # With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX is first regenerated from kernels/*.cu into
 # ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
 # the committed PTX is what the sources give. KQUANT_PTX_TARGET=compute_80
@@ -105,6 +106,8 @@ case $what in
 *,profile,*)
 	metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
 	metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+	# Warp-instructions (per element: x 32 / elements), which tell an issue-bound kernel.
+	metrics=$metrics,smsp__inst_executed.sum,launch__grid_size
 	KQUANT_PROFILE=1 ncu --clock-control none --metrics "$metrics" --csv /tmp/kq-suite/kernels.test -test.run 'Profile' -test.v \
 		>"$out/ncu.csv" 2>"$out/ncu.log"
 	echo "ncu: rc=$? $(grep -c gpu__time_duration "$out/ncu.csv") kernels profiled" | tee -a "$out/summary.txt"
