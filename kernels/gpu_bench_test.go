@@ -130,8 +130,10 @@ func TestMeasure(t *testing.T) {
 }
 
 // TestProfileOnce runs each quantize kernel once on a 16384x8192 BF16
-// input, for a profiler (ncu) to capture one launch per kernel. It runs
-// only with KQUANT_PROFILE=1.
+// input (KQUANT_PROFILE_SHAPE), for a profiler (ncu) to capture one launch
+// per kernel; after those, the MXFP8 rowwise and both-operand kernels
+// again as the steps launch them, with the swizzled scales and the fused
+// amax. It runs only with KQUANT_PROFILE=1.
 func TestProfileOnce(t *testing.T) {
 	if os.Getenv("KQUANT_PROFILE") != "1" {
 		t.Skip("set KQUANT_PROFILE=1 to run")
@@ -146,6 +148,7 @@ func TestProfileOnce(t *testing.T) {
 		rs, rsc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, false)
 		cs, csc := kernels.MXFP8ScaleShape(sh.rows, sh.cols, true)
 		rsb, csb := b.alloc(rs*rsc, 0), b.alloc(cs*csc, 0)
+		rsw, csw := b.alloc(rs*rsc, 0), b.alloc(cs*csc, 0)
 		for _, fn := range []func() error{
 			func() error { return set.Amax(c, stream, dt, x, n, st, f, 0, false) },
 			func() error { return set.Cast(c, stream, dt, x, n, st, row, sinv, cuda.Buffer{}, f) },
@@ -171,6 +174,12 @@ func TestProfileOnce(t *testing.T) {
 			},
 			func() error {
 				return set.MXFP8Both(c, stream, dt, x, sh.rows, sh.cols, row, rsb, col, csb, f, false, st2)
+			},
+			func() error {
+				return set.MXFP8Swizzled(c, stream, dt, x, sh.rows, sh.cols, row, rsb, rsw, false, f, false, st2)
+			},
+			func() error {
+				return set.MXFP8BothSwizzled(c, stream, dt, x, sh.rows, sh.cols, row, rsb, rsw, col, csb, csw, f, false, st2)
 			},
 		} {
 			if err := fn(); err != nil {
