@@ -14,7 +14,8 @@
 #   profile one launch of each quantize kernel at 16384x8192 / 16384^2 under
 #          ncu (KQUANT_PROFILE=1 ... -test.run 'Profile'): duration, DRAM,
 #          L2 and issue-slot utilisation, occupancy, registers, grid,
-#          warp-instructions (ncu.csv)
+#          warp-instructions, stall reasons (ncu.csv; KQUANT_PROFILE_SHAPES=
+#          8192x8192,16384x8192 runs it at each shape, ncu-SHAPE.csv)
 # With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX is first regenerated from kernels/*.cu into
 # ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
 # the committed PTX is what the sources give. KQUANT_PTX_TARGET=compute_80
@@ -108,9 +109,18 @@ case $what in
 	metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 	# Warp-instructions (per element: x 32 / elements), which tell an issue-bound kernel.
 	metrics=$metrics,smsp__inst_executed.sum,launch__grid_size
-	KQUANT_PROFILE=1 ncu --clock-control none --metrics "$metrics" --csv /tmp/kq-suite/kernels.test -test.run 'Profile' -test.v \
-		>"$out/ncu.csv" 2>"$out/ncu.log"
-	echo "ncu: rc=$? $(grep -c gpu__time_duration "$out/ncu.csv") kernels profiled" | tee -a "$out/summary.txt"
+	# KQUANT_PROFILE_SHAPES: ROWSxCOLS,... (KQUANT_PROFILE_SHAPE of each
+	# run, ncu-SHAPE.csv); unset, one run at each test's own shape
+	# (ncu.csv). The warp-state section gives the stall reasons.
+	IFS=, read -r -a shapes <<<"${KQUANT_PROFILE_SHAPES:-}"
+	[ ${#shapes[@]} -gt 0 ] || shapes=("")
+	for shape in "${shapes[@]}"; do
+		csv=$out/ncu${shape:+-$shape}.csv
+		KQUANT_PROFILE=1 KQUANT_PROFILE_SHAPE=$shape ncu --clock-control none --metrics "$metrics" --section WarpStateStats --csv \
+			/tmp/kq-suite/kernels.test -test.run 'Profile' -test.v >"$csv" 2>"${csv%.csv}.log"
+		echo "ncu${shape:+ $shape}: rc=$? $(grep -c gpu__time_duration "$csv") kernels profiled" | tee -a "$out/summary.txt"
+		pack
+	done
 	;;
 esac
 grep -h -- '--- FAIL' "$out"/*.log | head -40 | tee -a "$out/summary.txt"
