@@ -109,6 +109,8 @@ case $what in
 	metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 	# Warp-instructions (per element: x 32 / elements), which tell an issue-bound kernel.
 	metrics=$metrics,smsp__inst_executed.sum,launch__grid_size
+	# Local-memory traffic: the spills a kernel actually runs (ptxas counts every path).
+	metrics=$metrics,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum
 	# KQUANT_PROFILE_SHAPES: ROWSxCOLS,... (KQUANT_PROFILE_SHAPE of each
 	# run, ncu-SHAPE.csv); unset, one run at each test's own shape
 	# (ncu.csv). The warp-state section gives the stall reasons.
