@@ -153,12 +153,17 @@ func (s *Set) nvfp4AmaxShare(dt DType, cols, tiles int) int {
 	return max(1, min(perTile, int(s.waveSlots("kq_nvf4_amax_"+dt.suffix()))/tiles))
 }
 
-// nvfp4ColPerSM is the columnwise fast path's blocks per SM (the
-// __launch_bounds__ of kq_nvf4_col_): ungrouped, its grid is the blocks
-// that fit at once, each block taking several tiles (every grid-th, or in
-// the claimed order with NVFP4Opts.State), so that the next tile's loads
-// overlap the current one's work (nvfp4_tile.cuh).
-const nvfp4ColPerSM = 4
+// nvfp4ColGrid is kq_nvf4_col_'s (kernel name's) grid on the ungrouped
+// fast path over `tiles` tiles of 64 rows x 128 columns: the blocks that fit at
+// once (waveSlots: the driver's occupancy for its registers and shared
+// memory, 4 a SM at its __launch_bounds__(256, 4)), or one a tile when
+// fewer, each block taking several tiles (every grid-th, or in the claimed
+// order with NVFP4Opts.State), so that the next tile's loads overlap the
+// current one's work (nvfp4_tile.cuh). The occupancy, not a constant
+// here, sets the grid, so a change of the launch bound alone resizes it.
+func (s *Set) nvfp4ColGrid(name string, tiles int64) cuda.Dim3 {
+	return cuda.Dim(int(max(1, min(tiles, s.waveSlots(name)))))
+}
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
 // tiles, 16-byte vectors) cover a [rows, cols] input: whole 64-row tiles
@@ -250,9 +255,10 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	// The fast path writes the swizzled scales a 16-byte word a lane.
 	fast := nvfp4Tiled(rows, cols) && aligned(16, x, out, swz) && aligned(4, scales)
 	grid := cuda.Dim2(sr/32, ceilDiv(sc, 8))
+	name := "kq_nvf4_col_" + dt.suffix()
 	switch {
 	case fast && offsets.Ptr() == 0:
-		grid = s.tileGrid(sr/128, rows/64, nvfp4ColPerSM)
+		grid = s.nvfp4ColGrid(name, int64(sr/128)*int64(rows/64))
 	case fast:
 		grid = cuda.Dim2(sr/128, rows/64)
 	case offsets.Ptr() != 0:
@@ -261,7 +267,7 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Buffer(out).Buffer(scales).
 		I32(int32(sr)).I32(int32(sc)).Ptr(optional(swz)).I32(b2i(o.RHT)).U32(uint32(o.Signs)).I32(b2i(o.Stochastic)).U64(o.Seed).
 		U32(o.Group).I32(b2i(fast)).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).Ptr(optional(o.State))
-	return s.launch(c, "kq_nvf4_col_"+dt.suffix(), grid, cuda.Dim(threads), st)
+	return s.launch(c, name, grid, cuda.Dim(threads), st)
 }
 
 // NVFP4TwoD quantizes with 16x16 tiles (weights) and the tensor scale from
