@@ -48,12 +48,13 @@ if [ $# -gt 0 ]; then
 	grep -E 'registers|spill' "$out/gen.log" | grep -v ' 0 bytes spill' | grep spill | head -20 >>"$out/summary.txt"
 fi
 export KQUANT_PTX_DIR=$work/ptx KQUANT_EXPECT_GPU=1
-# Without KQ_AB, one variant: the environment as it is, each log straight
-# into OUT; with it, the logs into $logs, packed into OUT/ab.tgz after
-# every run, so that a call cut short still returns the finished runs.
+# The variants: KQ_AB's settings, or one empty setting (the environment as
+# it is). Without KQ_AB each log goes straight into OUT; with it into
+# $logs, packed into OUT/ab.tgz after every run, so that a call cut short
+# still returns the finished runs.
 read -r -a variants <<<"${KQ_AB:-}"
 ab=${#variants[@]}
-[ "$ab" -gt 0 ] || variants=(KQ_AB_NONE=)
+[ "$ab" -gt 0 ] || variants=("")
 logs=$out
 [ "$ab" -eq 0 ] || { logs=$work/ab && mkdir -p "$logs"; }
 pack() { [ "$ab" -eq 0 ] || tar czf "$out/ab.tgz" -C "$logs" .; }
@@ -65,43 +66,39 @@ t() { # binary log timeout regex [env...]
 	grep -h -- '--- FAIL' "$logs/$log.log" | head -20 >>"$out/summary.txt"
 	pack
 }
-# tag LOG: the name of run LOG's variant for its log name and summary
-# lines: empty without KQ_AB, else -vN.
-variant= tag=
-each() { # stage: run "$@" under every variant
+# each STAGE: STAGE under every variant: $variant its setting, $tag its
+# logs' suffix (-vN; empty without KQ_AB).
+variant= tag= round=
+each() {
 	local i
 	for i in "${!variants[@]}"; do
-		variant=${variants[$i]}
-		[ "$ab" -eq 0 ] && { variant= tag=; } || tag=-v$i
+		variant=${variants[$i]} tag=
+		[ "$ab" -eq 0 ] || tag=-v$i
 		"$@"
 	done
 }
-rounds() { # stage: each variant, KQ_AB_ROUNDS rounds alternating (one round without KQ_AB)
+# rounds STAGE: each STAGE, KQ_AB_ROUNDS times (default 2; once without
+# KQ_AB), $round the logs' suffix (-rR; empty without KQ_AB).
+rounds() {
 	local r n=1
 	[ "$ab" -eq 0 ] || n=${KQ_AB_ROUNDS:-2}
 	for r in $(seq "$n"); do
-		round=$r
+		round=
+		[ "$ab" -eq 0 ] || round=-r$r
 		each "$@"
 	done
 }
-round=1
-bench_rows() { # log: a benchmark table's rows into the summary, tagged with the variant
-	[ "$ab" -eq 0 ] || grep -E '^[0-9]+x[0-9]+ ' "$logs/$1.log" | sed "s|^|r$round $variant: |" >>"$out/summary.txt"
+# bench BINARY LOG REGEX: a benchmark run; under KQ_AB its table's rows go
+# into the summary, tagged with the round and the variant.
+bench() {
+	local log=$2$round$tag
+	t "$1" "$log" 4m "$3" KQUANT_BENCH=1 $variant
+	[ "$ab" -eq 0 ] || grep -E '^[0-9]+x[0-9]+ ' "$logs/$log.log" | sed "s|^|${round#-} $variant: |" >>"$out/summary.txt"
 }
 kernels_tests() { t kernels.test "kernels$tag" 4m "$KQ_TESTS" KQUANT_BIG=0 $variant; }
 gpu_tests() { t gpu.test "gpu$tag" 4m "$KQ_GPU_TESTS" KQUANT_BIG=0 $variant; }
-kernels_bench() {
-	local log=kernels-bench-r$round$tag
-	[ "$ab" -eq 0 ] && log=kernels-bench
-	t kernels.test "$log" 4m "$KQ_BENCH" KQUANT_BENCH=1 $variant
-	bench_rows "$log"
-}
-gpu_bench() {
-	local log=gpu-bench-r$round$tag
-	[ "$ab" -eq 0 ] && log=gpu-bench
-	t gpu.test "$log" 4m "$KQ_GPU_BENCH" KQUANT_BENCH=1 $variant
-	bench_rows "$log"
-}
+kernels_bench() { bench kernels.test kernels-bench "$KQ_BENCH"; }
+gpu_bench() { bench gpu.test gpu-bench "$KQ_GPU_BENCH"; }
 profile() {
 	local sections=() s
 	for s in SpeedOfLight Occupancy LaunchStats WarpStateStats ComputeWorkloadAnalysis MemoryWorkloadAnalysis; do sections+=(--section "$s"); done
