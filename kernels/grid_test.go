@@ -114,8 +114,8 @@ func TestNVFP4AmaxShare(t *testing.T) {
 }
 
 // TestNVFP4ColGrid: kq_nvf4_col_'s ungrouped fast path takes one block a
-// tile up to the blocks the driver says fit at once (4 a SM at today's 64
-// registers; 2 as it would at 112), and the tests' cap.
+// tile up to the blocks the driver says fit at once (tileGrid; 4 a SM at
+// today's 64 registers, 2 as it would at 112), and the tests' cap.
 func TestNVFP4ColGrid(t *testing.T) {
 	for _, tc := range []struct {
 		tiles      int64
@@ -123,8 +123,8 @@ func TestNVFP4ColGrid(t *testing.T) {
 		want       int
 	}{{8192, 4, 0, 528}, {100, 4, 0, 100}, {8192, 2, 0, 264}, {0, 4, 0, 1}, {8192, 4, 3, 3}} {
 		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_nvf4_col_bf16": tc.perSM}}
-		if g := s.nvfp4ColGrid("kq_nvf4_col_bf16", tc.tiles); g != cuda.Dim(tc.want) {
-			t.Errorf("nvfp4ColGrid(%d tiles), %d a SM, cap %d = %v, want %d", tc.tiles, tc.perSM, tc.cap, g, tc.want)
+		if g := s.tileGrid("kq_nvf4_col_bf16", int(tc.tiles), 1); g != cuda.Dim(tc.want) {
+			t.Errorf("tileGrid(%d tiles), %d a SM, cap %d = %v, want %d", tc.tiles, tc.perSM, tc.cap, g, tc.want)
 		}
 	}
 }

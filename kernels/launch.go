@@ -406,11 +406,14 @@ func balancedGrid(items, slots int64) int64 {
 	return (items + rounds - 1) / rounds
 }
 
-// tileGrid is the grid of a persistent tiled kernel over tx x ty tiles
-// with perSM resident blocks per SM: one block per tile when the tiles
-// are fewer than the blocks that fit.
-func (s *Set) tileGrid(tx, ty, perSM int) cuda.Dim3 {
-	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.persistentSlots(perSM)))))
+// tileGrid is the grid of persistent tiled kernel name over tx x ty
+// tiles: the blocks that fit at once (waveSlots, the driver's occupancy
+// for the registers and shared memory the JIT gave it), or one block a
+// tile when the tiles are fewer. The occupancy, not a constant beside the
+// launcher, sets the grid, so a change of the kernel's launch bound alone
+// resizes it.
+func (s *Set) tileGrid(name string, tx, ty int) cuda.Dim3 {
+	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.waveSlots(name)))))
 }
 
 // persistentSlots is how many blocks a persistent kernel bounded to perSM

@@ -6,11 +6,6 @@ import (
 	"github.com/kquant/kquant/internal/cuda"
 )
 
-// mx2dBlocksPerSM is the __launch_bounds__ of kq_mx2d (2 blocks of 256
-// threads, at most 128 registers): the launcher's grid is the blocks that
-// fit at once, so that the fused amax commits once per resident block.
-const mx2dBlocksPerSM = 2
-
 // Fast-path flags of kq_mx2d (KQ2_VEC_* in mx2d.cu), each set only when
 // every access it covers is aligned.
 const (
@@ -94,9 +89,12 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 		Ptr(optional(outRow)).Ptr(optional(scRow)).Ptr(optional(swzRow)).I32(int32(rc)).
 		Ptr(optional(outCol)).Ptr(optional(scCol)).Ptr(optional(swzCol)).I32(int32(cr)).I32(int32(cc)).
 		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(state)).I32(vec)
-	// The resident blocks (tileGrid) over the 128x128 macro tiles (a warp
-	// per 32x64 piece), taken in kq_sched_claim's order.
-	return s.launch(c, "kq_mx2d_"+dt.suffix(), s.tileGrid(cc/128, cr/4, mx2dBlocksPerSM), cuda.Dim(threads), st)
+	// The resident blocks (tileGrid: 2 a SM at kq_mx2d's
+	// __launch_bounds__(256, 2), over 100 registers) over the 128x128
+	// macro tiles (a warp per 32x64 piece), taken in kq_sched_claim's
+	// order, so that the fused amax commits once per resident block.
+	name := "kq_mx2d_" + dt.suffix()
+	return s.launch(c, name, s.tileGrid(name, cc/128, cr/4), cuda.Dim(threads), st)
 }
 
 // GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
@@ -160,6 +158,7 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 		Ptr(optional(col.Data)).Ptr(optional(col.Scales)).Ptr(optional(col.Swizzled)).I32(int32(scolsCol)).
 		I32(int32(f)).I32(b2i(ocp)).Ptr(optional(ws.Amax)).I32(vec)
 	// At most the macro tiles of the most padded split vector, at most
-	// the blocks that fit at once (__launch_bounds__(256, 2)).
-	return s.launch(c, "kq_grp_mx2d_"+dt.suffix(), s.tileGrid(scolsCol/128, ceilDiv(maxRows, 128), mx2dBlocksPerSM), cuda.Dim(threads), st)
+	// the blocks that fit at once (tileGrid; __launch_bounds__(256, 2)).
+	name := "kq_grp_mx2d_" + dt.suffix()
+	return s.launch(c, name, s.tileGrid(name, scolsCol/128, ceilDiv(maxRows, 128)), cuda.Dim(threads), st)
 }

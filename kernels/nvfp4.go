@@ -140,8 +140,8 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
 }
 
-// nvfp4AmaxShare is how many blocks of kq_nvf4_amax_ share each of the
-// tiles 128-row tiles (grid.x): at least four 16-byte vectors a thread,
+// nvfp4AmaxShare is how many blocks of kq_nvf4_amax_ share each of
+// `tiles` 128-row tiles (grid.x): at least four 16-byte vectors a thread,
 // and no more blocks in all than one wave holds (waveSlots), so that none
 // waits for a second, part-empty one. Rounding the share up from 8 blocks
 // a SM, as before session 17, gave 1152 blocks at 16384 rows and 1088 at
@@ -151,18 +151,6 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 func (s *Set) nvfp4AmaxShare(dt DType, cols, tiles int) int {
 	perTile := ceilDiv(128*cols*dt.Size(), 16*threads*4)
 	return max(1, min(perTile, int(s.waveSlots("kq_nvf4_amax_"+dt.suffix()))/tiles))
-}
-
-// nvfp4ColGrid is kq_nvf4_col_'s (kernel name's) grid on the ungrouped
-// fast path over `tiles` tiles of 64 rows x 128 columns: the blocks that fit at
-// once (waveSlots: the driver's occupancy for its registers and shared
-// memory, 4 a SM at its __launch_bounds__(256, 4)), or one a tile when
-// fewer, each block taking several tiles (every grid-th, or in the claimed
-// order with NVFP4Opts.State), so that the next tile's loads overlap the
-// current one's work (nvfp4_tile.cuh). The occupancy, not a constant
-// here, sets the grid, so a change of the launch bound alone resizes it.
-func (s *Set) nvfp4ColGrid(name string, tiles int64) cuda.Dim3 {
-	return cuda.Dim(int(max(1, min(tiles, s.waveSlots(name)))))
 }
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
@@ -258,7 +246,12 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	name := "kq_nvf4_col_" + dt.suffix()
 	switch {
 	case fast && offsets.Ptr() == 0:
-		grid = s.nvfp4ColGrid(name, int64(sr/128)*int64(rows/64))
+		// The resident blocks (tileGrid: 4 a SM at kq_nvf4_col_'s 64
+		// registers) over the 128-column x 64-row tiles, each block taking
+		// several (every grid-th, or in the claimed order with
+		// NVFP4Opts.State), so that the next tile's loads overlap the
+		// current one's work (nvfp4_tile.cuh).
+		grid = s.tileGrid(name, sr/128, rows/64)
 	case fast:
 		grid = cuda.Dim2(sr/128, rows/64)
 	case offsets.Ptr() != 0:
