@@ -111,9 +111,16 @@ case $what in
 	metrics=$metrics,smsp__inst_executed.sum,launch__grid_size
 	# Local-memory traffic: the spills a kernel actually runs (ptxas counts every path).
 	metrics=$metrics,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum
+	# The stall reasons, each in cycles a warp spends in it per issued
+	# instruction: WarpStateStats in --csv keeps only their total (Warp
+	# Cycles Per Issued Instruction) and the largest, in a rule's text.
+	for stall in long_scoreboard short_scoreboard barrier wait math_pipe_throttle not_selected selected \
+		lg_throttle mio_throttle no_instruction membar drain dispatch_stall branch_resolving; do
+		metrics=$metrics,smsp__average_warps_issue_stalled_${stall}_per_issue_active.ratio
+	done
 	# KQUANT_PROFILE_SHAPES: ROWSxCOLS,... (KQUANT_PROFILE_SHAPE of each
 	# run, ncu-SHAPE.csv); unset, one run at each test's own shape
-	# (ncu.csv). The warp-state section gives the stall reasons.
+	# (ncu.csv). The warp-state section adds its rules' advice.
 	IFS=, read -r -a shapes <<<"${KQUANT_PROFILE_SHAPES:-}"
 	[ ${#shapes[@]} -gt 0 ] || shapes=("")
 	for shape in "${shapes[@]}"; do
