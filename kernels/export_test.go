@@ -1,6 +1,6 @@
 package kernels
 
-// SetTileGridCap caps the grids that persistentSlots and waveSlots size
+// SetTileGridCap caps the grids that waveSlots sizes
 // (the persistent kernels whose blocks take several tiles: the NVFP4
 // columnwise fast path, RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles,
 // the MXFP8 32x32 tiles, kq_mxfp8_rowb and the delayed-scaling cast +

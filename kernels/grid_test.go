@@ -128,3 +128,28 @@ func TestNVFP4ColGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistentGrids: the MXFP8 macro-tile kernels and the fast RHT amax
+// take their grids from the driver's occupancy of the kernel named
+// (waveSlots), balanced over the tiles, and the tests' cap: at 2 macro
+// kernels a SM (128 registers) 8192^2's 4096 macro tiles run on 256
+// blocks, 16384^2's 16384 on 261 (63 rounds); at 4 RHT amax blocks a SM
+// its 64 column blocks of 8192 columns take 8 rows of blocks, at 2 a SM 4.
+func TestPersistentGrids(t *testing.T) {
+	for _, tc := range []struct {
+		srows, scols, perSM, cap, want int
+	}{{8192, 256, 2, 0, 256}, {8192, 512, 2, 0, 256}, {16384, 512, 2, 0, 261}, {8192, 256, 4, 0, 512}, {128, 4, 2, 0, 1}, {8192, 256, 2, 5, 5}} {
+		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_mxfp8_both_bf16": tc.perSM}}
+		if g := s.mxfp8Macro("kq_mxfp8_both_bf16", tc.srows, tc.scols); g != cuda.Dim(tc.want) {
+			t.Errorf("mxfp8Macro(%d, %d), %d a SM, cap %d = %v, want %d", tc.srows, tc.scols, tc.perSM, tc.cap, g, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		gx, tiles, perSM, cap, want int
+	}{{64, 128, 4, 0, 8}, {64, 256, 4, 0, 8}, {64, 128, 2, 0, 4}, {64, 2, 4, 0, 2}, {1024, 128, 4, 0, 1}, {64, 128, 4, 130, 2}} {
+		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_nvf4_amax_rht_bf16": tc.perSM}}
+		if gy := s.nvfp4AmaxRHTRows("kq_nvf4_amax_rht_bf16", tc.gx, tc.tiles); gy != tc.want {
+			t.Errorf("nvfp4AmaxRHTRows(%d, %d), %d a SM, cap %d = %d, want %d", tc.gx, tc.tiles, tc.perSM, tc.cap, gy, tc.want)
+		}
+	}
+}

@@ -99,15 +99,6 @@ var typedKernels = []string{"kq_amax_", "kq_cast_", "kq_cast_tr_", "kq_cast_trw_
 // halfKernels exist for the 16-bit input types only (suffixes _bf16, _f16).
 var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_rowb_"}
 
-// mxfp8MacroPerSM is the blocks per SM of the MXFP8 macro-tile kernels
-// kq_mxfp8_both and kq_mxfp8_colw (their __launch_bounds__), to which
-// mxfp8Macro sizes their grids so that the fused amax commits once per
-// resident block. (The variants without the prefetch, 3 blocks per SM,
-// the 64x64 cast+transpose and a 64-register rework at 4 blocks per SM
-// were measured against these on an H200, docs/benchmarks.md, and
-// dropped.)
-const mxfp8MacroPerSM = 2
-
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
 // Set is the quantize module loaded on one device, with its kernels looked
@@ -132,8 +123,8 @@ type Set struct {
 	// the registers and shared memory the JIT gave it (waveSlots).
 	perSM map[string]int
 	// tileGridCap, when positive, caps the grids of the persistent tiled
-	// kernels (persistentSlots): the GPU tests' several tiles per block on
-	// small tensors (SetTileGridCap).
+	// kernels (waveSlots, capSlots): the GPU tests' several tiles per block
+	// on small tensors (SetTileGridCap).
 	tileGridCap int
 }
 
@@ -382,13 +373,13 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		// one block per tile is faster: on an H200 (session 9, round 1)
 		// the both-operand step went from 86.9% to 88.5% of copy at
 		// 8192^2 and from 91.3% to 95.9% at 16384^2.
-		name, tile, perSM := "kq_cast_trw_", 128, 4 // __launch_bounds__(256, KQ_TRW_BLOCKS)
+		name, tile := "kq_cast_trw_"+dt.suffix(), 128
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
-			grid = cuda.Dim(int(balancedGrid(tiles, s.persistentSlots(perSM))))
+			grid = cuda.Dim(int(balancedGrid(tiles, s.waveSlots(name))))
 		}
-		return s.launch(c, name+dt.suffix(), grid, cuda.Dim(threads), st)
+		return s.launch(c, name, grid, cuda.Dim(threads), st)
 	}
 	return s.launch(c, "kq_cast_tr_"+dt.suffix(), cuda.Dim2((cols+31)/32, (rows+31)/32), cuda.Dim2(32, 8), st)
 }
@@ -414,14 +405,6 @@ func balancedGrid(items, slots int64) int64 {
 // resizes it.
 func (s *Set) tileGrid(name string, tx, ty int) cuda.Dim3 {
 	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.waveSlots(name)))))
-}
-
-// persistentSlots is how many blocks a persistent kernel bounded to perSM
-// blocks per SM may launch: the blocks that fit at once, or the tests'
-// grid cap when it is lower (SetTileGridCap), so that each block strides
-// over several tiles.
-func (s *Set) persistentSlots(perSM int) int64 {
-	return s.capSlots(int64(s.sms * perSM))
 }
 
 // capSlots is slots, or the tests' grid cap when it is lower

@@ -61,7 +61,7 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	switch {
 	case colwise && macro:
 		// The fused kernel's columnwise-only twin.
-		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), s.mxfp8Macro(srows, scols), cuda.Dim(threads), st)
+		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), s.mxfp8Macro("kq_mxfp8_colw_"+dt.suffix(), srows, scols), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_rowb): tiles of 4 rows x
 		// mxfp8RowbCols columns of the padded scale matrix's element space,
@@ -115,17 +115,21 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 		aligned(16, x, outRow, outCol, scCol) && aligned(4, scRow)
 }
 
-// mxfp8Macro is the grid of the MXFP8 macro-tile kernels (kq_mxfp8_both,
-// kq_mxfp8_colw) for the columnwise scale shape [srowsCol, scolsCol]: one
-// block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them), at
-// most the blocks that fit at once (mxfp8MacroPerSM), striding
-// over the tiles, so that the fused amax commits once per resident block.
-// The blocks are balanced (balancedGrid): a last round of tiles for
-// only part of the blocks (8192^2: 4096 tiles on 264 blocks, the last
-// round for 136 of them) would leave half the SMs' loads idle at the end.
-func (s *Set) mxfp8Macro(srowsCol, scolsCol int) cuda.Dim3 {
+// mxfp8Macro is the grid of MXFP8 macro-tile kernel name (kq_mxfp8_both_,
+// kq_mxfp8_colw_) for the columnwise scale shape [srowsCol, scolsCol]:
+// one block per 128x128 macro tile (srowsCol/4 x scolsCol/128 of them),
+// at most the blocks that fit at once (waveSlots: 2 a SM at their 128
+// registers), striding over the tiles, so that the fused amax commits
+// once per resident block. The blocks are balanced (balancedGrid): a last
+// round of tiles for only part of the blocks (8192^2: 4096 tiles on 264
+// blocks, the last round for 136 of them) would leave half the SMs' loads
+// idle at the end. (The variants without the prefetch, 3 blocks per SM,
+// the 64x64 cast+transpose and a 64-register rework at 4 blocks per SM
+// were measured against these on an H200, docs/benchmarks.md, and
+// dropped.)
+func (s *Set) mxfp8Macro(name string, srowsCol, scolsCol int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(balancedGrid(macros, s.persistentSlots(mxfp8MacroPerSM))))
+	return cuda.Dim(int(balancedGrid(macros, s.waveSlots(name))))
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
@@ -181,7 +185,7 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	}
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them; at most the blocks that fit at once.
-	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), s.mxfp8Macro(cr, cc), cuda.Dim(threads), st)
+	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), s.mxfp8Macro("kq_mxfp8_both_"+dt.suffix(), cr, cc), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.

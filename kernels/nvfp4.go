@@ -102,32 +102,35 @@ func NVFP4AmaxesOnePass(rows, cols int, x cuda.Buffer) bool {
 	return nvfp4Tiled(rows, cols) && aligned(16, x)
 }
 
-// nvfp4AmaxRHTPerSM is the blocks per SM that the ungrouped fast RHT amax
-// grid fills (each block strides over the row tiles of its 128 columns):
-// the __launch_bounds__ of kq_nvf4_amax_rht_, no more than stay resident
-// at once, so that no block waits for a second wave.
-const nvfp4AmaxRHTPerSM = 4
-
 // nvfp4AmaxRHT launches the RHT amax; grouped (offsets set), each row
 // tile reduces into amax[g] of its group g (the caller zeroes them), one
 // tile per block. Ungrouped on the fast path, a block takes 128 columns
-// of every grid.y-th 64-row tile (grid.y from nvfp4AmaxRHTPerSM, and
-// tileGridCap when set, so that tests run several tiles per block).
+// of every grid.y-th 64-row tile (nvfp4AmaxRHTRows).
 // plain, unless the zero Buffer (ungrouped, fast path only), also
 // receives the input's own amax (NVFP4Amaxes).
 func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, signs uint16, offsets cuda.Buffer, groups int, flag, plain cuda.Buffer) error {
+	name := "kq_nvf4_amax_rht_" + dt.suffix()
 	fast := NVFP4AmaxesOnePass(rows, cols, x)
 	grid := cuda.Dim2(ceilDiv(cols, 256), ceilDiv(rows, 128))
 	if fast {
 		gx, gy := ceilDiv(cols, 128), rows/64
 		if offsets.Ptr() == 0 {
-			gy = max(1, min(gy, int(s.persistentSlots(nvfp4AmaxRHTPerSM))/gx))
+			gy = s.nvfp4AmaxRHTRows(name, gx, gy)
 		}
 		grid = cuda.Dim2(gx, gy)
 	}
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).U32(uint32(signs)).I32(b2i(fast)).
 		Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).Ptr(optional(plain))
-	return s.launch(c, "kq_nvf4_amax_rht_"+dt.suffix(), grid, cuda.Dim(threads), st)
+	return s.launch(c, name, grid, cuda.Dim(threads), st)
+}
+
+// nvfp4AmaxRHTRows is grid.y of the ungrouped fast RHT amax kernel name
+// over gx column blocks and tiles 64-row tiles: each block strides over
+// the row tiles of its 128 columns, and the grid holds no more blocks
+// than fit at once (waveSlots: 4 a SM at its 61 registers; the tests' cap
+// when set), so that no block waits for a second wave; at least one.
+func (s *Set) nvfp4AmaxRHTRows(name string, gx, tiles int) int {
+	return max(1, min(tiles, int(s.waveSlots(name))/gx))
 }
 
 func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
