@@ -61,7 +61,8 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	switch {
 	case colwise && macro:
 		// The fused kernel's columnwise-only twin.
-		return s.launch(c, "kq_mxfp8_colw_"+dt.suffix(), s.mxfp8Macro("kq_mxfp8_colw_"+dt.suffix(), srows, scols), cuda.Dim(threads), st)
+		name := "kq_mxfp8_colw_" + dt.suffix()
+		return s.launch(c, name, s.mxfp8Macro(name, srows, scols), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_rowb): tiles of 4 rows x
 		// mxfp8RowbCols columns of the padded scale matrix's element space,
@@ -185,7 +186,8 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	}
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them; at most the blocks that fit at once.
-	return s.launch(c, "kq_mxfp8_both_"+dt.suffix(), s.mxfp8Macro("kq_mxfp8_both_"+dt.suffix(), cr, cc), cuda.Dim(threads), st)
+	name := "kq_mxfp8_both_" + dt.suffix()
+	return s.launch(c, name, s.mxfp8Macro(name, cr, cc), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.
