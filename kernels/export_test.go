@@ -1,11 +1,10 @@
 package kernels
 
-// SetTileGridCap caps the grids that waveSlots sizes
-// (the persistent kernels whose blocks take several tiles: the NVFP4
-// columnwise fast path, RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles,
-// the MXFP8 32x32 tiles, kq_mxfp8_rowb and the delayed-scaling cast +
-// transpose; the NVFP4 amax kernel's one wave) at n blocks, 0
-// for no cap, and returns the previous cap: the GPU tests run several
+// SetTileGridCap caps the grids that waveSlots sizes (the persistent
+// kernels whose blocks take several tiles: the NVFP4 columnwise fast path,
+// RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles, the MXFP8 32x32 tiles,
+// kq_mxfp8_rowb and the delayed-scaling cast + transpose; the NVFP4 amax
+// kernel's one wave) at n blocks, 0 for no cap, and returns the previous cap: the GPU tests run several
 // tiles per block on small tensors with it.
 func (s *Set) SetTileGridCap(n int) int {
 	old := s.tileGridCap

@@ -377,7 +377,7 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
-			grid = cuda.Dim(int(balancedGrid(tiles, s.waveSlots(name))))
+			grid = s.balancedWave(name, tiles)
 		}
 		return s.launch(c, name, grid, cuda.Dim(threads), st)
 	}
@@ -405,6 +405,14 @@ func balancedGrid(items, slots int64) int64 {
 // resizes it.
 func (s *Set) tileGrid(name string, tx, ty int) cuda.Dim3 {
 	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.waveSlots(name)))))
+}
+
+// balancedWave is the grid of persistent kernel name whose blocks stride
+// over items that carry a per-block commit (the fused amax): at most the
+// blocks that fit at once (waveSlots), balanced so that every block takes
+// as many items or one fewer (balancedGrid).
+func (s *Set) balancedWave(name string, items int64) cuda.Dim3 {
+	return cuda.Dim(int(balancedGrid(items, s.waveSlots(name))))
 }
 
 // capSlots is slots, or the tests' grid cap when it is lower

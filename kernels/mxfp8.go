@@ -99,7 +99,7 @@ const mxfp8RowbCols = 2048
 // change of the launch bound alone resizes it.
 func (s *Set) mxfp8RowbGrid(name string, srows, scols int) cuda.Dim3 {
 	tiles := int64(srows/4) * int64(ceilDiv(scols, mxfp8RowbCols/32))
-	return cuda.Dim(int(balancedGrid(tiles, s.waveSlots(name))))
+	return s.balancedWave(name, tiles)
 }
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
@@ -130,7 +130,7 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // dropped.)
 func (s *Set) mxfp8Macro(name string, srowsCol, scolsCol int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return cuda.Dim(int(balancedGrid(macros, s.waveSlots(name))))
+	return s.balancedWave(name, macros)
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
