@@ -95,5 +95,4 @@ spec:
 		t.Fatalf("the agent exited:\n%s", agent.tail())
 	}
 	s.checkSettled(t, ns)
-	agent.stop()
 }

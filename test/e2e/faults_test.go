@@ -70,7 +70,6 @@ func (s *suite) agentKilledAndRestarted(t *testing.T) {
 		t.Error("no run carries Restarted=True")
 	}
 	s.checkSettled(t, ns)
-	agent.stop()
 }
 
 // leaderKilled: kill -9 the leader replica; the other replica takes over
@@ -78,7 +77,7 @@ func (s *suite) agentKilledAndRestarted(t *testing.T) {
 // job completes.
 func (s *suite) leaderKilled(t *testing.T) {
 	ns := s.namespace(t, "leader")
-	agent := s.startAgent(t, "e2e-leader", "H100:2")
+	s.startAgent(t, "e2e-leader", "H100:2")
 	s.apply(t, ns, slowJob("slow", "EachGPU"))
 	s.waitRunning(t, ns)
 	old := s.leader()
@@ -106,7 +105,6 @@ func (s *suite) leaderKilled(t *testing.T) {
 	m.paused.Store(false)
 	s.waitJob(t, ns, "slow", v1alpha1.JobPhaseSucceeded, 3*time.Minute)
 	s.checkSettled(t, ns)
-	agent.stop()
 }
 
 // controlPlaneRestarted: stop kube-apiserver and etcd mid-job and start
@@ -126,7 +124,6 @@ func (s *suite) controlPlaneRestarted(t *testing.T) {
 		t.Errorf("the agent exited during the restart:\n%s", agent.tail())
 	}
 	s.checkSettled(t, ns)
-	agent.stop()
 }
 
 // agentGoneForGood: the only node's agent is killed and never comes back;
@@ -140,10 +137,14 @@ func (s *suite) agentGoneForGood(t *testing.T) {
 	if running.Spec.NodeName != "e2e-lost" {
 		t.Fatalf("run bound to %s", running.Spec.NodeName)
 	}
-	spare := s.startAgent(t, "e2e-spare", "H100:1")
+	// Killed first, the spare started after: a run takes seconds on the
+	// reference backend, and one that finished before the kill would leave
+	// nothing to lose.
 	if err := lost.signal(syscall.SIGKILL, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	s.awaitLeaseExpiryOnCleanup(t, "e2e-lost")
+	s.startAgent(t, "e2e-spare", "H100:1")
 	job := s.waitJob(t, ns, "slow", v1alpha1.JobPhaseSucceeded, 3*time.Minute)
 	var sawLost, sawRetry bool
 	for _, r := range s.runs(t, ns) {
@@ -161,7 +162,6 @@ func (s *suite) agentGoneForGood(t *testing.T) {
 		t.Errorf("want the run NodeLost on e2e-lost and a retry succeeded on e2e-spare (job %d/%d)", job.Status.Succeeded, job.Status.Total)
 	}
 	s.checkSettled(t, ns)
-	spare.stop()
 }
 
 // jobDeleted: delete a job while its runs execute; its runs go away (the
@@ -170,7 +170,7 @@ func (s *suite) agentGoneForGood(t *testing.T) {
 // lets go of the GPUs and the next job runs on them.
 func (s *suite) jobDeleted(t *testing.T) {
 	ns := s.namespace(t, "delete")
-	agent := s.startAgent(t, "e2e-delete", "H100:2")
+	s.startAgent(t, "e2e-delete", "H100:2")
 	s.apply(t, ns, slowJob("slow", "EachGPU"))
 	s.waitRunning(t, ns)
 	if _, err := s.cp.kubectl(t.Context(), nil, "delete", "-n", ns, "quantjob", "slow", "--wait=false"); err != nil {
@@ -190,5 +190,4 @@ func (s *suite) jobDeleted(t *testing.T) {
 	s.apply(t, ns, next)
 	s.waitJob(t, ns, "next", v1alpha1.JobPhaseSucceeded, 3*time.Minute)
 	s.checkSettled(t, ns)
-	agent.stop()
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -26,6 +27,7 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/scheduling"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 	"github.com/kquant/kquant/test/wait"
@@ -145,11 +147,38 @@ func (s *suite) leader() int {
 
 // startAgent starts a simulated agent on the reference backend. With no
 // kubelet to run run pods, it executes the runs itself (--execution=None).
+//
+// The agent stops gracefully when the scenario ends, however it ends: a
+// stopping agent marks its node not Ready, where a killed one would leave a
+// node that looks alive until its Lease expires, and the next scenario's
+// EachGPU jobs would place runs on it.
 func (s *suite) startAgent(t *testing.T, node, gpus string) *process {
 	t.Helper()
-	return startProcess(t, s.dir, "agent-"+node, filepath.Join(s.bin, "agent"), "--execution=None",
+	p := startProcess(t, s.dir, "agent-"+node, filepath.Join(s.bin, "agent"), "--execution=None",
 		"--kubeconfig="+s.cp.kubeconfig, "--node-name="+node, "--namespace="+systemNamespace,
 		"--simulate="+gpus, "--backend=reference", "--log-format=text", "--shutdown-grace=5s")
+	t.Cleanup(p.stop)
+	return p
+}
+
+// awaitLeaseExpiryOnCleanup makes the scenario wait, when it ends, until the
+// Lease of node's killed agent has expired, so that no later scenario sees
+// the node as alive.
+func (s *suite) awaitLeaseExpiryOnCleanup(t *testing.T, node string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			lease := &coordinationv1.Lease{}
+			err := s.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: v1alpha1.AgentLeaseName(node)}, lease)
+			if err == nil && !scheduling.LeaseFresh(lease, time.Now()) {
+				return
+			}
+			time.Sleep(time.Second)
+		}
+		t.Errorf("the Lease of %s's agent is still fresh after 2m", node)
+	})
 }
 
 // namespace makes a namespace with the fp8-current-scaling recipe in it.
