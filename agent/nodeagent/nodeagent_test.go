@@ -213,7 +213,7 @@ func TestSimulatedAgentPublishesProfileForEachProduct(t *testing.T) {
 	}
 
 	t.Run("LeaseKeepsFresh", func(t *testing.T) {
-		key := client.ObjectKey{Namespace: agentNamespace, Name: profile.LeaseName(nodeName("H200"))}
+		key := client.ObjectKey{Namespace: agentNamespace, Name: v1alpha1.AgentLeaseName(nodeName("H200"))}
 		first := &coordinationv1.Lease{}
 		eventually(t, 10*time.Second, "lease", func() error { return env.Client.Get(ctx, key, first) })
 		if ptr.Deref(first.Spec.LeaseDurationSeconds, 0) != 40 || first.Spec.RenewTime == nil || ptr.Deref(first.Spec.HolderIdentity, "") == "" {

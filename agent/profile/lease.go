@@ -23,9 +23,6 @@ const (
 	DefaultLeaseDuration      = 40 * time.Second
 )
 
-// LeaseName is the name of node's Lease.
-func LeaseName(nodeName string) string { return "kquant-agent-" + nodeName }
-
 // LeaseKeeper renews one node's Lease. Like the kubelet's node lease
 // controller it creates the Lease once and then renews it with a plain Update
 // of the copy it holds: a renewal is one request, with no server-side apply
@@ -85,7 +82,7 @@ func (l *LeaseKeeper) Renew(ctx context.Context) error {
 // getOrCreate reads the Lease, or creates it already renewed; it returns nil
 // (nothing more to write) when it created the Lease.
 func (l *LeaseKeeper) getOrCreate(ctx context.Context) (*coordinationv1.Lease, error) {
-	key := client.ObjectKey{Namespace: l.namespace, Name: LeaseName(l.nodeName)}
+	key := client.ObjectKey{Namespace: l.namespace, Name: v1alpha1.AgentLeaseName(l.nodeName)}
 	lease := &coordinationv1.Lease{}
 	err := l.client.Get(ctx, key, lease)
 	if err == nil {
@@ -130,7 +127,7 @@ func (l *LeaseKeeper) renewed(lease *coordinationv1.Lease) {
 // Run renews the Lease until ctx ends. A failed renewal is logged and
 // retried at the next tick; the Lease's duration leaves room for several.
 func (l *LeaseKeeper) Run(ctx context.Context) error {
-	log := logging.FromContext(ctx).WithValues("lease", LeaseName(l.nodeName))
+	log := logging.FromContext(ctx).WithValues("lease", v1alpha1.AgentLeaseName(l.nodeName))
 	ticker := l.clock.NewTicker(l.renewInterval)
 	defer ticker.Stop()
 	for {

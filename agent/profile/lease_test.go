@@ -76,7 +76,7 @@ func TestLeaseKeeperRenewsByUpdate(t *testing.T) {
 	c, calls := countingClient(t)
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	keeper := NewLeaseKeeper(c, clk, "kquant-system", "node-a", "agent-1", 0, 0)
-	key := client.ObjectKey{Namespace: "kquant-system", Name: LeaseName("node-a")}
+	key := client.ObjectKey{Namespace: "kquant-system", Name: v1alpha1.AgentLeaseName("node-a")}
 	read := func() *coordinationv1.Lease {
 		t.Helper()
 		l := &coordinationv1.Lease{}
@@ -137,7 +137,7 @@ func TestLeaseKeeperAdoptsExistingLease(t *testing.T) {
 	ctx := context.Background()
 	c, calls := countingClient(t)
 	old := &coordinationv1.Lease{}
-	old.Name, old.Namespace = LeaseName("node-a"), "kquant-system"
+	old.Name, old.Namespace = v1alpha1.AgentLeaseName("node-a"), "kquant-system"
 	old.Spec.HolderIdentity = ptr.To("agent-old")
 	if err := c.Create(ctx, old); err != nil {
 		t.Fatal(err)

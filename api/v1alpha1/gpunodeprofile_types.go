@@ -4,6 +4,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// AgentLeasePrefix starts the name of every node agent's Lease,
+// kquant-agent-<node>, in the agent's namespace. The agent renews it as the
+// kubelet renews its node Lease; the manager reads from it whether the node's
+// agent is alive.
+const AgentLeasePrefix = "kquant-agent-"
+
+// AgentLeaseName is the name of the Lease that node's agent renews.
+func AgentLeaseName(node string) string { return AgentLeasePrefix + node }
+
 // Support is how a GPU supports a recipe.
 // +kubebuilder:validation:Enum=Native;Emulated;Unsupported
 type Support string

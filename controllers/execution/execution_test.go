@@ -32,7 +32,6 @@ import (
 	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/runpod"
 	"github.com/kquant/kquant/test/builders"
-	"github.com/kquant/kquant/test/fakeagent"
 	"github.com/kquant/kquant/test/testenv"
 	"github.com/kquant/kquant/test/wait"
 )
@@ -379,7 +378,7 @@ func TestJobRetriesARunWhosePodFoundItsGPUBusy(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, stored); err != nil {
 		t.Fatal(err)
 	}
-	lease := builders.MakeLease(fakeagent.LeaseName(node), leaseNS).Holder("agent").Duration(time.Hour).RenewedAt(time.Now()).Obj()
+	lease := builders.MakeLease(kquantv1alpha1.AgentLeaseName(node), leaseNS).Holder("agent").Duration(time.Hour).RenewedAt(time.Now()).Obj()
 	if err := env.Client.Create(ctx, lease); err != nil {
 		t.Fatal(err)
 	}

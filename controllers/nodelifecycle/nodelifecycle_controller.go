@@ -70,9 +70,9 @@ func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordin
 	if err := r.client.List(ctx, runs, client.MatchingFields{indexer.RunNodeKey: node}); err != nil {
 		return fmt.Errorf("listing runs on node %s: %w", node, err)
 	}
-	msg := fmt.Sprintf("node %s lost: its agent's Lease %s was not renewed in time", node, scheduling.LeaseName(node))
+	msg := fmt.Sprintf("node %s lost: its agent's Lease %s was not renewed in time", node, kquantv1alpha1.AgentLeaseName(node))
 	if lease == nil {
-		msg = fmt.Sprintf("node %s lost: its agent's Lease %s is gone", node, scheduling.LeaseName(node))
+		msg = fmt.Sprintf("node %s lost: its agent's Lease %s is gone", node, kquantv1alpha1.AgentLeaseName(node))
 	} else if lease.Spec.RenewTime != nil {
 		msg = fmt.Sprintf("node %s lost: its agent's Lease %s was last renewed at %s", node, lease.Name, lease.Spec.RenewTime.UTC().Format(time.RFC3339))
 	}

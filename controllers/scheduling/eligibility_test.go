@@ -17,7 +17,7 @@ func node(p *builders.GPUNodeProfileWrapper, labels map[string]string) NodeState
 	prof := p.Obj()
 	return NodeState{
 		Profile: prof,
-		Lease:   builders.MakeLease(LeaseName(prof.Name), "kquant-system").RenewedAt(testNow.Add(-5 * time.Second)).Obj(),
+		Lease:   builders.MakeLease(kquantv1alpha1.AgentLeaseName(prof.Name), "kquant-system").RenewedAt(testNow.Add(-5 * time.Second)).Obj(),
 		Labels:  labels,
 	}
 }
@@ -33,7 +33,7 @@ func mustRequirements(t *testing.T, scheme kquantv1alpha1.Scheme, job *kquantv1a
 
 func TestEvaluateNode(t *testing.T) {
 	expired := node(builders.MakeGPUNodeProfile("h").GPUs(builders.H100, 2).Ready(), nil)
-	expired.Lease = builders.MakeLease(LeaseName("h"), "kquant-system").RenewedAt(testNow.Add(-time.Minute)).Obj()
+	expired.Lease = builders.MakeLease(kquantv1alpha1.AgentLeaseName("h"), "kquant-system").RenewedAt(testNow.Add(-time.Minute)).Obj()
 	noLease := node(builders.MakeGPUNodeProfile("h").GPUs(builders.H100, 2).Ready(), nil)
 	noLease.Lease = nil
 

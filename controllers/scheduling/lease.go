@@ -5,18 +5,14 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 )
-
-// LeasePrefix starts the name of every agent's Lease: kquant-agent-<node>.
-const LeasePrefix = "kquant-agent-"
-
-// LeaseName is the name of the Lease that the agent of node renews.
-func LeaseName(node string) string { return LeasePrefix + node }
 
 // NodeForLease returns the node whose agent renews the Lease called name, and
 // false for Leases that are not agents' (the manager's own leader Lease, say).
 func NodeForLease(name string) (string, bool) {
-	node, ok := strings.CutPrefix(name, LeasePrefix)
+	node, ok := strings.CutPrefix(name, kquantv1alpha1.AgentLeasePrefix)
 	return node, ok && node != ""
 }
 

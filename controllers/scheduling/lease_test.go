@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/test/builders"
 )
 
@@ -57,8 +58,8 @@ func TestLeaseRevived(t *testing.T) {
 }
 
 func TestNodeForLease(t *testing.T) {
-	if n, ok := NodeForLease(LeaseName("gpu-7")); !ok || n != "gpu-7" {
-		t.Errorf("NodeForLease(LeaseName(gpu-7)) = %q, %v", n, ok)
+	if n, ok := NodeForLease(kquantv1alpha1.AgentLeaseName("gpu-7")); !ok || n != "gpu-7" {
+		t.Errorf("NodeForLease(AgentLeaseName(gpu-7)) = %q, %v", n, ok)
 	}
 	for _, name := range []string{"kquant-manager", "kquant-agent-", "other"} {
 		if _, ok := NodeForLease(name); ok {

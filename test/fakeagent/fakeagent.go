@@ -120,7 +120,7 @@ func (a *Agent) Delete(ctx context.Context) error {
 	a.Stop()
 	objs := []client.Object{
 		&kquantv1alpha1.GPUNodeProfile{ObjectMeta: metav1.ObjectMeta{Name: a.Node()}},
-		builders.MakeLease(LeaseName(a.Node()), a.leaseNamespace).Obj(),
+		builders.MakeLease(kquantv1alpha1.AgentLeaseName(a.Node()), a.leaseNamespace).Obj(),
 		builders.MakeNode(a.Node()).Obj(),
 	}
 	var errs []error
@@ -129,9 +129,6 @@ func (a *Agent) Delete(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
-
-// LeaseName is the name of node's agent Lease.
-func LeaseName(node string) string { return "kquant-agent-" + node }
 
 func (a *Agent) loop(ctx context.Context) {
 	defer close(a.done)
@@ -187,7 +184,7 @@ func (a *Agent) renew(ctx context.Context) error {
 	}}
 	obj.SetAPIVersion("coordination.k8s.io/v1")
 	obj.SetKind("Lease")
-	obj.SetName(LeaseName(a.Node()))
+	obj.SetName(kquantv1alpha1.AgentLeaseName(a.Node()))
 	obj.SetNamespace(a.leaseNamespace)
 	obj.SetLabels(map[string]string{kquantv1alpha1.LabelNode: a.Node()})
 	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
