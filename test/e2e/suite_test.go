@@ -167,17 +167,18 @@ func (s *suite) startAgent(t *testing.T, node, gpus string) *process {
 func (s *suite) awaitLeaseExpiryOnCleanup(t *testing.T, node string) {
 	t.Helper()
 	t.Cleanup(func() {
+		// The scenario's context is already cancelled when cleanups run.
 		ctx := context.WithoutCancel(t.Context())
-		deadline := time.Now().Add(2 * time.Minute)
-		for time.Now().Before(deadline) {
+		eventually(t, 2*time.Minute, "the Lease of "+node+"'s killed agent to expire", func() error {
 			lease := &coordinationv1.Lease{}
-			err := s.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: v1alpha1.AgentLeaseName(node)}, lease)
-			if err == nil && !scheduling.LeaseFresh(lease, time.Now()) {
-				return
+			if err := s.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: v1alpha1.AgentLeaseName(node)}, lease); err != nil {
+				return err
 			}
-			time.Sleep(time.Second)
-		}
-		t.Errorf("the Lease of %s's agent is still fresh after 2m", node)
+			if scheduling.LeaseFresh(lease, time.Now()) {
+				return fmt.Errorf("renewed at %s", lease.Spec.RenewTime)
+			}
+			return nil
+		})
 	})
 }
 
