@@ -107,7 +107,7 @@ func TestNVFP4AmaxShare(t *testing.T) {
 		{8192, 128, 0, 8}, {8192, 64, 4, 8}, {8192, 128, 4, 4},
 	} {
 		s := Set{sms: 132, perSM: map[string]int{"kq_nvf4_amax_bf16": tc.perSM}}
-		if g := s.nvfp4AmaxShare(BF16, tc.cols, tc.tiles); g != tc.want {
+		if g := s.nvfp4AmaxShare("kq_nvf4_amax_bf16", BF16, tc.cols, tc.tiles); g != tc.want {
 			t.Errorf("nvfp4AmaxShare(%d cols, %d tiles), %d a SM = %d, want %d", tc.cols, tc.tiles, tc.perSM, g, tc.want)
 		}
 	}

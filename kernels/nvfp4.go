@@ -136,24 +136,25 @@ func (s *Set) nvfp4AmaxRHTRows(name string, gx, tiles int) int {
 func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
 	// Each 128-row tile is contiguous; blocks share a tile
 	// (nvfp4AmaxShare).
+	name := "kq_nvf4_amax_" + dt.suffix()
 	tiles := ceilDiv(rows, 128)
-	gx := s.nvfp4AmaxShare(dt, cols, tiles)
+	gx := s.nvfp4AmaxShare(name, dt, cols, tiles)
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).
 		I32(b2i(aligned(16, x)))
-	return s.launch(c, "kq_nvf4_amax_"+dt.suffix(), cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
+	return s.launch(c, name, cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
 }
 
-// nvfp4AmaxShare is how many blocks of kq_nvf4_amax_ share each of
-// `tiles` 128-row tiles (grid.x): at least four 16-byte vectors a thread,
-// and no more blocks in all than one wave holds (waveSlots), so that none
-// waits for a second, part-empty one. Rounding the share up from 8 blocks
+// nvfp4AmaxShare is how many blocks of kernel name (kq_nvf4_amax_ of dt)
+// share each of `tiles` 128-row tiles (grid.x): at least four 16-byte
+// vectors a thread, and no more blocks in all than one wave holds
+// (waveSlots), so that none waits for a second, part-empty one. Rounding the share up from 8 blocks
 // a SM, as before session 17, gave 1152 blocks at 16384 rows and 1088 at
 // 8192 for the 1056 that fit (32 registers, 8 a SM): one wave of 1024
 // took the kernel from 68.8 to 64.2 us and 82% to 88% of DRAM bandwidth
 // (ncu, 16384x8192 BF16, H200).
-func (s *Set) nvfp4AmaxShare(dt DType, cols, tiles int) int {
+func (s *Set) nvfp4AmaxShare(name string, dt DType, cols, tiles int) int {
 	perTile := ceilDiv(128*cols*dt.Size(), 16*threads*4)
-	return max(1, min(perTile, int(s.waveSlots("kq_nvf4_amax_"+dt.suffix()))/tiles))
+	return max(1, min(perTile, int(s.waveSlots(name))/tiles))
 }
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
