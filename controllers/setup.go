@@ -123,7 +123,7 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace, bind).SetupWithManager},
 		{binder.ControllerName, bind.SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},
-		{nodelabels.ControllerName, nodelabels.New(c).SetupWithManager},
+		{nodelabels.ControllerName, nodelabels.New(c, rec).SetupWithManager},
 		{gate.ControllerName, gate.New(c, mgr.GetAPIReader()).SetupWithManager},
 		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
 	}
