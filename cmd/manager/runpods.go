@@ -31,6 +31,7 @@ type runPodFlags struct {
 	resourcesJSON   string
 	tolerationsJSON string
 	extraArgs       stringList
+	pullSecrets     stringList
 }
 
 // stringList is a repeatable string flag.
@@ -56,6 +57,7 @@ func (f *runPodFlags) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.kueueQueue, "kueue-queue-name", "", "the Kueue LocalQueue of run pods whose job names none (its kueue.x-k8s.io/queue-name label)")
 	fs.StringVar(&f.resourcesJSON, "run-resources", "", `run pods' CPU and memory as JSON ResourceRequirements, e.g. {"requests":{"cpu":"500m"}}`)
 	fs.StringVar(&f.tolerationsJSON, "run-tolerations", "", "run pods' tolerations as a JSON list")
+	fs.Var(&f.pullSecrets, "run-image-pull-secret", "the name of a Secret in each tenant namespace that run pods pull their image with (repeatable): a private or air-gapped registry")
 	fs.Var(&f.extraArgs, "run-extra-arg", "an argument appended to the run pods' command line (repeatable)")
 }
 
@@ -78,7 +80,7 @@ func (f *runPodFlags) options() (controllers.Options, error) {
 		ServiceAccountName: f.serviceAccount, PriorityClassName: f.priorityClass,
 		GPUResourceName: f.resourceName, MIGResourcePrefix: f.migPrefix,
 		DeviceClassName: f.deviceClass, MIGDeviceClassName: f.migDeviceClass, UUIDAttributeDomain: f.uuidDomain,
-		KueueQueueName: f.kueueQueue, ExtraArgs: f.extraArgs,
+		KueueQueueName: f.kueueQueue, ExtraArgs: f.extraArgs, ImagePullSecrets: f.pullSecrets,
 	}
 	if f.resourcesJSON != "" {
 		if err := json.Unmarshal([]byte(f.resourcesJSON), &cfg.Resources); err != nil {

@@ -84,6 +84,10 @@ type Config struct {
 	Image string
 	// ImagePullPolicy defaults to IfNotPresent.
 	ImagePullPolicy corev1.PullPolicy
+	// ImagePullSecrets name Secrets in the run's namespace that the kubelet
+	// pulls Image with: run pods live in tenant namespaces, where the chart's
+	// own pull secrets do not reach.
+	ImagePullSecrets []string
 	// ServiceAccountName is the run pods' service account, which an admission
 	// policy limits to writing its own QuantRun's status.
 	ServiceAccountName string

@@ -142,6 +142,7 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 			// controller decides on a new attempt.
 			RestartPolicy:      corev1.RestartPolicyNever,
 			ServiceAccountName: cfg.ServiceAccountName,
+			ImagePullSecrets:   pullSecrets(cfg.ImagePullSecrets),
 			// The run pod writes its run's status with its own token.
 			AutomountServiceAccountToken: ptr.To(true),
 			EnableServiceLinks:           ptr.To(false),
@@ -251,4 +252,14 @@ func buildClaim(run *kquantv1alpha1.QuantRun, gpu GPU, owner metav1.OwnerReferen
 // domain's attributes.
 func UUIDSelector(domain, uuid string) string {
 	return fmt.Sprintf("device.attributes[%q].uuid == %q", domain, uuid)
+}
+
+// pullSecrets references the named Secrets of the run's namespace; nil for
+// none, so that a pod without pull secrets keeps an empty spec.
+func pullSecrets(names []string) []corev1.LocalObjectReference {
+	var out []corev1.LocalObjectReference
+	for _, n := range names {
+		out = append(out, corev1.LocalObjectReference{Name: n})
+	}
+	return out
 }

@@ -34,6 +34,7 @@ func TestBuildDevicePluginPod(t *testing.T) {
 	cfg.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
 	cfg.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	cfg.ExtraArgs = []string{"-v=1"}
+	cfg.ImagePullSecrets = []string{"registry-cred"}
 
 	got, err := Build(run, GPU{UUID: run.Spec.GPUUUID}, cfg)
 	if err != nil {
@@ -60,6 +61,7 @@ func TestBuildDevicePluginPod(t *testing.T) {
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
 			ServiceAccountName:           "kquant-run",
+			ImagePullSecrets:             []corev1.LocalObjectReference{{Name: "registry-cred"}},
 			AutomountServiceAccountToken: ptr.To(true),
 			EnableServiceLinks:           ptr.To(false),
 			PriorityClassName:            DefaultPriorityClassName,
