@@ -96,7 +96,7 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	m := metrics.New(mgr.GetCache())
+	m := metrics.New(mgr.GetCache(), mgr.Elected())
 	if err := m.Register(opts.Registerer); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}

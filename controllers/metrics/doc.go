@@ -21,6 +21,10 @@
 //	kquant_gpu_run_completion_timestamp_seconds                  the same runs' results
 //	kquant_gpu_last_success_timestamp_seconds{recipe,scheme}     last passing Validation run
 //
+// The gauges describe the cluster, not the replica: only the leader exports
+// them, so that a fleet-wide sum() counts each GPU once whatever the number of
+// manager replicas. The counters and the histogram are the replica's own.
+//
 // Work queue depth and reconcile latency per controller are
 // controller-runtime's own (workqueue_depth{name}, ...), not repeated here.
 package metrics

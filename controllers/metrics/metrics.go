@@ -26,10 +26,16 @@ type Metrics struct {
 	jobsByPhase       *prometheus.Desc
 	gpus              gpuDescs
 	reader            client.Reader
+	// elected closes when this replica leads (at once without leader
+	// election). Every replica's cache holds the same objects, so gauges
+	// computed from it are exported by the leader only: with two replicas a
+	// sum() over a fleet would otherwise count every GPU twice.
+	elected <-chan struct{}
 }
 
-// New returns the metrics; gauges read from reader (the manager's cache).
-func New(reader client.Reader) *Metrics {
+// New returns the metrics; gauges read from reader (the manager's cache) and
+// are exported once elected is closed (the manager's Elected()).
+func New(reader client.Reader, elected <-chan struct{}) *Metrics {
 	return &Metrics{
 		runsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kquant_runs_total",
@@ -46,8 +52,9 @@ func New(reader client.Reader) *Metrics {
 			"QuantRuns stored now, by phase (Pending, Bound, Running, Succeeded, Failed; Pending is the queue of runs waiting for a GPU).", []string{"phase"}, nil),
 		jobsByPhase: prometheus.NewDesc("kquant_jobs",
 			"QuantJobs stored now, by phase (Pending, Running, Succeeded, Failed, Unschedulable).", []string{"phase"}, nil),
-		gpus:   newGPUDescs(),
-		reader: reader,
+		gpus:    newGPUDescs(),
+		reader:  reader,
+		elected: elected,
 	}
 }
 
@@ -98,6 +105,11 @@ func (g gauges) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (g gauges) Collect(ch chan<- prometheus.Metric) {
+	select {
+	case <-g.m.elected:
+	default:
+		return
+	}
 	// A scrape has no context of its own; bound its cache reads.
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
