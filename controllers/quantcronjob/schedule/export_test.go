@@ -22,3 +22,7 @@ func (c countingSchedule) Next(t time.Time) time.Time {
 	*c.n++
 	return c.inner.Next(t)
 }
+
+// FromSpec is a Schedule stepping through spec, as Parse would return it for
+// a calendar schedule.
+func FromSpec(spec cron.Schedule) Schedule { return Schedule{spec: spec} }

@@ -19,12 +19,6 @@ const MaxMissed = 100
 // rest (64 halvings cover any int64 span), and the next time.
 const MaxSteps = MaxMissed + 1 + 64 + 2
 
-// neverFiresProbe is where Parse looks for a schedule's first time. The
-// parser's Next searches five years ahead, and from the start of a leap year
-// that covers every month and day a standard schedule can name (29 February
-// included): a schedule with no time in those five years has none at all.
-var neverFiresProbe = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
-
 // ErrNeverFires is returned by Parse for a schedule with no time at all,
 // such as the 31st of February.
 var ErrNeverFires = errors.New("has no time at which it fires")
@@ -71,7 +65,11 @@ func Parse(schedule, timeZone string) (_ Schedule, err error) {
 	switch spec := parsed.(type) {
 	case *cron.SpecSchedule:
 		spec.Location = loc
-		if spec.Next(neverFiresProbe.In(loc)).IsZero() {
+		// The parser's Next searches five years ahead, and from the start
+		// of a leap year that covers every month and day a standard
+		// schedule can name (29 February included): a schedule with no
+		// time in those five years has none at all.
+		if spec.Next(time.Date(2000, time.January, 1, 0, 0, 0, 0, loc)).IsZero() {
 			return Schedule{}, fmt.Errorf("spec.schedule %q: %w", schedule, ErrNeverFires)
 		}
 	case cron.ConstantDelaySchedule:

@@ -80,6 +80,8 @@ func TestMostRecent(t *testing.T) {
 		{name: "every: a chain from creation", schedule: every, now: at(10, 50), wantTime: ptr(at(10, 44)), wantMissed: 2, wantNext: at(10, 57)},
 		{name: "every: many missed stay on the chain", schedule: every, now: at(10, 30).Add(7*time.Minute*1000 + time.Minute), wantTime: ptr(at(10, 30).Add(7 * time.Minute * 1000)), wantMissed: 101, wantNext: at(10, 30).Add(7*time.Minute*1000 + time.Minute).Add(7 * time.Minute)},
 		{name: "a zero schedule is never due", schedule: schedule.Schedule{}, now: at(12, 0)},
+		{name: "a parser that panics is never due", schedule: schedule.FromSpec(panicking{}), now: at(12, 0)},
+		{name: "a parser that never fires is never due", schedule: schedule.FromSpec(standing{}), now: at(12, 0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +97,18 @@ func TestMostRecent(t *testing.T) {
 		})
 	}
 }
+
+// panicking is a parser's schedule whose Next panics, as robfig/cron's
+// parser did on "CRON_TZ=UTC".
+type panicking struct{}
+
+func (panicking) Next(time.Time) time.Time { panic("index out of range") }
+
+// standing is a parser's schedule whose Next returns its argument: a walk
+// that trusted it would never end.
+type standing struct{}
+
+func (standing) Next(t time.Time) time.Time { return t }
 
 func mustParse(t *testing.T, spec string) schedule.Schedule {
 	t.Helper()
