@@ -14,10 +14,41 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/runpod"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/wait"
 )
+
+func TestTimeLeft(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-d)} }
+	tests := []struct {
+		name        string
+		timeout     *int64
+		pod         corev1.PodStatus
+		wantLeft    time.Duration
+		wantLimited bool
+	}{
+		{name: "not accepted by a kubelet yet: not timed", timeout: ptr.To[int64](60), pod: corev1.PodStatus{Phase: corev1.PodPending}},
+		{name: "pulling its image: timed", timeout: ptr.To[int64](60), pod: corev1.PodStatus{Phase: corev1.PodPending, StartTime: ago(20 * time.Second)}, wantLeft: 40 * time.Second, wantLimited: true},
+		{name: "running within its limit", timeout: ptr.To[int64](60), pod: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ago(59 * time.Second)}, wantLeft: time.Second, wantLimited: true},
+		{name: "running past its limit", timeout: ptr.To[int64](60), pod: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ago(time.Hour)}, wantLeft: -59 * time.Minute, wantLimited: true},
+		{name: "exited: not timed", timeout: ptr.To[int64](60), pod: corev1.PodStatus{Phase: corev1.PodFailed, StartTime: ago(time.Hour)}},
+		{name: "a run from before time limits: the Standard level's", pod: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ago(time.Minute)}, wantLeft: 29 * time.Minute, wantLimited: true},
+		{name: "the largest limit does not overflow", timeout: ptr.To[int64](kquantv1alpha1.MaxDurationSeconds), pod: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ago(0)},
+			wantLeft: 366 * 24 * time.Hour, wantLimited: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := &kquantv1alpha1.QuantRun{Spec: kquantv1alpha1.QuantRunSpec{Execution: kquantv1alpha1.Execution{RunTimeoutSeconds: tt.timeout}}}
+			left, limited := execution.TimeLeft(run, &corev1.Pod{Status: tt.pod}, now)
+			if left != tt.wantLeft || limited != tt.wantLimited {
+				t.Errorf("timeLeft = %v, %t; want %v, %t", left, limited, tt.wantLeft, tt.wantLimited)
+			}
+		})
+	}
+}
 
 // TestRunPastItsTimeLimitFails: a run whose pod has run longer than the
 // run's time limit fails with RunTimedOut, with a Warning Event, and its pod
