@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -168,6 +169,7 @@ func (r *Reconciler) history(ctx context.Context, cj *kquantv1alpha1.QuantCronJo
 // runSchedule creates the job of the most recent due schedule time, as CronJob.
 func (r *Reconciler) runSchedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, jobs []kquantv1alpha1.QuantJob, active []*kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantCronJobStatus) (reconcile.Result, error) {
 	if cj.Spec.Schedule == "" {
+		meta.RemoveStatusCondition(&status.Conditions, kquantv1alpha1.CronJobConditionScheduleValid)
 		return reconcile.Result{}, nil
 	}
 	tz := ""
