@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,24 @@ func TestActiveDeadlineFailsJobAndRuns(t *testing.T) {
 		}
 		return len(runs) == 2, fmt.Sprintf("%d runs", len(runs))
 	})
+}
+
+// A job whose placement needs more runs than placement.maxRuns fails with
+// TooManyRuns, naming the limit, before it creates any run.
+func TestJobOverMaxRunsFailsWithoutRuns(t *testing.T) {
+	ns := newNamespace(t)
+	startAgents(t, agent("maxruns-a", builders.H100, 3))
+	create(t, builders.MakeQuantRecipe("fp8", ns).Obj(),
+		builders.MakeQuantJob("wide", ns).Recipe("fp8").EachGPU().MaxRuns(2).Obj())
+
+	job := waitForPhase(t, ns, "wide", kquantv1alpha1.JobPhaseFailed)
+	c := condition(job.Status.Conditions, kquantv1alpha1.JobConditionFailed)
+	if c.Reason != kquantv1alpha1.ReasonTooManyRuns || !strings.Contains(c.Message, "needs 3 runs, more than spec.placement.maxRuns (2)") {
+		t.Errorf("Failed condition %+v, want reason TooManyRuns naming 3 runs and spec.placement.maxRuns (2)", c)
+	}
+	if runs := runsOf(t, ns, "wide"); len(runs) != 0 {
+		t.Errorf("%d runs created, want none", len(runs))
+	}
 }
 
 // ttlSecondsAfterFinished deletes the job and its runs.

@@ -67,27 +67,39 @@ type Triggers struct {
 // +kubebuilder:validation:XValidation:rule="has(self.schedule) || (has(self.triggers) && self.triggers.driverChange)",message="spec needs a schedule or triggers.driverChange"
 type QuantCronJobSpec struct {
 	// schedule is a cron expression (five fields, or a descriptor such as
-	// @daily), as batch/v1 CronJob's.
+	// @daily or "@every 2h"), as batch/v1 CronJob's. It cannot name a time
+	// zone (TZ= or CRON_TZ=): spec.timeZone does. A schedule that the
+	// admission rules let through and the controller cannot use (one that
+	// never fires, such as "0 0 31 2 *") sets the condition ScheduleValid to
+	// False and creates no job.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="!self.contains('TZ=')",message="spec.schedule must not name a time zone (TZ= or CRON_TZ=); set spec.timeZone"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[ \\t]*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every [0-9a-z.]+|[0-9A-Za-z*/,?-]+([ \\t]+[0-9A-Za-z*/,?-]+){4})[ \\t]*$')",message="spec.schedule must be five cron fields (digits, names, * / , - ?) or a descriptor (@hourly, @daily, @weekly, @monthly, @yearly, @every <duration>)"
 	Schedule string `json:"schedule,omitempty"`
 
-	// timeZone is the IANA time zone of the schedule; the manager's local time
-	// zone when unset.
+	// timeZone is the IANA time zone of the schedule, for example
+	// Europe/Berlin; the manager's local time zone when unset. A name the
+	// manager's time zone database does not know sets the condition
+	// ScheduleValid to False.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$`
 	TimeZone *string `json:"timeZone,omitempty"`
 
 	// startingDeadlineSeconds is how late a scheduled job may still start; a
 	// missed time older than this is skipped. Unset: no deadline (but at most
-	// the last of 100 missed times is started, as CronJob's).
+	// the last of 100 missed times is started, as CronJob's). At most 366 days.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31622400
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
 	// concurrencyPolicy is Allow, Forbid (default: a validation must not race
-	// itself on the same GPUs) or Replace.
+	// itself on the same GPUs) or Replace. Under any policy at most 100 jobs
+	// (MaxActiveJobs) of one QuantCronJob are active: a job due beyond that is
+	// skipped, with the condition ActiveLimitReached and an Event.
 	// +optional
 	// +kubebuilder:default=Forbid
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
@@ -132,12 +144,48 @@ type NodeDriver struct {
 	CUDADriverVersion string `json:"cudaDriverVersion,omitempty"`
 }
 
+// MaxActiveJobs is how many jobs of one QuantCronJob may be active at once,
+// whatever created them (the schedule under concurrencyPolicy Allow, or
+// driver-change triggers across a fleet): a job due beyond it is skipped, and
+// status.active (whose MaxItems is this number) always fits its status write.
+const MaxActiveJobs = 100
+
+// QuantCronJob condition types.
+const (
+	// CronJobConditionScheduleValid is True (reason Valid) when spec.schedule
+	// and spec.timeZone parse and the schedule fires at some time, and False
+	// (reason InvalidSchedule, with the parser's message) when they do not:
+	// the schedule then creates no job until it is fixed. Unset without a
+	// schedule.
+	CronJobConditionScheduleValid = "ScheduleValid"
+	// CronJobConditionActiveLimitReached is True (reason TooManyActiveJobs)
+	// when the last due job, scheduled or triggered, was skipped because
+	// MaxActiveJobs jobs were active, and False (reason WithinLimit) once a
+	// due job was created again.
+	CronJobConditionActiveLimitReached = "ActiveLimitReached"
+)
+
+// QuantCronJob condition reasons.
+const (
+	// ReasonScheduleValid (ScheduleValid True): the schedule parses and fires.
+	ReasonScheduleValid = "Valid"
+	// ReasonInvalidSchedule (ScheduleValid False): the schedule or time zone
+	// does not parse, or the schedule never fires.
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonTooManyActiveJobs (ActiveLimitReached True): a due job was skipped
+	// because MaxActiveJobs jobs were active.
+	ReasonTooManyActiveJobs = "TooManyActiveJobs"
+	// ReasonWithinLimit (ActiveLimitReached False): due jobs are created.
+	ReasonWithinLimit = "WithinLimit"
+)
+
 // QuantCronJobStatus is what the controller observed of a QuantCronJob.
 type QuantCronJobStatus struct {
-	// active names the created jobs that have not finished.
+	// active names the created jobs that have not finished (at most
+	// MaxActiveJobs).
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:MaxItems=100
 	Active []string `json:"active,omitempty"`
 	// lastScheduleTime is the schedule time of the last job the schedule created.
 	// +optional
@@ -151,6 +199,12 @@ type QuantCronJobStatus struct {
 	// +listMapKey=nodeName
 	// +kubebuilder:validation:MaxItems=10000
 	NodeDrivers []NodeDriver `json:"nodeDrivers,omitempty"`
+	// conditions: ScheduleValid and ActiveLimitReached.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // QuantCronJob creates QuantJobs on a schedule and when a node's driver

@@ -146,6 +146,16 @@ type Placement struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
 	MaxParallel *int32 `json:"maxParallel,omitempty"`
+
+	// maxRuns is the most runs the job's policy may expand into (one per
+	// eligible node for EachNode, per eligible GPU for EachGPU). A job whose
+	// policy needs more fails with reason TooManyRuns before it creates any,
+	// rather than fill the namespace with runs. Default 10000.
+	// +optional
+	// +kubebuilder:default=10000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxRuns *int32 `json:"maxRuns,omitempty"`
 }
 
 // QuantJobSpec asks for a benchmark or validation of a recipe on a workload.
@@ -194,15 +204,17 @@ type QuantJobSpec struct {
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
 	// activeDeadlineSeconds fails the job and its active runs when it has been
-	// running this long.
+	// running this long. At most 366 days.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=31622400
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the job and its runs this long after it
-	// finished.
+	// finished. At most 366 days.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31622400
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
 	// gate, when set on a Validation job, marks the nodes it validates: a node
@@ -262,7 +274,7 @@ const (
 	// JobConditionComplete is True when every run succeeded.
 	JobConditionComplete = "Complete"
 	// JobConditionFailed is True when the job failed (BackoffLimitExceeded,
-	// DeadlineExceeded, RecipeNotFound, RecipeInvalid).
+	// DeadlineExceeded, RecipeNotFound, RecipeInvalid, TooManyRuns).
 	JobConditionFailed = "Failed"
 	// JobConditionPassed is set once the job finished (as Katib separates a
 	// finished trial from a passing one). Its reason is the worst verdict of
@@ -283,6 +295,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonNodeLost             = "NodeLost"
+	// ReasonTooManyRuns (Failed True): the placement policy needs more runs
+	// than spec.placement.maxRuns; no run was created.
+	ReasonTooManyRuns = "TooManyRuns"
 	// ReasonIncomplete (Passed False): the job failed before any run gave a
 	// verdict.
 	ReasonIncomplete = "Incomplete"

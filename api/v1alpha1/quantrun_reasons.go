@@ -29,6 +29,12 @@ const (
 	// RunReasonRunPodExitedWithoutResult (phase Failed): the run pod exited
 	// successfully without writing a terminal status.
 	RunReasonRunPodExitedWithoutResult = "RunPodExitedWithoutResult"
+	// RunReasonRunTimedOut (phase Failed, counted against backoffLimit): the
+	// run pod ran longer than the run's time limit
+	// (spec.execution.runTimeoutSeconds, by default its level's), counted
+	// from when its node's kubelet accepted it; the execution controller
+	// deleted the pod, which freed its GPU.
+	RunReasonRunTimedOut = "RunTimedOut"
 	// RunReasonRunPodRestarted (phase unchanged): the run was bound and had
 	// started without a run pod (the in-agent execution of an earlier release,
 	// or a run pod lost while no manager watched), and the controller gave it

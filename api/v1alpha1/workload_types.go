@@ -231,6 +231,16 @@ type Execution struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	Warmup *int32 `json:"warmup,omitempty"`
+
+	// runTimeoutSeconds is how long one run's pod may run, from when its
+	// node's kubelet accepted it, before it is deleted and the run fails with
+	// reason RunTimedOut, which frees its GPU; when left out the job's level
+	// decides (Quick 15 minutes, Standard 30 minutes, Extended 2 hours). At
+	// most 366 days.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=31622400
+	RunTimeoutSeconds *int64 `json:"runTimeoutSeconds,omitempty"`
 }
 
 // Tolerances decide a run's verdict.

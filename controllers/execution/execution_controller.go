@@ -165,7 +165,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.deleteStale(ctx, pod)
 	}
 	r.markSeen(run)
-	return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, pod))
+	left, limited := timeLeft(run, pod, r.clock.Now())
+	if limited && left <= 0 {
+		return reconcile.Result{}, r.timeOut(ctx, run, pod)
+	}
+	// The pod's own changes reconcile the run; its time limit does not.
+	return reconcile.Result{RequeueAfter: left}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, pod))
 }
 
 // hadRunPod reports whether run had a run pod that is now gone: this process

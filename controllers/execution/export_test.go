@@ -7,3 +7,6 @@ func (r *Reconciler) Remembered() int {
 	defer r.mu.Unlock()
 	return len(r.seen) + len(r.created)
 }
+
+// TimeLeft is timeLeft, for table tests of the time limit.
+var TimeLeft = timeLeft

@@ -14,6 +14,10 @@
 //     creates a job twice; finished jobs beyond the history limits are deleted.
 //
 // Time comes from an injected clock (a fake one in tests). The schedule
-// arithmetic and the driver-change detection are pure functions (schedule.go,
-// drivers.go).
+// arithmetic (package schedule) and the driver-change detection (drivers.go)
+// are pure functions. A schedule the controller cannot use sets the condition
+// ScheduleValid to False, with a Warning Event, and the cron job idles until
+// its spec changes; at most MaxActiveJobs jobs are active at once, and a job
+// due beyond that is skipped with the condition ActiveLimitReached and an
+// Event.
 package quantcronjob

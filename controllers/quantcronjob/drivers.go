@@ -44,3 +44,18 @@ func DriverJobName(cronJob string, d kquantv1alpha1.NodeDriver) string {
 	h := sha256.Sum256([]byte(d.NodeName + "\x00" + d.DriverVersion + "\x00" + d.CUDADriverVersion))
 	return cronJob + "-driver-" + hex.EncodeToString(h[:5])
 }
+
+// keepRecords returns record with the nodes of skipped set back to what
+// seen held for them, so that their changes are found again by the next
+// DriverChanges.
+func keepRecords(record, seen, skipped []kquantv1alpha1.NodeDriver) []kquantv1alpha1.NodeDriver {
+	out := slices.Clone(record)
+	for _, d := range skipped {
+		idx := slices.IndexFunc(out, func(r kquantv1alpha1.NodeDriver) bool { return r.NodeName == d.NodeName })
+		old := slices.IndexFunc(seen, func(r kquantv1alpha1.NodeDriver) bool { return r.NodeName == d.NodeName })
+		if idx >= 0 && old >= 0 {
+			out[idx] = seen[old]
+		}
+	}
+	return out
+}

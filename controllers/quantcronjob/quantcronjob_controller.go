@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -28,6 +29,7 @@ import (
 	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/quantcronjob/schedule"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -41,9 +43,12 @@ const (
 	ReasonMissSchedule       = "MissSchedule"
 	ReasonTooManyMissedTimes = "TooManyMissedTimes"
 	ReasonJobAlreadyActive   = "JobAlreadyActive"
-	ReasonInvalidSchedule    = "InvalidSchedule"
 	ReasonSuccessfulDelete   = "SuccessfulDelete"
 )
+
+// farHorizon is when a valid schedule with no time in the parser's five-year
+// search from now (29 February around 2100) is looked at again.
+const farHorizon = 24 * time.Hour
 
 // Reconciler creates a QuantCronJob's jobs.
 type Reconciler struct {
@@ -80,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	var result reconcile.Result
 	if !cj.Spec.Suspend {
-		if result, err = r.schedule(ctx, cj, jobs.Items, active, status); err != nil {
+		if result, err = r.runSchedule(ctx, cj, jobs.Items, active, status); err != nil {
 			return reconcile.Result{}, err
 		}
 		if err := r.driverChanges(ctx, cj, status); err != nil {
@@ -139,6 +144,11 @@ func (r *Reconciler) history(ctx context.Context, cj *kquantv1alpha1.QuantCronJo
 			}
 		}
 	}
+	// More active jobs than a status write holds exist only when they were
+	// created outside this controller's limit (by an earlier release): list
+	// the first ones, and count them all against the limit.
+	slices.Sort(status.Active)
+	status.Active = status.Active[:min(len(status.Active), kquantv1alpha1.MaxActiveJobs)]
 	for _, h := range []struct {
 		jobs  []*kquantv1alpha1.QuantJob
 		limit *int32
@@ -156,36 +166,43 @@ func (r *Reconciler) history(ctx context.Context, cj *kquantv1alpha1.QuantCronJo
 	return active, nil
 }
 
-// schedule creates the job of the most recent due schedule time, as CronJob.
-func (r *Reconciler) schedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, jobs []kquantv1alpha1.QuantJob, active []*kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantCronJobStatus) (reconcile.Result, error) {
+// runSchedule creates the job of the most recent due schedule time, as CronJob.
+func (r *Reconciler) runSchedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, jobs []kquantv1alpha1.QuantJob, active []*kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantCronJobStatus) (reconcile.Result, error) {
 	if cj.Spec.Schedule == "" {
+		meta.RemoveStatusCondition(&status.Conditions, kquantv1alpha1.CronJobConditionScheduleValid)
 		return reconcile.Result{}, nil
 	}
 	tz := ""
 	if cj.Spec.TimeZone != nil {
 		tz = *cj.Spec.TimeZone
 	}
-	sched, err := Parse(cj.Spec.Schedule, tz)
+	sched, err := schedule.Parse(cj.Spec.Schedule, tz)
 	if err != nil {
-		r.recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonInvalidSchedule, "Schedule", "%v", err)
+		// Retrying cannot fix a schedule: the cron job idles until its spec
+		// changes, which reconciles it again.
+		r.scheduleInvalid(cj, status, err)
 		return reconcile.Result{}, nil
 	}
+	scheduleValid(cj, status)
 	now := r.clock.Now()
 	var deadline *time.Duration
 	if s := cj.Spec.StartingDeadlineSeconds; s != nil {
-		deadline = new(time.Duration(*s) * time.Second)
+		deadline = new(kquantv1alpha1.Seconds(*s))
 	}
 	var last *time.Time
 	if status.LastScheduleTime != nil {
 		last = &status.LastScheduleTime.Time
 	}
-	due := MostRecent(sched, cj.CreationTimestamp.Time, last, deadline, now)
-	result := reconcile.Result{RequeueAfter: due.Next.Sub(now)}
+	due := schedule.MostRecent(sched, cj.CreationTimestamp.Time, last, deadline, now)
+	result := reconcile.Result{RequeueAfter: farHorizon}
+	if !due.Next.IsZero() {
+		result.RequeueAfter = due.Next.Sub(now)
+	}
 	if due.Time == nil {
 		return result, nil
 	}
-	if due.Missed > maxMissed {
-		r.recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonTooManyMissedTimes, "Schedule", "more than %d missed start times; check the clock; starting only the latest", maxMissed)
+	if due.Missed > schedule.MaxMissed {
+		r.recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonTooManyMissedTimes, "Schedule", "more than %d missed start times; check the clock; starting only the latest", schedule.MaxMissed)
 	}
 	name := JobName(cj.Name, *due.Time)
 	switch {
@@ -206,10 +223,16 @@ func (r *Reconciler) schedule(ctx context.Context, cj *kquantv1alpha1.QuantCronJ
 			}
 			status.Active = nil
 		}
+		if r.atActiveLimit(cj, status, name, "schedule time "+due.Time.UTC().Format(time.RFC3339)) {
+			// As under Forbid, the time is tried again (a job's end
+			// reconciles the cron job) until its starting deadline.
+			return result, nil
+		}
 		if err := r.create(ctx, cj, r.jobFor(cj, name, kquantv1alpha1.TriggerSchedule)); err != nil {
 			return reconcile.Result{}, err
 		}
 		status.Active = append(status.Active, name)
+		withinActiveLimit(cj, status)
 	}
 	status.LastScheduleTime = &metav1.Time{Time: *due.Time}
 	return result, nil
@@ -225,8 +248,15 @@ func (r *Reconciler) driverChanges(ctx context.Context, cj *kquantv1alpha1.Quant
 		return fmt.Errorf("listing GPUNodeProfiles: %w", err)
 	}
 	changed, record := DriverChanges(status.NodeDrivers, profiles.Items)
-	for _, d := range changed {
-		job := r.jobFor(cj, DriverJobName(cj.Name, d), kquantv1alpha1.TriggerDriverChange)
+	for i, d := range changed {
+		name := DriverJobName(cj.Name, d)
+		if r.atActiveLimit(cj, status, name, "driver change on node "+d.NodeName) {
+			// The nodes not validated keep their old record, so that their
+			// change is seen again once fewer jobs are active.
+			record = keepRecords(record, status.NodeDrivers, changed[i:])
+			break
+		}
+		job := r.jobFor(cj, name, kquantv1alpha1.TriggerDriverChange)
 		sel := job.Spec.Placement.NodeSelector
 		if sel == nil {
 			sel = &metav1.LabelSelector{}
@@ -241,6 +271,7 @@ func (r *Reconciler) driverChanges(ctx context.Context, cj *kquantv1alpha1.Quant
 		}
 		r.recorder.Eventf(cj, job, corev1.EventTypeNormal, ReasonDriverChanged, "Trigger", "node %s reports driver %s, CUDA %s: created job %s", d.NodeName, d.DriverVersion, d.CUDADriverVersion, job.Name)
 		status.Active = append(status.Active, job.Name)
+		withinActiveLimit(cj, status)
 	}
 	status.NodeDrivers = record
 	return nil
@@ -335,4 +366,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&kquantv1alpha1.QuantJob{}).
 		Watches(&kquantv1alpha1.GPUNodeProfile{}, handler.EnqueueRequestsFromMapFunc(r.triggered), builder.WithPredicates(profileDriverChanged())).
 		Complete(r)
+}
+
+// JobName is the deterministic name of the job for schedule time t.
+func JobName(cronJob string, t time.Time) string {
+	return fmt.Sprintf("%s-%d", cronJob, t.Unix()/60)
 }

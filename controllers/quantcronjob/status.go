@@ -26,6 +26,10 @@ func statusApply(cj *kquantv1alpha1.QuantCronJob, status *kquantv1alpha1.QuantCr
 		}
 		st.WithNodeDrivers(nd)
 	}
+	conditions := apply.Conditions(status.Conditions)
+	for i := range conditions {
+		st.WithConditions(&conditions[i])
+	}
 	obj := ac.QuantCronJob(cj.Name, cj.Namespace).WithStatus(st)
 	if cj.ResourceVersion != "" {
 		obj.WithResourceVersion(cj.ResourceVersion)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -48,6 +49,12 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	slots := scheduling.Expand(job.Spec.Placement.Policy, ev.eligible)
 	if len(slots) == 0 {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: scheduling.UnschedulableMessage(ev.results)}, nil
+	}
+	if limit := ptr.Deref(job.Spec.Placement.MaxRuns, DefaultMaxRuns); len(slots) > int(limit) {
+		// Before any run exists: a job over its limit fills no namespace.
+		return runs, outcome{failReason: kquantv1alpha1.ReasonTooManyRuns, failMessage: fmt.Sprintf(
+			"placement %s needs %d runs, more than spec.placement.maxRuns (%d); raise it or narrow the placement",
+			job.Spec.Placement.Policy, len(slots), limit)}, nil
 	}
 	snapshot := recipe.snapshot()
 	have := map[int]bool{}

@@ -149,7 +149,7 @@ func (r *Reconciler) finish(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	if job.Spec.TTLSecondsAfterFinished == nil || job.Status.CompletionTime == nil {
 		return 0, nil
 	}
-	expiry := job.Status.CompletionTime.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+	expiry := job.Status.CompletionTime.Add(kquantv1alpha1.Seconds(*job.Spec.TTLSecondsAfterFinished))
 	if now := r.clock.Now(); now.Before(expiry) {
 		return expiry.Sub(now), nil
 	}

@@ -228,7 +228,7 @@ func (r *Reconciler) nextDeadline(job *kquantv1alpha1.QuantJob, status *kquantv1
 	var at time.Time
 	switch {
 	case isFinished(status.Phase) && job.Spec.TTLSecondsAfterFinished != nil && status.CompletionTime != nil:
-		at = status.CompletionTime.Add(time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second)
+		at = status.CompletionTime.Add(kquantv1alpha1.Seconds(*job.Spec.TTLSecondsAfterFinished))
 	case !isFinished(status.Phase):
 		if d, ok := deadline(job); ok {
 			at = d

@@ -17,6 +17,10 @@ import (
 // CRD defaulted it.
 const DefaultBackoffLimit = 3
 
+// DefaultMaxRuns is spec.placement.maxRuns's default, for jobs written before
+// the field existed (the CRD defaults it for new ones).
+const DefaultMaxRuns = 10000
+
 // outcome is what the reconcile learned that the runs do not tell.
 type outcome struct {
 	// waitReason and waitMessage explain a job without runs that waits
@@ -80,7 +84,7 @@ func deadline(job *kquantv1alpha1.QuantJob) (time.Time, bool) {
 	if job.Spec.ActiveDeadlineSeconds == nil {
 		return time.Time{}, false
 	}
-	return job.CreationTimestamp.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second), true
+	return job.CreationTimestamp.Add(kquantv1alpha1.Seconds(*job.Spec.ActiveDeadlineSeconds)), true
 }
 
 // decideFailure says whether the job has failed, and why.

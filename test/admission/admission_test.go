@@ -4,6 +4,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,6 +175,26 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"cronjob without schedule or trigger", validCronJob, "spec"},
 		{"cronjob with unknown concurrency policy", validCronJob + "  schedule: \"@daily\"\n  concurrencyPolicy: Sometimes\n", "spec.concurrencyPolicy"},
 		{"cronjob with negative starting deadline", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: -1\n", "spec.startingDeadlineSeconds"},
+		// Durations one past MaxDurationSeconds: time.Duration arithmetic
+		// with them could overflow.
+		{"activeDeadlineSeconds over a year", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: 31622401\n", "spec.activeDeadlineSeconds"},
+		{"activeDeadlineSeconds that overflowed time.Duration", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: 10000000000\n", "spec.activeDeadlineSeconds"},
+		{"ttlSecondsAfterFinished over a year", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  ttlSecondsAfterFinished: 31622401\n", "spec.ttlSecondsAfterFinished"},
+		{"runTimeoutSeconds over a year", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  execution: {runTimeoutSeconds: 31622401}\n", "spec.execution.runTimeoutSeconds"},
+		{"zero runTimeoutSeconds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  execution: {runTimeoutSeconds: 0}\n", "spec.execution.runTimeoutSeconds"},
+		{"maxRuns over 100000", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {maxRuns: 100001}\n", "spec.placement.maxRuns"},
+		{"zero maxRuns", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  placement: {maxRuns: 0}\n", "spec.placement.maxRuns"},
+		{"starting deadline over a year", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: 31622401\n", "spec.startingDeadlineSeconds"},
+		{"template deadline over a year", strings.Replace(validCronJob, "      workload:", "      activeDeadlineSeconds: 31622401\n      workload:", 1) + "  schedule: \"@daily\"\n", "spec.jobTemplate.spec.activeDeadlineSeconds"},
+		// Schedules: what CEL can check. A time zone name the manager does
+		// not know and a schedule that never fires are the controller's
+		// (the condition ScheduleValid).
+		{"schedule that is only a zone prefix", validCronJob + "  schedule: \"CRON_TZ=UTC\"\n", "spec.schedule"},
+		{"schedule with a TZ prefix", validCronJob + "  schedule: \"TZ=Europe/Berlin 0 * * * *\"\n", "spec.schedule"},
+		{"schedule of six fields", validCronJob + "  schedule: \"0 0 * * * *\"\n", "spec.schedule"},
+		{"schedule of words", validCronJob + "  schedule: \"every day\"\n", "spec.schedule"},
+		{"schedule with an unknown descriptor", validCronJob + "  schedule: \"@fortnightly\"\n", "spec.schedule"},
+		{"time zone that is a path", validCronJob + "  schedule: \"@daily\"\n  timeZone: ../../etc/passwd\n", "spec.timeZone"},
 	}
 	ns := newNamespace(t)
 	for _, tc := range cases {
@@ -189,6 +210,35 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.wantField) {
 				t.Errorf("refusal does not name %s: %v", tc.wantField, err)
+			}
+		})
+	}
+}
+
+// TestBoundsAreAccepted creates what the bounds of TestInvalidManifestsAreRefused
+// let through: every duration at MaxDurationSeconds, and the schedules whose
+// faults only the controller can see.
+func TestBoundsAreAccepted(t *testing.T) {
+	atMax := fmt.Sprintf("%d", kquantv1alpha1.MaxDurationSeconds)
+	cases := []struct {
+		name     string
+		manifest string
+	}{
+		{"durations at their maximum", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: " + atMax +
+			"\n  ttlSecondsAfterFinished: " + atMax + "\n  execution: {runTimeoutSeconds: " + atMax + "}\n  placement: {maxRuns: 100000}\n"},
+		{"starting deadline at its maximum", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: " + atMax + "\n"},
+		{"schedule with names, ranges and steps", validCronJob + "  schedule: \"*/5 1-3 * JAN-MAR MON,FRI\"\n"},
+		{"schedule every 90 minutes", validCronJob + "  schedule: \"@every 1h30m\"\n"},
+		{"schedule that never fires", validCronJob + "  schedule: \"0 0 31 2 *\"\n"},
+		{"time zone the manager may not know", validCronJob + "  schedule: \"@daily\"\n  timeZone: Mars/Olympus_Mons\n"},
+	}
+	ns := newNamespace(t)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := decode(t, tc.manifest, ns)
+			obj.SetName(fmt.Sprintf("bound-%d", i))
+			if err := env.Client.Create(context.Background(), obj); err != nil {
+				t.Fatalf("manifest was refused: %v\n%s", err, tc.manifest)
 			}
 		})
 	}

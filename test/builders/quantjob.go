@@ -142,6 +142,12 @@ func (w *QuantJobWrapper) MaxParallel(n int32) *QuantJobWrapper {
 	return w
 }
 
+// MaxRuns sets placement.maxRuns.
+func (w *QuantJobWrapper) MaxRuns(n int32) *QuantJobWrapper {
+	w.Spec.Placement.MaxRuns = ptr.To(n)
+	return w
+}
+
 // BackoffLimit sets backoffLimit.
 func (w *QuantJobWrapper) BackoffLimit(n int32) *QuantJobWrapper {
 	w.Spec.BackoffLimit = ptr.To(n)

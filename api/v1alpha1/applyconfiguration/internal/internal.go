@@ -155,6 +155,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: iterations
       type:
         scalar: numeric
+    - name: runTimeoutSeconds
+      type:
+        scalar: numeric
     - name: warmup
       type:
         scalar: numeric
@@ -522,6 +525,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 8
+    - name: maxRuns
+      type:
+        scalar: numeric
+      default: 10000
     - name: migSlices
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.MIGSlices
@@ -600,6 +607,14 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
     - name: lastScheduleTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

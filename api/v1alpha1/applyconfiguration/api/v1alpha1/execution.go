@@ -20,6 +20,12 @@ type ExecutionApplyConfiguration struct {
 	// warmup is the number of untimed steps before timing; when left out the job's
 	// level decides (Quick 3, Standard 20, Extended 100).
 	Warmup *int32 `json:"warmup,omitempty"`
+	// runTimeoutSeconds is how long one run's pod may run, from when its
+	// node's kubelet accepted it, before it is deleted and the run fails with
+	// reason RunTimedOut, which frees its GPU; when left out the job's level
+	// decides (Quick 15 minutes, Standard 30 minutes, Extended 2 hours). At
+	// most 366 days.
+	RunTimeoutSeconds *int64 `json:"runTimeoutSeconds,omitempty"`
 }
 
 // ExecutionApplyConfiguration constructs a declarative configuration of the Execution type for use with
@@ -49,5 +55,13 @@ func (b *ExecutionApplyConfiguration) WithIterations(value int32) *ExecutionAppl
 // If called multiple times, the Warmup field is set to the value of the last call.
 func (b *ExecutionApplyConfiguration) WithWarmup(value int32) *ExecutionApplyConfiguration {
 	b.Warmup = &value
+	return b
+}
+
+// WithRunTimeoutSeconds sets the RunTimeoutSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunTimeoutSeconds field is set to the value of the last call.
+func (b *ExecutionApplyConfiguration) WithRunTimeoutSeconds(value int64) *ExecutionApplyConfiguration {
+	b.RunTimeoutSeconds = &value
 	return b
 }

@@ -33,6 +33,11 @@ type PlacementApplyConfiguration struct {
 	NodeSelector *v1.LabelSelectorApplyConfiguration `json:"nodeSelector,omitempty"`
 	// maxParallel is the most runs of this job active at once. Default 8.
 	MaxParallel *int32 `json:"maxParallel,omitempty"`
+	// maxRuns is the most runs the job's policy may expand into (one per
+	// eligible node for EachNode, per eligible GPU for EachGPU). A job whose
+	// policy needs more fails with reason TooManyRuns before it creates any,
+	// rather than fill the namespace with runs. Default 10000.
+	MaxRuns *int32 `json:"maxRuns,omitempty"`
 }
 
 // PlacementApplyConfiguration constructs a declarative configuration of the Placement type for use with
@@ -96,5 +101,13 @@ func (b *PlacementApplyConfiguration) WithNodeSelector(value *v1.LabelSelectorAp
 // If called multiple times, the MaxParallel field is set to the value of the last call.
 func (b *PlacementApplyConfiguration) WithMaxParallel(value int32) *PlacementApplyConfiguration {
 	b.MaxParallel = &value
+	return b
+}
+
+// WithMaxRuns sets the MaxRuns field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxRuns field is set to the value of the last call.
+func (b *PlacementApplyConfiguration) WithMaxRuns(value int32) *PlacementApplyConfiguration {
+	b.MaxRuns = &value
 	return b
 }

@@ -12,17 +12,25 @@ import (
 // QuantCronJobSpec is when to create QuantJobs and from what.
 type QuantCronJobSpecApplyConfiguration struct {
 	// schedule is a cron expression (five fields, or a descriptor such as
-	// @daily), as batch/v1 CronJob's.
+	// @daily or "@every 2h"), as batch/v1 CronJob's. It cannot name a time
+	// zone (TZ= or CRON_TZ=): spec.timeZone does. A schedule that the
+	// admission rules let through and the controller cannot use (one that
+	// never fires, such as "0 0 31 2 *") sets the condition ScheduleValid to
+	// False and creates no job.
 	Schedule *string `json:"schedule,omitempty"`
-	// timeZone is the IANA time zone of the schedule; the manager's local time
-	// zone when unset.
+	// timeZone is the IANA time zone of the schedule, for example
+	// Europe/Berlin; the manager's local time zone when unset. A name the
+	// manager's time zone database does not know sets the condition
+	// ScheduleValid to False.
 	TimeZone *string `json:"timeZone,omitempty"`
 	// startingDeadlineSeconds is how late a scheduled job may still start; a
 	// missed time older than this is skipped. Unset: no deadline (but at most
-	// the last of 100 missed times is started, as CronJob's).
+	// the last of 100 missed times is started, as CronJob's). At most 366 days.
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 	// concurrencyPolicy is Allow, Forbid (default: a validation must not race
-	// itself on the same GPUs) or Replace.
+	// itself on the same GPUs) or Replace. Under any policy at most 100 jobs
+	// (MaxActiveJobs) of one QuantCronJob are active: a job due beyond that is
+	// skipped, with the condition ActiveLimitReached and an Event.
 	ConcurrencyPolicy *apiv1alpha1.ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
 	// suspend stops new scheduled and triggered jobs; active ones go on.
 	Suspend *bool `json:"suspend,omitempty"`

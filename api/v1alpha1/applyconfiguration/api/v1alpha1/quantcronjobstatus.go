@@ -4,6 +4,7 @@ package v1alpha1
 
 import (
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
 // QuantCronJobStatusApplyConfiguration represents a declarative configuration of the QuantCronJobStatus type for use
@@ -11,7 +12,8 @@ import (
 //
 // QuantCronJobStatus is what the controller observed of a QuantCronJob.
 type QuantCronJobStatusApplyConfiguration struct {
-	// active names the created jobs that have not finished.
+	// active names the created jobs that have not finished (at most
+	// MaxActiveJobs).
 	Active []string `json:"active,omitempty"`
 	// lastScheduleTime is the schedule time of the last job the schedule created.
 	LastScheduleTime *v1.Time `json:"lastScheduleTime,omitempty"`
@@ -19,6 +21,8 @@ type QuantCronJobStatusApplyConfiguration struct {
 	LastSuccessfulTime *v1.Time `json:"lastSuccessfulTime,omitempty"`
 	// nodeDrivers are the driver versions last seen per node (triggers.driverChange).
 	NodeDrivers []NodeDriverApplyConfiguration `json:"nodeDrivers,omitempty"`
+	// conditions: ScheduleValid and ActiveLimitReached.
+	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
 // QuantCronJobStatusApplyConfiguration constructs a declarative configuration of the QuantCronJobStatus type for use with
@@ -62,6 +66,19 @@ func (b *QuantCronJobStatusApplyConfiguration) WithNodeDrivers(values ...*NodeDr
 			panic("nil value passed to WithNodeDrivers")
 		}
 		b.NodeDrivers = append(b.NodeDrivers, *values[i])
+	}
+	return b
+}
+
+// WithConditions adds the given value to the Conditions field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Conditions field.
+func (b *QuantCronJobStatusApplyConfiguration) WithConditions(values ...*metav1.ConditionApplyConfiguration) *QuantCronJobStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithConditions")
+		}
+		b.Conditions = append(b.Conditions, *values[i])
 	}
 	return b
 }

@@ -32,10 +32,10 @@ type QuantJobSpecApplyConfiguration struct {
 	// is eligible) before the job fails. Default 3.
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 	// activeDeadlineSeconds fails the job and its active runs when it has been
-	// running this long.
+	// running this long. At most 366 days.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 	// ttlSecondsAfterFinished deletes the job and its runs this long after it
-	// finished.
+	// finished. At most 366 days.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 	// gate, when set on a Validation job, marks the nodes it validates: a node
 	// with a GPU whose latest gated run of a recipe family has verdict Fail gets
