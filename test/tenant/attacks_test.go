@@ -43,6 +43,9 @@ const (
 	// podUIDExtra is the user extra in which the API server puts the UID of
 	// the pod a service-account token is bound to.
 	podUIDExtra = "authentication.kubernetes.io/pod-uid"
+	// runTokenRefusal is why kquant-run-token-restriction refuses a token of
+	// the run ServiceAccount to anyone but a kubelet.
+	runTokenRefusal = "only the kubelet may request tokens for the ServiceAccount " + runSA
 	// forgedVerdict is what a forger writes into a run's status.
 	forgedVerdict = `{"status":{"phase":"Succeeded","results":{"verdict":"Pass"}}}`
 	// The release namespace's objects of config/: the run pods' admission
@@ -73,6 +76,11 @@ func TestTenantCannotReachBeyondItsNamespace(t *testing.T) {
 	before, err := takeSnapshot(ctx, env.Config)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, guarded := range []string{"nodes//" + gatedNode, "quantruns.kquant.dev/" + otherNS + "/" + runName} {
+		if _, ok := before[guarded]; !ok {
+			t.Fatalf("the snapshot misses %s, which it must guard", guarded)
+		}
 	}
 	for _, a := range tn.attacks() {
 		t.Run(a.name, func(t *testing.T) {
@@ -222,17 +230,17 @@ metadata: {name: `+gatedNode+`}`),
 		{
 			name:    "a run ServiceAccount token bound to the tenant's own pod",
 			try:     tn.forgeWithOwnPod,
-			wantMsg: "different serviceaccount name",
+			wantMsg: runTokenRefusal,
 		},
 		{
 			name:    "a run ServiceAccount token bound to a Secret, writing the run's status",
 			try:     tn.forgeWithSecretToken,
-			wantMsg: "must be bound to a pod",
+			wantMsg: runTokenRefusal,
 		},
 		{
 			name:    "a run ServiceAccount token bound to the manager's run pod",
 			try:     tn.forgeWithRunPodToken,
-			wantMsg: "only the kubelet",
+			wantMsg: runTokenRefusal,
 		},
 		{
 			name: "binding the run ClusterRole to its own ServiceAccount",
