@@ -42,6 +42,8 @@ const (
 	// podUIDExtra is the user extra in which the API server puts the UID of
 	// the pod a service-account token is bound to.
 	podUIDExtra = "authentication.kubernetes.io/pod-uid"
+	// nodeNameExtra is where it puts the node of that pod.
+	nodeNameExtra = "authentication.kubernetes.io/node-name"
 	// runTokenRefusal is why kquant-run-token-restriction refuses a token of
 	// the run ServiceAccount to anyone but a kubelet.
 	runTokenRefusal = "only the kubelet may request tokens for the ServiceAccount " + runSA
@@ -283,6 +285,11 @@ subjects: [{kind: ServiceAccount, name: `+appSA+`, namespace: `+tenantNS+`}]`),
 			wantMsg: "spec.activeDeadlineSeconds",
 		},
 		{
+			name:    "a ttlSecondsAfterFinished past time.Duration",
+			try:     tn.create(quantJobs, tenantNS, validationJob("forever", "ttlSecondsAfterFinished: 10000000000")),
+			wantMsg: "spec.ttlSecondsAfterFinished",
+		},
+		{
 			name:    "a startingDeadlineSeconds past time.Duration",
 			try:     tn.create(quantCronJobs, tenantNS, cronJob("late", `schedule: "0 3 * * *"`+"\n  startingDeadlineSeconds: 10000000000")),
 			wantMsg: "spec.startingDeadlineSeconds",
@@ -312,6 +319,11 @@ subjects: [{kind: ServiceAccount, name: `+appSA+`, namespace: `+tenantNS+`}]`),
 		{
 			name:    "impersonating the manager",
 			try:     tn.impersonating("system:serviceaccount:"+releaseNS+":"+managerSA, nil).create(pods, tenantNS, forgerPod("as-manager", runSA)),
+			wantMsg: `cannot impersonate resource "serviceaccounts" in API group "" in the namespace "` + releaseNS + `"`,
+		},
+		{
+			name:    "impersonating a node's agent",
+			try:     tn.impersonating("system:serviceaccount:"+releaseNS+":"+agentSA, map[string][]string{nodeNameExtra: {gatedNode}}).patch(gpuNodeProfiles, "", gpuNode, `{"status":{"driverVersion":"999.0"}}`, "status"),
 			wantMsg: `cannot impersonate resource "serviceaccounts" in API group "" in the namespace "` + releaseNS + `"`,
 		},
 		{

@@ -47,8 +47,10 @@ const (
 
 	// tenantUser is the namespace editor of tenantNS.
 	tenantUser = "alice"
-	// managerSA is the manager's ServiceAccount in config/rbac.
+	// managerSA and agentSA are the manager's and the agents' ServiceAccounts
+	// in config/rbac.
 	managerSA = "kquant-manager"
+	agentSA   = "kquant-agent"
 	// runSA is the run pods' ServiceAccount in every namespace with runs.
 	runSA = execution.DefaultServiceAccountName
 
