@@ -99,6 +99,7 @@ func TestChartCopiesMatchGenerated(t *testing.T) {
 	for _, c := range []struct{ src, dst string }{
 		{"config/policy/agent-node-restriction.yaml", "files/policy/agent-node-restriction.yaml"},
 		{"config/policy/run-pod-restriction.yaml", "files/policy/run-pod-restriction.yaml"},
+		{"config/policy/run-token-restriction.yaml", "files/policy/run-token-restriction.yaml"},
 		{"config/catalog/catalog.yaml", "files/catalog/catalog.yaml"},
 	} {
 		want, _ := os.ReadFile(filepath.Join(tl.root, c.src))
@@ -183,8 +184,10 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceAccount/kquant-system/kquant-uninstall",
 				"ValidatingAdmissionPolicy/kquant-agent-node-restriction",
 				"ValidatingAdmissionPolicy/kquant-run-pod-restriction",
+				"ValidatingAdmissionPolicy/kquant-run-token-restriction",
 				"ValidatingAdmissionPolicyBinding/kquant-agent-node-restriction",
 				"ValidatingAdmissionPolicyBinding/kquant-run-pod-restriction",
+				"ValidatingAdmissionPolicyBinding/kquant-run-token-restriction",
 			},
 		},
 		{
@@ -218,8 +221,10 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceMonitor/gpu-ops/gpu-quant-manager",
 				"ValidatingAdmissionPolicy/gpu-quant-agent-node-restriction",
 				"ValidatingAdmissionPolicy/gpu-quant-run-pod-restriction",
+				"ValidatingAdmissionPolicy/gpu-quant-run-token-restriction",
 				"ValidatingAdmissionPolicyBinding/gpu-quant-agent-node-restriction",
 				"ValidatingAdmissionPolicyBinding/gpu-quant-run-pod-restriction",
+				"ValidatingAdmissionPolicyBinding/gpu-quant-run-token-restriction",
 			},
 		},
 		{
@@ -252,7 +257,9 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ServiceAccount/minimal/kq-kquant-manager",
 				"ServiceAccount/minimal/kq-kquant-uninstall",
 				"ValidatingAdmissionPolicy/kq-kquant-run-pod-restriction",
+				"ValidatingAdmissionPolicy/kq-kquant-run-token-restriction",
 				"ValidatingAdmissionPolicyBinding/kq-kquant-run-pod-restriction",
+				"ValidatingAdmissionPolicyBinding/kq-kquant-run-token-restriction",
 			},
 		},
 	} {

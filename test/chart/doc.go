@@ -7,6 +7,9 @@
 // Bad values must fail the render through values.schema.json. The chart's
 // copies of the generated CRDs and RBAC roles must equal what `make manifests`
 // generates, and config/default must render the same objects as the chart.
+// docs/security.md's permissions table must list exactly what the chart's
+// RBAC grants, each row with its why (TestSecurityPagePermissions; -update
+// rewrites the table).
 //
 // Helm is built from hack/tools/helm into bin/helm when $HELM is unset.
 package chart

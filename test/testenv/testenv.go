@@ -175,6 +175,18 @@ func (e *Env) Kubeconfig(path string) error {
 	return os.WriteFile(path, data, 0o600)
 }
 
+// UserConfig returns a config that reaches the API server as user name, in
+// groups, authenticated by a client certificate the control plane's CA signed:
+// a real user that RBAC and admission policies see as they would see a person,
+// where impersonation would need the caller's own rights to impersonate.
+func (e *Env) UserConfig(name string, groups ...string) (*rest.Config, error) {
+	user, err := e.env.ControlPlane.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", name, err)
+	}
+	return user.Config(), nil
+}
+
 // KubectlPath is the kubectl built with the control plane.
 func (e *Env) KubectlPath() string { return filepath.Join(e.AssetsDir, "kubectl") }
 
