@@ -68,15 +68,17 @@ type Triggers struct {
 type QuantCronJobSpec struct {
 	// schedule is a cron expression (five fields, or a descriptor such as
 	// @daily or "@every 2h"), as batch/v1 CronJob's. It cannot name a time
-	// zone (TZ= or CRON_TZ=): spec.timeZone does. A schedule that the
-	// admission rules let through and the controller cannot use (one that
-	// never fires, such as "0 0 31 2 *") sets the condition ScheduleValid to
-	// False and creates no job.
+	// zone (TZ= or CRON_TZ=): spec.timeZone does. A day of month that its
+	// month never has, such as "0 0 31 2 *", is refused. A schedule that the
+	// admission rules let through and the controller cannot use (a list or
+	// range that never fires, an unknown zone) sets the condition
+	// ScheduleValid to False and creates no job.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:XValidation:rule="!self.contains('TZ=')",message="spec.schedule must not name a time zone (TZ= or CRON_TZ=); set spec.timeZone"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[ \\t]*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every [0-9a-z.]+|[0-9A-Za-z*/,?-]+([ \\t]+[0-9A-Za-z*/,?-]+){4})[ \\t]*$')",message="spec.schedule must be five cron fields (digits, names, * / , - ?) or a descriptor (@hourly, @daily, @weekly, @monthly, @yearly, @every <duration>)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[ \\t]*[0-9A-Za-z*/,?-]+[ \\t]+[0-9A-Za-z*/,?-]+[ \\t]+0*(30|31)[ \\t]+0*(2|[Ff][Ee][Bb])[ \\t]+[*?][ \\t]*$') && !self.matches('^[ \\t]*[0-9A-Za-z*/,?-]+[ \\t]+[0-9A-Za-z*/,?-]+[ \\t]+0*31[ \\t]+0*(4|6|9|11|[Aa][Pp][Rr]|[Jj][Uu][Nn]|[Ss][Ee][Pp]|[Nn][Oo][Vv])[ \\t]+[*?][ \\t]*$')",message="spec.schedule never fires: its day of month does not exist in its month"
 	Schedule string `json:"schedule,omitempty"`
 
 	// timeZone is the IANA time zone of the schedule, for example

@@ -28,7 +28,7 @@ func TestUnusableScheduleIdlesWithAConditionAndAnEvent(t *testing.T) {
 		timeZone    *string
 		wantMessage string
 	}{
-		{name: "never fires", schedule: "0 0 31 2 *", wantMessage: "has no time at which it fires"},
+		{name: "never fires", schedule: "0 0 30,31 2 *", wantMessage: "has no time at which it fires"},
 		{name: "unknown time zone", schedule: "@hourly", timeZone: ptr.To("Mars/Olympus_Mons"), wantMessage: "spec.timeZone"},
 	}
 	for i, tt := range tests {

@@ -187,13 +187,16 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"starting deadline over a year", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: 31622401\n", "spec.startingDeadlineSeconds"},
 		{"template deadline over a year", strings.Replace(validCronJob, "      workload:", "      activeDeadlineSeconds: 31622401\n      workload:", 1) + "  schedule: \"@daily\"\n", "spec.jobTemplate.spec.activeDeadlineSeconds"},
 		// Schedules: what CEL can check. A time zone name the manager does
-		// not know and a schedule that never fires are the controller's
-		// (the condition ScheduleValid).
+		// not know and a list or range that never fires are the
+		// controller's (the condition ScheduleValid).
 		{"schedule that is only a zone prefix", validCronJob + "  schedule: \"CRON_TZ=UTC\"\n", "spec.schedule"},
 		{"schedule with a TZ prefix", validCronJob + "  schedule: \"TZ=Europe/Berlin 0 * * * *\"\n", "spec.schedule"},
 		{"schedule of six fields", validCronJob + "  schedule: \"0 0 * * * *\"\n", "spec.schedule"},
 		{"schedule of words", validCronJob + "  schedule: \"every day\"\n", "spec.schedule"},
 		{"schedule with an unknown descriptor", validCronJob + "  schedule: \"@fortnightly\"\n", "spec.schedule"},
+		{"schedule on February 31st", validCronJob + "  schedule: \"0 0 31 2 *\"\n", "spec.schedule never fires"},
+		{"schedule on February 30th by name", validCronJob + "  schedule: \"0 12 30 feb ?\"\n", "spec.schedule never fires"},
+		{"schedule on April 31st", validCronJob + "  schedule: \"15 3 31 4 *\"\n", "spec.schedule never fires"},
 		{"time zone that is a path", validCronJob + "  schedule: \"@daily\"\n  timeZone: ../../etc/passwd\n", "spec.timeZone"},
 	}
 	ns := newNamespace(t)
@@ -229,7 +232,8 @@ func TestBoundsAreAccepted(t *testing.T) {
 		{"starting deadline at its maximum", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: " + atMax + "\n"},
 		{"schedule with names, ranges and steps", validCronJob + "  schedule: \"*/5 1-3 * JAN-MAR MON,FRI\"\n"},
 		{"schedule every 90 minutes", validCronJob + "  schedule: \"@every 1h30m\"\n"},
-		{"schedule that never fires", validCronJob + "  schedule: \"0 0 31 2 *\"\n"},
+		{"schedule whose list never fires", validCronJob + "  schedule: \"0 0 30,31 2 *\"\n"},
+		{"February 31st or any Monday of February", validCronJob + "  schedule: \"0 0 31 2 MON\"\n"},
 		{"time zone the manager may not know", validCronJob + "  schedule: \"@daily\"\n  timeZone: Mars/Olympus_Mons\n"},
 	}
 	ns := newNamespace(t)

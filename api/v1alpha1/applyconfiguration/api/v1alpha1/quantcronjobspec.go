@@ -13,10 +13,11 @@ import (
 type QuantCronJobSpecApplyConfiguration struct {
 	// schedule is a cron expression (five fields, or a descriptor such as
 	// @daily or "@every 2h"), as batch/v1 CronJob's. It cannot name a time
-	// zone (TZ= or CRON_TZ=): spec.timeZone does. A schedule that the
-	// admission rules let through and the controller cannot use (one that
-	// never fires, such as "0 0 31 2 *") sets the condition ScheduleValid to
-	// False and creates no job.
+	// zone (TZ= or CRON_TZ=): spec.timeZone does. A day of month that its
+	// month never has, such as "0 0 31 2 *", is refused. A schedule that the
+	// admission rules let through and the controller cannot use (a list or
+	// range that never fires, an unknown zone) sets the condition
+	// ScheduleValid to False and creates no job.
 	Schedule *string `json:"schedule,omitempty"`
 	// timeZone is the IANA time zone of the schedule, for example
 	// Europe/Berlin; the manager's local time zone when unset. A name the
