@@ -99,6 +99,8 @@ func TestChartCopiesMatchGenerated(t *testing.T) {
 	for _, c := range []struct{ src, dst string }{
 		{"config/policy/agent-node-restriction.yaml", "files/policy/agent-node-restriction.yaml"},
 		{"config/policy/run-pod-restriction.yaml", "files/policy/run-pod-restriction.yaml"},
+		{"config/policy/run-pod-creation.yaml", "files/policy/run-pod-creation.yaml"},
+		{"config/policy/manager-fence.yaml", "files/policy/manager-fence.yaml"},
 		{"config/catalog/catalog.yaml", "files/catalog/catalog.yaml"},
 	} {
 		want, _ := os.ReadFile(filepath.Join(tl.root, c.src))
