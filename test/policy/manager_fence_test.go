@@ -224,6 +224,16 @@ func TestManagerIsFenced(t *testing.T) {
 		{"a pod no QuantRun controls", createPod(func(p *corev1.Pod) { p.OwnerReferences = nil }), false, notRunPod},
 		{"a pod without kquant's run labels", createPod(func(p *corev1.Pod) { delete(p.Labels, runpod.LabelRun) }), false, notRunPod},
 		{"deleting a tenant's pod", func() error { return manager.Delete(ctx, stranger.DeepCopy()) }, false, notRunPod},
+		// The run pods' PriorityClass.
+		// installManagerRBAC made it: AlreadyExists comes only once admission let it through.
+		{"the run pods' PriorityClass", func() error {
+			return client.IgnoreAlreadyExists(manager.Create(ctx, runpod.PriorityClass(runpod.DefaultPriorityClassName)))
+		}, true, ""},
+		{"a PriorityClass above ordinary pods", func() error {
+			pc := runpod.PriorityClass("kquant-urgent-" + ns)
+			pc.Value = 1000000
+			return manager.Create(ctx, pc)
+		}, false, "may create only a PriorityClass below 0"},
 		// The run ServiceAccount and its RoleBinding.
 		{"the run ServiceAccount", func() error {
 			return manager.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: runServiceAccount, Namespace: ns}})
