@@ -372,9 +372,9 @@ type QuantRunStatus struct {
 	// agentID identifies the agent process that ran the run (node and start time).
 	// +optional
 	AgentID string `json:"agentID,omitempty"`
-	// bindTime is when the run was bound to its GPU, copied by the agent from
-	// the kquant.dev/bind-time annotation when it starts the run (or by the
-	// controller when it fails a bound run).
+	// bindTime is when the run was bound to its GPU, copied from the
+	// kquant.dev/bind-time annotation by the controller when it records the
+	// run pod or fails a bound run, or by the agent when it starts the run.
 	// +optional
 	BindTime *metav1.Time `json:"bindTime,omitempty"`
 	// startTime is when the agent started the run.

@@ -26,9 +26,9 @@ type QuantRunStatusApplyConfiguration struct {
 	Phase *apiv1alpha1.RunPhase `json:"phase,omitempty"`
 	// agentID identifies the agent process that ran the run (node and start time).
 	AgentID *string `json:"agentID,omitempty"`
-	// bindTime is when the run was bound to its GPU, copied by the agent from
-	// the kquant.dev/bind-time annotation when it starts the run (or by the
-	// controller when it fails a bound run).
+	// bindTime is when the run was bound to its GPU, copied from the
+	// kquant.dev/bind-time annotation by the controller when it records the
+	// run pod or fails a bound run, or by the agent when it starts the run.
 	BindTime *v1.Time `json:"bindTime,omitempty"`
 	// startTime is when the agent started the run.
 	StartTime *v1.Time `json:"startTime,omitempty"`
