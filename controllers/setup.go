@@ -76,7 +76,11 @@ func CacheOptions(leaseNamespace string) cache.Options {
 	}
 }
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create;update
+// Leases: the manager reads the agents' Leases (namespace=kquant-system
+// markers, a Role in the release namespace) and holds its leader-election
+// Lease through the leader-election Role of the same namespace; it has no
+// Lease rights anywhere else (kube-node-lease included).
+//
 // The manager's secure metrics (--metrics-secure) ask the API server who a
 // scraper is and whether it may GET /metrics.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create

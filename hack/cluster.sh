@@ -203,7 +203,7 @@ control_plane() {
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-cluster-ip-range "$SERVICE_RANGE" \
     --authorization-mode Node,RBAC \
-    --enable-admission-plugins NodeRestriction \
+    --enable-admission-plugins NodeRestriction,OwnerReferencesPermissionEnforcement \
     --allow-privileged=true \
     --profiling=false
   wait_for "kube-apiserver" kubectl get --raw /readyz

@@ -21,7 +21,7 @@ package nodeagent
 // pods write their own runs with their own service account.
 //
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;create;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles/status;quantruns/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch

@@ -3,9 +3,14 @@
 // (controllers/runpod.Build) on the run's node with the one GPU the kubelet
 // allocated to it.
 //
-// Execute reads the run with the pod's own service account, finds the GPU
-// through NVML inside the pod (the container sees exactly the device the
-// device plugin or the DRA driver gave it; more than one fails the run),
+// Execute reads the run with the pod's own service account and waits, within
+// a bound, until the run's status.runPod names this pod: the manager records
+// the pod right after creating it, and until then the run-pod admission
+// policy refuses the pod's writes (its token's pod-uid must be the recorded
+// one). A run that records another pod is left alone (ErrNotRecorded). It
+// then finds the GPU through NVML inside the pod (the container sees exactly
+// the device the device plugin or the DRA driver gave it; more than one
+// fails the run),
 // records Running and status.allocatedGPU (UUID, the node's index when it is
 // the GPU the run was bound to, the MIG device, the source), runs the same
 // guarded runner as the in-agent executor (executor.Guarded around the

@@ -12,25 +12,15 @@ import (
 	"github.com/kquant/kquant/agent/runmode"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/test/builders"
 )
 
 // newMIGFixture is a run bound to MIG device 1 (a 2g.20gb slice) of a
 // MIG-enabled A100; the caller sets which slice its run pod sees.
 func newMIGFixture(t *testing.T) (*fixture, runmode.Options) {
 	t.Helper()
-	f := newFixture(t, "A100/mig:1")
-	if err := env.Client.Delete(t.Context(), f.run); err != nil {
-		t.Fatal(err)
-	}
-	run := builders.MakeQuantRun("run-1", f.run.Namespace, "job").Bound(f.pod.Node, 0).Obj()
-	run.Spec.GPUUUID, run.Spec.MIGProfile = simulate.MIGUUID(f.pod.Node, 0, 1), "2g.20gb"
-	run.Spec.Workload = f.run.Spec.Workload
-	run.Spec.Execution = f.run.Spec.Execution
-	if err := env.Client.Create(t.Context(), run); err != nil {
-		t.Fatal(err)
-	}
-	f.run = run
+	f := newFixture(t, "A100/mig:1", func(run *v1alpha1.QuantRun) {
+		run.Spec.GPUUUID, run.Spec.MIGProfile = simulate.MIGUUID(run.Spec.NodeName, 0, 1), "2g.20gb"
+	})
 	return f, f.options(t, referenceRunner())
 }
 

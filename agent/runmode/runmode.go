@@ -28,6 +28,20 @@ const FieldManager = apply.ManagerRunPod
 // asked to stop: a pod's default termination grace is 30 s.
 const DefaultFinishTimeout = 15 * time.Second
 
+// Waiting for the manager to record this pod as the run's (status.runPod),
+// which it does right after creating the pod: DefaultRecordTimeout bounds
+// the wait, DefaultRecordPoll is how often the run is read meanwhile.
+const (
+	DefaultRecordTimeout = 2 * time.Minute
+	DefaultRecordPoll    = 500 * time.Millisecond
+)
+
+// ErrNotRecorded is returned when the run's status.runPod does not name this
+// pod: another pod was recorded (this one is stale or forged), or none was
+// within RecordTimeout. The run-pod admission policy refuses this pod's
+// status writes either way, so it writes nothing.
+var ErrNotRecorded = errors.New("this pod is not the run pod recorded in the run's status.runPod")
+
 // ErrTerminated is the cause the caller cancels Execute's context with when
 // the run pod is asked to stop (SIGTERM: the pod was deleted, evicted or
 // preempted). The run is then recorded Failed with the retryable reason
@@ -72,6 +86,10 @@ type Options struct {
 	Baselines     func(ctx context.Context, gpu v1alpha1.GPU) (*v1alpha1.Baselines, error)
 	GuardInterval time.Duration
 	FinishTimeout time.Duration
+	// RecordTimeout and RecordPoll bound the wait for status.runPod
+	// (DefaultRecordTimeout, DefaultRecordPoll when zero).
+	RecordTimeout time.Duration
+	RecordPoll    time.Duration
 	Clock         clock.WithTicker
 }
 
@@ -112,14 +130,20 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 	if opts.FinishTimeout <= 0 {
 		opts.FinishTimeout = DefaultFinishTimeout
 	}
+	if opts.RecordTimeout <= 0 {
+		opts.RecordTimeout = DefaultRecordTimeout
+	}
+	if opts.RecordPoll <= 0 {
+		opts.RecordPoll = DefaultRecordPoll
+	}
 	log := logging.FromContext(ctx).WithValues("quantRun", opts.Run.String(), "pod", opts.Pod.Name)
 	ctx = logging.IntoContext(ctx, log)
 	// Status writes outlive a SIGTERM, within FinishTimeout.
 	writeCtx := context.WithoutCancel(ctx)
 
-	run := &v1alpha1.QuantRun{}
-	if err := opts.Client.Get(ctx, opts.Run, run); err != nil {
-		return Outcome{}, fmt.Errorf("reading run %s: %w", opts.Run, err)
+	run, err := awaitRecord(ctx, opts)
+	if err != nil {
+		return Outcome{}, err
 	}
 	if run.Status.Phase.IsTerminal() {
 		log.Info("Run already finished, nothing to do", "phase", run.Status.Phase)
@@ -165,6 +189,37 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 	}
 	log.Info("Run ended", "phase", st.Phase, "reason", st.Reason, "message", st.Message)
 	return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}, nil
+}
+
+// awaitRecord reads the run until its status.runPod names this pod (or the
+// run finished): until the manager records the pod, which it does right
+// after creating it, the run-pod admission policy refuses every status write
+// of this pod's token. A run that records another pod is not this pod's to
+// run; neither is one that records none within RecordTimeout.
+func awaitRecord(ctx context.Context, opts Options) (*v1alpha1.QuantRun, error) {
+	deadline := opts.Clock.Now().Add(opts.RecordTimeout)
+	for {
+		run := &v1alpha1.QuantRun{}
+		if err := opts.Client.Get(ctx, opts.Run, run); err != nil {
+			return nil, fmt.Errorf("reading run %s: %w", opts.Run, err)
+		}
+		rec := run.Status.RunPod
+		switch {
+		case run.Status.Phase.IsTerminal(), rec != nil && rec.UID == opts.Pod.UID:
+			return run, nil
+		case rec != nil:
+			return nil, fmt.Errorf("%w: run %s records pod %s (UID %s), this is pod %s (UID %s)",
+				ErrNotRecorded, opts.Run, rec.Name, rec.UID, opts.Pod.Name, opts.Pod.UID)
+		case !opts.Clock.Now().Before(deadline):
+			return nil, fmt.Errorf("%w: run %s recorded no pod within %s", ErrNotRecorded, opts.Run, opts.RecordTimeout)
+		}
+		logging.FromContext(ctx).V(logging.Debug).Info("Waiting for the manager to record this pod as the run's")
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for run %s to record this pod: %w", opts.Run, context.Cause(ctx))
+		case <-opts.Clock.After(opts.RecordPoll):
+		}
+	}
 }
 
 // end is the run's final status from what the runner returned.

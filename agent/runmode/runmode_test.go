@@ -3,8 +3,10 @@ package runmode_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kquant/kquant/agent/executor"
@@ -51,7 +54,10 @@ type fixture struct {
 	pod  runmode.Pod
 }
 
-func newFixture(t *testing.T, gpus string) *fixture {
+// newFixture creates the run as the manager leaves it once it created the
+// run pod (status.runPod records the fixture's pod); edits change it before
+// it is created.
+func newFixture(t *testing.T, gpus string, edits ...func(*v1alpha1.QuantRun)) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	ns, err := env.CreateNamespace(ctx, "runmode")
@@ -59,19 +65,28 @@ func newFixture(t *testing.T, gpus string) *fixture {
 		t.Fatal(err)
 	}
 	node := "node-" + ns
-	run := builders.MakeQuantRun("run-1", ns, "job").Bound(node, 0).Obj()
+	pod := runmode.Pod{Namespace: ns, Name: "run-1", UID: types.UID("uid-" + ns), Node: node}
+	run := builders.MakeQuantRun("run-1", ns, "job").Bound(node, 0).RunPod(pod.Name, pod.UID).Obj()
 	run.Spec.GPUUUID = simulate.UUID(node, 0)
 	run.Spec.Workload.Shapes = []v1alpha1.Shape{{Rows: 128, Cols: 256}}
 	run.Spec.Execution.Iterations, run.Spec.Execution.Warmup = ptr.To[int32](2), ptr.To[int32](1)
+	for _, edit := range edits {
+		edit(run)
+	}
+	recorded := run.Status.DeepCopy()
 	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	// What the manager writes right after creating the run pod.
+	run.Status = *recorded
+	if err := env.Client.Status().Update(ctx, run, client.FieldOwner(apply.ManagerController)); err != nil {
 		t.Fatal(err)
 	}
 	spec, err := simulate.Parse(gpus)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{run: run, node: simulate.NewNode(node, spec),
-		pod: runmode.Pod{Namespace: ns, Name: "run-1", UID: types.UID("uid-" + ns), Node: node}}
+	return &fixture{run: run, node: simulate.NewNode(node, spec), pod: pod}
 }
 
 // gpuOnly is the NVML a run pod given the run's GPU sees.
@@ -159,7 +174,7 @@ func TestRunSucceedsAndRecordsItsGPU(t *testing.T) {
 	if run.Status.AgentID != f.pod.AgentID() || run.Status.StartTime == nil || run.Status.CompletionTime == nil || run.Status.Reason != "" {
 		t.Errorf("status = %+v", run.Status)
 	}
-	if diff := cmp.Diff([]string{apply.ManagerRunPod}, statusManagers(run)); diff != "" {
+	if diff := cmp.Diff([]string{apply.ManagerController, apply.ManagerRunPod}, statusManagers(run), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("status field managers (-want +got):\n%s", diff)
 	}
 	checkRunPodFields(t, run)
@@ -320,5 +335,32 @@ func TestFinishedRunIsLeftAlone(t *testing.T) {
 	if got := f.get(t); got.Status.Phase != v1alpha1.RunPhaseFailed || got.Status.AgentID != "" ||
 		!cmp.Equal(got.Status.Message, "NodeLost", cmpopts.EquateEmpty()) {
 		t.Errorf("status = %+v, want untouched", got.Status)
+	}
+}
+
+// TestRunsOnlyAsTheRecordedPod: a pod the run does not record as its run pod
+// (another pod's UID, or none within the bound) writes nothing: the run-pod
+// admission policy would refuse it, and the recorded pod is the run's.
+func TestRunsOnlyAsTheRecordedPod(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		record  *v1alpha1.RunPodReference
+		wantErr string
+	}{
+		{"another pod recorded", &v1alpha1.RunPodReference{Name: "run-1", UID: "uid-of-another-pod"}, "records pod run-1 (UID uid-of-another-pod)"},
+		{"no pod recorded within the bound", nil, "recorded no pod within"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "H100:1", func(run *v1alpha1.QuantRun) { run.Status.RunPod = tt.record })
+			opts := f.options(t, referenceRunner())
+			opts.RecordTimeout, opts.RecordPoll = 100*time.Millisecond, 20*time.Millisecond
+			out, err := runmode.Execute(t.Context(), opts)
+			if !errors.Is(err, runmode.ErrNotRecorded) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Execute = %+v, %v; want ErrNotRecorded saying %q", out, err, tt.wantErr)
+			}
+			if got := f.get(t); got.Status.AgentID != "" || slices.Contains(statusManagers(got), apply.ManagerRunPod) {
+				t.Errorf("status = %+v (managers %v), want untouched by the run pod", got.Status, statusManagers(got))
+			}
+		})
 	}
 }

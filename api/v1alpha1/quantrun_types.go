@@ -352,6 +352,13 @@ type RunResults struct {
 // QuantRunStatus is written by the controller (NodeLost, deadlines, failed jobs)
 // and by the agent of the bound node (execution and results), with server-side
 // apply under different field managers. Binding a run does not write status.
+// A forged or stale writer cannot rewrite history: a finished run stays
+// finished, results come only with the end, and the run pod, once recorded,
+// is the run's for good.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.phase) || !(oldSelf.phase in ['Succeeded', 'Failed']) || (has(self.phase) && self.phase == oldSelf.phase)",message="status.phase: a finished run (Succeeded or Failed) cannot change phase"
+// +kubebuilder:validation:XValidation:rule="!has(self.results) || (has(self.phase) && self.phase in ['Succeeded', 'Failed'])",message="status.results may be set only with phase Succeeded or Failed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.runPod) || (has(self.runPod) && self.runPod == oldSelf.runPod)",message="status.runPod cannot change once recorded"
 type QuantRunStatus struct {
 	// observedGeneration is the generation that this status describes.
 	// +optional
@@ -365,9 +372,9 @@ type QuantRunStatus struct {
 	// agentID identifies the agent process that ran the run (node and start time).
 	// +optional
 	AgentID string `json:"agentID,omitempty"`
-	// bindTime is when the run was bound to its GPU, copied by the agent from
-	// the kquant.dev/bind-time annotation when it starts the run (or by the
-	// controller when it fails a bound run).
+	// bindTime is when the run was bound to its GPU, copied from the
+	// kquant.dev/bind-time annotation by the controller when it records the
+	// run pod or fails a bound run, or by the agent when it starts the run.
 	// +optional
 	BindTime *metav1.Time `json:"bindTime,omitempty"`
 	// startTime is when the agent started the run.
@@ -390,12 +397,32 @@ type QuantRunStatus struct {
 	// message explains the phase to a person.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// runPod is the run pod the manager created for this run, recorded right
+	// after it created it; only a token bound to a pod of this UID may write
+	// the run's status as its run pod (the kquant-run-pod-restriction
+	// admission policy). Empty with gpuAllocation None, where the agent runs
+	// the run itself.
+	// +optional
+	RunPod *RunPodReference `json:"runPod,omitempty"`
 	// conditions: Restarted, Abandoned.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RunPodReference names the pod that executes a run.
+type RunPodReference struct {
+	// name is the pod's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// uid is the pod's UID, which the API server puts into the pod's bound
+	// service-account tokens (authentication.kubernetes.io/pod-uid).
+	// +required
+	UID types.UID `json:"uid"`
 }
 
 // AllocatedGPU is the GPU a run pod got from the kubelet.

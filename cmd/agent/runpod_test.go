@@ -41,13 +41,13 @@ func TestRunMode(t *testing.T) {
 	// reference backend (a Validation there skips timing), which is what
 	// keeps a run Running long enough to be signalled.
 	newRun := func(name string, mode v1alpha1.JobMode, size int64, iterations int32) *v1alpha1.QuantRun {
-		run := builders.MakeQuantRun(name, ns, "job").Bound(node, 0).Obj()
+		run := builders.MakeQuantRun(name, ns, "job").Bound(node, 0).RunPod(name, "uid-1").Obj()
 		run.Spec.GPUUUID = simulate.UUID(node, 0)
 		run.Spec.Mode = mode
 		run.Spec.Workload.Shapes = []v1alpha1.Shape{{Rows: size, Cols: size}}
 		run.Spec.Execution.Iterations, run.Spec.Execution.Warmup = ptr.To(iterations), ptr.To[int32](1)
 		run.Spec.Execution.Graphs = v1alpha1.GraphModeEager
-		if err := env.Client.Create(t.Context(), run); err != nil {
+		if err := testenv.CreateWithStatus(t.Context(), env.Client, run); err != nil {
 			t.Fatal(err)
 		}
 		return run

@@ -116,7 +116,7 @@ const notReadyRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -8,6 +8,14 @@
 // itself (RunPodLost, RunPodFailed, GPUInUse, RunPodExitedWithoutResult). The
 // job controller retries failed runs within backoffLimit.
 //
+// Right after creating a run pod it records it in the run's status.runPod
+// (name and UID; also for a pod it finds unrecorded after a restart): the
+// run-pod admission policy lets only a token bound to that pod write the
+// run's status, and the pod waits for the record before its first write. A
+// recorded pod that is gone is lost, and a pod named like the run that is
+// not controlled by it, runs as another ServiceAccount or is not the
+// recorded one is removed as stale.
+//
 // The run pod writes Running, the results and status.allocatedGPU under its
 // own field manager (kquant-run); this controller writes only the
 // controller's fields of apply.QuantRunStatusOwners, through

@@ -106,6 +106,10 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
+// Run pods and claims name their run as controller with blockOwnerDeletion,
+// which the OwnerReferencesPermissionEnforcement admission plugin allows only
+// to who may update the run's finalizers.
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaims,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
@@ -138,9 +142,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: runpod.PodName(run)}, pod)
 	switch {
 	case apierrors.IsNotFound(err):
-		if r.hadRunPod(run) {
-			return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
-		}
+		// Expected first: this process records the pod right after creating
+		// it, so the cache may show the run's status.runPod before the pod.
 		if r.expected(run) {
 			// Created by this process and not in the cache: either the cache
 			// is behind, or the pod came and went before it looked. The API
@@ -155,16 +158,30 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			}
 			return reconcile.Result{RequeueAfter: creationWait}, nil
 		}
+		if r.hadRunPod(run) {
+			return reconcile.Result{}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, nil))
+		}
 		return r.start(ctx, run)
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("getting run pod of %s: %w", run.Name, err)
-	case !metav1.IsControlledBy(pod, run):
+	case !r.isRunPod(pod, run):
 		// A pod of the same name that is not this run's: an earlier run of the
 		// same name (a re-created job) whose pod the garbage collector has
-		// not removed yet. Remove it; its deletion brings this run back.
+		// not removed yet, or a pod someone else made to look like it. Remove
+		// it; its deletion brings this run back.
 		return reconcile.Result{}, r.deleteStale(ctx, pod)
 	}
 	r.markSeen(run)
+	if run.Status.RunPod == nil {
+		// Created by a process that stopped before recording it, or by a
+		// release that did not record run pods: the pod cannot write the
+		// run's status until it is recorded.
+		if err := r.recordRunPod(ctx, run, pod, quantrun.StatusChange{
+			Phase: quantrun.StoredPhase(run), Reason: run.Status.Reason, Message: run.Status.Message,
+		}); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	left, limited := timeLeft(run, pod, r.clock.Now())
 	if limited && left <= 0 {
 		return reconcile.Result{}, r.timeOut(ctx, run, pod)
@@ -173,13 +190,33 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: left}, r.applyOutcome(ctx, run, runpod.PodOutcome(run, pod))
 }
 
+// isRunPod reports whether pod is the run pod of run: controlled by the run,
+// running as the run ServiceAccount (which only the manager may give a pod),
+// and the pod the run recorded, once it recorded one.
+func (r *Reconciler) isRunPod(pod *corev1.Pod, run *kquantv1alpha1.QuantRun) bool {
+	return metav1.IsControlledBy(pod, run) && pod.Spec.ServiceAccountName == r.opts.RunPod.ServiceAccountName &&
+		(run.Status.RunPod == nil || run.Status.RunPod.UID == pod.UID)
+}
+
+// recordRunPod writes change with status.runPod naming pod: from then on a
+// token bound to that pod, and only such a token, may write the run's status
+// as its run pod (the run-pod admission policy compares the token's pod-uid
+// claim with it).
+func (r *Reconciler) recordRunPod(ctx context.Context, run *kquantv1alpha1.QuantRun, pod *corev1.Pod, change quantrun.StatusChange) error {
+	change.RunPod = &kquantv1alpha1.RunPodReference{Name: pod.Name, UID: pod.UID}
+	if err := quantrun.ApplyStatus(ctx, r.client, run, change); err != nil {
+		return fmt.Errorf("recording run pod %s of %s: %w", pod.Name, run.Name, err)
+	}
+	return nil
+}
+
 // hadRunPod reports whether run had a run pod that is now gone: this process
-// saw it, or the run's status says a run pod executed it.
+// saw it, or the run's status records one or says a run pod executed it.
 func (r *Reconciler) hadRunPod(run *kquantv1alpha1.QuantRun) bool {
 	r.mu.Lock()
 	seen := r.seen[client.ObjectKeyFromObject(run)] == run.UID
 	r.mu.Unlock()
-	return seen || run.Status.AllocatedGPU != nil && run.Status.AllocatedGPU.Source != ""
+	return seen || run.Status.RunPod != nil || run.Status.AllocatedGPU != nil && run.Status.AllocatedGPU.Source != ""
 }
 
 func (r *Reconciler) markSeen(run *kquantv1alpha1.QuantRun) {
@@ -252,14 +289,24 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 	r.mu.Unlock()
 	log := logging.FromContext(ctx)
 	log.V(logging.Debug).Info("Run pod created", "quantRun", client.ObjectKeyFromObject(run), "node", run.Spec.NodeName, "gpu", run.Spec.GPUUUID)
-	if run.Status.Phase == kquantv1alpha1.RunPhaseRunning {
-		log.Info("Run restarted in a run pod", "quantRun", client.ObjectKeyFromObject(run), "agentID", run.Status.AgentID)
+	// Recorded at once, in the same write as RunPodRestarted: the pod waits
+	// for it before it writes anything. A failed write is made again once
+	// the cache shows the pod (reconcile).
+	change := quantrun.StatusChange{Phase: quantrun.StoredPhase(run), Reason: run.Status.Reason, Message: run.Status.Message}
+	restarted := run.Status.Phase == kquantv1alpha1.RunPhaseRunning
+	if restarted {
+		change.Reason = kquantv1alpha1.RunReasonRunPodRestarted
+		change.Message = fmt.Sprintf("run was running without a run pod (agent %q); a new run pod starts it over", run.Status.AgentID)
+	}
+	agentID := run.Status.AgentID
+	if err := r.recordRunPod(ctx, run.DeepCopy(), objs.Pod, change); err != nil {
+		return reconcile.Result{}, err
+	}
+	if restarted {
+		log.Info("Run restarted in a run pod", "quantRun", client.ObjectKeyFromObject(run), "agentID", agentID)
 		r.recorder.Eventf(run, objs.Pod, corev1.EventTypeNormal, kquantv1alpha1.RunReasonRunPodRestarted, "CreateRunPod",
-			"run was running without a run pod (agent %q); run pod %s starts it over", run.Status.AgentID, objs.Pod.Name)
-		return reconcile.Result{}, quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
-			Phase: run.Status.Phase, Reason: kquantv1alpha1.RunReasonRunPodRestarted,
-			Message: fmt.Sprintf("run was running without a run pod (agent %q); a new run pod starts it over", run.Status.AgentID),
-		})
+			"run was running without a run pod (agent %q); run pod %s starts it over", agentID, objs.Pod.Name)
+		return reconcile.Result{}, nil
 	}
 	r.recorder.Eventf(run, objs.Pod, corev1.EventTypeNormal, "RunPodCreated", "CreateRunPod", "created run pod %s for GPU %s on node %s",
 		objs.Pod.Name, run.Spec.GPUUUID, run.Spec.NodeName)

@@ -165,6 +165,10 @@ func TestDevicePluginRunPod(t *testing.T) {
 	if !metav1.IsControlledBy(pod, run) {
 		t.Errorf("run pod owners %+v, want the run %s as controller", pod.OwnerReferences, run.UID)
 	}
+	// The run records its pod, whose token alone may then write its status.
+	runStatus(t, run, "recording its run pod", func(s *kquantv1alpha1.QuantRunStatus) bool {
+		return s.RunPod != nil && *s.RunPod == kquantv1alpha1.RunPodReference{Name: pod.Name, UID: pod.UID}
+	})
 	ctr := pod.Spec.Containers[0]
 	if q := ctr.Resources.Limits[corev1.ResourceName("nvidia.com/gpu")]; q.String() != "1" {
 		t.Errorf("run pod limits %v, want nvidia.com/gpu: 1", ctr.Resources.Limits)
@@ -336,6 +340,9 @@ func TestRunLeftRunningByTheAgentRestartsInARunPod(t *testing.T) {
 	})
 	if got.Status.Phase != kquantv1alpha1.RunPhaseRunning || got.Status.AgentID != "agent-gpu-node-1" {
 		t.Errorf("restarted run phase %s agentID %q, want Running and the agent's fields kept", got.Status.Phase, got.Status.AgentID)
+	}
+	if r := got.Status.RunPod; r == nil || r.Name != pod.Name || r.UID != pod.UID {
+		t.Errorf("restarted run records run pod %+v, want %s (%s)", r, pod.Name, pod.UID)
 	}
 	wait.For(t, timeout, "a RunPodRestarted event", func() error {
 		events := &eventsv1.EventList{}

@@ -21,6 +21,9 @@ type StatusChange struct {
 	BindTime *metav1.Time
 	// CompletionTime is set when failing the run.
 	CompletionTime *metav1.Time
+	// RunPod, when nil, is the run's own (status.runPod): recorded once,
+	// carried over by every later write.
+	RunPod *kquantv1alpha1.RunPodReference
 }
 
 // ApplyStatus writes change to run's status with server-side apply, only if the
@@ -28,11 +31,15 @@ type StatusChange struct {
 // the controller's fields of apply.QuantRunStatusOwners and no others, so the
 // agent's stay the agent's. bindTime is carried over from run (its status,
 // else its bind-time annotation), because server-side apply would otherwise
-// remove a field the manager applied before and left out now.
+// remove a field the manager applied before and left out now; runPod for
+// the same reason.
 func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change StatusChange) error {
 	bindTime := change.BindTime
 	if bindTime == nil {
 		bindTime = run.BindTime()
+	}
+	if change.RunPod == nil {
+		change.RunPod = run.Status.RunPod
 	}
 	obj := statusApply(run, change, bindTime)
 	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
@@ -44,6 +51,7 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 		run.Status.CompletionTime = change.CompletionTime
 	}
 	run.Status.Reason, run.Status.Message = change.Reason, change.Message
+	run.Status.RunPod = change.RunPod
 	if obj.ResourceVersion != nil {
 		run.ResourceVersion = *obj.ResourceVersion
 	}
@@ -59,5 +67,6 @@ func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *me
 		CompletionTime: apply.Time(change.CompletionTime),
 		Reason:         apply.String(change.Reason),
 		Message:        apply.String(change.Message),
+		RunPod:         apply.RunPod(change.RunPod),
 	})
 }

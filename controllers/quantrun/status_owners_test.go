@@ -15,13 +15,14 @@ import (
 func TestStatusApplyWritesOnlyTheControllersFields(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
 	run := &kquantv1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", ResourceVersion: "7"}}
-	obj := statusApply(run, StatusChange{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now}, &now)
+	obj := statusApply(run, StatusChange{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now,
+		RunPod: &kquantv1alpha1.RunPodReference{Name: "r", UID: "u"}}, &now)
 	fields, err := apply.StatusFields(obj.Status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fields) != 5 {
-		t.Errorf("fields = %v, want phase, bindTime, completionTime, reason, message", fields)
+	if len(fields) != 6 {
+		t.Errorf("fields = %v, want phase, bindTime, completionTime, reason, message, runPod", fields)
 	}
 	for _, f := range fields {
 		if !apply.Owns(FieldManager, f) {

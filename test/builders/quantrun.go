@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
@@ -67,6 +68,13 @@ func (w *QuantRunWrapper) Phase(p kquantv1alpha1.RunPhase) *QuantRunWrapper {
 // Attempt sets the attempt.
 func (w *QuantRunWrapper) Attempt(n int32) *QuantRunWrapper {
 	w.Spec.Attempt = n
+	return w
+}
+
+// RunPod records the run pod, as the manager does right after creating it
+// (write it with testenv.CreateWithStatus: status is not stored on create).
+func (w *QuantRunWrapper) RunPod(name string, uid types.UID) *QuantRunWrapper {
+	w.Status.RunPod = &kquantv1alpha1.RunPodReference{Name: name, UID: uid}
 	return w
 }
 

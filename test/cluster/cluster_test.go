@@ -34,6 +34,7 @@ func TestCluster(t *testing.T) {
 	}{
 		{"pods run as the chart says", podsAsTheChartSays},
 		{"the agent writes only its own node's objects with its node-bound token", agentNodeBoundWrites},
+		{"a tenant cannot make a run pod, and a pod the run did not record cannot write its status", forgedRunPods},
 		{"the agent image's glibc loads the binary and dlopen looks for the driver", agentImageDlopen},
 		{"jobs from recipes and samples succeed", jobsSucceed},
 		{"runs wait for GPUs another pod holds, then cover them", gpusHeldByAnotherPod},
@@ -223,24 +224,54 @@ spec:
 }
 
 // agentToken reads the service-account token the kubelet projected into the
-// agent's pod, from the kubelet's volume directory on this node.
+// agent's pod.
 func agentToken(t *testing.T, cl *cluster) string {
 	t.Helper()
 	pod := cl.readyPod(t, "agent", time.Minute)
+	token, err := podToken(&pod)
+	if err != nil {
+		t.Fatalf("the agent pod's projected token: %v", err)
+	}
+	return token
+}
+
+// podToken reads the service-account token the kubelet projected into pod,
+// from the kubelet's volume directory on this node: a token bound to the
+// pod, as its containers use it.
+func podToken(pod *corev1.Pod) (string, error) {
 	matches, err := filepath.Glob(filepath.Join("/var/lib/kubelet/pods", string(pod.UID), "volumes", "kubernetes.io~projected", "*", "token"))
 	if err != nil || len(matches) != 1 {
-		t.Fatalf("the agent pod's projected token: %v (found %v)", err, matches)
+		return "", fmt.Errorf("pod %s/%s's projected token: %v (found %v)", pod.Namespace, pod.Name, err, matches)
 	}
 	token, err := os.ReadFile(matches[0])
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return strings.TrimSpace(string(token))
+	return strings.TrimSpace(string(token)), nil
 }
 
 // tokenNodeName is the node a service-account token is bound to, from its
 // (unverified: the API server verifies it) claims.
 func tokenNodeName(t *testing.T, token string) string {
+	t.Helper()
+	return boundTo(t, token).Node.Name
+}
+
+// boundObjects are what a pod-bound service-account token is bound to (its
+// kubernetes.io claims), which the API server hands to admission as the
+// user's extra authentication.kubernetes.io/{node,pod}-{name,uid}.
+type boundObjects struct {
+	Node struct {
+		Name string `json:"name"`
+	} `json:"node"`
+	Pod struct {
+		Name string `json:"name"`
+		UID  string `json:"uid"`
+	} `json:"pod"`
+}
+
+// boundTo decodes the kubernetes.io claims of a service-account token.
+func boundTo(t *testing.T, token string) boundObjects {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -251,16 +282,12 @@ func tokenNodeName(t *testing.T, token string) string {
 		t.Fatal(err)
 	}
 	var claims struct {
-		Kubernetes struct {
-			Node struct {
-				Name string `json:"name"`
-			} `json:"node"`
-		} `json:"kubernetes.io"`
+		Kubernetes boundObjects `json:"kubernetes.io"`
 	}
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		t.Fatal(err)
 	}
-	return claims.Kubernetes.Node.Name
+	return claims.Kubernetes
 }
 
 // jobsSucceed applies the recipe catalog and two samples, a validation and a

@@ -135,6 +135,11 @@ func TestAgentWritesOnlyItsOwnNode(t *testing.T) {
 		{"another node's profile", func() error { return agentA.Create(ctx, profile("node-b")) }, false, "may write only GPUNodeProfile node-a"},
 		{"own lease", func() error { return agentA.Create(ctx, lease("kquant-agent-node-a")) }, true, ""},
 		{"another node's lease", func() error { return agentA.Create(ctx, lease("kquant-agent-node-b")) }, false, "may write only Lease kquant-agent-node-a"},
+		{"own lease in another namespace", func() error {
+			l := lease("kquant-agent-node-a")
+			l.Namespace = ns
+			return agentA.Create(ctx, l)
+		}, false, "may write only Lease kquant-agent-node-a in its own namespace"},
 		// The agent's LeaseKeeper renews by Update of the Lease it holds.
 		{"renewing its own lease", func() error {
 			keeper := agentprofile.NewLeaseKeeper(agentA, clock.RealClock{}, agentNamespace, "node-a", "agent-a", 0, 0)

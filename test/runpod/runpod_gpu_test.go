@@ -95,7 +95,8 @@ func newRun(t *testing.T, name string, scheme v1alpha1.Scheme, iterations int32,
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := builders.MakeQuantRun(name, ns, "device").Bound("device", 0).Obj()
+	// Recorded as the manager would: agent() runs the pod with this UID.
+	run := builders.MakeQuantRun(name, ns, "device").Bound("device", 0).RunPod(name, types.UID("uid-"+ns)).Obj()
 	run.Spec.GPUUUID = gpu0(t)
 	run.Spec.Recipe.Spec.Scheme = scheme
 	if scheme == v1alpha1.SchemeNVFP4BlockScaling {
@@ -106,7 +107,7 @@ func newRun(t *testing.T, name string, scheme v1alpha1.Scheme, iterations int32,
 	if iterations > 0 {
 		run.Spec.Execution.Iterations = ptr.To(iterations)
 	}
-	if err := env.Client.Create(t.Context(), run); err != nil {
+	if err := testenv.CreateWithStatus(t.Context(), env.Client, run); err != nil {
 		t.Fatal(err)
 	}
 	return run

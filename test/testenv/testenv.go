@@ -109,6 +109,10 @@ func Start() (*Env, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
 	}
+	// On top of the default plugins: blockOwnerDeletion needs update on the
+	// owner's finalizers, as on OpenShift, so that a missing permission
+	// fails a test instead of a user's cluster.
+	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest control plane from %s: %w", assets, err)

@@ -211,6 +211,13 @@ func AllocatedGPU(g *v1alpha1.AllocatedGPU) *ac.AllocatedGPUApplyConfiguration {
 	})
 }
 
+// RunPod is r as an apply configuration; nil for nil.
+func RunPod(r *v1alpha1.RunPodReference) *ac.RunPodReferenceApplyConfiguration {
+	return optional(r, func(r *v1alpha1.RunPodReference) *ac.RunPodReferenceApplyConfiguration {
+		return &ac.RunPodReferenceApplyConfiguration{Name: ptr(r.Name), UID: ptr(r.UID)}
+	})
+}
+
 func recipe(r v1alpha1.RecipeSupport) ac.RecipeSupportApplyConfiguration {
 	return ac.RecipeSupportApplyConfiguration{Scheme: ptr(r.Scheme), Support: ptr(r.Support), Reason: nz(r.Reason)}
 }

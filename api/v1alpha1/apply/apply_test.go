@@ -91,6 +91,14 @@ func TestAllocatedGPUEncodesAsTheTypedValue(t *testing.T) {
 	}
 }
 
+func TestRunPodEncodesAsTheTypedValue(t *testing.T) {
+	ref := &v1alpha1.RunPodReference{Name: "job-0-0", UID: "6f1c0b4e-0000-4000-8000-000000000001"}
+	sameJSON(t, RunPod(ref), ref)
+	if RunPod(nil) != nil {
+		t.Error("RunPod(nil) is not nil")
+	}
+}
+
 func TestOwners(t *testing.T) {
 	if !Owns(ManagerAgent, "results") || Owns(ManagerController, "results") || !Owns(ManagerController, "reason") || Owns(ManagerAgent, "reason") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
@@ -101,6 +109,10 @@ func TestOwners(t *testing.T) {
 		if !Owns(ManagerRunPod, f) {
 			t.Errorf("the run pod does not own %s", f)
 		}
+	}
+	// Only the manager, which made the run pod, says which pod it is.
+	if Owns(ManagerRunPod, "runPod") || Owns(ManagerAgent, "runPod") || !Owns(ManagerController, "runPod") {
+		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
 	}
 	if Owns(ManagerRunPod, "conditions") || Owns(ManagerController, "allocatedGPU") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())

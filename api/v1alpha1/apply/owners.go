@@ -25,6 +25,7 @@ import (
 //	results         -                            the run's results           the run's results
 //	reason          the failure's reason         GPUInUse, RunPodLost, ...   -
 //	message         the failure's message        the run's message           the run's message
+//	runPod          set once the run pod exists  -                           -
 //	conditions      -                            -                           Restarted, Abandoned
 //	observedGeneration  (none: runs are immutable once bound)
 func QuantRunStatusOwners() map[string][]string {
@@ -39,6 +40,7 @@ func QuantRunStatusOwners() map[string][]string {
 		"results":        {a, r},
 		"reason":         {c, r},
 		"message":        {c, a, r},
+		"runPod":         {c},
 		"conditions":     {a},
 	}
 }

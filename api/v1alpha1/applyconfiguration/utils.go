@@ -106,6 +106,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RecipeSupportApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResultNumbers"):
 		return &apiv1alpha1.ResultNumbersApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RunPodReference"):
+		return &apiv1alpha1.RunPodReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunResults"):
 		return &apiv1alpha1.RunResultsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Shape"):

@@ -156,3 +156,49 @@ its service-account token and skips verification).
     {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end -}}
+
+{{/*
+kquant.admissionPolicy renders a ValidatingAdmissionPolicy and its binding from
+files/policy/<file> (a copy of config/policy/<file>, kept identical by
+test/chart), renamed <name> with the component's labels and the given
+policy's failurePolicy and validationActions. matchConditions, when given,
+replace the file's; each entry of variables gives the policy variable of that
+name a new CEL expression. So the chart ships config/policy's rules verbatim
+and only fills in what the release decides (names, the run image).
+*/}}
+{{- define "kquant.admissionPolicy" -}}
+{{- $ctx := . -}}
+{{- range $doc := regexSplit "(?m)^---\\s*$" ($ctx.root.Files.Get (printf "files/policy/%s" $ctx.file)) -1 }}
+{{- $obj := fromYaml $doc }}
+{{- if eq (get $obj "kind") "ValidatingAdmissionPolicy" }}
+{{- if $ctx.matchConditions }}
+{{- $_ := set $obj.spec "matchConditions" $ctx.matchConditions }}
+{{- end }}
+{{- $vars := list }}
+{{- range $v := (get $obj.spec "variables" | default list) }}
+{{- if hasKey ($ctx.variables | default dict) $v.name }}
+{{- $v = dict "name" $v.name "expression" (get $ctx.variables $v.name) }}
+{{- end }}
+{{- $vars = append $vars $v }}
+{{- end }}
+{{- if $vars }}
+{{- $_ := set $obj.spec "variables" $vars }}
+{{- end }}
+{{- $_ := set $obj.spec "failurePolicy" $ctx.policy.failurePolicy }}
+{{- else if eq (get $obj "kind") "ValidatingAdmissionPolicyBinding" }}
+{{- $_ := set $obj.spec "policyName" $ctx.name }}
+{{- $_ := set $obj.spec "validationActions" $ctx.policy.validationActions }}
+{{- end }}
+{{- if $obj.kind }}
+{{- $_ := set $obj.metadata "name" $ctx.name }}
+{{- $_ := set $obj.metadata "labels" (include "kquant.componentLabels" (dict "root" $ctx.root "component" $ctx.component) | fromYaml) }}
+---
+{{ toYaml $obj }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* kquant.manager.user is the manager's ServiceAccount as the API server names its requests. */}}
+{{- define "kquant.manager.user" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "kquant.manager.serviceAccountName" . }}
+{{- end -}}

@@ -916,6 +916,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: results
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.RunResults
+    - name: runPod
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.RunPodReference
     - name: startTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
@@ -987,6 +990,15 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.kquant.kquant.api.v1alpha1.Number
 - name: com.github.kquant.kquant.api.v1alpha1.RunPhase
   scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.RunPodReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: uid
+      type:
+        namedType: io.k8s.apimachinery.pkg.types.UID
 - name: com.github.kquant.kquant.api.v1alpha1.RunResults
   map:
     fields:

@@ -14,6 +14,9 @@ import (
 // QuantRunStatus is written by the controller (NodeLost, deadlines, failed jobs)
 // and by the agent of the bound node (execution and results), with server-side
 // apply under different field managers. Binding a run does not write status.
+// A forged or stale writer cannot rewrite history: a finished run stays
+// finished, results come only with the end, and the run pod, once recorded,
+// is the run's for good.
 type QuantRunStatusApplyConfiguration struct {
 	// observedGeneration is the generation that this status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
@@ -23,9 +26,9 @@ type QuantRunStatusApplyConfiguration struct {
 	Phase *apiv1alpha1.RunPhase `json:"phase,omitempty"`
 	// agentID identifies the agent process that ran the run (node and start time).
 	AgentID *string `json:"agentID,omitempty"`
-	// bindTime is when the run was bound to its GPU, copied by the agent from
-	// the kquant.dev/bind-time annotation when it starts the run (or by the
-	// controller when it fails a bound run).
+	// bindTime is when the run was bound to its GPU, copied from the
+	// kquant.dev/bind-time annotation by the controller when it records the
+	// run pod or fails a bound run, or by the agent when it starts the run.
 	BindTime *v1.Time `json:"bindTime,omitempty"`
 	// startTime is when the agent started the run.
 	StartTime *v1.Time `json:"startTime,omitempty"`
@@ -41,6 +44,12 @@ type QuantRunStatusApplyConfiguration struct {
 	Reason *string `json:"reason,omitempty"`
 	// message explains the phase to a person.
 	Message *string `json:"message,omitempty"`
+	// runPod is the run pod the manager created for this run, recorded right
+	// after it created it; only a token bound to a pod of this UID may write
+	// the run's status as its run pod (the kquant-run-pod-restriction
+	// admission policy). Empty with gpuAllocation None, where the agent runs
+	// the run itself.
+	RunPod *RunPodReferenceApplyConfiguration `json:"runPod,omitempty"`
 	// conditions: Restarted, Abandoned.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -128,6 +137,14 @@ func (b *QuantRunStatusApplyConfiguration) WithReason(value string) *QuantRunSta
 // If called multiple times, the Message field is set to the value of the last call.
 func (b *QuantRunStatusApplyConfiguration) WithMessage(value string) *QuantRunStatusApplyConfiguration {
 	b.Message = &value
+	return b
+}
+
+// WithRunPod sets the RunPod field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunPod field is set to the value of the last call.
+func (b *QuantRunStatusApplyConfiguration) WithRunPod(value *RunPodReferenceApplyConfiguration) *QuantRunStatusApplyConfiguration {
+	b.RunPod = value
 	return b
 }
 
