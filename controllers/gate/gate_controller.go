@@ -62,6 +62,7 @@ func New(c client.Client, nodes client.Reader, recorder events.EventRecorder, cl
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile patches the Node's gate labels, taints and ownership record, only
@@ -94,7 +95,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	plan := PlanNode(Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, planPolicies(policies), Decide(obs), r.clock.Now())
+	live, err := r.planPolicies(ctx, policies)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan := PlanNode(Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, Decide(obs), r.clock.Now())
 	if plan.Write {
 		if err := r.patch(ctx, node, plan); err != nil {
 			return conflict.Requeue(err)
@@ -229,13 +234,21 @@ func (r *Reconciler) policy(ctx context.Context, name string, uid types.UID, pol
 	return p, nil
 }
 
-// planPolicies is what PlanNode needs of the live policies.
-func planPolicies(policies map[string]*kquantv1alpha1.QuantGatePolicy) map[string]Policy {
+// planPolicies is what PlanNode needs of the live policies, each with the
+// family of its ClusterQuantRecipe (unknown while the recipe is missing).
+func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kquantv1alpha1.QuantGatePolicy) (map[string]Policy, error) {
 	out := make(map[string]Policy, len(policies))
 	for name, p := range policies {
-		out[name] = Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions}
+		pol := Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions}
+		recipe := &kquantv1alpha1.ClusterQuantRecipe{}
+		if err := r.client.Get(ctx, types.NamespacedName{Name: p.Spec.RecipeRef.Name}, recipe); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("getting ClusterQuantRecipe %s of policy %s: %w", p.Spec.RecipeRef.Name, name, err)
+		} else if err == nil {
+			pol.Family = nodelabels.Family(recipe.Spec.Scheme)
+		}
+		out[name] = pol
 	}
-	return out
+	return out, nil
 }
 
 // policyOrNil is p as an Event's related object: nil for a gone policy (a

@@ -123,6 +123,10 @@ type Policy struct {
 	// Created orders policies: on a free key the oldest failing one wins.
 	Created time.Time
 	Actions kquantv1alpha1.GateActions
+	// Family is the family of the policy's recipe now; empty when unknown
+	// (the recipe is missing). A key of another family that the policy
+	// holds is released: its validation no longer covers it.
+	Family string
 }
 
 // Node is what a plan reads of a Node.
@@ -160,7 +164,8 @@ type Plan struct {
 // PlanNode decides the gates of one node:
 //   - a key recorded as a live policy's keeps that owner until the policy's
 //     latest runs of the family pass on every GPU, then the owner removes
-//     exactly the marks its record says it set; a deleted policy's marks go;
+//     exactly the marks its record says it set; a deleted policy's marks go,
+//     and so do those of a family the policy no longer validates;
 //   - while it holds a key, an owner's marks follow its actions (and come
 //     back when removed by hand: the failure stands);
 //   - a free key is claimed by the oldest policy whose runs failed, unless a
@@ -191,6 +196,10 @@ func PlanNode(node Node, policies map[string]Policy, findings map[PolicyFamily]F
 			case !live:
 				p.release(node, key, owner, Change{Reason: ReasonGateCleared,
 					Message: fmt.Sprintf("%s cleared: policy %s is gone", key, owner.Policy)})
+				released = owner.Policy
+			case pol.Family != "" && pol.Family != family:
+				p.release(node, key, owner, Change{Reason: ReasonGateCleared,
+					Message: fmt.Sprintf("policy %s cleared %s: it validates %s now", owner.Policy, key, pol.Family)})
 				released = owner.Policy
 			case seen && !f.Failed:
 				p.release(node, key, owner, Change{Reason: ReasonGateCleared, GPU: f.GPU, Run: f.Run,
@@ -298,11 +307,12 @@ func (p *Plan) block(policies map[string]Policy, findings map[PolicyFamily]Findi
 }
 
 // failing are the live policies but except whose runs of family failed,
-// oldest first.
+// oldest first; a policy's old runs of a family it no longer validates do
+// not count.
 func failing(policies map[string]Policy, findings map[PolicyFamily]Finding, family, except string) []Policy {
 	var out []Policy
 	for name, pol := range policies {
-		if name != except && findings[PolicyFamily{name, family}].Failed {
+		if name != except && (pol.Family == "" || pol.Family == family) && findings[PolicyFamily{name, family}].Failed {
 			out = append(out, pol)
 		}
 	}

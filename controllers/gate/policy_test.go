@@ -157,6 +157,20 @@ func TestPlanNode(t *testing.T) {
 			want:     want{labels: map[string]any{key: nil}, taints: []corev1.Taint{other}, owners: gateowners.Owners{}, changes: []string{"GateCleared/a"}, write: true},
 		},
 		{
+			name:     "a key of a family the policy no longer validates is released",
+			node:     Node{Labels: map[string]string{key: "failed"}, Taints: []corev1.Taint{gated(corev1.TaintEffectNoSchedule)}, Owners: gateowners.Owners{key: held}},
+			policies: map[string]Policy{"a": {Name: "a", Actions: labelAndTaint, Family: "mxfp8"}},
+			findings: map[PolicyFamily]Finding{{"a", "fp8"}: fail},
+			want:     want{labels: map[string]any{key: nil}, taints: []corev1.Taint{}, owners: gateowners.Owners{}, changes: []string{"GateCleared/a"}, write: true},
+		},
+		{
+			name:     "old runs of a family the policy no longer validates claim nothing",
+			node:     Node{},
+			policies: map[string]Policy{"a": {Name: "a", Actions: labelAndTaint, Family: "mxfp8"}},
+			findings: map[PolicyFamily]Finding{{"a", "fp8"}: fail},
+			want:     want{labels: map[string]any{}, owners: gateowners.Owners{}},
+		},
+		{
 			name:     "a held gate without runs left stays as it is",
 			node:     Node{Labels: map[string]string{key: "failed"}, Taints: []corev1.Taint{gated(corev1.TaintEffectNoSchedule)}, Owners: gateowners.Owners{key: held}},
 			policies: map[string]Policy{"a": {Name: "a", Actions: labelAndTaint}},
