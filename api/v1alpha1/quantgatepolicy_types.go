@@ -176,9 +176,14 @@ const (
 
 // Gate policy condition reasons.
 const (
-	ReasonValidating           = "Validating"
+	// ReasonValidating (Ready True): the recipe exists and the policy's
+	// validation jobs are created as the spec and period say.
+	ReasonValidating = "Validating"
+	// ReasonKeyHeldByOlderPolicy (Conflict True): an older policy validates a
+	// recipe of the same family, so the two share a gate key.
 	ReasonKeyHeldByOlderPolicy = "KeyHeldByOlderPolicy"
-	ReasonNoConflict           = "NoConflict"
+	// ReasonNoConflict (Conflict False): no older policy shares the key.
+	ReasonNoConflict = "NoConflict"
 )
 
 // LabelGatePolicy labels a QuantGatePolicy's QuantJobs with its name.
