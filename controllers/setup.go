@@ -19,6 +19,7 @@ import (
 	"github.com/kquant/kquant/controllers/binder"
 	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/gate"
+	"github.com/kquant/kquant/controllers/gatepolicy"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/nodelabels"
@@ -37,7 +38,9 @@ const EventSource = "kquant-manager"
 
 // Options configure the controllers.
 type Options struct {
-	// LeaseNamespace is the namespace of the agents' Leases.
+	// LeaseNamespace is the manager's own namespace (the release namespace):
+	// the agents' Leases and the QuantGatePolicies' validation jobs live
+	// there, and only runs there can gate a node.
 	LeaseNamespace string
 	// Clock tells the time; the real clock when nil.
 	Clock clock.PassiveClock
@@ -128,7 +131,8 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{binder.ControllerName, bind.SetupWithManager},
 		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},
 		{nodelabels.ControllerName, nodelabels.New(c, rec).SetupWithManager},
-		{gate.ControllerName, gate.New(c, mgr.GetAPIReader()).SetupWithManager},
+		{gate.ControllerName, gate.New(c, mgr.GetAPIReader(), rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
+		{gatepolicy.ControllerName, gatepolicy.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
 	}
 	if opts.runsInPods() {

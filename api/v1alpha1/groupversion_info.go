@@ -25,6 +25,7 @@ var (
 		kind[QuantJob],
 		kind[QuantRun],
 		kind[QuantCronJob],
+		kind[QuantGatePolicy],
 		kind[GPUNodeProfile],
 	)
 
@@ -75,6 +76,7 @@ type (
 	QuantJobList           = List[QuantJob]
 	QuantRunList           = List[QuantRun]
 	QuantCronJobList       = List[QuantCronJob]
+	QuantGatePolicyList    = List[QuantGatePolicy]
 	GPUNodeProfileList     = List[GPUNodeProfile]
 )
 

@@ -19,6 +19,7 @@ func TestEveryKindAndListIsRegisteredUnderItsName(t *testing.T) {
 		"QuantJob": &QuantJob{}, "QuantJobList": &QuantJobList{},
 		"QuantRun": &QuantRun{}, "QuantRunList": &QuantRunList{},
 		"QuantCronJob": &QuantCronJob{}, "QuantCronJobList": &QuantCronJobList{},
+		"QuantGatePolicy": &QuantGatePolicy{}, "QuantGatePolicyList": &QuantGatePolicyList{},
 		"GPUNodeProfile": &GPUNodeProfile{}, "GPUNodeProfileList": &GPUNodeProfileList{},
 	} {
 		gvks, _, err := s.ObjectKinds(obj)

@@ -159,6 +159,7 @@ type Placement struct {
 }
 
 // QuantJobSpec asks for a benchmark or validation of a recipe on a workload.
+// +kubebuilder:validation:XValidation:rule="!has(self.gate)",message="spec.gate is not allowed: a namespaced job cannot change Nodes; a platform admin gates nodes with a cluster-scoped QuantGatePolicy (see docs/gates-and-schedules.md and docs/security.md)",fieldPath=".gate"
 type QuantJobSpec struct {
 	// recipeRef names the recipe to run: a QuantRecipe in the job's namespace
 	// or a ClusterQuantRecipe. The recipe is copied into each run when the run
@@ -217,23 +218,22 @@ type QuantJobSpec struct {
 	// +kubebuilder:validation:Maximum=31622400
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
-	// gate, when set on a Validation job, marks the nodes it validates: a node
-	// with a GPU whose latest gated run of a recipe family has verdict Fail gets
-	// the label gate.kquant.dev/<family>=failed and/or the taint of the same key;
-	// both are removed when a later gated validation of that family passes there.
+	// gate is refused at admission: a namespaced job cannot change Nodes. A
+	// cluster-scoped QuantGatePolicy gates nodes (docs/gates-and-schedules.md,
+	// docs/security.md). The field stays in the schema only so that an old
+	// manifest is refused with that message instead of silently losing it.
 	// +optional
 	Gate *Gate `json:"gate,omitempty"`
 }
 
-// Gate says how a validation job marks the nodes whose runs fail.
-// +kubebuilder:validation:XValidation:rule="self.label || has(self.taint)",message="spec.gate needs label: true or a taint effect"
+// Gate is the refused spec.gate of a QuantJob; QuantGatePolicy's actions
+// replaced it.
 type Gate struct {
-	// label sets gate.kquant.dev/<family>=failed on a failing node, so that
-	// training pods can avoid it with a nodeAffinity `DoesNotExist` term.
+	// label was the failing-node label; see QuantGatePolicy spec.actions.label.
 	// +optional
 	Label bool `json:"label,omitempty"`
-	// taint, when set, also taints a failing node with
-	// gate.kquant.dev/<family>=failed and this effect.
+	// taint was the failing-node taint's effect; see QuantGatePolicy
+	// spec.actions.taint.
 	// +optional
 	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
 	Taint corev1.TaintEffect `json:"taint,omitempty"`

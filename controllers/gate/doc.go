@@ -1,19 +1,32 @@
-// Package gate is the controller that keeps nodes whose GPUs fail validation
-// away from training: for every QuantJob with spec.gate, a node where the
-// latest gated run of a recipe family on some GPU has verdict Fail gets the
-// label gate.kquant.dev/<family>=failed (gate.label) and/or a taint of that key
-// and value with the job's effect (gate.taint). When a later gated run of that
-// family passes (Pass or Warn) on every GPU whose latest run failed, both are
-// removed.
+// Package gate is the controller that keeps nodes whose GPUs fail a
+// QuantGatePolicy's validation away from training: a node where the latest run
+// of a policy on some GPU has verdict Fail gets what the policy's actions say,
+// the label gate.kquant.dev/<family>=failed and/or a taint of that key and
+// value; when later runs of the same policy pass (Pass or Warn) on every GPU
+// that failed, exactly those marks are removed.
+//
+// Only runs in the manager's own namespace whose QuantJob is controlled by an
+// existing QuantGatePolicy (same UID) count: a tenant's job, whatever owner
+// references it carries, never gates or clears a node.
+//
+// Each gate owns its keys. The Node records which policy holds each key and
+// which marks it set (package gateowners, annotation kquant.dev/gate-owners);
+// a policy removes only what the record says it set, never takes over a key
+// set by someone else, and a second policy on a held key is blocked (an Event
+// on the policy) instead of fighting. Every change is an Event on the Node
+// naming the policy, the family, the GPU and the run.
 //
 // The gate owns the gate.kquant.dev/ keys and nothing else; the recipe-support
 // labels kquant.dev/<family>=native|emulated belong to package nodelabels, so
-// the two never write the same key. A node without any gated run left (jobs
-// deleted after their TTL) keeps its gate until a later validation passes.
+// the two never write the same key. A node whose runs are gone keeps its gate
+// until a later validation passes, or its policy is deleted.
 //
-// Decide is the policy, a pure function; the Reconciler (one request per node)
-// reads the node's finished runs through the run-by-node index and patches the
-// Node's labels and taints in one merge patch conditioned on its
-// resourceVersion. It also watches the Nodes' gate labels (metadata only), so
-// that a gate removed by hand while its failure stands comes back.
+// Decide (the verdicts per policy) and PlanNode (the node's marks, record and
+// Events) are pure functions; the Reconciler (one request per node) reads the
+// node's finished runs through the run-by-node index and patches labels,
+// taints and record in one merge patch conditioned on the Node's
+// resourceVersion. It also watches the Nodes' gate labels and records
+// (metadata only), so that a gate removed by hand while its failure stands
+// comes back and a freed key can be claimed, and the policies, so that their
+// changed actions or their deletion reach the nodes they hold.
 package gate

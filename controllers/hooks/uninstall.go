@@ -117,9 +117,14 @@ func cleanNode(ctx context.Context, c client.Client, name string) (bool, error) 
 	return changed, nil
 }
 
-// strip removes kquant's labels and taints from node; false when it had none.
+// strip removes kquant's labels and taints from node, and the gates'
+// ownership record that describes them; false when it had none.
 func strip(node *corev1.Node) bool {
 	changed := false
+	if _, ok := node.Annotations[kquantv1alpha1.AnnotationGateOwners]; ok {
+		delete(node.Annotations, kquantv1alpha1.AnnotationGateOwners)
+		changed = true
+	}
 	for k := range node.Labels {
 		if IsKquantKey(k) {
 			delete(node.Labels, k)

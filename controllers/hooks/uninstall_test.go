@@ -39,6 +39,7 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 		{Key: kquantv1alpha1.GateLabelPrefix + "fp8", Value: "Failed", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule},
 	}
+	gpuNode.Annotations = map[string]string{kquantv1alpha1.AnnotationGateOwners: `{"gate.kquant.dev/fp8":{"policy":"fp8","label":true,"since":null}}`, "team": "ml"}
 	plainNode := builders.MakeNode("uninstall-plain").Label("team", "ml").Obj()
 	for _, o := range []client.Object{gpuNode, plainNode, builders.MakeGPUNodeProfile("uninstall-gpu").GPUs(builders.H100, 2).Obj()} {
 		if err := c.Create(ctx, o); err != nil {
@@ -88,6 +89,9 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"nvidia.com/gpu.present": "true"}, got.Labels); diff != "" {
 		t.Errorf("labels after uninstall (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "ml"}, got.Annotations); diff != "" {
+		t.Errorf("annotations after uninstall (-want +got):\n%s", diff)
 	}
 	keys := map[string]bool{}
 	for _, taint := range got.Spec.Taints {

@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/gateowners"
+	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/quantrun"
 )
 
@@ -29,6 +31,14 @@ const (
 	JobPhaseKey = "status.phase"
 	// JobCronJobKey indexes QuantJobs by the QuantCronJob that controls them.
 	JobCronJobKey = "quantjob.cronjob"
+	// JobGatePolicyKey indexes QuantJobs by the QuantGatePolicy that controls
+	// them.
+	JobGatePolicyKey = "quantjob.gatepolicy"
+	// NodeGatePolicyKey indexes Nodes (metadata) by the QuantGatePolicies that
+	// own a gate key on them (the kquant.dev/gate-owners record).
+	NodeGatePolicyKey = "node.gatepolicy"
+	// GatePolicyRecipeKey indexes QuantGatePolicies by spec.recipeRef.name.
+	GatePolicyRecipeKey = "quantgatepolicy.recipe"
 )
 
 // RunJob extracts RunJobKey.
@@ -107,6 +117,29 @@ func JobCronJob(obj client.Object) []string {
 	return []string{owner.Name}
 }
 
+// JobGatePolicy extracts JobGatePolicyKey.
+func JobGatePolicy(obj client.Object) []string {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil || owner.Kind != "QuantGatePolicy" || owner.APIVersion != kquantv1alpha1.GroupVersion.String() {
+		return nil
+	}
+	return []string{owner.Name}
+}
+
+// NodeGatePolicy extracts NodeGatePolicyKey.
+func NodeGatePolicy(obj client.Object) []string {
+	return gateowners.Policies(obj.GetAnnotations())
+}
+
+// GatePolicyRecipe extracts GatePolicyRecipeKey.
+func GatePolicyRecipe(obj client.Object) []string {
+	p, ok := obj.(*kquantv1alpha1.QuantGatePolicy)
+	if !ok {
+		return nil
+	}
+	return []string{p.Spec.RecipeRef.Name}
+}
+
 // Setup registers every index with indexer (the manager's field indexer).
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	indexes := []struct {
@@ -121,6 +154,9 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 		{&kquantv1alpha1.QuantJob{}, JobRecipeKey, JobRecipe},
 		{&kquantv1alpha1.QuantJob{}, JobPhaseKey, JobPhase},
 		{&kquantv1alpha1.QuantJob{}, JobCronJobKey, JobCronJob},
+		{&kquantv1alpha1.QuantJob{}, JobGatePolicyKey, JobGatePolicy},
+		{fleet.NodeMetadata(), NodeGatePolicyKey, NodeGatePolicy},
+		{&kquantv1alpha1.QuantGatePolicy{}, GatePolicyRecipeKey, GatePolicyRecipe},
 	}
 	for _, ix := range indexes {
 		if err := indexer.IndexField(ctx, ix.obj, ix.key, ix.extract); err != nil {

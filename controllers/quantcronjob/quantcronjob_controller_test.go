@@ -66,7 +66,7 @@ func newFixture(t *testing.T, ns string, spec kquantv1alpha1.QuantCronJobSpec) *
 		t.Fatal(err)
 	}
 	ns = namespace.Name
-	spec.JobTemplate.Spec = builders.MakeQuantJob("x", ns).Recipe("fp8").EachGPU().Gate(true, "").Obj().Spec
+	spec.JobTemplate.Spec = builders.MakeQuantJob("x", ns).Recipe("fp8").EachGPU().MinSNRdB("25").Obj().Spec
 	cj := &kquantv1alpha1.QuantCronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns}, Spec: spec}
 	if err := c.Create(t.Context(), cj); err != nil {
 		t.Fatal(err)
@@ -289,8 +289,8 @@ func TestDriverChangeCreatesAJobForThatNode(t *testing.T) {
 	if sel := job.Spec.Placement.NodeSelector; sel == nil || sel.MatchLabels[quantcronjob.HostnameLabel] != "driver-node-b" {
 		t.Fatalf("nodeSelector %v, want %s=driver-node-b", sel, quantcronjob.HostnameLabel)
 	}
-	if job.Spec.Gate == nil || !job.Spec.Gate.Label {
-		t.Fatalf("gate %v, want the template's", job.Spec.Gate)
+	if job.Spec.Tolerances.MinSNRdB != "25" {
+		t.Fatalf("tolerances %+v, want the template's", job.Spec.Tolerances)
 	}
 }
 

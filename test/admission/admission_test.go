@@ -111,6 +111,16 @@ spec:
       workload: {shapes: [{rows: 1, cols: 1}]}
 `
 
+const validGatePolicy = `
+apiVersion: kquant.dev/v1alpha1
+kind: QuantGatePolicy
+metadata: {name: p}
+spec:
+  recipeRef: {name: fp8-current-scaling}
+`
+
+const gatePolicyValidation = "  validation: {workload: {shapes: [{rows: 1, cols: 1}]}}\n"
+
 func TestInvalidManifestsAreRefused(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -170,8 +180,19 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"negative backoffLimit", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  backoffLimit: -1\n", "spec.backoffLimit"},
 		{"zero activeDeadlineSeconds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: 0\n", "spec.activeDeadlineSeconds"},
 		{"negative ttlSecondsAfterFinished", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  ttlSecondsAfterFinished: -5\n", "spec.ttlSecondsAfterFinished"},
-		{"gate without label or taint", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {label: false}\n", "spec.gate"},
-		{"gate with an unknown taint effect", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {taint: Evict}\n", "spec.gate.taint"},
+		{"job with gate", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {label: true, taint: NoSchedule}\n", "spec.gate"},
+		{"cronjob template with gate", validCronJob + "      gate: {label: true}\n  schedule: \"@daily\"\n", "spec.jobTemplate.spec.gate"},
+		{"gate policy without validation", validGatePolicy + "  actions: {label: true}\n", "spec.validation"},
+		{"gate policy without actions", validGatePolicy + gatePolicyValidation, "spec.actions"},
+		{"gate policy with no action", validGatePolicy + gatePolicyValidation + "  actions: {label: false}\n", "spec.actions"},
+		{"gate policy with an unknown taint effect", validGatePolicy + gatePolicyValidation + "  actions: {taint: {effect: Evict}}\n", "spec.actions.taint.effect"},
+		{"gate policy on one GPU", validGatePolicy + "  validation: {workload: {shapes: [{rows: 1, cols: 1}]}, placement: {policy: AnyGPU}}\n  actions: {label: true}\n", "spec.validation.placement.policy"},
+		{"gate policy period under 10m", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: 5m\n", "spec.period"},
+		{"gate policy period over a year", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: 8761h\n", "spec.period"},
+		{"gate policy period not a duration", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: daily\n", "spec.period"},
+		{"gate policy without recipe name", strings.Replace(validGatePolicy, "{name: fp8-current-scaling}", "{}", 1) + gatePolicyValidation + "  actions: {label: true}\n", "spec.recipeRef.name"},
+		{"gate policy deadline over 7 days", validGatePolicy + "  validation: {workload: {shapes: [{rows: 1, cols: 1}]}, activeDeadlineSeconds: 604801}\n  actions: {label: true}\n", "spec.validation.activeDeadlineSeconds"},
+		{"gate policy name over 52 characters", strings.Replace(validGatePolicy, "{name: p}", "{name: "+strings.Repeat("p", 53)+"}", 1) + gatePolicyValidation + "  actions: {label: true}\n", "metadata.name"},
 		{"cronjob without schedule or trigger", validCronJob, "spec"},
 		{"cronjob with unknown concurrency policy", validCronJob + "  schedule: \"@daily\"\n  concurrencyPolicy: Sometimes\n", "spec.concurrencyPolicy"},
 		{"cronjob with negative starting deadline", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: -1\n", "spec.startingDeadlineSeconds"},
@@ -245,6 +266,44 @@ func TestBoundsAreAccepted(t *testing.T) {
 				t.Fatalf("manifest was refused: %v\n%s", err, tc.manifest)
 			}
 		})
+	}
+}
+
+// TestGateIsRefusedWithTheWayOut: a tenant's spec.gate is refused with a
+// message that names the cluster-scoped way and the security page, in a
+// QuantJob and in a QuantCronJob's template alike.
+func TestGateIsRefusedWithTheWayOut(t *testing.T) {
+	ns := newNamespace(t)
+	for name, manifest := range map[string]string{
+		"job":     validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {label: true}\n",
+		"cronjob": validCronJob + "      gate: {taint: NoExecute}\n  schedule: \"@daily\"\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := env.Client.Create(context.Background(), decode(t, manifest, ns))
+			for _, want := range []string{"QuantGatePolicy", "docs/security.md"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("refusal %v does not name %s", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestGatePolicyDefaults(t *testing.T) {
+	ctx := context.Background()
+	obj := decode(t, strings.Replace(validGatePolicy, "{name: p}", "{name: defaults}", 1)+gatePolicyValidation+"  actions: {taint: {}}\n", "")
+	if err := env.Client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	got := &kquantv1alpha1.QuantGatePolicy{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	s := got.Spec
+	if s.Actions.Label || s.Actions.Taint == nil || s.Actions.Taint.Effect != "NoSchedule" || s.Period != nil ||
+		s.Validation.Level != kquantv1alpha1.LevelStandard || s.Validation.Placement.Policy != kquantv1alpha1.PlacementEachGPU ||
+		s.Validation.Placement.MaxParallel == nil || *s.Validation.Placement.MaxParallel != 8 {
+		t.Errorf("gate policy defaults not applied: %+v", s)
 	}
 }
 
@@ -395,7 +454,7 @@ func TestKubectl(t *testing.T) {
 	if err != nil || !strings.Contains(out, "KEY") {
 		t.Errorf("kubectl get qr -o wide does not show KEY: %v\n%s", err, out)
 	}
-	for _, resource := range []string{"qj", "qrun", "gpn"} {
+	for _, resource := range []string{"qj", "qrun", "gpn", "qgp"} {
 		if out, err := kubectl("get", "-n", ns, resource, "-o", "wide"); err != nil {
 			t.Errorf("kubectl get %s -o wide: %v\n%s", resource, err, out)
 		}

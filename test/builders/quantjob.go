@@ -2,7 +2,6 @@ package builders
 
 import (
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,10 +171,13 @@ func (w *QuantJobWrapper) MinSNRdB(db string) *QuantJobWrapper {
 	return w
 }
 
-// Gate sets spec.gate: the failing-node label and/or a taint of effect taint
-// ("" for none).
-func (w *QuantJobWrapper) Gate(label bool, taint corev1.TaintEffect) *QuantJobWrapper {
-	w.Spec.Gate = &kquantv1alpha1.Gate{Label: label, Taint: taint}
+// ControlledBy makes policy the job's controller, as the policy controller
+// does for its validation jobs (an owner reference with controller: true).
+func (w *QuantJobWrapper) ControlledBy(policy *kquantv1alpha1.QuantGatePolicy) *QuantJobWrapper {
+	w.OwnerReferences = append(w.OwnerReferences, metav1.OwnerReference{
+		APIVersion: kquantv1alpha1.GroupVersion.String(), Kind: "QuantGatePolicy",
+		Name: policy.Name, UID: policy.UID, Controller: ptr.To(true),
+	})
 	return w
 }
 

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kquant/kquant/controllers/gate"
 )
 
 // agentPod is the agent DaemonSet's pod spec and its one container.
@@ -140,5 +143,26 @@ func TestAgentExecutesWithGPUAllocationNone(t *testing.T) {
 	}
 	if env := envOf(c); env["NVIDIA_DRIVER_CAPABILITIES"] != "compute,utility" || env["CUDA_CACHE_PATH"] == "" {
 		t.Errorf("agent env %v: in-agent execution needs compute and a JIT cache", env)
+	}
+}
+
+// TestAgentToleratesEveryGate: a gate cannot lock itself in. The agent stays
+// on a gated node, NoExecute included, whatever agent.tolerations says, and
+// keeps the values' tolerations besides.
+func TestAgentToleratesEveryGate(t *testing.T) {
+	for _, args := range [][]string{nil, {"--set", "agent.tolerations=null"}} {
+		_, objs := render(t, "kquant", "kquant-system", args...)
+		pod, _ := agentPod(t, objs, "DaemonSet/kquant-system/kquant-agent")
+		tolerations, _ := pod["tolerations"].([]any)
+		want := []any{}
+		for _, tt := range gate.Tolerations() {
+			want = append(want, map[string]any{"key": tt.Key, "operator": string(tt.Operator)})
+		}
+		if args == nil {
+			want = append(want, map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+		}
+		if diff := cmp.Diff(want, tolerations); diff != "" {
+			t.Errorf("agent tolerations with %v (-want +got):\n%s", args, diff)
+		}
 	}
 }

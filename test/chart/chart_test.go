@@ -161,6 +161,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/kquant-edit",
 				"ClusterRole/kquant-manager",
 				"ClusterRole/kquant-metrics-reader",
+				"ClusterRole/kquant-platform-admin",
 				"ClusterRole/kquant-run",
 				"ClusterRole/kquant-uninstall",
 				"ClusterRole/kquant-view",
@@ -208,6 +209,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/gpu-quant-crd-upgrade",
 				"ClusterRole/gpu-quant-manager",
 				"ClusterRole/gpu-quant-metrics-reader",
+				"ClusterRole/gpu-quant-platform-admin",
 				"ClusterRole/gpu-quant-run",
 				"ClusterRoleBinding/gpu-quant-agent",
 				"ClusterRoleBinding/gpu-quant-crd-upgrade",
@@ -258,6 +260,7 @@ func TestHelmTemplateDryRun(t *testing.T) {
 				"ClusterRole/kq-kquant-edit",
 				"ClusterRole/kq-kquant-manager",
 				"ClusterRole/kq-kquant-metrics-reader",
+				"ClusterRole/kq-kquant-platform-admin",
 				"ClusterRole/kq-kquant-run",
 				"ClusterRole/kq-kquant-uninstall",
 				"ClusterRole/kq-kquant-view",
@@ -324,7 +327,8 @@ func TestHelmTemplateDefaults(t *testing.T) {
 		name, got, want string
 	}{
 		{"agent nodeSelector", str(ds, append(pod, "nodeSelector")...), "map[nvidia.com/gpu.present:true]"},
-		{"agent tolerations", str(ds, append(pod, "tolerations")...), "[map[effect:NoSchedule key:nvidia.com/gpu operator:Exists]]"},
+		{"agent tolerations", str(ds, append(pod, "tolerations")...), "[map[key:gate.kquant.dev/fp8 operator:Exists] map[key:gate.kquant.dev/fp8-block operator:Exists] " +
+			"map[key:gate.kquant.dev/mxfp8 operator:Exists] map[key:gate.kquant.dev/nvfp4 operator:Exists] map[effect:NoSchedule key:nvidia.com/gpu operator:Exists]]"},
 		{"agent runtimeClassName", str(ds, append(pod, "runtimeClassName")...), "nvidia"},
 		{"agent priorityClassName", str(ds, append(pod, "priorityClassName")...), "system-node-critical"},
 		{"agent runAsNonRoot", str(ds, append(pod, "securityContext", "runAsNonRoot")...), "true"},

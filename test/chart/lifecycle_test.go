@@ -73,6 +73,14 @@ func TestLifecycleDefaults(t *testing.T) {
 		}
 	}
 
+	// Creating QuantGatePolicies changes Nodes: the platform-admin role is
+	// never aggregated into a namespace role.
+	for label := range m["ClusterRole/kquant-platform-admin"].GetLabels() {
+		if strings.HasPrefix(label, "rbac.authorization.k8s.io/aggregate-to-") {
+			t.Errorf("ClusterRole/kquant-platform-admin is aggregated (%s)", label)
+		}
+	}
+
 	// The catalog is recipes/ verbatim, as ClusterQuantRecipes.
 	recipes, err := filepath.Glob(filepath.Join(tl.root, "recipes/*.yaml"))
 	if err != nil || len(recipes) == 0 {

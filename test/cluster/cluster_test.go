@@ -41,7 +41,7 @@ func TestCluster(t *testing.T) {
 		{"MIG: slices only with the opt-in, each run pod asks for its profile", migSlices},
 		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
-		{"a failing gated validation keeps training away; a passing one lets it back", gatesKeepTrainingAway},
+		{"a QuantGatePolicy gates the node; re-validated, it is un-gated while the agent and the device plugin stay", gatesKeepTrainingAway},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
 		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
@@ -498,7 +498,7 @@ func wrongImageTag(t *testing.T, cl *cluster) {
 // helmUninstall removes the release: nothing labelled with it stays, in any
 // namespace or cluster-wide. Its post-delete hook takes kquant's marks off
 // the node: the recipe labels (kquant.dev/fp8...), the gate label and taint
-// that the previous scenario's failing validation left (gate.kquant.dev/fp8;
+// that the previous scenario's failing QuantGatePolicy left (gate.kquant.dev/fp8;
 // the hook's pod tolerates that taint), and the GPUNodeProfiles. The CRDs
 // stay, as Helm keeps crds/ (documented in the chart README), and with them
 // the users' jobs.

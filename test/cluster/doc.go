@@ -15,6 +15,10 @@
 // pods as the chart says, the agent's node-bound writes, jobs to Succeeded,
 // MIG slices (a simulated MIG-partitioned A100 whose slices only a job that
 // opts in uses), faults (an agent pod and the manager pod deleted mid-run),
+// a QuantGatePolicy that gates the node and, re-validated, un-gates it while
+// the agent pod (which tolerates the gate) and the device plugin (a process
+// on the node here, as NVIDIA's runs as a pod that the GPU Operator's values
+// make tolerate the gate, docs/gates-and-schedules.md) keep serving,
 // helm upgrade, a wrong image tag, a DRA claim pinned to a GPU by UUID,
 // Kueue's gate and quota on plain pods, a Prometheus server (Debian's package) scraping the
 // manager and the agent and evaluating the chart's alerts, and helm uninstall

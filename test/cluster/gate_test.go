@@ -4,41 +4,65 @@ package cluster
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/gateowners"
+	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/test/builders"
-	"github.com/kquant/kquant/test/testenv"
 )
 
-// gateKey is the gate label and taint of the fp8 family (the recipe
-// fp8-current-scaling).
+// gateKey is the gate label and taint of the fp8 family (the catalog's
+// ClusterQuantRecipe fp8-current-scaling).
 const gateKey = v1alpha1.GateLabelPrefix + "fp8"
 
-// gatesKeepTrainingAway forces a validation to fail through a tolerance no GPU
-// meets (an SNR of 150 dB): the node gets the gate label and taint, and a
-// training pod that selects nodes without the label stays Pending. A passing
-// validation (whose run pods tolerate the gate) clears both, and the training
-// pod is scheduled.
+// gatesKeepTrainingAway has a QuantGatePolicy validate every GPU with a
+// tolerance no GPU meets (an SNR of 150 dB): the node gets the gate label and
+// taint, recorded as the policy's, with an Event naming the policy, GPU and
+// run, and a training pod that selects nodes without the label stays
+// Pending. While the node is gated the agent and the device plugin keep
+// running on it: the agent pod, deleted, comes back on the tainted node (its
+// DaemonSet tolerates every gate key), and the device plugin keeps
+// advertising every GPU to the kubelet. The policy's spec then changes to a
+// tolerance every GPU meets: the manager re-validates the gated node (its run
+// pods tolerate the gate) and clears label and taint, and the training pod is
+// scheduled.
 func gatesKeepTrainingAway(t *testing.T, cl *cluster) {
 	ns := cl.namespace(t, "e2e-gates")
-	cl.apply(t, ns, nil, filepath.Join(testenv.RepoRoot(), "recipes"))
-	failing := builders.MakeQuantJob("gate-fails", ns).Recipe("fp8-current-scaling").EachGPU().
-		MinSNRdB("150").Gate(true, corev1.TaintEffectNoSchedule).Obj()
-	if err := cl.c.Create(t.Context(), failing); err != nil {
+	policy := builders.MakeQuantGatePolicy("e2e-gates", "fp8-current-scaling").Label(true).Taint(corev1.TaintEffectNoSchedule).MinSNRdB("150").Obj()
+	if err := cl.c.Create(t.Context(), policy); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Minute, "node "+node+" gated", func() error {
-		return cl.nodeGate(t, true)
+	defer func() {
+		if err := cl.c.Delete(t.Context(), policy); client.IgnoreNotFound(err) != nil {
+			t.Error(err)
+		}
+	}()
+	eventually(t, 5*time.Minute, "node "+node+" gated by "+policy.Name, func() error {
+		return cl.nodeGate(t, policy.Name, true)
 	})
 	t.Logf("after the failing validation:\n%s", cl.kubectl(t, "get", "node", node, "-L", gateKey, "-o", "custom-columns=NAME:.metadata.name,TAINTS:.spec.taints[*].key"))
+	eventually(t, time.Minute, "a GateSet Event on node "+node, func() error {
+		return cl.nodeEvent(t, gate.ReasonGateSet, "policy "+policy.Name, gateKey, "GPU ", "run "+policy.Name+"-1-0-")
+	})
+	eventually(t, time.Minute, "the policy's status lists the gate", func() error {
+		p := &v1alpha1.QuantGatePolicy{}
+		if err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(policy), p); err != nil {
+			return err
+		}
+		if p.Status.GatedCount != 1 || len(p.Status.GatedNodes) != 1 || p.Status.GatedNodes[0].Node != node || p.Status.GatedNodes[0].Run == "" {
+			return fmt.Errorf("gatedCount %d gatedNodes %+v", p.Status.GatedCount, p.Status.GatedNodes)
+		}
+		return nil
+	})
 
 	training := trainingPod(ns)
 	if err := cl.c.Create(t.Context(), training); err != nil {
@@ -48,22 +72,56 @@ func gatesKeepTrainingAway(t *testing.T, cl *cluster) {
 		return cl.podScheduled(t, training, corev1.ConditionFalse)
 	})
 
-	passing := builders.MakeQuantJob("gate-passes", ns).Recipe("fp8-current-scaling").EachGPU().
-		MinSNRdB("1").Gate(true, corev1.TaintEffectNoSchedule).Obj()
-	if err := cl.c.Create(t.Context(), passing); err != nil {
+	// The agent and the device plugin stay. A deleted agent pod is replaced
+	// on the NoSchedule-tainted node only because it tolerates the gate.
+	old := cl.readyPod(t, "agent", time.Minute)
+	if err := cl.c.Delete(t.Context(), &old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, "a new agent pod Ready on the gated node", func() error {
+		for _, p := range cl.componentPods(t, "agent") {
+			if p.UID != old.UID && p.Spec.NodeName == node && podReady(&p) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no new Ready agent pod on %s", node)
+	})
+	if got := cl.allocatableGPUs(t); got != simulatedGPUs {
+		t.Errorf("nvidia.com/gpu allocatable on the gated node = %d, want %d: the device plugin must keep serving", got, simulatedGPUs)
+	}
+
+	// Re-validate with a tolerance every GPU meets: a new generation, a new
+	// job, run on the gated node, which clears the gate.
+	p := &v1alpha1.QuantGatePolicy{}
+	if err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(policy), p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Validation.Tolerances.MinSNRdB = "1"
+	if err := cl.c.Update(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Minute, "node "+node+" gate cleared", func() error {
-		return cl.nodeGate(t, false)
+		return cl.nodeGate(t, policy.Name, false)
+	})
+	eventually(t, time.Minute, "a GateCleared Event on node "+node, func() error {
+		return cl.nodeEvent(t, gate.ReasonGateCleared, "policy "+policy.Name, gateKey, "run "+policy.Name+"-2-0-")
 	})
 	eventually(t, 2*time.Minute, "training pod scheduled", func() error {
 		return cl.podScheduled(t, training, corev1.ConditionTrue)
 	})
+	agent := cl.readyPod(t, "agent", time.Minute)
+	if agent.Spec.NodeName != node {
+		t.Errorf("agent pod on %q after the gate, want %s", agent.Spec.NodeName, node)
+	}
+	if got := cl.allocatableGPUs(t); got != simulatedGPUs {
+		t.Errorf("nvidia.com/gpu allocatable after the gate = %d, want %d", got, simulatedGPUs)
+	}
 	cl.kubectl(t, "delete", "namespace", ns, "--wait=false")
 }
 
-// nodeGate checks that the node has (or has not) the fp8 gate label and taint.
-func (cl *cluster) nodeGate(t *testing.T, gated bool) error {
+// nodeGate checks that the node has (or has not) the fp8 gate label and
+// NoSchedule taint, recorded as policy's.
+func (cl *cluster) nodeGate(t *testing.T, policy string, gated bool) error {
 	n := &corev1.Node{}
 	if err := cl.c.Get(t.Context(), client.ObjectKey{Name: node}, n); err != nil {
 		return err
@@ -72,10 +130,46 @@ func (cl *cluster) nodeGate(t *testing.T, gated bool) error {
 	tainted := slices.ContainsFunc(n.Spec.Taints, func(tt corev1.Taint) bool {
 		return tt.Key == gateKey && tt.Effect == corev1.TaintEffectNoSchedule
 	})
-	if labelled != gated || tainted != gated {
-		return fmt.Errorf("label %t, taint %t, want %t", labelled, tainted, gated)
+	owners, err := gateowners.Of(n.Annotations)
+	if err != nil {
+		return err
+	}
+	owned := owners[gateKey].Policy == policy
+	if labelled != gated || tainted != gated || owned != gated {
+		return fmt.Errorf("label %t, taint %t, owned by %s %t; want %t", labelled, tainted, policy, owned, gated)
 	}
 	return nil
+}
+
+// nodeEvent checks for an Event of reason on the node whose note contains
+// every one of parts.
+func (cl *cluster) nodeEvent(t *testing.T, reason string, parts ...string) error {
+	list := &eventsv1.EventList{}
+	if err := cl.c.List(t.Context(), list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+		return err
+	}
+	var seen []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind != "Node" || e.Regarding.Name != node {
+			continue
+		}
+		if e.Reason == reason && !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(e.Note, p) }) {
+			return nil
+		}
+		seen = append(seen, e.Reason+": "+e.Note)
+	}
+	return fmt.Errorf("no %s Event naming %q; seen %q", reason, parts, seen)
+}
+
+// allocatableGPUs is the node's allocatable nvidia.com/gpu: what the device
+// plugin advertises.
+func (cl *cluster) allocatableGPUs(t *testing.T) int64 {
+	n := &corev1.Node{}
+	if err := cl.c.Get(t.Context(), client.ObjectKey{Name: node}, n); err != nil {
+		t.Fatal(err)
+	}
+	q := n.Status.Allocatable[corev1.ResourceName("nvidia.com/gpu")]
+	return q.Value()
 }
 
 // trainingPod is a pod that, as a training job selecting FP8 nodes would,

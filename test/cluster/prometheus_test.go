@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/gatepolicy"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -49,20 +50,19 @@ var dcgmLabels = []model.LabelName{"Hostname", "UUID", "gpu", "modelName"}
 // <release>-metrics-reader ClusterRole (as kube-prometheus' Prometheus does),
 // the same endpoint with the token of a ServiceAccount without the binding
 // (refused: 403), and the agent's plain endpoint, and it loads the chart's
-// PrometheusRule (helm template) as its rule file. A gated validation with a
-// tolerance no GPU meets fails on every GPU: KquantGPUValidationFailing fires
+// PrometheusRule (helm template) as its rule file. A QuantGatePolicy's
+// validation with a tolerance no GPU meets fails on every GPU: KquantGPUValidationFailing fires
 // for each, every rule evaluates without error, and each alert's expression,
 // queried on the real series, gives what the cluster's objects say. The
 // failing gate stays on the node for helm uninstall, whose hook removes it.
 func prometheusScrapesAndAlerts(t *testing.T, cl *cluster) {
 	ns := cl.namespace(t, "e2e-prometheus")
-	cl.apply(t, ns, nil, filepath.Join(testenv.RepoRoot(), "recipes", "fp8-current-scaling.yaml"))
-	failing := builders.MakeQuantJob("fails", ns).Recipe("fp8-current-scaling").EachGPU().
-		MinSNRdB("150").Gate(true, corev1.TaintEffectNoSchedule).Obj()
+	failing := builders.MakeQuantGatePolicy("e2e-prometheus", "fp8-current-scaling").Label(true).Taint(corev1.TaintEffectNoSchedule).MinSNRdB("150").Obj()
 	if err := cl.c.Create(t.Context(), failing); err != nil {
 		t.Fatal(err)
 	}
-	failingJob := ns + "/fails"
+	// The policy's first validation job, in the manager's namespace.
+	failingJob := systemNamespace + "/" + gatepolicy.JobName(failing.Name, 1, 0)
 
 	// Two identities: one bound to the metrics reader, one not.
 	binding := "e2e-prometheus-metrics"
@@ -253,7 +253,7 @@ func prometheusScrapesAndAlerts(t *testing.T, cl *cluster) {
 	}
 
 	eventually(t, time.Minute, "node "+node+" gated by "+failingJob, func() error {
-		return cl.nodeGate(t, true)
+		return cl.nodeGate(t, failing.Name, true)
 	})
 }
 

@@ -28,6 +28,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.CapabilityApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ClusterQuantRecipe"):
 		return &apiv1alpha1.ClusterQuantRecipeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClusterRecipeReference"):
+		return &apiv1alpha1.ClusterRecipeReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CurrentScalingOptions"):
 		return &apiv1alpha1.CurrentScalingOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DelayedScalingOptions"):
@@ -36,6 +38,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ExecutionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Gate"):
 		return &apiv1alpha1.GateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GateActions"):
+		return &apiv1alpha1.GateActionsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GatedNode"):
+		return &apiv1alpha1.GatedNodeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GateTaint"):
+		return &apiv1alpha1.GateTaintApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GateValidation"):
+		return &apiv1alpha1.GateValidationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPU"):
 		return &apiv1alpha1.GPUApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GPUAllocation"):
@@ -74,6 +84,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.QuantCronJobSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantCronJobStatus"):
 		return &apiv1alpha1.QuantCronJobStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantGatePolicy"):
+		return &apiv1alpha1.QuantGatePolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantGatePolicySpec"):
+		return &apiv1alpha1.QuantGatePolicySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QuantGatePolicyStatus"):
+		return &apiv1alpha1.QuantGatePolicyStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantJob"):
 		return &apiv1alpha1.QuantJobApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QuantJobSpec"):

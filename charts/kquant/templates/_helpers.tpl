@@ -202,3 +202,16 @@ and only fills in what the release decides (names, the run image).
 {{- define "kquant.manager.user" -}}
 system:serviceaccount:{{ .Release.Namespace }}:{{ include "kquant.manager.serviceAccountName" . }}
 {{- end -}}
+
+{{/*
+A toleration of every validation gate's taint, gate.kquant.dev/<family> of any
+effect (the families of controllers/nodelabels; test/chart checks them against
+gate.Tolerations). Pods that must outlive a gate carry it: the agent, which
+must keep observing a gated node so that it can be re-validated, the manager,
+which alone clears a gate, and the uninstall hook, which removes the taints.
+*/}}
+{{- define "kquant.gateTolerations" -}}
+{{- range list "fp8" "fp8-block" "mxfp8" "nvfp4" }}
+- {key: gate.kquant.dev/{{ . }}, operator: Exists}
+{{- end }}
+{{- end -}}

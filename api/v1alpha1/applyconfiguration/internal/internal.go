@@ -113,6 +113,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.QuantRecipeStatus
+- name: com.github.kquant.kquant.api.v1alpha1.ClusterRecipeReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.ConcurrencyPolicy
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.CurrentScalingOptions
@@ -320,6 +326,65 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: taint
       type:
         namedType: io.k8s.api.core.v1.TaintEffect
+- name: com.github.kquant.kquant.api.v1alpha1.GateActions
+  map:
+    fields:
+    - name: label
+      type:
+        scalar: boolean
+    - name: taint
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.GateTaint
+- name: com.github.kquant.kquant.api.v1alpha1.GateTaint
+  map:
+    fields:
+    - name: effect
+      type:
+        namedType: io.k8s.api.core.v1.TaintEffect
+      default: NoSchedule
+- name: com.github.kquant.kquant.api.v1alpha1.GateValidation
+  map:
+    fields:
+    - name: activeDeadlineSeconds
+      type:
+        scalar: numeric
+    - name: execution
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Execution
+      default: {}
+    - name: level
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Level
+      default: Standard
+    - name: placement
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Placement
+      default:
+        policy: EachGPU
+    - name: tolerances
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Tolerances
+    - name: workload
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.Workload
+- name: com.github.kquant.kquant.api.v1alpha1.GatedNode
+  map:
+    fields:
+    - name: family
+      type:
+        scalar: string
+    - name: gpu
+      type:
+        scalar: string
+    - name: node
+      type:
+        scalar: string
+    - name: run
+      type:
+        scalar: string
+    - name: since
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
 - name: com.github.kquant.kquant.api.v1alpha1.GraphMode
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.GraphResult
@@ -629,6 +694,77 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - nodeName
+- name: com.github.kquant.kquant.api.v1alpha1.QuantGatePolicy
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantGatePolicySpec
+    - name: status
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.QuantGatePolicyStatus
+- name: com.github.kquant.kquant.api.v1alpha1.QuantGatePolicySpec
+  map:
+    fields:
+    - name: actions
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.GateActions
+    - name: period
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
+    - name: recipeRef
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.ClusterRecipeReference
+    - name: validation
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.GateValidation
+- name: com.github.kquant.kquant.api.v1alpha1.QuantGatePolicyStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: currentJob
+      type:
+        scalar: string
+    - name: gatedCount
+      type:
+        scalar: numeric
+    - name: gatedNodes
+      type:
+        list:
+          elementType:
+            namedType: com.github.kquant.kquant.api.v1alpha1.GatedNode
+          elementRelationship: associative
+          keys:
+          - node
+          - family
+    - name: jobNamespace
+      type:
+        scalar: string
+    - name: lastJob
+      type:
+        scalar: string
+    - name: lastValidationTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: observedGeneration
+      type:
+        scalar: numeric
 - name: com.github.kquant.kquant.api.v1alpha1.QuantJob
   map:
     fields:
@@ -1186,6 +1322,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+  scalar: string
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
   scalar: string
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
   map:

@@ -9,13 +9,13 @@ import (
 // GateApplyConfiguration represents a declarative configuration of the Gate type for use
 // with apply.
 //
-// Gate says how a validation job marks the nodes whose runs fail.
+// Gate is the refused spec.gate of a QuantJob; QuantGatePolicy's actions
+// replaced it.
 type GateApplyConfiguration struct {
-	// label sets gate.kquant.dev/<family>=failed on a failing node, so that
-	// training pods can avoid it with a nodeAffinity `DoesNotExist` term.
+	// label was the failing-node label; see QuantGatePolicy spec.actions.label.
 	Label *bool `json:"label,omitempty"`
-	// taint, when set, also taints a failing node with
-	// gate.kquant.dev/<family>=failed and this effect.
+	// taint was the failing-node taint's effect; see QuantGatePolicy
+	// spec.actions.taint.
 	Taint *v1.TaintEffect `json:"taint,omitempty"`
 }
 

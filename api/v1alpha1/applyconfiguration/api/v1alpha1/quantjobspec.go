@@ -37,10 +37,10 @@ type QuantJobSpecApplyConfiguration struct {
 	// ttlSecondsAfterFinished deletes the job and its runs this long after it
 	// finished. At most 366 days.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
-	// gate, when set on a Validation job, marks the nodes it validates: a node
-	// with a GPU whose latest gated run of a recipe family has verdict Fail gets
-	// the label gate.kquant.dev/<family>=failed and/or the taint of the same key;
-	// both are removed when a later gated validation of that family passes there.
+	// gate is refused at admission: a namespaced job cannot change Nodes. A
+	// cluster-scoped QuantGatePolicy gates nodes (docs/gates-and-schedules.md,
+	// docs/security.md). The field stays in the schema only so that an old
+	// manifest is refused with that message instead of silently losing it.
 	Gate *GateApplyConfiguration `json:"gate,omitempty"`
 }
 

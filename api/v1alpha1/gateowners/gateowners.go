@@ -1,0 +1,77 @@
+package gateowners
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
+// Owner is one key's entry: the policy that holds the key and what it set.
+type Owner struct {
+	// Policy is the QuantGatePolicy's name.
+	Policy string `json:"policy"`
+	// Label is true when the policy set the key's label.
+	Label bool `json:"label,omitempty"`
+	// Taint is the effect of the taint the policy set; empty for none.
+	Taint corev1.TaintEffect `json:"taint,omitempty"`
+	// GPU and Run are the GPU UUID and the QuantRun whose failure set the gate.
+	GPU string `json:"gpu,omitempty"`
+	Run string `json:"run,omitempty"`
+	// Since is when the gate was set.
+	Since metav1.Time `json:"since"`
+}
+
+// Owners maps a gate key (gate.kquant.dev/<family>) to its owner.
+type Owners map[string]Owner
+
+// Of returns the owners recorded in annotations; a malformed record is an
+// error, and the caller must then leave every gate key alone.
+func Of(annotations map[string]string) (Owners, error) {
+	v, ok := annotations[kquantv1alpha1.AnnotationGateOwners]
+	if !ok || v == "" {
+		return Owners{}, nil
+	}
+	out := Owners{}
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("reading annotation %s: %w", kquantv1alpha1.AnnotationGateOwners, err)
+	}
+	return out, nil
+}
+
+// Encode is o as the annotation's value; nil when o is empty (the annotation
+// removed by a merge patch).
+func (o Owners) Encode() (*string, error) {
+	if len(o) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(o) // encoding/json sorts map keys: a stable value
+	if err != nil {
+		return nil, fmt.Errorf("encoding annotation %s: %w", kquantv1alpha1.AnnotationGateOwners, err)
+	}
+	s := string(b)
+	return &s, nil
+}
+
+// Policies are the names of the policies that own a key in annotations,
+// sorted and unique; none when the record is missing or malformed.
+func Policies(annotations map[string]string) []string {
+	o, err := Of(annotations)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range o {
+		out = append(out, e.Policy)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Keys are o's keys, sorted.
+func (o Owners) Keys() []string { return slices.Sorted(maps.Keys(o)) }
