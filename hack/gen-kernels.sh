@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates kernels/*.ptx from kernels/*.cu. Needs nvcc (CUDA >= 12.8), so
-# it runs on a GPU machine; the PTX is committed and embedded by the Go
-# package kernels, so builds elsewhere need no CUDA toolkit.
+# Regenerates kernels/*.ptx from kernels/*.cu, and the machine code
+# assembled from that PTX (kernels/sass/SM/*.cubin.gz). Needs nvcc (CUDA >=
+# 12.8), so it runs on a GPU machine; PTX and machine code are committed and
+# embedded by the Go package kernels, so builds elsewhere need no CUDA
+# toolkit.
 #
 # Usage: hack/gen-kernels.sh [OUTDIR [SOURCE.cu...]]   (default: kernels/, every kernels/*.cu)
 # KQUANT_GEN_ARCH=compute_90 builds only that target (quick device rounds).
@@ -19,7 +21,16 @@
 # FP8 conversions in software, kq_fp8_sw.cuh), which kernels.Load picks
 # below compute capability 9.0. A kernel that needs an sm_100a-only
 # instruction goes into a file named *_sm100a.cu, built for compute_100a
-# only.
+# only (PTX alone).
+#
+# The compute_90 PTX is also assembled by ptxas for each machine code target
+# of KQUANT_GEN_SASS (default sm_90 sm_100 sm_120: Hopper, datacenter and
+# consumer Blackwell) into OUTDIR/sass/SM/<name>.cubin.gz: the very PTX the
+# driver would JIT-compile, assembled ahead, so that a fresh process loads
+# machine code in milliseconds instead of JIT-compiling the PTX for over a
+# minute (kernels.Load takes the cubin of the device's exact SM and falls
+# back to the PTX). Each cubin is gzipped behind the same stamp line as its
+# PTX (kernels.Cubin strips it). KQUANT_GEN_SASS= (empty) builds none.
 #
 # The flags (hack/lib/nvcc_flags.sh) keep IEEE float32 semantics, which
 # the bit-exact contract (docs/quantization-formats.md) depends on: no flush
@@ -33,7 +44,9 @@ export LC_ALL=C
 cd "$(dirname "$0")/.."
 out=${1:-kernels}
 shift || true
+sass_targets=${KQUANT_GEN_SASS-sm_90 sm_100 sm_120}
 mkdir -p "$out" "$out/ptx80"
+for sm in $sass_targets; do mkdir -p "$out/sass/$sm"; done
 sources=("$@")
 [ ${#sources[@]} -gt 0 ] || sources=(kernels/*.cu)
 nvcc=${NVCC:-nvcc}
@@ -46,11 +59,14 @@ headers=(kernels/*.cuh)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# build SOURCE ARCH DEST SM: one PTX. Each (source, arch) pair is its own
-# nvcc process, run in parallel (a serial build of every pair took about
-# 5 minutes of a device call); the logs are printed in order at the end.
+# build SOURCE ARCH DEST SM [SASS...]: one PTX, and its cubin for each SASS
+# target. Each (source, arch) pair is its own nvcc process, run in parallel
+# (a serial build of every pair took about 5 minutes of a device call), and
+# so is each cubin; the logs are printed in order at the end.
 build() {
 	local src=$1 arch=$2 dest=$3 sm=$4 hash tmp
+	shift 4
+	local sass=("$@")
 	hash=$(cat "$src" "${headers[@]}" | sha256sum | cut -d' ' -f1)
 	tmp=$(mktemp)
 	if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
@@ -61,29 +77,64 @@ build() {
 	{ echo "// kquant-source-sha256: $hash"; cat "$tmp"; } >"$tmp.ptx"
 	rm -f "$tmp"
 	# Assemble once to catch PTX the driver would reject, and show the
-	# kernels' register and spill counts.
-	if command -v ptxas >/dev/null && [ "$sm" != - ]; then
+	# kernels' register and spill counts (the first SASS target's cubin is
+	# that assembly).
+	if command -v ptxas >/dev/null && [ "$sm" != - ] && [ ${#sass[@]} -eq 0 ]; then
 		ptxas -arch="$sm" -v -o /dev/null "$tmp.ptx" 2>&1 | grep -E 'Compiling|registers|spill|error' | sed 's/^ptxas info *: //' || true
 	fi
+	local base cubin pids=() failed=0 i=0
+	base=$(basename "$src" .cu)
+	for cubin in "${sass[@]}"; do
+		assemble "$tmp.ptx" "$cubin" "$out/sass/$cubin/$base.cubin.gz" "$hash" "$([ $i -eq 0 ] && echo -v)" >"$tmp.$cubin.log" 2>&1 &
+		pids+=($!)
+		i=$((i + 1))
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || failed=1
+		cat "$tmp.${sass[$i]}.log"
+		rm -f "$tmp.${sass[$i]}.log"
+	done
 	case "$dest" in
 	*.gz) gzip -9n <"$tmp.ptx" >"$dest" ;; # no name or time: the same bytes every run
 	*) cat "$tmp.ptx" >"$dest" ;;
 	esac
 	rm -f "$tmp.ptx"
 	echo "generated $dest ($arch, source sha256 $hash)"
+	if [ $failed -ne 0 ]; then
+		echo "FAILED: $src (machine code)"
+		return 1
+	fi
+}
+
+# assemble PTX SM DEST HASH [-v]: the cubin of PTX for SM, gzipped behind
+# the stamp line. -v prints the kernels' registers and spills.
+assemble() {
+	local ptx=$1 sm=$2 dest=$3 hash=$4 verbose=${5:-} cubin
+	cubin=$(mktemp)
+	if ! ptxas -arch="$sm" ${verbose:+-v} -o "$cubin" "$ptx" >"$cubin.log" 2>&1; then
+		cat "$cubin.log"
+		rm -f "$cubin" "$cubin.log"
+		echo "ptxas failed: $ptx for $sm"
+		return 1
+	fi
+	grep -E 'Compiling|registers|spill|error' "$cubin.log" | sed 's/^ptxas info *: //' || true
+	{ echo "// kquant-source-sha256: $hash"; cat "$cubin"; } | gzip -9n >"$dest"
+	rm -f "$cubin" "$cubin.log"
+	echo "generated $dest ($sm machine code, $(stat -c %s "$dest") bytes gzipped)"
 }
 
 jobs_max=${KQUANT_GEN_JOBS:-$(nproc)}
 n=0
 for src in "${sources[@]}"; do
 	base=$(basename "$src" .cu)
-	targets=("compute_90 $out/$base.ptx sm_90" "compute_80 $out/ptx80/$base.ptx.gz sm_80")
+	targets=("compute_90 $out/$base.ptx sm_90 $sass_targets" "compute_80 $out/ptx80/$base.ptx.gz sm_80")
 	case "$base" in *_sm100a) targets=("compute_100a $out/$base.ptx -") ;; esac
 	for t in "${targets[@]}"; do
-		read -r arch dest sm <<<"$t"
+		read -r arch dest sm sass <<<"$t"
 		[ -z "${KQUANT_GEN_ARCH:-}" ] || [ "$arch" = "$KQUANT_GEN_ARCH" ] || continue
 		n=$((n + 1))
-		build "$src" "$arch" "$dest" "$sm" >"$logs/$(printf %03d $n)" 2>&1 &
+		# shellcheck disable=SC2086 # sass: one word per target
+		build "$src" "$arch" "$dest" "$sm" $sass >"$logs/$(printf %03d $n)" 2>&1 &
 		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
 	done
 done

@@ -7,11 +7,12 @@
 # Usage: hack/gpu-bundle.sh [DIR [PKG...]]
 #   DIR  default .gpubin-suite (git-ignored)
 #   PKG  the packages to build, default kernels internal/gpu internal/cuda
-#        agent/nvml. kernels and internal/gpu (the bit-exactness suites and
-#        the benchmarks, about 25 MB) alone travel beside the checkout (38
-#        MB, most of it the committed PTX) to a machine that takes 64 MiB a
-#        call; the four together (about 33 MB) do not, so such a machine
-#        takes internal/cuda and agent/nvml in a bundle of their own.
+#        agent/nvml.
+# The binaries are built with the tag kquant_nocode: they embed none of
+# the generated code (the PTX and cubins, over 30 MB a binary) and read it
+# from KQUANT_PTX_DIR, which hack/gpu-run.sh points at the checkout's
+# kernels/ or at the code it regenerates. kernels and internal/gpu (the
+# bit-exactness suites and the benchmarks) are then about 5 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-.gpubin-suite}
@@ -22,7 +23,7 @@ mkdir -p "$dir"
 rm -f "$dir"/*.test "$dir"/*.test.xz
 for pkg in "${pkgs[@]}"; do
 	name=$(basename "$pkg")
-	CGO_ENABLED=1 go test -c -tags gpu -ldflags='-s -w' -o "$dir/$name.test" "./$pkg"
+	CGO_ENABLED=1 go test -c -tags gpu,kquant_nocode -ldflags='-s -w' -o "$dir/$name.test" "./$pkg"
 	xz -T0 -6 -f "$dir/$name.test"
 done
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kernels internal agent || echo +dirty)" >"$dir/commit"

@@ -42,6 +42,7 @@ done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/summary.txt"
 cp kernels/*.ptx "$work/ptx/"
 cp kernels/ptx80/*.ptx.gz "$work/ptx/ptx80/"
+cp -r kernels/sass "$work/ptx/"
 if [ $# -gt 0 ]; then
 	KQUANT_GEN_ARCH=compute_90 hack/gen-kernels.sh "$work/ptx" "$@" >"$out/gen.log" 2>&1 ||
 		echo "PTX generation FAILED (gen.log)" | tee -a "$out/summary.txt"

@@ -16,9 +16,9 @@
 #          L2 and issue-slot utilisation, occupancy, registers, grid,
 #          warp-instructions, stall reasons (ncu.csv; KQUANT_PROFILE_SHAPES=
 #          8192x8192,16384x8192 runs it at each shape, ncu-SHAPE.csv)
-# With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX is first regenerated from kernels/*.cu into
+# With nvcc on PATH (and KQUANT_NO_REGEN unset) the PTX and the cubins are first regenerated from kernels/*.cu into
 # ptx/ and loaded from there (KQUANT_PTX_DIR), so the run also checks that
-# the committed PTX is what the sources give. KQUANT_PTX_TARGET=compute_80
+# the committed PTX and cubins are what the sources give. KQUANT_PTX_TARGET=compute_80
 # runs the suite on the compute_80 PTX (Ampere's software FP8 conversions)
 # whatever the GPU. OUT receives summary.txt (the
 # GPU, pass/fail counts per binary, failures) and results.tgz (every log and
@@ -33,12 +33,15 @@ for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)";
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
 if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
-	for p in kernels/*.ptx kernels/ptx80/*.ptx.gz; do
+	for p in kernels/*.ptx kernels/ptx80/*.ptx.gz kernels/sass/*/*.cubin.gz; do
 		rel=${p#kernels/}
 		cmp -s <(zcat -f "$p" | tail -n +2) <(zcat -f "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
 		echo "regenerated $rel: $s as committed" | tee -a "$out/summary.txt"
 	done
 	export KQUANT_PTX_DIR=$out/ptx
+else
+	# The bundle's binaries embed no code (gpu-bundle.sh): the checkout's.
+	export KQUANT_PTX_DIR=$PWD/kernels
 fi
 run() { # binary, log name, extra args...
 	local bin=$1 log=$2

@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/kquant/kquant/internal/cuda"
+
 // SetTileGridCap caps the grids that waveSlots sizes (the persistent
 // kernels whose blocks take several tiles: the NVFP4 columnwise fast path,
 // RHT amax and kq_nvf4_2dp_, the MXFP8 macro tiles, the MXFP8 32x32 tiles,
@@ -20,6 +22,21 @@ func (s *Set) SetNVFP42D(v string) (string, error) {
 	return old, s.setNVFP42D(v)
 }
 
-// ResidentPerSM is, for each kernel, how many of its 256-thread blocks one
-// SM holds at once, as Load read it from the driver (Set.perSM).
+// ResidentPerSM is, for each kernel of the loaded modules, how many of its
+// 256-thread blocks one SM holds at once, as the module's load read it from
+// the driver (Set.perSM).
 func (s *Set) ResidentPerSM() map[string]int { return s.perSM }
+
+// LoadAll loads every module not loaded yet, as the first use of one of
+// its kernels would.
+func (s *Set) LoadAll(c *cuda.Ctx) error {
+	for _, m := range moduleTable() {
+		if s.isLoaded(m.name) {
+			continue
+		}
+		if err := s.loadModule(c, m.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}

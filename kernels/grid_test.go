@@ -82,13 +82,13 @@ func TestMXFP8RowbGrid(t *testing.T) {
 		want              int
 	}{{128, 4, 0, 32}, {8192, 256, 0, 512}, {16384, 512, 0, 521}, {128, 68, 0, 64}, {4 * 65536, 128, 0, 527}, {128, 4, 3, 3}} {
 		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_mxfp8_rowb_bf16": 4}}
-		if g := s.mxfp8RowbGrid("kq_mxfp8_rowb_bf16", tc.srows, tc.scols); g != cuda.Dim(tc.want) {
+		if g := s.mxfp8RowbGrid(nil, "kq_mxfp8_rowb_bf16", tc.srows, tc.scols); g != cuda.Dim(tc.want) {
 			t.Errorf("mxfp8RowbGrid(%d, %d) cap %d = %v, want %d", tc.srows, tc.scols, tc.cap, g, tc.want)
 		}
 	}
 	// 8 a SM: 16384 tiles (16384 x 8192) in 16 rounds on 1024 of 1056 slots.
 	s := Set{sms: 132, perSM: map[string]int{"kq_mxfp8_rowb_bf16": 8}}
-	if g := s.mxfp8RowbGrid("kq_mxfp8_rowb_bf16", 16384, 256); g != cuda.Dim(1024) {
+	if g := s.mxfp8RowbGrid(nil, "kq_mxfp8_rowb_bf16", 16384, 256); g != cuda.Dim(1024) {
 		t.Errorf("mxfp8RowbGrid at 8 a SM = %v, want 1024", g)
 	}
 }
@@ -107,7 +107,7 @@ func TestNVFP4AmaxShare(t *testing.T) {
 		{8192, 128, 0, 8}, {8192, 64, 4, 8}, {8192, 128, 4, 4},
 	} {
 		s := Set{sms: 132, perSM: map[string]int{"kq_nvf4_amax_bf16": tc.perSM}}
-		if g := s.nvfp4AmaxShare("kq_nvf4_amax_bf16", BF16, tc.cols, tc.tiles); g != tc.want {
+		if g := s.nvfp4AmaxShare(nil, "kq_nvf4_amax_bf16", BF16, tc.cols, tc.tiles); g != tc.want {
 			t.Errorf("nvfp4AmaxShare(%d cols, %d tiles), %d a SM = %d, want %d", tc.cols, tc.tiles, tc.perSM, g, tc.want)
 		}
 	}
@@ -123,7 +123,7 @@ func TestNVFP4ColGrid(t *testing.T) {
 		want       int
 	}{{8192, 4, 0, 528}, {100, 4, 0, 100}, {8192, 2, 0, 264}, {0, 4, 0, 1}, {8192, 4, 3, 3}} {
 		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_nvf4_col_bf16": tc.perSM}}
-		if g := s.tileGrid("kq_nvf4_col_bf16", int(tc.tiles), 1); g != cuda.Dim(tc.want) {
+		if g := s.tileGrid(nil, "kq_nvf4_col_bf16", int(tc.tiles), 1); g != cuda.Dim(tc.want) {
 			t.Errorf("tileGrid(%d tiles), %d a SM, cap %d = %v, want %d", tc.tiles, tc.perSM, tc.cap, g, tc.want)
 		}
 	}
@@ -140,7 +140,7 @@ func TestPersistentGrids(t *testing.T) {
 		srows, scols, perSM, cap, want int
 	}{{8192, 256, 2, 0, 256}, {8192, 512, 2, 0, 256}, {16384, 512, 2, 0, 261}, {8192, 256, 4, 0, 512}, {128, 4, 2, 0, 1}, {8192, 256, 2, 5, 5}} {
 		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_mxfp8_both_bf16": tc.perSM}}
-		if g := s.mxfp8Macro("kq_mxfp8_both_bf16", tc.srows, tc.scols); g != cuda.Dim(tc.want) {
+		if g := s.mxfp8Macro(nil, "kq_mxfp8_both_bf16", tc.srows, tc.scols); g != cuda.Dim(tc.want) {
 			t.Errorf("mxfp8Macro(%d, %d), %d a SM, cap %d = %v, want %d", tc.srows, tc.scols, tc.perSM, tc.cap, g, tc.want)
 		}
 	}
@@ -148,7 +148,7 @@ func TestPersistentGrids(t *testing.T) {
 		gx, tiles, perSM, cap, want int
 	}{{64, 128, 4, 0, 8}, {64, 256, 4, 0, 8}, {64, 128, 2, 0, 4}, {64, 2, 4, 0, 2}, {1024, 128, 4, 0, 1}, {64, 128, 4, 130, 2}} {
 		s := Set{sms: 132, tileGridCap: tc.cap, perSM: map[string]int{"kq_nvf4_amax_rht_bf16": tc.perSM}}
-		if gy := s.nvfp4AmaxRHTRows("kq_nvf4_amax_rht_bf16", tc.gx, tc.tiles); gy != tc.want {
+		if gy := s.nvfp4AmaxRHTRows(nil, "kq_nvf4_amax_rht_bf16", tc.gx, tc.tiles); gy != tc.want {
 			t.Errorf("nvfp4AmaxRHTRows(%d, %d), %d a SM, cap %d = %d, want %d", tc.gx, tc.tiles, tc.perSM, tc.cap, gy, tc.want)
 		}
 	}

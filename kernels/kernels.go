@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"embed"
 	"fmt"
 	"io"
 	"os"
@@ -12,12 +11,10 @@ import (
 	"strings"
 )
 
-//go:embed *.ptx ptx80/*.ptx.gz
-var ptxFS embed.FS
-
-// StampPrefix starts the first line of every generated PTX file; the sha256
-// of the source follows it (the .cu file followed by every kernels/*.cuh in
-// name order: the headers the sources include).
+// StampPrefix starts the first line of every generated PTX file and of
+// every decompressed cubin file (a line Cubin strips before the ELF); the
+// sha256 of the source follows it (the .cu file followed by every
+// kernels/*.cuh in name order: the headers the sources include).
 const StampPrefix = "// kquant-source-sha256: "
 
 // Module names (the .cu file each PTX came from, without extension).
@@ -27,9 +24,11 @@ const (
 )
 
 // PTXDirEnv, when set, names a directory whose <module>.ptx files (and
-// ptx80/<module>.ptx.gz for the compute_80 target) are used instead of the
-// embedded ones: for trying freshly generated PTX on a GPU machine without
-// rebuilding.
+// ptx80/<module>.ptx.gz for the compute_80 target, sass/<SM>/<module>.cubin.gz
+// for machine code) are used instead of the embedded ones: for trying
+// freshly generated code (hack/gen-kernels.sh's output directory) on a GPU
+// machine without rebuilding. A module with no cubin there loads its PTX
+// from there.
 const PTXDirEnv = "KQUANT_PTX_DIR"
 
 // Target is the virtual architecture a module's PTX was generated for.
@@ -48,8 +47,10 @@ const (
 )
 
 // PTXTargetEnv, when set to a Target, loads that target's PTX whatever the
-// device: compute_80 on a Hopper GPU runs the software conversions there,
-// which is how the GPU suite checks them bit for bit.
+// device, JIT-compiled by the driver, and never a cubin: compute_80 on a
+// Hopper GPU runs the software conversions there, which is how the GPU
+// suite checks them bit for bit, and compute_90 checks the PTX that GPUs
+// without a cubin of their own JIT-compile.
 const PTXTargetEnv = "KQUANT_PTX_TARGET"
 
 // TargetFor is the PTX target of a device of compute capability
@@ -66,17 +67,29 @@ func TargetFor(major, minor int) (Target, error) {
 }
 
 // deviceTarget is the target Load uses on a device of compute capability
-// major.minor: PTXTargetEnv when set, else TargetFor's.
-func deviceTarget(major, minor int) (Target, error) {
+// major.minor: PTXTargetEnv when set (forced is then true: PTX only), else
+// TargetFor's.
+func deviceTarget(major, minor int) (t Target, forced bool, err error) {
 	switch t := Target(os.Getenv(PTXTargetEnv)); t {
 	case "":
-		return TargetFor(major, minor)
+		t, err := TargetFor(major, minor)
+		return t, false, err
 	case TargetHopper, TargetAmpere:
-		return t, nil
+		return t, true, nil
 	default:
-		return "", fmt.Errorf("%s=%q: want %s or %s", PTXTargetEnv, t, TargetHopper, TargetAmpere)
+		return "", false, fmt.Errorf("%s=%q: want %s or %s", PTXTargetEnv, t, TargetHopper, TargetAmpere)
 	}
 }
+
+// SMFor is the machine code target of a device of compute capability
+// major.minor ("sm_90" for 9.0): the directory of kernels/sass that holds
+// its cubins. A cubin runs only on the SM it names here (Load takes no
+// other SM's), so a GPU of another compute capability JIT-compiles the PTX.
+func SMFor(major, minor int) string { return fmt.Sprintf("sm_%d%d", major, minor) }
+
+// cubinPath is module's cubin for sm, relative to the kernels directory (or
+// PTXDirEnv's): gzipped, as machine code compresses about fourfold.
+func cubinPath(module, sm string) string { return "sass/" + sm + "/" + module + ".cubin.gz" }
 
 // ptxPath is module's PTX file for target t, relative to the kernels
 // directory (or PTXDirEnv's). The compute_80 PTX is gzipped: it is about
@@ -91,25 +104,59 @@ func ptxPath(module string, t Target) string {
 
 // PTX returns the PTX text of a module for target t.
 func PTX(module string, t Target) ([]byte, error) {
-	name := ptxPath(module, t)
+	b, err := readCode(ptxPath(module, t))
+	if err != nil {
+		return nil, fmt.Errorf("PTX of module %q (%s): %w", module, t, err)
+	}
+	return b, nil
+}
+
+// stampedCubin returns the decompressed cubin file of module for sm, its
+// stamp line first; an error wrapping fs.ErrNotExist when there is none.
+func stampedCubin(module, sm string) ([]byte, error) {
+	b, err := readCode(cubinPath(module, sm))
+	if err != nil {
+		return nil, fmt.Errorf("cubin of module %q (%s): %w", module, sm, err)
+	}
+	return b, nil
+}
+
+// Cubin returns the machine code of module for sm (SMFor), an ELF image
+// for cuModuleLoadData, with the stamp line stripped; an error wrapping
+// fs.ErrNotExist when there is none.
+func Cubin(module, sm string) ([]byte, error) {
+	b, err := stampedCubin(module, sm)
+	if err != nil {
+		return nil, err
+	}
+	if SourceHash(b) == "" {
+		return nil, fmt.Errorf("cubin of module %q (%s) has no stamp line", module, sm)
+	}
+	return b[bytes.IndexByte(b, '\n')+1:], nil
+}
+
+// readCode reads a file of generated code, name relative to the kernels
+// directory, from PTXDirEnv's directory when set, else from the embedded
+// files, and decompresses it if its name ends in .gz.
+func readCode(name string) ([]byte, error) {
 	var b []byte
 	var err error
 	if dir := os.Getenv(PTXDirEnv); dir != "" {
 		if b, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
-			return nil, fmt.Errorf("reading PTX of %s (%s) from %s: %w", module, t, PTXDirEnv, err)
+			return nil, fmt.Errorf("reading %s from %s: %w", name, PTXDirEnv, err)
 		}
-	} else if b, err = ptxFS.ReadFile(name); err != nil {
-		return nil, fmt.Errorf("no embedded PTX for module %q (%s): %w", module, t, err)
+	} else if b, err = codeFS.ReadFile(name); err != nil {
+		return nil, fmt.Errorf("not embedded: %w", err)
 	}
 	if !strings.HasSuffix(name, ".gz") {
 		return b, nil
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("PTX of %s (%s): %w", module, t, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if b, err = io.ReadAll(zr); err != nil {
-		return nil, fmt.Errorf("PTX of %s (%s): %w", module, t, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return b, nil
 }

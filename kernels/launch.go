@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kquant/kquant/internal/cuda"
@@ -101,26 +102,32 @@ var halfKernels = []string{"kq_mxfp8_both_", "kq_mxfp8_colw_", "kq_mxfp8_rowb_"}
 
 var plainKernels = []string{"kq_delayed_update", "kq_dequant_fp8", "kq_mxfp8_dequant", "kq_cvt_f32", "kq_cvt_check"}
 
-// Set is the quantize module loaded on one device, with its kernels looked
-// up once. Use it only on that device's thread (inside Device.Do); it keeps
-// one argument buffer, so it is not for concurrent use.
+// Set is the kernels of one device, each module (modules.go) loaded on the
+// first use of one of its kernels, so that a process loads only the modules
+// its recipes launch. Use it only on that device's thread (inside
+// Device.Do); it keeps one argument buffer, so it is not for concurrent use.
 type Set struct {
-	mod  cuda.Module
+	// fns are the kernels of the loaded modules.
 	fns  map[string]cuda.Function
 	sms  int
 	args cuda.Args
-	// extra are the modules other than quantize (modules.go), their
-	// kernels in fns too.
-	extra []cuda.Module
+	// kernelModule names each kernel's module (moduleTable), loaded is
+	// every module loaded so far.
+	kernelModule map[string]string
+	loaded       []LoadedModule
 	// payload is the kernel-parameter payload's staging buffer (payload.go).
 	payload [payloadParamBytes]byte
-	// target is the PTX target the modules were loaded from.
-	target Target
+	// target is the PTX target of the device; sm its machine code target
+	// (SMFor), whose cubins load instead of the PTX unless ptxOnly
+	// (PTXTargetEnv).
+	target  Target
+	sm      string
+	ptxOnly bool
 	// nvfp42D is NVFP42DEnv's value (variants.go; checked by Load).
 	nvfp42D string
 	// perSM is, for each kernel in fns, how many of its blocks (of
 	// `threads` threads) one SM holds at once: the driver's occupancy for
-	// the registers and shared memory the JIT gave it (waveSlots).
+	// the registers and shared memory the code gives it (waveSlots).
 	perSM map[string]int
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (waveSlots, capSlots): the GPU tests' several tiles per block
@@ -128,80 +135,39 @@ type Set struct {
 	tileGridCap int
 }
 
-// Target is the PTX target the set was loaded from.
+// Target is the PTX target of the set's device, which its cubins were
+// assembled from.
 func (s *Set) Target() Target { return s.target }
 
-// Load JIT-compiles the quantize module and the other kernel modules
-// (modules.go) for the current device, from the PTX of its target
-// (TargetFor, or PTXTargetEnv).
+// Load prepares the kernels for the current device. Each module loads on
+// the first use of one of its kernels, from the cubin of the device's SM
+// (SMFor) when one is embedded, else from the PTX of its target (TargetFor,
+// or PTXTargetEnv), which the driver JIT-compiles (over a minute for every
+// module, where a cubin loads in milliseconds). The payload module, the
+// smallest, loads here: a driver that cannot load the code (one older
+// than the PTX's ISA) fails when the backend opens, not at its first step.
 func Load(c *cuda.Ctx) (*Set, error) {
 	info := c.Info()
-	target, err := deviceTarget(info.Major, info.Minor)
+	target, ptxOnly, err := deviceTarget(info.Major, info.Minor)
 	if err != nil {
 		return nil, fmt.Errorf("loading kernels on %s: %w", info.Name, err)
 	}
-	ptx, err := PTX(ModuleQuantize, target)
-	if err != nil {
-		return nil, err
+	s := &Set{
+		fns: map[string]cuda.Function{}, perSM: map[string]int{}, kernelModule: map[string]string{},
+		sms: max(info.SMs, 1), target: target, sm: SMFor(info.Major, info.Minor), ptxOnly: ptxOnly,
 	}
-	mod, err := c.LoadModule(ptx)
-	if err != nil {
-		return nil, fmt.Errorf("loading kernels module %s: %w", ModuleQuantize, err)
-	}
-	s := &Set{mod: mod, fns: map[string]cuda.Function{}, sms: max(info.SMs, 1), target: target}
 	if err := s.readVariants(); err != nil {
-		_ = c.UnloadModule(mod)
 		return nil, err
 	}
-	var names []string
-	for _, k := range typedKernels {
-		for _, d := range []DType{F32, BF16, F16} {
-			names = append(names, k+d.suffix())
+	for _, m := range moduleTable() {
+		for _, n := range append(m.required(), m.optional...) {
+			s.kernelModule[n] = m.name
 		}
 	}
-	for _, k := range halfKernels {
-		for _, d := range []DType{BF16, F16} {
-			names = append(names, k+d.suffix())
-		}
-	}
-	names = append(names, plainKernels...)
-	for _, n := range names {
-		f, err := c.Function(mod, n)
-		if err != nil {
-			_ = c.UnloadModule(mod)
-			return nil, err
-		}
-		s.fns[n] = f
-	}
-	// The grouped kernels are optional: a quantize PTX from before them
-	// still loads, and their launchers report the missing kernel.
-	for _, n := range groupedQuantizeKernels() {
-		if f, err := c.Function(mod, n); err == nil {
-			s.fns[n] = f
-		}
-	}
-	if err := s.loadExtra(c); err != nil {
-		_ = s.Close(c)
-		return nil, err
-	}
-	if err := s.readOccupancy(c); err != nil {
-		_ = s.Close(c)
+	if err := s.loadModule(c, ModulePayload); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// readOccupancy fills perSM for every kernel of the set.
-func (s *Set) readOccupancy(c *cuda.Ctx) error {
-	s.perSM = make(map[string]int, len(s.fns))
-	for name, f := range s.fns {
-		n, err := c.ResidentBlocks(f, threads, 0)
-		if err != nil {
-			return fmt.Errorf("kernels: %w", err)
-		}
-		s.perSM[name] = n
-	}
-	return nil
 }
 
 // waveSlots is how many blocks of kernel name run at once on the device,
@@ -209,8 +175,14 @@ func (s *Set) readOccupancy(c *cuda.Ctx) error {
 // when lower (SetTileGridCap). A grid-stride kernel given at most one wave
 // has every block resident from start to end, where a grid a fraction
 // over whole waves leaves its last blocks a part-empty wave of their own.
-// A kernel with no occupancy on record counts wavesPerSM blocks a SM.
-func (s *Set) waveSlots(name string) int64 {
+// The occupancy is read when the kernel's module loads, so waveSlots loads
+// it first if need be; a module that fails to load is reported by the
+// launch that follows. A kernel with no occupancy on record counts
+// wavesPerSM blocks a SM.
+func (s *Set) waveSlots(c *cuda.Ctx, name string) int64 {
+	if _, ok := s.perSM[name]; !ok {
+		_, _ = s.kernel(c, name)
+	}
 	perSM := s.perSM[name]
 	if perSM <= 0 {
 		perSM = wavesPerSM
@@ -220,13 +192,12 @@ func (s *Set) waveSlots(name string) int64 {
 
 // Close unloads the modules.
 func (s *Set) Close(c *cuda.Ctx) error {
-	err := c.UnloadModule(s.mod)
-	for _, m := range s.extra {
-		if e := c.UnloadModule(m); e != nil && err == nil {
-			err = e
-		}
+	var errs []error
+	for _, m := range s.loaded {
+		errs = append(errs, c.UnloadModule(m.mod))
 	}
-	return err
+	s.loaded, s.fns, s.perSM = nil, map[string]cuda.Function{}, map[string]int{}
+	return errors.Join(errs...)
 }
 
 // grid is the number of blocks for a grid-stride loop over work items.
@@ -245,9 +216,9 @@ func (s *Set) residentGrid(items int64, perThread int64) cuda.Dim3 {
 }
 
 func (s *Set) launch(c *cuda.Ctx, name string, grid, block cuda.Dim3, st cuda.Stream) error {
-	f, ok := s.fns[name]
-	if !ok {
-		return fmt.Errorf("kernels: no kernel %q", name)
+	f, err := s.kernel(c, name)
+	if err != nil {
+		return err
 	}
 	return c.Launch(f, grid, block, 0, st, &s.args)
 }
@@ -377,7 +348,7 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		tiles := int64((cols+tile-1)/tile) * int64((rows+tile-1)/tile)
 		grid := cuda.Dim(int(tiles))
 		if history.Ptr() != 0 {
-			grid = s.balancedWave(name, tiles)
+			grid = s.balancedWave(c, name, tiles)
 		}
 		return s.launch(c, name, grid, cuda.Dim(threads), st)
 	}
@@ -403,16 +374,16 @@ func balancedGrid(items, slots int64) int64 {
 // tile when the tiles are fewer. The occupancy, not a constant beside the
 // launcher, sets the grid, so a change of the kernel's launch bound alone
 // resizes it.
-func (s *Set) tileGrid(name string, tx, ty int) cuda.Dim3 {
-	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.waveSlots(name)))))
+func (s *Set) tileGrid(c *cuda.Ctx, name string, tx, ty int) cuda.Dim3 {
+	return cuda.Dim(int(max(1, min(int64(tx)*int64(ty), s.waveSlots(c, name)))))
 }
 
 // balancedWave is the grid of persistent kernel name whose blocks stride
 // over items that carry a per-block commit (the fused amax): at most the
 // blocks that fit at once (waveSlots), balanced so that every block takes
 // as many items or one fewer (balancedGrid).
-func (s *Set) balancedWave(name string, items int64) cuda.Dim3 {
-	return cuda.Dim(int(balancedGrid(items, s.waveSlots(name))))
+func (s *Set) balancedWave(c *cuda.Ctx, name string, items int64) cuda.Dim3 {
+	return cuda.Dim(int(balancedGrid(items, s.waveSlots(c, name))))
 }
 
 // capSlots is slots, or the tests' grid cap when it is lower

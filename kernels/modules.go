@@ -1,7 +1,11 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
+	"time"
 
 	"github.com/kquant/kquant/internal/cuda"
 )
@@ -25,59 +29,147 @@ const (
 	ModuleMX2D = "mx2d"
 )
 
-// extraModules lists each module's kernels: typed ones get the _f32, _bf16
-// and _f16 suffixes; optional ones are looked up when present (a PTX from
-// before they existed still loads, and their callers fall back).
-func extraModules() []struct {
-	name                   string
-	typed, plain, optional []string
-} {
-	return []struct {
-		name                   string
-		typed, plain, optional []string
-	}{
-		{ModuleBlock, []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_", "kq_blk_2dg_"}, nil, nil},
-		{ModuleNVFP4, []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_"},
-			[]string{"kq_swizzle", "kq_nvf4_dequant", "kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16"}, nil},
-		{ModuleGrouped, nil, []string{"kq_grp_offsets"}, nil},
-		{ModulePayload, nil, []string{"kq_payload_copy"}, payloadClassKernels()},
-		{ModuleGEMM, nil, []string{"kq_blk_dequant", "kq_sgemm_nt"}, nil},
-		{ModuleMX2D, []string{"kq_mx2d_", "kq_grp_mx2d_"}, nil, nil},
-		{ModuleTiming, nil, []string{"kq_l2_sweep"}, nil},
+// moduleKernels is one module's kernels: typed ones get the _f32, _bf16
+// and _f16 suffixes, half ones _bf16 and _f16; optional ones are looked up
+// when present (code from before they existed still loads, and their
+// callers fall back or report the missing kernel).
+type moduleKernels struct {
+	name                         string
+	typed, half, plain, optional []string
+}
+
+// required is every kernel the module must have.
+func (m moduleKernels) required() []string {
+	names := append([]string(nil), m.plain...)
+	for _, k := range m.typed {
+		for _, d := range []DType{F32, BF16, F16} {
+			names = append(names, k+d.suffix())
+		}
+	}
+	for _, k := range m.half {
+		for _, d := range []DType{BF16, F16} {
+			names = append(names, k+d.suffix())
+		}
+	}
+	return names
+}
+
+// moduleTable lists every module and its kernels.
+func moduleTable() []moduleKernels {
+	return []moduleKernels{
+		{name: ModuleQuantize, typed: typedKernels, half: halfKernels, plain: plainKernels, optional: groupedQuantizeKernels()},
+		{name: ModuleBlock, typed: []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_", "kq_blk_2dg_"}},
+		{name: ModuleNVFP4, typed: []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_"},
+			plain: []string{"kq_swizzle", "kq_nvf4_dequant", "kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16"}},
+		{name: ModuleGrouped, plain: []string{"kq_grp_offsets"}},
+		{name: ModulePayload, plain: []string{"kq_payload_copy"}, optional: payloadClassKernels()},
+		{name: ModuleGEMM, plain: []string{"kq_blk_dequant", "kq_sgemm_nt"}},
+		{name: ModuleMX2D, typed: []string{"kq_mx2d_", "kq_grp_mx2d_"}},
+		{name: ModuleTiming, plain: []string{"kq_l2_sweep"}},
 	}
 }
 
-// loadExtra loads the modules of extraModules into s.
-func (s *Set) loadExtra(c *cuda.Ctx) error {
-	for _, m := range extraModules() {
-		ptx, err := PTX(m.name, s.target)
-		if err != nil {
-			return err
-		}
-		mod, err := c.LoadModule(ptx)
-		if err != nil {
-			return fmt.Errorf("loading kernels module %s: %w", m.name, err)
-		}
-		s.extra = append(s.extra, mod)
-		names := append([]string(nil), m.plain...)
-		for _, k := range m.typed {
-			for _, d := range []DType{F32, BF16, F16} {
-				names = append(names, k+d.suffix())
-			}
-		}
-		for _, n := range names {
-			f, err := c.Function(mod, n)
-			if err != nil {
-				return fmt.Errorf("module %s: %w", m.name, err)
-			}
-			s.fns[n] = f
-		}
-		for _, n := range m.optional {
-			if f, err := c.Function(mod, n); err == nil {
-				s.fns[n] = f
-			}
+// LoadedModule is a module a Set has loaded: its name, the code the
+// driver was given (a cubin's SM, "sm_90", or a PTX target, "compute_90",
+// which the driver JIT-compiled) and how long the driver took to load it.
+type LoadedModule struct {
+	Name, Code string
+	Took       time.Duration
+	mod        cuda.Module
+}
+
+// Loaded lists the modules loaded so far, in the order of their first use.
+func (s *Set) Loaded() []LoadedModule { return append([]LoadedModule(nil), s.loaded...) }
+
+// kernel returns kernel name, loading its module on first use.
+func (s *Set) kernel(c *cuda.Ctx, name string) (cuda.Function, error) {
+	if f, ok := s.fns[name]; ok {
+		return f, nil
+	}
+	module, ok := s.kernelModule[name]
+	if !ok || s.isLoaded(module) {
+		return cuda.Function{}, fmt.Errorf("kernels: no kernel %q", name)
+	}
+	if err := s.loadModule(c, module); err != nil {
+		return cuda.Function{}, err
+	}
+	if f, ok := s.fns[name]; ok {
+		return f, nil
+	}
+	return cuda.Function{}, fmt.Errorf("kernels: no kernel %q in module %s", name, module)
+}
+
+func (s *Set) isLoaded(module string) bool {
+	for _, m := range s.loaded {
+		if m.Name == module {
+			return true
 		}
 	}
+	return false
+}
+
+// image is what the driver loads for module: the cubin of the device's SM
+// when there is one and PTXTargetEnv forces no PTX, else the PTX of the
+// set's target. code names it (LoadedModule.Code).
+func (s *Set) image(module string) (img []byte, code string, err error) {
+	if !s.ptxOnly {
+		img, err := Cubin(module, s.sm)
+		if err == nil {
+			return img, s.sm, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", err
+		}
+	}
+	img, err = PTX(module, s.target)
+	return img, string(s.target), err
+}
+
+// loadModule loads module and looks up its kernels and their occupancy.
+func (s *Set) loadModule(c *cuda.Ctx, module string) error {
+	var spec moduleKernels
+	for _, m := range moduleTable() {
+		if m.name == module {
+			spec = m
+		}
+	}
+	if spec.name == "" {
+		return fmt.Errorf("kernels: no module %q", module)
+	}
+	img, code, err := s.image(module)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	mod, err := c.LoadModule(img)
+	if err != nil {
+		return fmt.Errorf("loading kernels module %s (%s): %w", module, code, err)
+	}
+	took := time.Since(start)
+	fns := map[string]cuda.Function{}
+	for _, n := range spec.required() {
+		f, err := c.Function(mod, n)
+		if err != nil {
+			_ = c.UnloadModule(mod)
+			return fmt.Errorf("module %s (%s): %w", module, code, err)
+		}
+		fns[n] = f
+	}
+	for _, n := range spec.optional {
+		if f, err := c.Function(mod, n); err == nil {
+			fns[n] = f
+		}
+	}
+	perSM := make(map[string]int, len(fns))
+	for n, f := range fns {
+		if perSM[n], err = c.ResidentBlocks(f, threads, 0); err != nil {
+			_ = c.UnloadModule(mod)
+			return fmt.Errorf("kernels: %w", err)
+		}
+	}
+	maps.Copy(s.fns, fns)
+	maps.Copy(s.perSM, perSM)
+	s.loaded = append(s.loaded, LoadedModule{Name: module, Code: code, Took: took, mod: mod})
 	return nil
 }
 

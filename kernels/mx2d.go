@@ -94,7 +94,7 @@ func (s *Set) MXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows
 	// macro tiles (a warp per 32x64 piece), taken in kq_sched_claim's
 	// order, so that the fused amax commits once per resident block.
 	name := "kq_mx2d_" + dt.suffix()
-	return s.launch(c, name, s.tileGrid(name, cc/128, cr/4), cuda.Dim(threads), st)
+	return s.launch(c, name, s.tileGrid(c, name, cc/128, cr/4), cuda.Dim(threads), st)
 }
 
 // GroupedMXFP82D is the grouped (MoE) MXFP8BlockScaling quantize with
@@ -160,5 +160,5 @@ func (s *Set) GroupedMXFP82D(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffe
 	// At most the macro tiles of the most padded split vector, at most
 	// the blocks that fit at once (tileGrid; __launch_bounds__(256, 2)).
 	name := "kq_grp_mx2d_" + dt.suffix()
-	return s.launch(c, name, s.tileGrid(name, scolsCol/128, ceilDiv(maxRows, 128)), cuda.Dim(threads), st)
+	return s.launch(c, name, s.tileGrid(c, name, scolsCol/128, ceilDiv(maxRows, 128)), cuda.Dim(threads), st)
 }

@@ -62,13 +62,13 @@ func (s *Set) MXFP8Swizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer
 	case colwise && macro:
 		// The fused kernel's columnwise-only twin.
 		name := "kq_mxfp8_colw_" + dt.suffix()
-		return s.launch(c, name, s.mxfp8Macro(name, srows, scols), cuda.Dim(threads), st)
+		return s.launch(c, name, s.mxfp8Macro(c, name, srows, scols), cuda.Dim(threads), st)
 	case macro:
 		// The rowwise streaming kernel (kq_mxfp8_rowb): tiles of 4 rows x
 		// mxfp8RowbCols columns of the padded scale matrix's element space,
 		// the resident blocks striding over them.
 		name := "kq_mxfp8_rowb_" + dt.suffix()
-		return s.launch(c, name, s.mxfp8RowbGrid(name, srows, scols), cuda.Dim(threads), st)
+		return s.launch(c, name, s.mxfp8RowbGrid(c, name, srows, scols), cuda.Dim(threads), st)
 	case colwise && vec:
 		// 32x256 tiles through shared memory, blocks striding over them.
 		tiles := int64(srows) * int64((scols+255)/256)
@@ -97,9 +97,9 @@ const mxfp8RowbCols = 2048
 // __launch_bounds__(256, 4)), balanced, so that the fused amax commits
 // once a block. The occupancy, not a constant here, sets the grid, so a
 // change of the launch bound alone resizes it.
-func (s *Set) mxfp8RowbGrid(name string, srows, scols int) cuda.Dim3 {
+func (s *Set) mxfp8RowbGrid(c *cuda.Ctx, name string, srows, scols int) cuda.Dim3 {
 	tiles := int64(srows/4) * int64(ceilDiv(scols, mxfp8RowbCols/32))
-	return s.balancedWave(name, tiles)
+	return s.balancedWave(c, name, tiles)
 }
 
 // MXFP8BothFits reports whether MXFP8Both handles a [rows, cols] tensor of
@@ -128,9 +128,9 @@ func MXFP8BothFits(dt DType, rows, cols int, x, outRow, scRow, outCol, scCol cud
 // the 64x64 cast+transpose and a 64-register rework at 4 blocks per SM
 // were measured against these on an H200, docs/benchmarks.md, and
 // dropped.)
-func (s *Set) mxfp8Macro(name string, srowsCol, scolsCol int) cuda.Dim3 {
+func (s *Set) mxfp8Macro(c *cuda.Ctx, name string, srowsCol, scolsCol int) cuda.Dim3 {
 	macros := int64(srowsCol/4) * int64(scolsCol/128)
-	return s.balancedWave(name, macros)
+	return s.balancedWave(c, name, macros)
 }
 
 // MXFP8Both quantizes a [rows, cols] tensor into both MXFP8 operands in one
@@ -187,7 +187,7 @@ func (s *Set) MXFP8BothSwizzled(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Bu
 	// One block per 128x128 macro tile (a warp per 32x64 piece), blocks
 	// striding over them; at most the blocks that fit at once.
 	name := "kq_mxfp8_both_" + dt.suffix()
-	return s.launch(c, name, s.mxfp8Macro(name, cr, cc), cuda.Dim(threads), st)
+	return s.launch(c, name, s.mxfp8Macro(c, name, cr, cc), cuda.Dim(threads), st)
 }
 
 // MXFP8Dequantize writes decode(q) * 2^(e-127) to out as float32.

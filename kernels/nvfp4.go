@@ -115,7 +115,7 @@ func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 	if fast {
 		gx, gy := ceilDiv(cols, 128), rows/64
 		if offsets.Ptr() == 0 {
-			gy = s.nvfp4AmaxRHTRows(name, gx, gy)
+			gy = s.nvfp4AmaxRHTRows(c, name, gx, gy)
 		}
 		grid = cuda.Dim2(gx, gy)
 	}
@@ -129,8 +129,8 @@ func (s *Set) nvfp4AmaxRHT(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer,
 // the row tiles of its 128 columns, and the grid holds no more blocks
 // than fit at once (waveSlots: 4 a SM at its 61 registers; the tests' cap
 // when set), so that no block waits for a second wave; at least one.
-func (s *Set) nvfp4AmaxRHTRows(name string, gx, tiles int) int {
-	return max(1, min(tiles, int(s.waveSlots(name))/gx))
+func (s *Set) nvfp4AmaxRHTRows(c *cuda.Ctx, name string, gx, tiles int) int {
+	return max(1, min(tiles, int(s.waveSlots(c, name))/gx))
 }
 
 func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax, offsets cuda.Buffer, groups int, flag cuda.Buffer) error {
@@ -138,7 +138,7 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 	// (nvfp4AmaxShare).
 	name := "kq_nvf4_amax_" + dt.suffix()
 	tiles := ceilDiv(rows, 128)
-	gx := s.nvfp4AmaxShare(name, dt, cols, tiles)
+	gx := s.nvfp4AmaxShare(c, name, dt, cols, tiles)
 	s.args.Reset().Buffer(x).I32(int32(rows)).I32(int32(cols)).Buffer(amax).Ptr(optional(offsets)).I32(int32(groups)).Ptr(optional(flag)).
 		I32(b2i(aligned(16, x)))
 	return s.launch(c, name, cuda.Dim2(gx, tiles), cuda.Dim(threads), st)
@@ -152,9 +152,9 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // 8192 for the 1056 that fit (32 registers, 8 a SM): one wave of 1024
 // took the kernel from 68.8 to 64.2 us and 82% to 88% of DRAM bandwidth
 // (ncu, 16384x8192 BF16, H200).
-func (s *Set) nvfp4AmaxShare(name string, dt DType, cols, tiles int) int {
+func (s *Set) nvfp4AmaxShare(c *cuda.Ctx, name string, dt DType, cols, tiles int) int {
 	perTile := ceilDiv(128*cols*dt.Size(), 16*threads*4)
-	return max(1, min(perTile, int(s.waveSlots(name))/tiles))
+	return max(1, min(perTile, int(s.waveSlots(c, name))/tiles))
 }
 
 // nvfp4Tiled reports whether the tiled fast paths (64-row x 128-column
@@ -255,7 +255,7 @@ func (s *Set) nvfp4Col(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 		// several (every grid-th, or in the claimed order with
 		// NVFP4Opts.State), so that the next tile's loads overlap the
 		// current one's work (nvfp4_tile.cuh).
-		grid = s.tileGrid(name, sr/128, rows/64)
+		grid = s.tileGrid(c, name, sr/128, rows/64)
 	case fast:
 		grid = cuda.Dim2(sr/128, rows/64)
 	case offsets.Ptr() != 0:

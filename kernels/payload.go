@@ -32,18 +32,23 @@ func payloadClassKernels() []string {
 	return out
 }
 
-// payloadKernel returns the smallest loaded payload kernel holding n
-// bytes and its data size.
-func (s *Set) payloadKernel(n int) (cuda.Function, int, error) {
-	for _, c := range payloadClasses {
-		if c.bytes < n {
+// payloadKernel returns the smallest payload kernel of the module holding
+// n bytes and its data size.
+func (s *Set) payloadKernel(c *cuda.Ctx, n int) (cuda.Function, int, error) {
+	var err error
+	for _, class := range payloadClasses {
+		if class.bytes < n {
 			continue
 		}
-		if f, ok := s.fns[c.kernel]; ok {
-			return f, c.bytes, nil
+		var f cuda.Function
+		if f, err = s.kernel(c, class.kernel); err == nil {
+			return f, class.bytes, nil
 		}
 	}
-	return cuda.Function{}, 0, fmt.Errorf("kernels: no payload kernel for %d bytes", n)
+	if err == nil {
+		err = fmt.Errorf("the largest holds %d", PayloadChunk)
+	}
+	return cuda.Function{}, 0, fmt.Errorf("kernels: no payload kernel for %d bytes: %w", n, err)
 }
 
 // CopyViaParams copies src to the start of dst inside the parameters of
@@ -60,7 +65,7 @@ func (s *Set) CopyViaParams(c *cuda.Ctx, st cuda.Stream, dst cuda.Buffer, src []
 	}
 	for off := 0; off < len(src); off += PayloadChunk {
 		n := min(PayloadChunk, len(src)-off)
-		f, class, err := s.payloadKernel(n)
+		f, class, err := s.payloadKernel(c, n)
 		if err != nil {
 			return err
 		}
@@ -104,7 +109,7 @@ func (s *Set) CopyViaParamsArgs(c *cuda.Ctx, st cuda.Stream, dst cuda.Buffer, sr
 // (n = 0: the kernel writes nothing): the cheapest launch there is, to
 // compare host launch costs with.
 func (s *Set) LaunchNop(c *cuda.Ctx, st cuda.Stream) error {
-	f, class, err := s.payloadKernel(0)
+	f, class, err := s.payloadKernel(c, 0)
 	if err != nil {
 		return err
 	}

@@ -3,16 +3,19 @@ package kernels
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestPTXStamps fails when a kernel source or a header it includes changed
-// and its PTX, for either target, was not regenerated with
-// hack/gen-kernels.sh (which needs nvcc, so CI cannot do it: it can only
-// notice).
+// and its PTX, for either target, or its cubin, for any SM of kernels/sass,
+// was not regenerated with hack/gen-kernels.sh (which needs nvcc, so CI
+// cannot do it: it can only notice). Every module has a cubin for every SM
+// that has any (the machine code of one generation), sm_90 among them.
 func TestPTXStamps(t *testing.T) {
 	if _, err := os.Stat("kernels.go"); err != nil {
 		// A compiled test binary run elsewhere (the GPU machine runs
@@ -29,6 +32,13 @@ func TestPTXStamps(t *testing.T) {
 	headers, err := filepath.Glob("*.cuh") // in byte order of the names, as gen-kernels.sh (LC_ALL=C)
 	if err != nil {
 		t.Fatal(err)
+	}
+	sms, err := codeFS.ReadDir("sass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(sms, func(e fs.DirEntry) bool { return e.Name() == SMFor(9, 0) }) {
+		t.Errorf("no %s cubins embedded: run hack/gen-kernels.sh", SMFor(9, 0))
 	}
 	for _, src := range sources {
 		module := strings.TrimSuffix(src, ".cu")
@@ -54,11 +64,31 @@ func TestPTXStamps(t *testing.T) {
 					t.Errorf("%s PTX of %s was generated from source sha256 %q, %s and the headers are now %s: run hack/gen-kernels.sh", target, module, got, src, want)
 				}
 			}
+			if strings.HasSuffix(module, "_sm100a") {
+				return // PTX alone
+			}
+			for _, sm := range sms {
+				cubin, err := stampedCubin(module, sm.Name())
+				if err != nil {
+					t.Errorf("%s has no %s cubin: run hack/gen-kernels.sh on a machine with nvcc", src, sm.Name())
+					continue
+				}
+				if got := SourceHash(cubin); got != want {
+					t.Errorf("%s cubin of %s was assembled from source sha256 %q, %s and the headers are now %s: run hack/gen-kernels.sh", sm.Name(), module, got, src, want)
+				}
+				if _, err := Cubin(module, sm.Name()); err != nil {
+					t.Error(err)
+				}
+			}
 		})
 	}
-	// Every embedded PTX must still have its source.
-	for _, dir := range []string{".", "ptx80"} {
-		entries, err := ptxFS.ReadDir(dir)
+	// Every embedded PTX and cubin must still have its source.
+	dirs := []string{".", "ptx80"}
+	for _, sm := range sms {
+		dirs = append(dirs, "sass/"+sm.Name())
+	}
+	for _, dir := range dirs {
+		entries, err := codeFS.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +96,7 @@ func TestPTXStamps(t *testing.T) {
 			if e.IsDir() {
 				continue
 			}
-			src := strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".gz"), ".ptx") + ".cu"
+			src := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".gz"), ".ptx"), ".cubin") + ".cu"
 			if _, err := os.Stat(src); err != nil {
 				t.Errorf("%s/%s has no source %s", dir, e.Name(), src)
 			}

@@ -86,6 +86,17 @@ func open(dev *cuda.Device, closeDev bool) (*Backend, error) {
 	return b, nil
 }
 
+// KernelModules lists the kernel modules loaded so far (each loads on its
+// first use) and what each was loaded from (kernels.Set.Loaded).
+func (b *Backend) KernelModules() ([]kernels.LoadedModule, error) {
+	var mods []kernels.LoadedModule
+	err := b.dev.Do(func(*cuda.Ctx) error {
+		mods = b.set.Loaded()
+		return nil
+	})
+	return mods, err
+}
+
 // Name returns "cuda".
 func (*Backend) Name() string { return Name }
 
