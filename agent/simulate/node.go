@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -36,6 +37,11 @@ type Node struct {
 	processes map[string][]nvml.ProcessInfo
 	// share is the node an Only view was made from; its lock guards processes.
 	share *Node
+
+	// inits counts Init calls not yet matched by Shutdown, and eventSets the
+	// event sets created and not freed: what a real driver would see as the
+	// process's open handles (OpenHandles).
+	inits, eventSets atomic.Int64
 }
 
 // gpu is one simulated GPU as specified.
@@ -127,13 +133,19 @@ func (n *Node) computeProcesses(uuid string) ([]nvml.ProcessInfo, nvml.Return) {
 }
 
 func (n *Node) build() {
-	events := &mock.EventSet{
-		WaitFunc: n.wait,
-		FreeFunc: func() nvml.Return { return nvml.SUCCESS },
-	}
 	n.lib = &mock.Interface{
-		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
-		ShutdownFunc:                   func() nvml.Return { return nvml.SUCCESS },
+		InitFunc: func() nvml.Return {
+			n.inits.Add(1)
+			return nvml.SUCCESS
+		},
+		ShutdownFunc: func() nvml.Return {
+			// A Shutdown without a matching Init fails, as NVML's does.
+			if n.inits.Add(-1) < 0 {
+				n.inits.Add(1)
+				return nvml.ERROR_UNINITIALIZED
+			}
+			return nvml.SUCCESS
+		},
 		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return DriverVersion, nvml.SUCCESS },
 		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return CUDADriverVersion, nvml.SUCCESS },
 		DeviceGetCountFunc:             func() (int, nvml.Return) { return len(n.devices), nvml.SUCCESS },
@@ -154,8 +166,29 @@ func (n *Node) build() {
 			}
 			return nil, nvml.ERROR_NOT_FOUND
 		},
-		EventSetCreateFunc: func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS },
+		EventSetCreateFunc: func() (nvml.EventSet, nvml.Return) {
+			n.eventSets.Add(1)
+			var freed atomic.Bool
+			return &mock.EventSet{
+				WaitFunc: n.wait,
+				FreeFunc: func() nvml.Return {
+					if freed.Swap(true) {
+						return nvml.ERROR_INVALID_ARGUMENT
+					}
+					n.eventSets.Add(-1)
+					return nvml.SUCCESS
+				},
+			}, nvml.SUCCESS
+		},
 	}
+}
+
+// OpenHandles is how many handles to the simulated driver are open: NVML
+// initialisations not yet shut down plus event sets not yet freed. A real
+// driver can be unloaded only when every process's count is 0, which is
+// what a driver upgrade waits for.
+func (n *Node) OpenHandles() int {
+	return int(n.inits.Load() + n.eventSets.Load())
 }
 
 // Library is the node's NVML, for nvml.Open.
