@@ -9,6 +9,8 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -21,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kquant/kquant/agent/baseline"
+	"github.com/kquant/kquant/agent/driverupgrade"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/gpuguard"
 	"github.com/kquant/kquant/agent/nvml"
@@ -181,6 +184,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 			return err
 		}
 	}
+	upgrades := &driverupgrade.Watcher{NodeName: opts.NodeName, Client: mgr.GetClient(), Profile: reporter}
+	if err := upgrades.SetupWithManager(mgr); err != nil {
+		return err
+	}
 	for _, run := range []func(context.Context) error{lease.Run, reporter.Run} {
 		// The manager hands runnables a context of its own: give them the
 		// agent's logger back, or their failures would go unlogged.
@@ -340,9 +347,11 @@ func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme
 		Scheme: scheme,
 		Logger: logging.FromContext(ctx),
 		Cache: cache.Options{
-			// The agent's only watch: runs labelled with this node.
+			// The agent's only watches: runs labelled with this node, and
+			// this Node itself (its GPU driver upgrade label).
 			ByObject: map[client.Object]cache.ByObject{
 				&v1alpha1.QuantRun{}: {Label: onNode},
+				&corev1.Node{}:       {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
 			},
 			// Any other cached read would start a cluster-wide watch; fail
 			// loudly instead.
