@@ -35,6 +35,9 @@ type Node struct {
 	pending []nvml.EventData
 	// processes are the compute processes on each GPU, by UUID.
 	processes map[string][]nvml.ProcessInfo
+	// driverVersion is what NVML reports; DriverVersion until
+	// SetDriverVersion (a simulated driver upgrade).
+	driverVersion string
 	// share is the node an Only view was made from; its lock guards processes.
 	share *Node
 
@@ -54,7 +57,7 @@ type gpu struct {
 
 // NewNode builds the mock library of node nodeName with the GPUs of spec.
 func NewNode(nodeName string, spec Spec) *Node {
-	n := &Node{processes: map[string][]nvml.ProcessInfo{}}
+	n := &Node{processes: map[string][]nvml.ProcessInfo{}, driverVersion: DriverVersion}
 	for i, p := range spec.Products() {
 		n.gpus = append(n.gpus, gpu{index: i, uuid: UUID(nodeName, i), product: p, migs: MIGSlices(nodeName, i, p)})
 	}
@@ -78,7 +81,7 @@ func (n *Node) addDevices(visible func(migUUID string) bool) {
 // parent showing that MIG device alone, sharing this node's process lists.
 // False when a UUID names no GPU or MIG device of the node.
 func (n *Node) Only(uuids ...string) (*Node, bool) {
-	only := &Node{processes: n.processes, share: n}
+	only := &Node{processes: n.processes, share: n, driverVersion: n.driverVersion}
 	found := 0
 	for _, g := range n.gpus {
 		whole := slices.Contains(uuids, g.uuid)
@@ -146,7 +149,11 @@ func (n *Node) build() {
 			}
 			return nvml.SUCCESS
 		},
-		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return DriverVersion, nvml.SUCCESS },
+		SystemGetDriverVersionFunc: func() (string, nvml.Return) {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.driverVersion, nvml.SUCCESS
+		},
 		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return CUDADriverVersion, nvml.SUCCESS },
 		DeviceGetCountFunc:             func() (int, nvml.Return) { return len(n.devices), nvml.SUCCESS },
 		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
@@ -181,6 +188,14 @@ func (n *Node) build() {
 			}, nvml.SUCCESS
 		},
 	}
+}
+
+// SetDriverVersion makes NVML report version from now on, as a driver
+// upgrade would.
+func (n *Node) SetDriverVersion(version string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.driverVersion = version
 }
 
 // OpenHandles is how many handles to the simulated driver are open: NVML
