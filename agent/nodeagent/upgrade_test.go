@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,9 +39,10 @@ func TestAgentStepsAsideForDriverUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg := prometheus.NewRegistry()
 	startAgent(t, nodeagent.Options{
 		NodeName: name, Namespace: agentNamespace, AgentVersion: "test",
-		Execution: nodeagent.ExecutionRunPod, Discoverer: d,
+		Execution: nodeagent.ExecutionRunPod, Discoverer: d, Registerer: reg,
 	})
 
 	const newDriver = "590.48.01"
@@ -96,6 +98,13 @@ func TestAgentStepsAsideForDriverUpgrade(t *testing.T) {
 			if got := sim.OpenHandles(); got != s.wantHandles {
 				return fmt.Errorf("%d open handles to the driver, want %d", got, s.wantHandles)
 			}
+			wantGauge := 0.0
+			if s.wantUpgrade == metav1.ConditionTrue {
+				wantGauge = 1
+			}
+			if got, err := gauge(reg, "kquant_agent_driver_upgrade"); err != nil || got != wantGauge {
+				return fmt.Errorf("kquant_agent_driver_upgrade = %v (%v), want %v", got, err, wantGauge)
+			}
 			return nil
 		})
 		if s.wantUpgrade == metav1.ConditionTrue {
@@ -109,6 +118,48 @@ func TestAgentStepsAsideForDriverUpgrade(t *testing.T) {
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionDriverUpgrade); c.Reason != profile.ReasonUpgradeDone {
 		t.Errorf("after the upgrade: DriverUpgrade reason %q, want %q", c.Reason, profile.ReasonUpgradeDone)
 	}
+}
+
+// TestSimulatedAgentExportsItsDriverHandles: a simulated agent, as the
+// cluster tests run it, says in its metrics that it holds no handle to its
+// simulated driver while the label says an upgrade is on.
+func TestSimulatedAgentExportsItsDriverHandles(t *testing.T) {
+	ctx := context.Background()
+	const name = "upgrading-sim"
+	if err := env.Client.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	startAgent(t, nodeagent.Options{
+		NodeName: name, Namespace: agentNamespace, AgentVersion: "test",
+		Execution: nodeagent.ExecutionRunPod, Simulate: spec(t, "H100:1"), Registerer: reg,
+	})
+	for _, s := range []struct {
+		state string
+		want  float64
+	}{{"", 2}, {"pod-restart-required", 0}, {driverupgrade.StateUpgradeDone, 2}} {
+		setUpgradeState(t, name, s.state)
+		eventually(t, 20*time.Second, fmt.Sprintf("handles in state %q", s.state), func() error {
+			if got, err := gauge(reg, "kquant_agent_simulated_driver_handles"); err != nil || got != s.want {
+				return fmt.Errorf("kquant_agent_simulated_driver_handles = %v (%v), want %v", got, err, s.want)
+			}
+			return nil
+		})
+	}
+}
+
+// gauge reads one unlabelled gauge of reg.
+func gauge(reg *prometheus.Registry, name string) (float64, error) {
+	families, err := reg.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue(), nil
+		}
+	}
+	return 0, fmt.Errorf("no gauge %s", name)
 }
 
 // setUpgradeState sets the GPU Operator's upgrade label, or removes it

@@ -228,10 +228,14 @@ func (r *Reporter) Resume(ctx context.Context) error {
 	return r.publish(ctx, node)
 }
 
-func (r *Reporter) upgrading() bool {
+func (r *Reporter) upgrading() bool { return r.DriverUpgrade() != "" }
+
+// DriverUpgrade is the upgrade state the agent steps aside for; empty while
+// it holds the driver.
+func (r *Reporter) DriverUpgrade() string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.driverUpgrade != ""
+	return r.driverUpgrade
 }
 
 func (r *Reporter) lastNode() *nvml.Node {
