@@ -1,4 +1,4 @@
-// Command nvml-release runs the agent's driver release (agent/nvml's Release
+// Command nvmlrelease runs the agent's driver release (agent/nvml's Release
 // and Reopen, what the agent does for a GPU Operator driver upgrade) against
 // the real NVML and prints the process's open /dev/nvidia* descriptors
 // after the open, after the release and after the reopen. It fails when a
@@ -6,9 +6,9 @@
 //
 // On a GPU node, or in a container with the driver mounted:
 //
-//	go build -o nvml-release ./hack/nvml-release && ./nvml-release
+//	go build -o nvmlrelease ./test/nvmlrelease && ./nvmlrelease
 //
-// It lives here, not in the agent, so that the binary is small enough to
+// It is a test of the product on a device, not part of it, and small enough to
 // travel to a GPU machine beside the checkout.
 package main
 
@@ -28,7 +28,7 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Stdout, gonvml.New(), "/proc/self/fd"); err != nil {
-		fmt.Fprintln(os.Stderr, "nvml-release:", err)
+		fmt.Fprintln(os.Stderr, "nvmlrelease:", err)
 		os.Exit(1)
 	}
 }
