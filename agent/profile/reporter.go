@@ -187,20 +187,22 @@ func (r *Reporter) Stop(ctx context.Context) error {
 // the manager places nothing more here, and then releases the driver. The
 // profile keeps the GPUs and the driver version last discovered, so that the
 // driver-change trigger compares the new version with the old one. Each new
-// state is published; the release happens once.
+// state is published; the release happens once, even when the publishing
+// fails.
 func (r *Reporter) StepAside(ctx context.Context, state string) error {
 	r.mu.Lock()
 	r.driverUpgrade = state
 	r.mu.Unlock()
-	if err := r.publish(ctx, r.lastNode()); err != nil {
-		return err
-	}
+	// The release does not wait for the API server: the driver manager
+	// unloads the driver whether or not the manager heard of the upgrade.
+	published := r.publish(ctx, r.lastNode())
+	var released error
 	if rel, ok := r.opts.Discoverer.(nvml.Releaser); ok {
 		if err := rel.Release(); err != nil {
-			return fmt.Errorf("releasing the GPU driver: %w", err)
+			released = fmt.Errorf("releasing the GPU driver: %w", err)
 		}
 	}
-	return nil
+	return errors.Join(published, released)
 }
 
 // Resume takes the driver back after an upgrade: it reopens NVML,
