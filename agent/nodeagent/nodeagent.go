@@ -9,6 +9,8 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -21,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kquant/kquant/agent/baseline"
+	"github.com/kquant/kquant/agent/driverupgrade"
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/gpuguard"
 	"github.com/kquant/kquant/agent/nvml"
@@ -128,7 +131,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err != nil {
 		return err
 	}
-	discoverer, lib, err := openDiscoverer(ctx, opts)
+	discoverer, lib, sim, err := openDiscoverer(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -165,6 +168,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 	if err := reporter.Start(ctx); err != nil {
 		return fmt.Errorf("publishing the first GPUNodeProfile: %w", err)
 	}
+	if err := registerDriverMetrics(opts.Registerer, reporter, sim); err != nil {
+		return err
+	}
 	lease := profile.NewLeaseKeeper(direct, opts.Clock, opts.Namespace, opts.NodeName, opts.AgentID,
 		opts.LeaseRenewInterval, opts.LeaseDuration)
 
@@ -180,6 +186,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, shutdown <-chan st
 		if err := setupRunBaselines(mgr, opts, reporter); err != nil {
 			return err
 		}
+	}
+	upgrades := &driverupgrade.Watcher{NodeName: opts.NodeName, Client: mgr.GetClient(), Profile: reporter}
+	if err := upgrades.SetupWithManager(mgr); err != nil {
+		return err
 	}
 	for _, run := range []func(context.Context) error{lease.Run, reporter.Run} {
 		// The manager hands runnables a context of its own: give them the
@@ -311,23 +321,55 @@ func defaults(opts *Options) error {
 	return nil
 }
 
-// openDiscoverer returns the node's discovery and the NVML library behind
-// it (nil when there is none: NVML absent, or a test's Discoverer).
-func openDiscoverer(ctx context.Context, opts Options) (nvml.Discoverer, gonvml.Interface, error) {
+// openDiscoverer returns the node's discovery, the NVML library behind it
+// (nil when there is none: NVML absent, or a test's Discoverer) and the
+// simulated node (nil unless Simulate is set).
+func openDiscoverer(ctx context.Context, opts Options) (nvml.Discoverer, gonvml.Interface, *simulate.Node, error) {
 	switch {
 	case opts.Simulate != nil:
-		lib := simulate.NewNode(opts.NodeName, opts.Simulate).Library()
-		d, err := nvml.Open(ctx, lib)
+		sim := simulate.NewNode(opts.NodeName, opts.Simulate)
+		d, err := nvml.Open(ctx, sim.Library())
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening simulated node %s: %w", opts.Simulate, err)
+			return nil, nil, nil, fmt.Errorf("opening simulated node %s: %w", opts.Simulate, err)
 		}
-		return d, lib, nil
+		return d, sim.Library(), sim, nil
 	case opts.Discoverer != nil:
-		return opts.Discoverer, nil, nil
+		return opts.Discoverer, nil, nil, nil
 	default:
 		d, lib := nvml.Auto(ctx)
-		return d, lib, nil
+		return d, lib, nil, nil
 	}
+}
+
+// registerDriverMetrics exports whether the agent stepped aside for a driver
+// upgrade and, on a simulated node, how many handles it holds to the
+// simulated driver, so that the cluster tests can check that an upgrade
+// finds none.
+func registerDriverMetrics(reg prometheus.Registerer, reporter *profile.Reporter, sim *simulate.Node) error {
+	if reg == nil {
+		return nil
+	}
+	collectors := []prometheus.Collector{prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "kquant_agent_driver_upgrade",
+		Help: "1 while the agent has released the GPU driver for a GPU Operator driver upgrade, else 0.",
+	}, func() float64 {
+		if reporter.DriverUpgrade() != "" {
+			return 1
+		}
+		return 0
+	})}
+	if sim != nil {
+		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kquant_agent_simulated_driver_handles",
+			Help: "Handles the agent holds to its simulated driver: NVML initialisations and event sets not yet closed.",
+		}, func() float64 { return float64(sim.OpenHandles()) }))
+	}
+	for _, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("registering driver metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme, opts Options) (ctrl.Manager, error) {
@@ -340,9 +382,11 @@ func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme
 		Scheme: scheme,
 		Logger: logging.FromContext(ctx),
 		Cache: cache.Options{
-			// The agent's only watch: runs labelled with this node.
+			// The agent's only watches: runs labelled with this node, and
+			// this Node itself (its GPU driver upgrade label).
 			ByObject: map[client.Object]cache.ByObject{
 				&v1alpha1.QuantRun{}: {Label: onNode},
+				&corev1.Node{}:       {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
 			},
 			// Any other cached read would start a cluster-wide watch; fail
 			// loudly instead.

@@ -2,6 +2,7 @@ package nvml
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/capability"
@@ -44,3 +45,17 @@ type Discoverer interface {
 	// Close releases the library.
 	Close() error
 }
+
+// Releaser is a Discoverer that can let go of the driver for a while (a
+// driver upgrade) and take it back.
+type Releaser interface {
+	Discoverer
+	// Release closes every handle to the driver; Discover fails with
+	// ErrReleased until Reopen. It is idempotent.
+	Release() error
+	// Reopen opens the driver loaded now; it is idempotent.
+	Reopen(ctx context.Context) error
+}
+
+// ErrReleased is Discover's answer while the driver is released.
+var ErrReleased = errors.New("the GPU driver is released (driver upgrade)")

@@ -13,4 +13,11 @@
 // critical errors (except those caused by applications) make it Unhealthy,
 // a temperature at or above the slowdown threshold makes it Degraded. XIDs
 // are sticky for the life of the Discoverer, since NVML reports each once.
+//
+// A GPU Operator driver upgrade unloads the kernel modules, which fails
+// while any process holds the driver open. NVML is therefore a Releaser:
+// Release frees the event set and shuts NVML down (the agent never opens
+// CUDA, so that closes its last /dev/nvidia* descriptor), Discover answers
+// ErrReleased meanwhile, and Reopen initialises the new driver and forgets
+// the old driver's XIDs.
 package nvml

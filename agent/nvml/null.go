@@ -8,10 +8,16 @@ type Null struct {
 	Reason string
 }
 
-var _ Discoverer = Null{}
+var _ Releaser = Null{}
 
 // Discover returns an empty node.
 func (Null) Discover(context.Context) (*Node, error) { return &Node{}, nil }
 
 // Close does nothing.
 func (Null) Close() error { return nil }
+
+// Release does nothing: Null holds no handle.
+func (Null) Release() error { return nil }
+
+// Reopen does nothing: a node that had no NVML at start keeps none.
+func (Null) Reopen(context.Context) error { return nil }

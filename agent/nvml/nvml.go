@@ -36,9 +36,16 @@ type NVML struct {
 	mu sync.Mutex
 	// xids remembers the critical XIDs seen per GPU UUID.
 	xids map[string][]uint64
+
+	// driver serialises discovery with Release and Reopen, so that no
+	// discovery reads a library being shut down.
+	driver sync.Mutex
+	// released is true between Release and Reopen: the library is shut
+	// down and the driver free to be unloaded.
+	released bool
 }
 
-var _ Discoverer = (*NVML)(nil)
+var _ Releaser = (*NVML)(nil)
 
 // Open initialises lib and registers for XID events on every GPU that
 // supports them. The caller must Close it.
@@ -102,13 +109,30 @@ func (n *NVML) registerXIDEvents(ctx context.Context) {
 	n.events = set
 }
 
-// Close frees the event set and shuts NVML down.
+// Close frees the event set and shuts NVML down; after Release it does
+// nothing more.
 func (n *NVML) Close() error {
+	return n.Release()
+}
+
+// Release lets go of the driver so that it can be unloaded (a GPU Operator
+// driver upgrade): it frees the event set and shuts NVML down, which closes
+// the process's /dev/nvidia* descriptors once no other Init is outstanding
+// (NVML counts them). Discover fails with ErrReleased until Reopen. Calling
+// it again does nothing.
+func (n *NVML) Release() error {
+	n.driver.Lock()
+	defer n.driver.Unlock()
+	if n.released {
+		return nil
+	}
+	n.released = true
 	var errs []error
 	if n.events != nil {
 		if ret := n.events.Free(); ret != nvml.SUCCESS {
 			errs = append(errs, fmt.Errorf("freeing NVML event set: %w", ret))
 		}
+		n.events = nil
 	}
 	if ret := n.lib.Shutdown(); ret != nvml.SUCCESS {
 		errs = append(errs, fmt.Errorf("shutting NVML down: %w", ret))
@@ -116,8 +140,35 @@ func (n *NVML) Close() error {
 	return errors.Join(errs...)
 }
 
-// Discover reads the driver and every GPU.
+// Reopen initialises NVML again after Release, on whatever driver is loaded
+// now, and registers for XID events anew. The XIDs seen before are
+// forgotten: a reloaded driver starts the GPUs afresh, as the restarted
+// device plugin does. Reopening an open library does nothing.
+func (n *NVML) Reopen(ctx context.Context) error {
+	n.driver.Lock()
+	defer n.driver.Unlock()
+	if !n.released {
+		return nil
+	}
+	if ret := n.lib.Init(); ret != nvml.SUCCESS {
+		return fmt.Errorf("initialising NVML again: %w", ret)
+	}
+	n.released = false
+	n.mu.Lock()
+	n.xids = map[string][]uint64{}
+	n.mu.Unlock()
+	n.registerXIDEvents(ctx)
+	return nil
+}
+
+// Discover reads the driver and every GPU; ErrReleased between Release and
+// Reopen.
 func (n *NVML) Discover(ctx context.Context) (*Node, error) {
+	n.driver.Lock()
+	defer n.driver.Unlock()
+	if n.released {
+		return nil, ErrReleased
+	}
 	node := &Node{}
 	driver, ret := n.lib.SystemGetDriverVersion()
 	if ret != nvml.SUCCESS {

@@ -23,6 +23,17 @@ const (
 	ReasonNoGPUs = "NoGPUs"
 	// ReasonAgentStopping: the agent is shutting down and takes no new runs.
 	ReasonAgentStopping = "AgentStopping"
+	// ReasonDriverUpgrade: the node's driver is being upgraded and the agent
+	// has released it (Ready False, and the DriverUpgrade condition True).
+	ReasonDriverUpgrade = "DriverUpgrade"
+)
+
+// DriverUpgrade condition reasons.
+const (
+	// ReasonUpgradeInProgress: the GPU Operator is upgrading the driver.
+	ReasonUpgradeInProgress = "UpgradeInProgress"
+	// ReasonUpgradeDone: the agent reopened the driver after an upgrade.
+	ReasonUpgradeDone = "UpgradeDone"
 )
 
 // Input is everything a profile is built from.
@@ -34,6 +45,9 @@ type Input struct {
 	AgentVersion string
 	// Stopping marks the profile not Ready during shutdown.
 	Stopping bool
+	// DriverUpgrade is the GPU Operator's upgrade state of the node while
+	// the agent steps aside for it (say "drain-required"); empty otherwise.
+	DriverUpgrade string
 	// Now stamps the Ready condition's transition time.
 	Now time.Time
 	// Previous is the last published status, so that an unchanged Ready
@@ -80,7 +94,26 @@ func Build(in Input) v1alpha1.GPUNodeProfileStatus {
 		st.Conditions = append([]metav1.Condition(nil), in.Previous.Conditions...)
 	}
 	meta.SetStatusCondition(&st.Conditions, readyCondition(in, len(node.GPUs), in.Now))
+	if c, ok := driverUpgradeCondition(in, st.Conditions); ok {
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
 	return st
+}
+
+// driverUpgradeCondition is True during an upgrade and False after one; a
+// node that never saw an upgrade gets none (ok false).
+func driverUpgradeCondition(in Input, conditions []metav1.Condition) (metav1.Condition, bool) {
+	c := metav1.Condition{Type: v1alpha1.ConditionDriverUpgrade, LastTransitionTime: metav1.NewTime(in.Now)}
+	switch {
+	case in.DriverUpgrade != "":
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeInProgress
+		c.Message = "the GPU Operator's driver upgrade is at " + in.DriverUpgrade + "; the agent has released the driver"
+	case meta.FindStatusCondition(conditions, v1alpha1.ConditionDriverUpgrade) != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonUpgradeDone, "the agent reopened the driver after its upgrade"
+	default:
+		return metav1.Condition{}, false
+	}
+	return c, true
 }
 
 // GPU converts one discovered GPU, with its recipe support.
@@ -134,6 +167,8 @@ func readyCondition(in Input, gpus int, now time.Time) metav1.Condition {
 	switch {
 	case in.Stopping:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonAgentStopping, "the agent is shutting down"
+	case in.DriverUpgrade != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonDriverUpgrade, "the GPU driver is being upgraded"
 	case gpus == 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNoGPUs, "discovery found no GPU"
 	}

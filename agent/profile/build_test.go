@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kquant/kquant/agent/nvml"
@@ -86,6 +87,49 @@ func TestBuildKeepsTransitionTimeWhileReadyHolds(t *testing.T) {
 	third := Build(Input{Node: node, Now: time.Unix(300, 0), Previous: &second, Stopping: true})
 	if got := third.Conditions[0].LastTransitionTime.Unix(); got != 300 {
 		t.Errorf("transition time %d, want 300 (changed condition)", got)
+	}
+}
+
+// TestBuildDriverUpgradeSequence follows one node through an upgrade: no
+// DriverUpgrade condition before, True (and Ready False) during it, False
+// after it, and still False, its transition kept, on the next refresh.
+func TestBuildDriverUpgradeSequence(t *testing.T) {
+	node := &nvml.Node{GPUs: []nvml.GPU{{Index: 0, UUID: "GPU-a", ComputeCapability: capability.V(9, 0)}}}
+	type want struct {
+		ready, upgrade metav1.ConditionStatus // "" when absent
+		readyReason    string
+		upgradeReason  string
+		upgradeSince   int64
+	}
+	steps := []struct {
+		name    string
+		upgrade string
+		want    want
+	}{
+		{name: "before", want: want{ready: metav1.ConditionTrue, readyReason: ReasonAgentReady}},
+		{name: "upgrade required", upgrade: "upgrade-required", want: want{ready: metav1.ConditionFalse, readyReason: ReasonDriverUpgrade,
+			upgrade: metav1.ConditionTrue, upgradeReason: ReasonUpgradeInProgress, upgradeSince: 1}},
+		{name: "drain required", upgrade: "drain-required", want: want{ready: metav1.ConditionFalse, readyReason: ReasonDriverUpgrade,
+			upgrade: metav1.ConditionTrue, upgradeReason: ReasonUpgradeInProgress, upgradeSince: 1}},
+		{name: "done", want: want{ready: metav1.ConditionTrue, readyReason: ReasonAgentReady,
+			upgrade: metav1.ConditionFalse, upgradeReason: ReasonUpgradeDone, upgradeSince: 3}},
+		{name: "next refresh", want: want{ready: metav1.ConditionTrue, readyReason: ReasonAgentReady,
+			upgrade: metav1.ConditionFalse, upgradeReason: ReasonUpgradeDone, upgradeSince: 3}},
+	}
+	var prev *v1alpha1.GPUNodeProfileStatus
+	for i, s := range steps {
+		st := Build(Input{Node: node, DriverUpgrade: s.upgrade, Now: time.Unix(int64(i), 0), Previous: prev})
+		prev = &st
+		var got want
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c != nil {
+			got.ready, got.readyReason = c.Status, c.Reason
+		}
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDriverUpgrade); c != nil {
+			got.upgrade, got.upgradeReason, got.upgradeSince = c.Status, c.Reason, c.LastTransitionTime.Unix()
+		}
+		if got != s.want {
+			t.Errorf("%s: conditions %+v, want %+v", s.name, got, s.want)
+		}
 	}
 }
 

@@ -6,7 +6,11 @@
 // recipe support, and status.gpus[].allocations, included). The Reporter
 // re-reads health every RefreshInterval and the allocations (its Allocations
 // source, the PodResources API) every AllocationInterval, and publishes when
-// the status changed; SetBaselines takes the baselines a run pod measured. Publisher
+// the status changed; SetBaselines takes the baselines a run pod measured.
+// StepAside and Resume bracket a GPU Operator driver upgrade: the profile
+// says the node is upgrading (condition DriverUpgrade True, Ready False)
+// and keeps the GPUs and driver version last seen while NVML is released,
+// then reports what the reopened driver shows. Publisher
 // writes it with server-side apply under the field manager "kquant-agent",
 // with an owner reference to the Node when the Node exists, so that deleting
 // the Node deletes its profile. LeaseKeeper renews the Lease

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -53,12 +54,15 @@ type Allocations interface {
 type Reporter struct {
 	opts ReporterOptions
 
-	mu          sync.RWMutex
-	status      *v1alpha1.GPUNodeProfileStatus
-	baselines   *v1alpha1.Baselines
-	stopping    bool
-	node        *nvml.Node
-	allocations map[string][]v1alpha1.GPUAllocation
+	mu        sync.RWMutex
+	status    *v1alpha1.GPUNodeProfileStatus
+	baselines *v1alpha1.Baselines
+	stopping  bool
+	// driverUpgrade is the upgrade state the agent steps aside for; empty
+	// while it holds the driver.
+	driverUpgrade string
+	node          *nvml.Node
+	allocations   map[string][]v1alpha1.GPUAllocation
 }
 
 // NewReporter returns a Reporter; call Start before anything else.
@@ -132,6 +136,9 @@ func (r *Reporter) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-allocTick:
+			if r.upgrading() {
+				continue // the kubelet's device IDs need NVML to resolve
+			}
 			r.readAllocations(ctx)
 			r.mu.RLock()
 			node = r.node
@@ -140,7 +147,13 @@ func (r *Reporter) Run(ctx context.Context) error {
 				continue // nothing published yet to add allocations to
 			}
 		case <-ticker.C():
+			if r.upgrading() {
+				continue // the driver is released; StepAside published
+			}
 			n, err := r.opts.Discoverer.Discover(ctx)
+			if errors.Is(err, nvml.ErrReleased) {
+				continue // StepAside released it after the check above
+			}
 			if err != nil {
 				log.Error(err, "GPU discovery failed")
 				continue
@@ -157,6 +170,9 @@ func (r *Reporter) Run(ctx context.Context) error {
 // more here while the agent shuts down.
 func (r *Reporter) Stop(ctx context.Context) error {
 	node, err := r.opts.Discoverer.Discover(ctx)
+	if errors.Is(err, nvml.ErrReleased) {
+		node, err = r.lastNode(), nil
+	}
 	if err != nil {
 		return fmt.Errorf("discovering GPUs: %w", err)
 	}
@@ -166,18 +182,83 @@ func (r *Reporter) Stop(ctx context.Context) error {
 	return r.publish(ctx, node)
 }
 
+// StepAside makes way for a driver upgrade at state (the GPU Operator's
+// upgrade state of the node): it publishes the profile as upgrading, so that
+// the manager places nothing more here, and then releases the driver. The
+// profile keeps the GPUs and the driver version last discovered, so that the
+// driver-change trigger compares the new version with the old one. Each new
+// state is published; the release happens once, even when the publishing
+// fails.
+func (r *Reporter) StepAside(ctx context.Context, state string) error {
+	r.mu.Lock()
+	r.driverUpgrade = state
+	r.mu.Unlock()
+	// The release does not wait for the API server: the driver manager
+	// unloads the driver whether or not the manager heard of the upgrade.
+	published := r.publish(ctx, r.lastNode())
+	var released error
+	if rel, ok := r.opts.Discoverer.(nvml.Releaser); ok {
+		if err := rel.Release(); err != nil {
+			released = fmt.Errorf("releasing the GPU driver: %w", err)
+		}
+	}
+	return errors.Join(published, released)
+}
+
+// Resume takes the driver back after an upgrade: it reopens NVML,
+// rediscovers the node (the new driver version, which the driver-change
+// trigger re-validates) and publishes the profile without the upgrade. It
+// does nothing when the agent was not stepping aside.
+func (r *Reporter) Resume(ctx context.Context) error {
+	if !r.upgrading() {
+		return nil
+	}
+	if rel, ok := r.opts.Discoverer.(nvml.Releaser); ok {
+		if err := rel.Reopen(ctx); err != nil {
+			return fmt.Errorf("reopening the GPU driver: %w", err)
+		}
+	}
+	node, err := r.opts.Discoverer.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("discovering GPUs after the driver upgrade: %w", err)
+	}
+	r.mu.Lock()
+	r.driverUpgrade = ""
+	r.mu.Unlock()
+	logging.FromContext(ctx).Info("Took the GPU driver back after its upgrade", "driver", node.DriverVersion)
+	r.readAllocations(ctx)
+	return r.publish(ctx, node)
+}
+
+func (r *Reporter) upgrading() bool { return r.DriverUpgrade() != "" }
+
+// DriverUpgrade is the upgrade state the agent steps aside for; empty while
+// it holds the driver.
+func (r *Reporter) DriverUpgrade() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.driverUpgrade
+}
+
+func (r *Reporter) lastNode() *nvml.Node {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.node
+}
+
 func (r *Reporter) publish(ctx context.Context, node *nvml.Node) error {
 	r.mu.RLock()
 	in := Input{
-		Node:         node,
-		Backend:      r.opts.Prober.Backend(),
-		Baselines:    r.baselines,
-		Simulated:    r.opts.Simulated,
-		AgentVersion: r.opts.AgentVersion,
-		Stopping:     r.stopping,
-		Now:          r.opts.Clock.Now(),
-		Previous:     r.status,
-		Allocations:  r.allocations,
+		Node:          node,
+		Backend:       r.opts.Prober.Backend(),
+		Baselines:     r.baselines,
+		Simulated:     r.opts.Simulated,
+		AgentVersion:  r.opts.AgentVersion,
+		Stopping:      r.stopping,
+		DriverUpgrade: r.driverUpgrade,
+		Now:           r.opts.Clock.Now(),
+		Previous:      r.status,
+		Allocations:   r.allocations,
 	}
 	r.mu.RUnlock()
 	st := Build(in)

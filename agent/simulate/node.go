@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -34,8 +35,16 @@ type Node struct {
 	pending []nvml.EventData
 	// processes are the compute processes on each GPU, by UUID.
 	processes map[string][]nvml.ProcessInfo
+	// driverVersion is what NVML reports; DriverVersion until
+	// SetDriverVersion (a simulated driver upgrade).
+	driverVersion string
 	// share is the node an Only view was made from; its lock guards processes.
 	share *Node
+
+	// inits counts Init calls not yet matched by Shutdown, and eventSets the
+	// event sets created and not freed: what a real driver would see as the
+	// process's open handles (OpenHandles).
+	inits, eventSets atomic.Int64
 }
 
 // gpu is one simulated GPU as specified.
@@ -48,7 +57,7 @@ type gpu struct {
 
 // NewNode builds the mock library of node nodeName with the GPUs of spec.
 func NewNode(nodeName string, spec Spec) *Node {
-	n := &Node{processes: map[string][]nvml.ProcessInfo{}}
+	n := &Node{processes: map[string][]nvml.ProcessInfo{}, driverVersion: DriverVersion}
 	for i, p := range spec.Products() {
 		n.gpus = append(n.gpus, gpu{index: i, uuid: UUID(nodeName, i), product: p, migs: MIGSlices(nodeName, i, p)})
 	}
@@ -72,7 +81,7 @@ func (n *Node) addDevices(visible func(migUUID string) bool) {
 // parent showing that MIG device alone, sharing this node's process lists.
 // False when a UUID names no GPU or MIG device of the node.
 func (n *Node) Only(uuids ...string) (*Node, bool) {
-	only := &Node{processes: n.processes, share: n}
+	only := &Node{processes: n.processes, share: n, driverVersion: n.driverVersion}
 	found := 0
 	for _, g := range n.gpus {
 		whole := slices.Contains(uuids, g.uuid)
@@ -127,14 +136,24 @@ func (n *Node) computeProcesses(uuid string) ([]nvml.ProcessInfo, nvml.Return) {
 }
 
 func (n *Node) build() {
-	events := &mock.EventSet{
-		WaitFunc: n.wait,
-		FreeFunc: func() nvml.Return { return nvml.SUCCESS },
-	}
 	n.lib = &mock.Interface{
-		InitFunc:                       func() nvml.Return { return nvml.SUCCESS },
-		ShutdownFunc:                   func() nvml.Return { return nvml.SUCCESS },
-		SystemGetDriverVersionFunc:     func() (string, nvml.Return) { return DriverVersion, nvml.SUCCESS },
+		InitFunc: func() nvml.Return {
+			n.inits.Add(1)
+			return nvml.SUCCESS
+		},
+		ShutdownFunc: func() nvml.Return {
+			// A Shutdown without a matching Init fails, as NVML's does.
+			if n.inits.Add(-1) < 0 {
+				n.inits.Add(1)
+				return nvml.ERROR_UNINITIALIZED
+			}
+			return nvml.SUCCESS
+		},
+		SystemGetDriverVersionFunc: func() (string, nvml.Return) {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.driverVersion, nvml.SUCCESS
+		},
 		SystemGetCudaDriverVersionFunc: func() (int, nvml.Return) { return CUDADriverVersion, nvml.SUCCESS },
 		DeviceGetCountFunc:             func() (int, nvml.Return) { return len(n.devices), nvml.SUCCESS },
 		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
@@ -154,8 +173,37 @@ func (n *Node) build() {
 			}
 			return nil, nvml.ERROR_NOT_FOUND
 		},
-		EventSetCreateFunc: func() (nvml.EventSet, nvml.Return) { return events, nvml.SUCCESS },
+		EventSetCreateFunc: func() (nvml.EventSet, nvml.Return) {
+			n.eventSets.Add(1)
+			var freed atomic.Bool
+			return &mock.EventSet{
+				WaitFunc: n.wait,
+				FreeFunc: func() nvml.Return {
+					if freed.Swap(true) {
+						return nvml.ERROR_INVALID_ARGUMENT
+					}
+					n.eventSets.Add(-1)
+					return nvml.SUCCESS
+				},
+			}, nvml.SUCCESS
+		},
 	}
+}
+
+// SetDriverVersion makes NVML report version from now on, as a driver
+// upgrade would.
+func (n *Node) SetDriverVersion(version string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.driverVersion = version
+}
+
+// OpenHandles is how many handles to the simulated driver are open: NVML
+// initialisations not yet shut down plus event sets not yet freed. A real
+// driver can be unloaded only when every process's count is 0, which is
+// what a driver upgrade waits for.
+func (n *Node) OpenHandles() int {
+	return int(n.inits.Load() + n.eventSets.Load())
 }
 
 // Library is the node's NVML, for nvml.Open.

@@ -264,7 +264,9 @@ type GPUNodeProfileStatus struct {
 	// agentVersion is the version of the agent that wrote this profile.
 	// +optional
 	AgentVersion string `json:"agentVersion,omitempty"`
-	// conditions: Ready is True while the agent can take runs.
+	// conditions: Ready is True while the agent can take runs; DriverUpgrade
+	// is True while the GPU Operator upgrades the node's driver and the agent
+	// has released it (see docs/gpu-operator.md).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -274,6 +276,12 @@ type GPUNodeProfileStatus struct {
 
 // ConditionReady is the Ready condition of QuantRecipe and GPUNodeProfile.
 const ConditionReady = "Ready"
+
+// ConditionDriverUpgrade is the GPUNodeProfile condition that is True while
+// the node's GPU driver is being upgraded: the agent has let go of the
+// driver and the manager places no runs on the node. A profile that never
+// saw an upgrade has no such condition.
+const ConditionDriverUpgrade = "DriverUpgrade"
 
 // GPUNodeProfile describes the GPUs of one node and what they can run. Its name
 // is the node's name; only that node's agent writes it.

@@ -59,6 +59,12 @@ func ProfileReady(profile *kquantv1alpha1.GPUNodeProfile) bool {
 	return meta.IsStatusConditionTrue(profile.Status.Conditions, kquantv1alpha1.ConditionReady)
 }
 
+// DriverUpgrading reports whether the agent stepped aside for a GPU driver
+// upgrade on the profile's node.
+func DriverUpgrading(profile *kquantv1alpha1.GPUNodeProfile) bool {
+	return meta.IsStatusConditionTrue(profile.Status.Conditions, kquantv1alpha1.ConditionDriverUpgrade)
+}
+
 // notNativeDetail words why gpu is not native for scheme: the numbers when the
 // GPU is below the scheme's floor, else the agent's own reason.
 func notNativeDetail(gpu *kquantv1alpha1.GPU, scheme kquantv1alpha1.Scheme, agentReason string) string {

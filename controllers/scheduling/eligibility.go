@@ -18,6 +18,7 @@ import (
 // Reasons a node or GPU is not eligible. Messages say it in words; reasons are
 // for code and tests.
 const (
+	ReasonDriverUpgrade        = "DriverUpgrade"
 	ReasonNodeNotReady         = "NodeNotReady"
 	ReasonLeaseExpired         = "LeaseExpired"
 	ReasonNodeSelectorMismatch = "NodeSelectorMismatch"
@@ -124,9 +125,19 @@ type gpuPredicate func(g *kquantv1alpha1.GPU, req *Requirements) (ok bool, reaso
 // The chains run in order and stop at the first rejection, so each node is
 // counted once, under the first rule it breaks.
 var (
-	nodeChain = []nodePredicate{profileReady, leaseFresh, nodeSelectorMatches}
+	nodeChain = []nodePredicate{driverNotUpgrading, profileReady, leaseFresh, nodeSelectorMatches}
 	gpuChain  = []gpuPredicate{gpuHealthy, architectureMatches, computeCapabilityAtLeast, recipeSupported, migIncluded}
 )
+
+// driverNotUpgrading keeps runs off a node whose GPU driver the GPU
+// Operator is upgrading. It comes before profileReady, whose Ready is False
+// then too, so that the message says why.
+func driverNotUpgrading(n *NodeState, _ *Requirements, _ time.Time) (bool, string, string) {
+	if !DriverUpgrading(n.Profile) {
+		return true, "", ""
+	}
+	return false, ReasonDriverUpgrade, "are upgrading their GPU driver"
+}
 
 func profileReady(n *NodeState, _ *Requirements, _ time.Time) (bool, string, string) {
 	if ProfileReady(n.Profile) {

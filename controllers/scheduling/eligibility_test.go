@@ -67,6 +67,22 @@ func TestEvaluateNode(t *testing.T) {
 			node: node(builders.MakeGPUNodeProfile("h").GPUs(builders.H100, 2).NotReady(), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
 			job: builders.MakeQuantJob("j", "ns").Obj(), wantReason: ReasonNodeNotReady, wantMsg: "are not Ready",
 		},
+		"driver upgrade in progress": {
+			node: node(builders.MakeGPUNodeProfile("h").GPUs(builders.H100, 2).DriverUpgrading("drain-required"), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
+			job: builders.MakeQuantJob("j", "ns").Obj(), wantReason: ReasonDriverUpgrade, wantMsg: "are upgrading their GPU driver",
+		},
+		"driver upgrade says so before an expired lease": {
+			node: func() NodeState {
+				n := node(builders.MakeGPUNodeProfile("h").GPUs(builders.H100, 2).DriverUpgrading("upgrade-failed"), nil)
+				n.Lease = nil
+				return n
+			}(), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
+			job: builders.MakeQuantJob("j", "ns").Obj(), wantReason: ReasonDriverUpgrade, wantMsg: "are upgrading their GPU driver",
+		},
+		"driver upgrade done": {
+			node: node(builders.MakeGPUNodeProfile("h").GPUs(builders.H100, 2).DriverUpgrading("drain-required").DriverUpgradeDone(), nil), scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
+			job: builders.MakeQuantJob("j", "ns").Obj(), wantGPUs: 2,
+		},
 		"lease expired": {
 			node: expired, scheme: kquantv1alpha1.SchemeFloat8CurrentScaling,
 			job: builders.MakeQuantJob("j", "ns").Obj(), wantReason: ReasonLeaseExpired, wantMsg: "have no fresh agent Lease",
@@ -192,6 +208,12 @@ func TestUnschedulableMessage(t *testing.T) {
 	want := "0/12 nodes: 8 lack native MXFP8 (compute capability 9.0 < 10.0), 4 do not match nodeSelector"
 	if got := UnschedulableMessage(results); got != want {
 		t.Errorf("UnschedulableMessage() = %q, want %q", got, want)
+	}
+	upgrading := append(nodes[:0:0], nodes[:2]...)
+	upgrading = append(upgrading, node(builders.MakeGPUNodeProfile("u1").GPUs(builders.H100, 8).DriverUpgrading("drain-required"), map[string]string{"pool": "train"}))
+	results = Evaluate(upgrading, &req, testNow)
+	if got, want := UnschedulableMessage(results), "0/3 nodes: 2 lack native MXFP8 (compute capability 9.0 < 10.0), 1 are upgrading their GPU driver"; got != want {
+		t.Errorf("UnschedulableMessage() with an upgrading node = %q, want %q", got, want)
 	}
 	if got, want := UnschedulableMessage(nil), "0/0 nodes: no GPUNodeProfile exists (is the kquant agent running?)"; got != want {
 		t.Errorf("UnschedulableMessage(nil) = %q, want %q", got, want)

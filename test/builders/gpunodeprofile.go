@@ -82,12 +82,32 @@ func (w *GPUNodeProfileWrapper) NotReady() *GPUNodeProfileWrapper {
 	return w.condition(metav1.ConditionFalse, "AgentNotReady", "the agent takes no runs")
 }
 
+// DriverUpgrading marks the profile as its agent does while the GPU
+// Operator upgrades the node's driver at state: DriverUpgrade True, Ready
+// False.
+func (w *GPUNodeProfileWrapper) DriverUpgrading(state string) *GPUNodeProfileWrapper {
+	w.setCondition(kquantv1alpha1.ConditionDriverUpgrade, metav1.ConditionTrue, "UpgradeInProgress",
+		"the GPU Operator's driver upgrade is at "+state+"; the agent has released the driver")
+	return w.condition(metav1.ConditionFalse, "DriverUpgrade", "the GPU driver is being upgraded")
+}
+
+// DriverUpgradeDone marks the profile as after an upgrade: DriverUpgrade
+// False, Ready True.
+func (w *GPUNodeProfileWrapper) DriverUpgradeDone() *GPUNodeProfileWrapper {
+	w.setCondition(kquantv1alpha1.ConditionDriverUpgrade, metav1.ConditionFalse, "UpgradeDone", "the agent reopened the driver after its upgrade")
+	return w.Ready()
+}
+
 func (w *GPUNodeProfileWrapper) condition(s metav1.ConditionStatus, reason, msg string) *GPUNodeProfileWrapper {
+	w.setCondition(kquantv1alpha1.ConditionReady, s, reason, msg)
+	return w
+}
+
+func (w *GPUNodeProfileWrapper) setCondition(typ string, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
-		Type: kquantv1alpha1.ConditionReady, Status: s, Reason: reason, Message: msg,
+		Type: typ, Status: s, Reason: reason, Message: msg,
 		LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
 	})
-	return w
 }
 
 // Obj returns the profile.

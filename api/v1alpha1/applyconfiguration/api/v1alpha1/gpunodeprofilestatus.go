@@ -34,7 +34,9 @@ type GPUNodeProfileStatusApplyConfiguration struct {
 	Baselines *BaselinesApplyConfiguration `json:"baselines,omitempty"`
 	// agentVersion is the version of the agent that wrote this profile.
 	AgentVersion *string `json:"agentVersion,omitempty"`
-	// conditions: Ready is True while the agent can take runs.
+	// conditions: Ready is True while the agent can take runs; DriverUpgrade
+	// is True while the GPU Operator upgrades the node's driver and the agent
+	// has released it (see docs/gpu-operator.md).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
