@@ -14,15 +14,17 @@
 //
 // The first line is for people (`kubectl describe pod` shows the message
 // as is) and for older managers, which read "<Reason>: <message>"; it is cut
-// to SummaryBytes. The second is the Document, compact JSON. When the
-// results do not fit, Encode drops parts of them in a fixed order, least
-// needed first, and lists what it dropped in the document's dropped field:
+// to SummaryBytes. The second is the Document, compact JSON. Its results
+// never carry numbers: they mirror the headline decimals, and every writer
+// of results derives them again (apply.RunResults). When the results do not
+// fit, Encode drops parts of them in a fixed order, least needed first, and
+// lists what it dropped in the document's dropped field:
 //
 //  1. shapes: the per-shape results (the headline figures summarise them);
 //  2. baselines: the GPU's reference costs (the next run measures them again);
-//  3. details: usage, capability, graph, overhead, performance and accuracy,
-//     keeping backend, numbers, verdict and reason;
-//  4. numbers: the headline figures, keeping verdict and reason;
+//  3. details: usage, capability and graph, keeping the headline;
+//  4. headline: overhead, performance and accuracy at the largest shape
+//     (and so the numbers), keeping backend, verdict and reason;
 //  5. results: all of them (only a verdict reason of kilobytes gets here).
 //
 // The phase, the run's reason and its message (cut to MessageBytes) always

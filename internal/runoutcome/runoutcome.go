@@ -30,7 +30,7 @@ const (
 	DroppedShapes    = "shapes"
 	DroppedBaselines = "baselines"
 	DroppedDetails   = "details"
-	DroppedNumbers   = "numbers"
+	DroppedHeadline  = "headline"
 	DroppedResults   = "results"
 )
 
@@ -76,6 +76,7 @@ func Encode(d Document) (string, error) {
 	d.Dropped = nil
 	if d.Results != nil {
 		d.Results = d.Results.DeepCopy()
+		d.Results.Numbers = nil
 	}
 	budget := MaxBytes - len(summary) - 1
 	for _, drop := range droppers {
@@ -138,13 +139,14 @@ var droppers = []dropper{
 	}},
 	{DroppedDetails, func(d *Document) bool {
 		r := d.Results
-		d.Results = &v1alpha1.RunResults{Backend: r.Backend, Numbers: r.Numbers, Verdict: r.Verdict, Reason: r.Reason}
+		d.Results = &v1alpha1.RunResults{Backend: r.Backend, Overhead: r.Overhead, Performance: r.Performance, Accuracy: r.Accuracy,
+			Verdict: r.Verdict, Reason: r.Reason}
 		return true
 	}},
-	{DroppedNumbers, func(d *Document) bool {
-		had := d.Results.Numbers != nil
-		d.Results.Numbers = nil
-		return had
+	{DroppedHeadline, func(d *Document) bool {
+		r := d.Results
+		d.Results = &v1alpha1.RunResults{Backend: r.Backend, Verdict: r.Verdict, Reason: r.Reason}
+		return true
 	}},
 	{DroppedResults, func(d *Document) bool {
 		d.Results = nil

@@ -43,38 +43,32 @@ func changedResults(change func(*v1alpha1.RunResults)) *v1alpha1.RunResults {
 	return r
 }
 
-// longNumbers are headline figures of 64 digits each.
-func longNumbers() *v1alpha1.ResultNumbers {
-	n := v1alpha1.NumberOf("1." + strings.Repeat("1", 62))
-	return &v1alpha1.ResultNumbers{HostEagerMicros: n, HostGraphMicros: n, BandwidthGBps: n, SNRdB: n}
-}
-
 func TestEncodeKeepsWhatFitsInOrder(t *testing.T) {
 	long := strings.Repeat("x", 3000)
 	tests := []struct {
-		name        string
-		doc         Document
-		wantDropped []string
-		wantShapes  int
-		wantVerdict bool
-		wantNumbers bool
+		name         string
+		doc          Document
+		wantDropped  []string
+		wantShapes   int
+		wantVerdict  bool
+		wantHeadline bool
 		// noResults is set when the document keeps no results at all.
 		noResults bool
 	}{
 		{name: "failed run, no results", doc: Document{Phase: v1alpha1.RunPhaseFailed, Reason: v1alpha1.RunReasonGPUInUse, Message: "another process holds the GPU"}},
 		{name: "all results fit", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: "finished", Results: results(3, true)},
-			wantShapes: 3, wantVerdict: true, wantNumbers: true},
+			wantShapes: 3, wantVerdict: true, wantHeadline: true},
 		{name: "too many shapes: shapes dropped first", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: "finished", Results: results(16, true)},
-			wantDropped: []string{DroppedShapes}, wantVerdict: true, wantNumbers: true},
-		{name: "long message and details: details dropped, numbers kept", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: long,
+			wantDropped: []string{DroppedShapes}, wantVerdict: true, wantHeadline: true},
+		{name: "long message and details: details dropped, headline kept", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: long,
+			Results: changedResults(func(r *v1alpha1.RunResults) { r.Capability = &v1alpha1.Capability{Reason: strings.Repeat("c", 3000)} })},
+			wantDropped: []string{DroppedShapes, DroppedBaselines, DroppedDetails}, wantVerdict: true, wantHeadline: true},
+		{name: "long headline: headline dropped, verdict kept", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: long,
 			Results: changedResults(func(r *v1alpha1.RunResults) { r.Performance.GPUMicros = strings.Repeat("9", 3000) })},
-			wantDropped: []string{DroppedShapes, DroppedBaselines, DroppedDetails}, wantVerdict: true, wantNumbers: true},
-		{name: "long verdict reason: numbers dropped, verdict kept", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: long,
-			Results: changedResults(func(r *v1alpha1.RunResults) { r.Reason, r.Numbers = strings.Repeat("R", 2620), longNumbers() })},
-			wantDropped: []string{DroppedShapes, DroppedBaselines, DroppedDetails, DroppedNumbers}, wantVerdict: true},
+			wantDropped: []string{DroppedShapes, DroppedBaselines, DroppedDetails, DroppedHeadline}, wantVerdict: true},
 		{name: "huge verdict reason: results dropped", doc: Document{Phase: v1alpha1.RunPhaseSucceeded, Message: long,
 			Results: changedResults(func(r *v1alpha1.RunResults) { r.Reason = strings.Repeat("R", 4000) })},
-			wantDropped: []string{DroppedShapes, DroppedBaselines, DroppedDetails, DroppedNumbers, DroppedResults}, noResults: true},
+			wantDropped: []string{DroppedShapes, DroppedBaselines, DroppedDetails, DroppedHeadline, DroppedResults}, noResults: true},
 		{name: "message of control characters: halved until it fits", doc: Document{Phase: v1alpha1.RunPhaseFailed,
 			Reason: v1alpha1.RunReasonRunPodFailed, Message: strings.Repeat("\x01", 3000)}},
 	}
@@ -120,8 +114,11 @@ func TestEncodeKeepsWhatFitsInOrder(t *testing.T) {
 			if (got.Results.Verdict == tt.doc.Results.Verdict && got.Results.Reason == tt.doc.Results.Reason) != tt.wantVerdict {
 				t.Errorf("verdict %s %s, want kept = %v", got.Results.Verdict, got.Results.Reason, tt.wantVerdict)
 			}
-			if (got.Results.Numbers != nil) != tt.wantNumbers {
-				t.Errorf("numbers = %+v, want kept = %v", got.Results.Numbers, tt.wantNumbers)
+			if got.Results.Numbers != nil {
+				t.Errorf("numbers = %+v, want none: the writer derives them", got.Results.Numbers)
+			}
+			if (got.Results.Performance != nil && got.Results.Accuracy != nil) != tt.wantHeadline {
+				t.Errorf("performance %+v, accuracy %+v, want kept = %v", got.Results.Performance, got.Results.Accuracy, tt.wantHeadline)
 			}
 		})
 	}
