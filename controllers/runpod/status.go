@@ -43,7 +43,7 @@ func (o Outcome) IsZero() bool { return o == Outcome{} }
 // podReasons are the reasons a run pod writes on its run (agent/runmode),
 // and whether they are retryable.
 var podReasons = map[string]bool{
-	kquantv1alpha1.RunReasonGPUInUse:    true,
+	kquantv1alpha1.RunReasonGPUInUse:     true,
 	kquantv1alpha1.RunReasonRunPodLost:   true,
 	kquantv1alpha1.RunReasonRunPodFailed: false,
 }
