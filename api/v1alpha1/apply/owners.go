@@ -28,7 +28,7 @@ import (
 //	                the exited pod's end
 //	bindTime        set when binding             carried over                carried over
 //	startTime       -                            set when starting           set when starting
-//	completionTime  set when failing             set when finishing          set when finishing
+//	completionTime  set when failing; the pod's   set when finishing          set when finishing
 //	agentID         -                            <pod>/<pod UID>             its own ID
 //	allocatedGPU    -                            the GPU the kubelet gave    the GPU it ran on
 //	results         from the exited pod's msg    the run's results           the run's results
