@@ -144,9 +144,10 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 			return m.API(), err
 		},
 	})
-	if out.Phase.IsTerminal() {
-		// Written whether or not the run's status write landed: if it did
-		// not, the manager records the run from it (runpod.PodOutcome).
+	if out.Phase.IsTerminal() || err == nil {
+		// A run's end is written whether or not its status write landed:
+		// if it did not, the manager records the run from it
+		// (runpod.PodOutcome).
 		outcome = out.TerminationMessage()
 	}
 	if err != nil {
@@ -154,9 +155,6 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	}
 	if out.Phase == v1alpha1.RunPhaseFailed {
 		return errors.New(runoutcome.Summary(out.Reason, out.Message))
-	}
-	if outcome == "" {
-		writeTerminationLog(c.terminationLog, out.TerminationMessage())
 	}
 	return nil
 }
