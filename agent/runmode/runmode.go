@@ -37,7 +37,9 @@ const DefaultFinishTimeout = 15 * time.Second
 // doubling, up to 10 s between tries, for as long as the write's context
 // allows (the run's time limit). Steps is only a ceiling the context reaches
 // first.
-var DefaultFinishBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 10 * time.Second, Steps: math.MaxInt32}
+func DefaultFinishBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 10 * time.Second, Steps: math.MaxInt32}
+}
 
 // Waiting for the manager to record this pod as the run's (status.runPod),
 // which it does right after creating the pod: DefaultRecordTimeout bounds
@@ -98,7 +100,7 @@ type Options struct {
 	GuardInterval time.Duration
 	FinishTimeout time.Duration
 	// FinishBackoff paces the final status write's retries
-	// (DefaultFinishBackoff when zero).
+	// (DefaultFinishBackoff() when its Duration is zero).
 	FinishBackoff wait.Backoff
 	// RecordTimeout and RecordPoll bound the wait for status.runPod
 	// (DefaultRecordTimeout, DefaultRecordPoll when zero).
@@ -166,7 +168,7 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 		opts.RecordPoll = DefaultRecordPoll
 	}
 	if opts.FinishBackoff.Duration <= 0 {
-		opts.FinishBackoff = DefaultFinishBackoff
+		opts.FinishBackoff = DefaultFinishBackoff()
 	}
 	started := opts.Clock.Now()
 	log := logging.FromContext(ctx).WithValues("quantRun", opts.Run.String(), "pod", opts.Pod.Name)

@@ -342,10 +342,8 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
 			Phase: kquantv1alpha1.RunPhasePending, Reason: out.Reason, Message: out.Message})
 	}
-	change := quantrun.StatusChange{Phase: out.Phase, Reason: out.Reason, Message: out.Message, CompletionTime: out.CompletionTime}
-	if out.FromPod {
-		change.Results = out.Results
-	}
+	change := quantrun.StatusChange{Phase: out.Phase, Reason: out.Reason, Message: out.Message,
+		CompletionTime: out.CompletionTime, Results: out.Results}
 	if change.CompletionTime == nil {
 		now := metav1.NewTime(r.clock.Now())
 		change.CompletionTime = &now
@@ -362,14 +360,13 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	// cached, still running run must find it had a pod, or it would create
 	// the lost pod again.
 	log := logging.FromContext(ctx).WithValues("quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
-	switch {
-	case out.FromPod:
+	if out.FromPod {
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, EventReasonRecordedFromRunPod, "RecordRun", "%s", out.Message)
 		log.Info("Run's end recorded from its run pod's termination message", "phase", out.Phase, "results", out.Results != nil)
-	default:
-		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, out.Reason, "FailRun", "%s", out.Message)
-		log.Info("Run failed in its run pod")
+		return nil
 	}
+	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, out.Reason, "FailRun", "%s", out.Message)
+	log.Info("Run failed in its run pod")
 	return nil
 }
 
