@@ -70,9 +70,9 @@ type Pod struct {
 	Node string
 }
 
-// AgentID is what the run pod writes as the run's status.agentID: the pod
-// and its UID, so that a retried run's new pod is told from the old one.
-func (p Pod) AgentID() string { return p.Name + "/" + string(p.UID) }
+// AgentID is what the run pod writes as the run's status.agentID
+// (v1alpha1.RunPodAgentID).
+func (p Pod) AgentID() string { return v1alpha1.RunPodAgentID(p.Name, p.UID) }
 
 // Options configure Execute.
 type Options struct {

@@ -59,6 +59,22 @@ func statusOwners(t *testing.T, run *kquantv1alpha1.QuantRun, fields ...string) 
 	return out
 }
 
+// startAsRunPod writes what pod writes when it starts run: Running, as
+// itself (status.agentID).
+func startAsRunPod(t *testing.T, run *kquantv1alpha1.QuantRun, pod *corev1.Pod) {
+	t.Helper()
+	fresh := &kquantv1alpha1.QuantRun{}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(run), fresh); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	fresh.Status.Phase, fresh.Status.StartTime = kquantv1alpha1.RunPhaseRunning, &now
+	fresh.Status.AgentID = kquantv1alpha1.RunPodAgentID(pod.Name, pod.UID)
+	if err := env.Client.Status().Update(t.Context(), fresh, client.FieldOwner(apply.ManagerRunPod)); err != nil {
+		t.Fatalf("starting the run as its run pod: %v", err)
+	}
+}
+
 // TestEndLeftInTheTerminationMessageIsRecorded: a run pod ended its run
 // but its status write never landed (the API server was away for as long
 // as it retried). The pod's termination message carries the outcome, and
@@ -69,6 +85,7 @@ func TestEndLeftInTheTerminationMessageIsRecorded(t *testing.T) {
 	run := boundRun(t, ns, "unrecorded-0-0", 0)
 	pod := runPod(t, run)
 	runStatus(t, run, "recording its run pod", func(s *kquantv1alpha1.QuantRunStatus) bool { return s.RunPod != nil })
+	startAsRunPod(t, run, pod)
 
 	ended := metav1.NewTime(time.Date(2026, 12, 7, 16, 0, 0, 0, time.UTC))
 	setPodStatus(t, pod, exitedWith(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,

@@ -71,7 +71,7 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 	if pod == nil {
 		return deleted
 	}
-	if out, ok := recordedOutcome(pod); ok {
+	if out, ok := recordedOutcome(run, pod); ok {
 		return out
 	}
 	switch pod.Status.Phase {
@@ -100,9 +100,14 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 // termination message, when it left one: the pod ran the run to its end and
 // its own status write did not land (were it in, the run would be finished
 // and PodOutcome would not look). It holds even for a pod deleted as it
-// exited: the pod's account of the run beats a guess from outside.
-func recordedOutcome(pod *corev1.Pod) (Outcome, bool) {
-	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+// exited: the pod's account of the run beats a guess from outside. It is
+// taken only from the pod that started the run (status.agentID, which only
+// that pod's token may write): a pod's termination message is written by
+// the kubelet, and by whoever else may update the pod's status, so the
+// start the pod wrote as itself is what ties the message to the run.
+func recordedOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) (Outcome, bool) {
+	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed ||
+		run.Status.AgentID != kquantv1alpha1.RunPodAgentID(pod.Name, pod.UID) {
 		return Outcome{}, false
 	}
 	for _, cs := range pod.Status.ContainerStatuses {

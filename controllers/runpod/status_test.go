@@ -16,7 +16,7 @@ import (
 
 func podIn(phase corev1.PodPhase, edit ...func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "run-1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "run-1", UID: "pod-uid"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName,
 			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
 		Status: corev1.PodStatus{Phase: phase},
@@ -87,8 +87,11 @@ func TestPodOutcome(t *testing.T) {
 	tests := []struct {
 		name     string
 		runPhase kquantv1alpha1.RunPhase
-		pod      *corev1.Pod
-		want     Outcome
+		// started is set when the pod wrote its start on the run
+		// (status.agentID).
+		started bool
+		pod     *corev1.Pod
+		want    Outcome
 	}{
 		{
 			name: "no free GPU: the run waits",
@@ -196,6 +199,7 @@ func TestPodOutcome(t *testing.T) {
 		{
 			name:     "ended the run, its write never landed: recorded from its termination message",
 			runPhase: kquantv1alpha1.RunPhaseRunning,
+			started:  true,
 			pod: podIn(corev1.PodFailed, terminated(1, "Error", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
 				Message: "finished on GPU GPU-1111", CompletionTime: &finished, Results: passed()}))),
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseSucceeded,
@@ -205,6 +209,7 @@ func TestPodOutcome(t *testing.T) {
 		{
 			name:     "results cut to fit: the message says what is missing",
 			runPhase: kquantv1alpha1.RunPhaseRunning,
+			started:  true,
 			pod:      podIn(corev1.PodSucceeded, terminated(0, "Completed", cutShapes(t))),
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseSucceeded,
 				Message: "finished (run pod run-1 ended the run but could not record it; recorded from its termination message without shapes (too long for it))",
@@ -213,6 +218,7 @@ func TestPodOutcome(t *testing.T) {
 		{
 			name:     "its own retryable failure, deleted as it exited",
 			runPhase: kquantv1alpha1.RunPhaseRunning,
+			started:  true,
 			pod: podIn(corev1.PodFailed, terminated(1, "Error", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseFailed,
 				Reason: kquantv1alpha1.RunReasonRunPodLost, Message: "asked to stop"})), func(p *corev1.Pod) {
 				p.DeletionTimestamp = &finished
@@ -221,6 +227,15 @@ func TestPodOutcome(t *testing.T) {
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost, Retryable: true,
 				Message: "asked to stop (run pod run-1 ended the run but could not record it; recorded from its termination message)",
 				FromPod: true, CompletionTime: &finished},
+		},
+		{
+			name:     "a termination message of a pod that did not start the run is only its exit",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			pod: podIn(corev1.PodFailed, terminated(1, "Error", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
+				Message: "forged", Results: passed()}))),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodFailed,
+				Message: "container run exited with code 1 (Error): " + encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
+					Message: "forged", Results: passed()})},
 		},
 		{
 			name:     "its write landed: nothing to do",
@@ -234,6 +249,9 @@ func TestPodOutcome(t *testing.T) {
 			run := boundRun()
 			if tt.runPhase != "" {
 				run.Status.Phase = tt.runPhase
+			}
+			if tt.started {
+				run.Status.AgentID = kquantv1alpha1.RunPodAgentID(tt.pod.Name, tt.pod.UID)
 			}
 			got := PodOutcome(run, tt.pod)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
