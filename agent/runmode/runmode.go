@@ -371,17 +371,23 @@ func finish(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st ex
 	log := logging.FromContext(ctx)
 	rv := claimed.ResourceVersion
 	backoff := opts.FinishBackoff
+	var last error
 	for tries := 1; ; tries++ {
 		err := finishOnce(ctx, opts, claimed, st, rv)
 		if err == nil || isFinal(err) {
 			return err
+		}
+		if last == nil || ctx.Err() == nil {
+			// A try cut short by the deadline says nothing about why the
+			// ones before it failed.
+			last = err
 		}
 		rv = ""
 		delay := backoff.Step()
 		log.Info("Recording the end of the run failed, retrying", "error", err.Error(), "tries", tries, "retryIn", delay.String())
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("gave up after %d tries (%w): %w", tries, context.Cause(ctx), err)
+			return fmt.Errorf("gave up after %d tries (%w): %w", tries, context.Cause(ctx), last)
 		case <-opts.Clock.After(delay):
 		}
 	}
