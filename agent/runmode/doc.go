@@ -24,10 +24,16 @@
 // guard found another process on the GPU (retryable), RunPodLost when the
 // pod was asked to stop (SIGTERM, ErrTerminated as the context's cause;
 // retryable, and never left Running), RunPodFailed when the pod cannot run at
-// all (no GPU visible, the wrong node) or the runner failed. The caller
-// writes Outcome.TerminationMessage to the container's termination log,
-// "<Reason>: <message>", which runpod.PodOutcome reads when the status write
-// itself was impossible.
+// all (no GPU visible, the wrong node) or the runner failed.
+//
+// The final write (finish) retries every error that a later try may get
+// past, connection errors and conflicts alike, with capped exponential
+// backoff until the run's time limit; only a refusal that cannot change
+// (Forbidden, NotFound, Invalid) stops it. The caller writes
+// Outcome.TerminationMessage to the container's termination log whether the
+// write landed or not: the outcome and the results that fit
+// (internal/runoutcome), from which the execution controller records a run
+// whose own write never landed (runpod.PodOutcome).
 //
 // Where the guard runs. NVML reports host PIDs in every container (the
 // driver is not PID-namespace aware), so a process must know its own host

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,14 +21,25 @@ import (
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/internal/logging"
+	"github.com/kquant/kquant/internal/runoutcome"
 )
 
 // FieldManager is the run pod's field manager.
 const FieldManager = apply.ManagerRunPod
 
 // DefaultFinishTimeout bounds recording the end of a run once the run pod was
-// asked to stop: a pod's default termination grace is 30 s.
+// asked to stop: a pod's default termination grace is 30 s. It is also the
+// least time a finished run's write is retried for, however close the run
+// came to its time limit.
 const DefaultFinishTimeout = 15 * time.Second
+
+// DefaultFinishBackoff is how the final status write is retried: from 200 ms,
+// doubling, up to 10 s between tries, for as long as the write's context
+// allows (the run's time limit). Steps is only a ceiling the context reaches
+// first.
+func DefaultFinishBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 10 * time.Second, Steps: math.MaxInt32}
+}
 
 // Waiting for the manager to record this pod as the run's (status.runPod),
 // which it does right after creating the pod: DefaultRecordTimeout bounds
@@ -57,9 +70,9 @@ type Pod struct {
 	Node string
 }
 
-// AgentID is what the run pod writes as the run's status.agentID: the pod
-// and its UID, so that a retried run's new pod is told from the old one.
-func (p Pod) AgentID() string { return p.Name + "/" + string(p.UID) }
+// AgentID is what the run pod writes as the run's status.agentID
+// (v1alpha1.RunPodAgentID).
+func (p Pod) AgentID() string { return v1alpha1.RunPodAgentID(p.Name, p.UID) }
 
 // Options configure Execute.
 type Options struct {
@@ -86,6 +99,9 @@ type Options struct {
 	Baselines     func(ctx context.Context, gpu v1alpha1.GPU) (*v1alpha1.Baselines, error)
 	GuardInterval time.Duration
 	FinishTimeout time.Duration
+	// FinishBackoff paces the final status write's retries
+	// (DefaultFinishBackoff() when its Duration is zero).
+	FinishBackoff wait.Backoff
 	// RecordTimeout and RecordPoll bound the wait for status.runPod
 	// (DefaultRecordTimeout, DefaultRecordPoll when zero).
 	RecordTimeout time.Duration
@@ -102,20 +118,35 @@ type Outcome struct {
 	// Reason is a RunReason* for a Failed run.
 	Reason  string
 	Message string
+	// Results and CompletionTime are the run's, once it finished here.
+	Results        *v1alpha1.RunResults
+	CompletionTime *metav1.Time
 }
 
 // Ran reports whether the run finished here (any verdict): the pod then
 // exits 0.
 func (o Outcome) Ran() bool { return o.Phase == v1alpha1.RunPhaseSucceeded }
 
-// TerminationMessage is "<Reason>: <message>" for a failed run, which
-// runpod.PodOutcome maps back to the run's reason, and the message
-// otherwise.
+// TerminationMessage is what the pod leaves in its termination log: for a
+// run that ended here, the runoutcome encoding ("<Reason>: <message>" on
+// the first line, which runpod.PodOutcome also reads, then the outcome with
+// the results that fit), from which the manager records the run if this
+// pod's own write never landed; otherwise the message alone.
 func (o Outcome) TerminationMessage() string {
-	if o.Reason != "" {
-		return o.Reason + ": " + o.Message
+	if o.Phase.IsTerminal() {
+		msg, err := runoutcome.Encode(runoutcome.Document{
+			Phase: o.Phase, Reason: o.Reason, Message: o.Message, CompletionTime: o.CompletionTime, Results: o.Results,
+		})
+		if err == nil {
+			return msg
+		}
 	}
-	return o.Message
+	return runoutcome.Summary(o.Reason, o.Message)
+}
+
+// outcomeOf is the Outcome of a run that ended here with st.
+func outcomeOf(st executor.Status) Outcome {
+	return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message, Results: st.Results, CompletionTime: st.CompletionTime}
 }
 
 // Execute runs one QuantRun in this pod: it reads the run, finds the GPU
@@ -136,6 +167,10 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 	if opts.RecordPoll <= 0 {
 		opts.RecordPoll = DefaultRecordPoll
 	}
+	if opts.FinishBackoff.Duration <= 0 {
+		opts.FinishBackoff = DefaultFinishBackoff()
+	}
+	started := opts.Clock.Now()
 	log := logging.FromContext(ctx).WithValues("quantRun", opts.Run.String(), "pod", opts.Pod.Name)
 	ctx = logging.IntoContext(ctx, log)
 	// Status writes outlive a SIGTERM, within FinishTimeout.
@@ -182,13 +217,30 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 		results.Baselines = b
 	}
 	st := end(claimed, opts, results, err, context.Cause(ctx))
-	finishCtx, cancel := context.WithTimeout(writeCtx, opts.FinishTimeout)
+	finishCtx, cancel := context.WithDeadline(writeCtx, finishDeadline(ctx, opts, claimed, started))
 	defer cancel()
 	if err := finish(finishCtx, opts, claimed, st); err != nil {
-		return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}, fmt.Errorf("recording the end of run %s: %w", opts.Run, err)
+		return outcomeOf(st), fmt.Errorf("recording the end of run %s: %w", opts.Run, err)
 	}
 	log.Info("Run ended", "phase", st.Phase, "reason", st.Reason, "message", st.Message)
-	return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}, nil
+	return outcomeOf(st), nil
+}
+
+// finishDeadline bounds the final status write's retries. A pod asked to
+// stop has its termination grace, FinishTimeout of it. Otherwise the run's
+// time limit (kquantv1alpha1.RunTimeout, counted here from the pod's start,
+// a little after the manager starts counting) bounds them: past it the
+// manager fails the run and deletes the pod anyway, and until then it waits
+// for this pod. A run that ended near its limit still gets FinishTimeout.
+func finishDeadline(ctx context.Context, opts Options, run *v1alpha1.QuantRun, started time.Time) time.Time {
+	least := opts.Clock.Now().Add(opts.FinishTimeout)
+	if errors.Is(context.Cause(ctx), ErrTerminated) {
+		return least
+	}
+	if limit := started.Add(v1alpha1.RunTimeout(run.Spec.Execution)); limit.After(least) {
+		return limit
+	}
+	return least
 }
 
 // awaitRecord reads the run until its status.runPod names this pod (or the
@@ -311,25 +363,58 @@ func failEarly(ctx context.Context, opts Options, run *v1alpha1.QuantRun, gpu *v
 // finish records the end, unless the run changed hands meanwhile (the
 // controller failed it, or a newer pod of it runs): that decision stands.
 // The first write is conditional on the claim's resourceVersion; a conflict
-// re-reads.
+// re-reads. Every error but a final one (isFinal) is retried with
+// FinishBackoff until ctx ends: an API server that is restarting, a
+// connection refused or reset, a timeout all pass, and the results are what
+// the run was for.
 func finish(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st executor.Status) error {
+	log := logging.FromContext(ctx)
 	rv := claimed.ResourceVersion
-	return retry.OnError(retry.DefaultBackoff, func(err error) bool {
-		return apierrors.IsConflict(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-			apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)
-	}, func() error {
-		cur := &v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Namespace: claimed.Namespace, Name: claimed.Name, ResourceVersion: rv}}
-		if rv == "" {
-			if err := opts.Client.Get(ctx, opts.Run, cur); err != nil {
-				return fmt.Errorf("reading run %s: %w", opts.Run, err)
-			}
-			if cur.Status.Phase != v1alpha1.RunPhaseRunning || cur.Status.AgentID != opts.Pod.AgentID() {
-				logging.FromContext(ctx).Info("Run changed hands while running, result dropped", "phase", cur.Status.Phase, "agentID", cur.Status.AgentID)
-				return nil
-			}
+	backoff := opts.FinishBackoff
+	var last error
+	for tries := 1; ; tries++ {
+		err := finishOnce(ctx, opts, claimed, st, rv)
+		if err == nil || isFinal(err) {
+			return err
+		}
+		if last == nil || ctx.Err() == nil {
+			// A try cut short by the deadline says nothing about why the
+			// ones before it failed.
+			last = err
 		}
 		rv = ""
-		_, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, cur, st)
-		return err
-	})
+		delay := backoff.Step()
+		log.Info("Recording the end of the run failed, retrying", "error", err.Error(), "tries", tries, "retryIn", delay.String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gave up after %d tries (%w): %w", tries, context.Cause(ctx), last)
+		case <-opts.Clock.After(delay):
+		}
+	}
+}
+
+// finishOnce makes one try of finish: conditional on rv when set, else on a
+// fresh read that must still show this pod running the run.
+func finishOnce(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st executor.Status, rv string) error {
+	cur := &v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Namespace: claimed.Namespace, Name: claimed.Name, ResourceVersion: rv}}
+	if rv == "" {
+		if err := opts.Client.Get(ctx, opts.Run, cur); err != nil {
+			return fmt.Errorf("reading run %s: %w", opts.Run, err)
+		}
+		if cur.Status.Phase != v1alpha1.RunPhaseRunning || cur.Status.AgentID != opts.Pod.AgentID() {
+			logging.FromContext(ctx).Info("Run changed hands while running, result dropped", "phase", cur.Status.Phase, "agentID", cur.Status.AgentID)
+			return nil
+		}
+	}
+	_, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, cur, st)
+	return err
+}
+
+// isFinal reports whether a failed final write can never succeed: the
+// run-pod admission policy refused it (the run finished or changed hands,
+// which the next read would show too), the run is gone, or the write itself
+// is invalid (a transition rule refused it). A conflict and everything else,
+// connection errors included, may pass on a later try.
+func isFinal(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
 }

@@ -151,6 +151,11 @@ const (
 // IsTerminal reports whether a run in this phase will never change again.
 func (p RunPhase) IsTerminal() bool { return p == RunPhaseSucceeded || p == RunPhaseFailed }
 
+// RunPodAgentID is the status.agentID a run pod writes when it starts its
+// run: the pod and its UID, so that a retried run's new pod is told from the
+// old one.
+func RunPodAgentID(podName string, podUID types.UID) string { return podName + "/" + string(podUID) }
+
 // Run condition types.
 const (
 	// RunConditionRestarted is True when the agent found the run Running after a

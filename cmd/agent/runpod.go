@@ -23,6 +23,7 @@ import (
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/logging"
+	"github.com/kquant/kquant/internal/runoutcome"
 )
 
 // runConfig is the command line of run mode.
@@ -48,7 +49,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.StringVar(&c.backend, "backend", nodeagent.BackendAuto, "auto, cuda or reference")
 	fs.StringVar(&c.simulate, "simulate", "", "simulate the node's GPUs as <product>:<count>[,...]; the run pod sees the run's GPU alone (tests, no kubelet)")
 	fs.StringVar(&c.allocation, "allocation", string(v1alpha1.AllocationSourceDevicePlugin), "how the kubelet allocated the GPU: DevicePlugin or DRA (recorded in status.allocatedGPU.source)")
-	fs.StringVar(&c.terminationLog, "termination-log", defaultTerminationLog, `file for the termination message ("<Reason>: <message>"); empty writes none`)
+	fs.StringVar(&c.terminationLog, "termination-log", defaultTerminationLog, `file for the termination message (the run's outcome, see internal/runoutcome); empty writes none`)
 	fs.DurationVar(&c.guardInterval, "guard-interval", executor.DefaultGuardInterval, "how often the GPU is checked for other processes while the run executes")
 	c.log.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -89,9 +90,14 @@ func runPod(args []string) error {
 // executeRun is run mode after the process-wide setup: it executes the run
 // and handles SIGTERM and SIGINT while it does.
 func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
+	var outcome string
 	defer func() {
-		// Whatever stopped the run, the kubelet shows why.
-		if exitErr != nil {
+		// Whatever stopped the run, the kubelet shows why: the run's
+		// outcome when it ended here, else the error.
+		switch {
+		case outcome != "":
+			writeTerminationLog(c.terminationLog, outcome)
+		case exitErr != nil:
 			writeTerminationLog(c.terminationLog, exitErr.Error())
 		}
 	}()
@@ -138,17 +144,17 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 			return m.API(), err
 		},
 	})
-	if err != nil && out.Reason != "" {
-		// The run's end could not be recorded: the termination message
-		// still starts with its reason, which runpod.PodOutcome reads.
-		return fmt.Errorf("%s (%w)", out.TerminationMessage(), err)
+	if out.Phase.IsTerminal() || err == nil {
+		// A run's end is written whether or not its status write landed:
+		// if it did not, the manager records the run from it
+		// (runpod.PodOutcome).
+		outcome = out.TerminationMessage()
 	}
 	if err != nil {
 		return err
 	}
-	writeTerminationLog(c.terminationLog, out.TerminationMessage())
 	if out.Phase == v1alpha1.RunPhaseFailed {
-		return errors.New(out.TerminationMessage())
+		return errors.New(runoutcome.Summary(out.Reason, out.Message))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/runoutcome"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 	"github.com/kquant/kquant/test/wait"
@@ -95,6 +96,9 @@ func TestRunMode(t *testing.T) {
 		}
 		if msg := termination("finished"); !strings.HasPrefix(msg, "finished on GPU") {
 			t.Errorf("termination message %q", msg)
+		}
+		if doc, err := runoutcome.Decode(termination("finished")); err != nil || doc.Phase != v1alpha1.RunPhaseSucceeded || doc.Results == nil {
+			t.Errorf("termination message's outcome = %+v, %v; want Succeeded with results", doc, err)
 		}
 	})
 

@@ -19,7 +19,12 @@
 // The run pod writes Running, the results and status.allocatedGPU under its
 // own field manager (kquant-run); this controller writes only the
 // controller's fields of apply.QuantRunStatusOwners, through
-// quantrun.ApplyStatus.
+// quantrun.ApplyStatus. One of them is the results, on one path: a run pod
+// that ended its run and exited without its own write landing (the API
+// server was away for as long as it retried) left the outcome in its
+// termination message, and this controller records it (event
+// RecordedFromRunPod), conditional on the run still unfinished as read; a
+// run whose pod's write landed is finished, and is not written again.
 //
 // A run pod that was seen and is gone is a loss (RunPodLost). A bound run that
 // never had one gets one, even when it is already Running: that is a run left

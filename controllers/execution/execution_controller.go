@@ -38,6 +38,12 @@ const (
 	DefaultRunClusterRole = "kquant-run"
 )
 
+// EventReasonRecordedFromRunPod is the event a run gets when the manager
+// recorded its end from its run pod's termination message, the pod's own
+// status write having never landed: the result is kept, and the event says
+// the API server was unreachable from the pod for as long as it retried.
+const EventReasonRecordedFromRunPod = "RecordedFromRunPod"
+
 // creationWait is how often a run pod this process created and the cache
 // does not show yet is looked for again, and expectationTTL how long it is
 // expected before it is created again.
@@ -336,20 +342,31 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
 			Phase: kquantv1alpha1.RunPhasePending, Reason: out.Reason, Message: out.Message})
 	}
-	now := metav1.NewTime(r.clock.Now())
+	change := quantrun.StatusChange{Phase: out.Phase, Reason: out.Reason, Message: out.Message,
+		CompletionTime: out.CompletionTime, Results: out.Results}
+	if change.CompletionTime == nil {
+		now := metav1.NewTime(r.clock.Now())
+		change.CompletionTime = &now
+	}
 	// The run's resourceVersion conditions the write: if the run pod wrote a
-	// result the cache has not shown yet, this conflicts and is decided again.
-	if err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
-		Phase: out.Phase, Reason: out.Reason, Message: out.Message, CompletionTime: &now,
-	}); err != nil {
+	// result the cache has not shown yet, this conflicts and is decided again
+	// (and finds the run finished: nothing to write). So a run pod's own
+	// outcome (FromPod) is recorded here only when its write never landed.
+	if err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), change); err != nil {
 		return err
 	}
 	// What this process saw of the run pod is forgotten only once the cache
 	// shows the run finished (reconcile): until then a reconcile of the
 	// cached, still running run must find it had a pod, or it would create
 	// the lost pod again.
+	log := logging.FromContext(ctx).WithValues("quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
+	if out.FromPod {
+		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, EventReasonRecordedFromRunPod, "RecordRun", "%s", out.Message)
+		log.Info("Run's end recorded from its run pod's termination message", "phase", out.Phase, "results", out.Results != nil)
+		return nil
+	}
 	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, out.Reason, "FailRun", "%s", out.Message)
-	logging.FromContext(ctx).Info("Run failed in its run pod", "quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
+	log.Info("Run failed in its run pod")
 	return nil
 }
 

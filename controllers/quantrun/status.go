@@ -24,6 +24,11 @@ type StatusChange struct {
 	// RunPod, when nil, is the run's own (status.runPod): recorded once,
 	// carried over by every later write.
 	RunPod *kquantv1alpha1.RunPodReference
+	// Results are set only when recording a run's end that its run pod left
+	// in its termination message but could not write itself; that write is
+	// terminal, and no controller write follows a terminal one, so they are
+	// never dropped by a later apply that leaves them out.
+	Results *kquantv1alpha1.RunResults
 }
 
 // ApplyStatus writes change to run's status with server-side apply, only if the
@@ -52,6 +57,9 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 	}
 	run.Status.Reason, run.Status.Message = change.Reason, change.Message
 	run.Status.RunPod = change.RunPod
+	if change.Results != nil {
+		run.Status.Results = change.Results
+	}
 	if obj.ResourceVersion != nil {
 		run.ResourceVersion = *obj.ResourceVersion
 	}
@@ -68,5 +76,6 @@ func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *me
 		Reason:         apply.String(change.Reason),
 		Message:        apply.String(change.Message),
 		RunPod:         apply.RunPod(change.RunPod),
+		Results:        apply.RunResults(change.Results),
 	})
 }

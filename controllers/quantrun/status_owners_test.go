@@ -16,13 +16,15 @@ func TestStatusApplyWritesOnlyTheControllersFields(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
 	run := &kquantv1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", ResourceVersion: "7"}}
 	obj := statusApply(run, StatusChange{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now,
-		RunPod: &kquantv1alpha1.RunPodReference{Name: "r", UID: "u"}}, &now)
+		RunPod: &kquantv1alpha1.RunPodReference{Name: "r", UID: "u"}, Results: &kquantv1alpha1.RunResults{Verdict: kquantv1alpha1.VerdictPass}}, &now)
 	fields, err := apply.StatusFields(obj.Status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fields) != 6 {
-		t.Errorf("fields = %v, want phase, bindTime, completionTime, reason, message, runPod", fields)
+	// results only when recording a run pod's end from its termination
+	// message.
+	if len(fields) != 7 {
+		t.Errorf("fields = %v, want phase, bindTime, completionTime, reason, message, runPod, results", fields)
 	}
 	for _, f := range fields {
 		if !apply.Owns(FieldManager, f) {

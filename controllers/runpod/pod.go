@@ -166,8 +166,10 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 				Env:          env(),
 				Resources:    resources,
 				VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-				// A failing run pod writes "<Reason>: <message>" here (see
-				// Outcome); the logs' tail stands in when it could not.
+				// A run pod that ran its run leaves the outcome here
+				// (internal/runoutcome: "<Reason>: <message>", then the
+				// results that fit), for PodOutcome; the logs' tail
+				// stands in when it could write nothing.
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext: &corev1.SecurityContext{
 					Privileged:               ptr.To(false),

@@ -5,16 +5,20 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/runoutcome"
 )
 
 // Outcome is what a run pod's state means for its run. The zero Outcome
 // means "nothing to write": the run pod itself writes Running and the
-// results, the controller only the waiting and failure cases below.
+// results, the controller only the waiting and failure cases below, and a
+// run's end that the pod left in its termination message but could not
+// write (FromPod).
 type Outcome struct {
-	// Phase is the run's phase to write: Pending (with a waiting reason) or
-	// Failed; empty for no change.
+	// Phase is the run's phase to write: Pending (with a waiting reason),
+	// Failed, or Succeeded when FromPod; empty for no change.
 	Phase kquantv1alpha1.RunPhase
 	// Reason is one of the RunReason* constants.
 	Reason string
@@ -24,16 +28,24 @@ type Outcome struct {
 	// was lost, evicted or preempted, or another process held the GPU): it
 	// says nothing about the GPU or the recipe, and a new attempt may follow.
 	Retryable bool
+	// FromPod is set when the outcome is the run pod's own, read from its
+	// termination message (internal/runoutcome): the pod ended the run but
+	// its status write never landed. Results and CompletionTime are then
+	// the pod's.
+	FromPod        bool
+	Results        *kquantv1alpha1.RunResults
+	CompletionTime *metav1.Time
 }
 
 // IsZero reports whether o asks for no change.
 func (o Outcome) IsZero() bool { return o == Outcome{} }
 
-// gpuGuardReasons are the reasons a run pod may report as its own in its
-// termination message ("<Reason>: <message>"), and whether they are
-// retryable.
-var gpuGuardReasons = map[string]bool{
-	kquantv1alpha1.RunReasonGPUInUse: true,
+// podReasons are the reasons a run pod writes on its run (agent/runmode),
+// and whether they are retryable.
+var podReasons = map[string]bool{
+	kquantv1alpha1.RunReasonGPUInUse:     true,
+	kquantv1alpha1.RunReasonRunPodLost:   true,
+	kquantv1alpha1.RunReasonRunPodFailed: false,
 }
 
 // waitingReasonsThatBlock are container waiting reasons that will not clear
@@ -59,6 +71,9 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 	if pod == nil {
 		return deleted
 	}
+	if out, ok := recordedOutcome(run, pod); ok {
+		return out
+	}
 	switch pod.Status.Phase {
 	case corev1.PodPending:
 		return pendingOutcome(pod)
@@ -79,6 +94,50 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 		// is unreachable, which the node's Lease expiry (NodeLost) covers.
 		return Outcome{}
 	}
+}
+
+// recordedOutcome is the run's end as an exited run pod left it in its
+// termination message, when it left one: the pod ran the run to its end and
+// its own status write did not land (were it in, the run would be finished
+// and PodOutcome would not look). It holds even for a pod deleted as it
+// exited: the pod's account of the run beats a guess from outside. It is
+// taken only from the pod that started the run (status.agentID, which only
+// that pod's token may write): a pod's termination message is written by
+// the kubelet, and by whoever else may update the pod's status, so the
+// start the pod wrote as itself is what ties the message to the run.
+func recordedOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) (Outcome, bool) {
+	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed ||
+		run.Status.AgentID != kquantv1alpha1.RunPodAgentID(pod.Name, pod.UID) {
+		return Outcome{}, false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		t := cs.State.Terminated
+		if cs.Name != ContainerName || t == nil {
+			continue
+		}
+		doc, err := runoutcome.Decode(t.Message)
+		if err != nil {
+			return Outcome{}, false
+		}
+		message := "run pod " + pod.Name + " ended the run but could not record it; recorded from its termination message"
+		if len(doc.Dropped) > 0 {
+			message += " without " + strings.Join(doc.Dropped, ", ") + " (too long for it)"
+		}
+		if doc.Message != "" {
+			message = doc.Message + " (" + message + ")"
+		}
+		completion := doc.CompletionTime
+		if completion == nil {
+			completion = &t.FinishedAt
+		}
+		reason := doc.Reason
+		if doc.Phase == kquantv1alpha1.RunPhaseFailed && reason == "" {
+			reason = kquantv1alpha1.RunReasonRunPodFailed
+		}
+		return Outcome{Phase: doc.Phase, Reason: reason, Message: message, Retryable: podReasons[reason],
+			FromPod: true, Results: doc.Results, CompletionTime: completion}, true
+	}
+	return Outcome{}, false
 }
 
 // pendingOutcome explains why a pending run pod has not started, when it is
@@ -142,10 +201,11 @@ func failedOutcome(pod *corev1.Pod) Outcome {
 		if cs.Name != ContainerName || t == nil {
 			continue
 		}
-		if reason, message, ok := strings.Cut(strings.TrimSpace(t.Message), ": "); ok {
-			if retryable, known := gpuGuardReasons[reason]; known {
-				return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: reason, Message: message, Retryable: retryable}
-			}
+		// A bare "<Reason>: <message>" without the outcome document (a run
+		// pod of an earlier release) is read for GPUInUse alone, the one
+		// reason those pods left there.
+		if reason, message, ok := strings.Cut(strings.TrimSpace(t.Message), ": "); ok && reason == kquantv1alpha1.RunReasonGPUInUse {
+			return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: reason, Message: message, Retryable: podReasons[reason]}
 		}
 		msg := fmt.Sprintf("container %s exited with code %d", cs.Name, t.ExitCode)
 		if t.Reason != "" {

@@ -1,6 +1,7 @@
 package runpod
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/runoutcome"
 )
 
 func podIn(phase corev1.PodPhase, edit ...func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "run-1", UID: "pod-uid"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName,
 			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
 		Status: corev1.PodStatus{Phase: phase},
@@ -50,13 +53,45 @@ func withClaim(p *corev1.Pod) {
 	p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu"}}
 }
 
+// finished is when the test's run pods ended their runs.
+var finished = metav1.Date(2026, 11, 27, 10, 32, 54, 0, time.UTC)
+
+// passed are a passing run's results.
+func passed() *kquantv1alpha1.RunResults {
+	return &kquantv1alpha1.RunResults{Backend: "cuda", Verdict: kquantv1alpha1.VerdictPass, Reason: "WithinTolerance"}
+}
+
+// encode is d as a run pod's termination message.
+func encode(t *testing.T, d runoutcome.Document) string {
+	t.Helper()
+	msg, err := runoutcome.Encode(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+// cutShapes is a termination message whose results lost their shapes to
+// fit: what runoutcome.Encode leaves of passed() with too many shapes.
+func cutShapes(t *testing.T) string {
+	r := passed()
+	for range 16 {
+		r.Shapes = append(r.Shapes, kquantv1alpha1.ShapeResult{Rows: 1, Cols: 1,
+			Performance: &kquantv1alpha1.Performance{GPUMicros: strings.Repeat("9", 300)}})
+	}
+	return encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded, Message: "finished", CompletionTime: &finished, Results: r})
+}
+
 func TestPodOutcome(t *testing.T) {
 	const gpuBusy = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 	tests := []struct {
 		name     string
 		runPhase kquantv1alpha1.RunPhase
-		pod      *corev1.Pod
-		want     Outcome
+		// started is set when the pod wrote its start on the run
+		// (status.agentID).
+		started bool
+		pod     *corev1.Pod
+		want    Outcome
 	}{
 		{
 			name: "no free GPU: the run waits",
@@ -161,12 +196,62 @@ func TestPodOutcome(t *testing.T) {
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
 				Message: "run pod was deleted before the run finished", Retryable: true},
 		},
+		{
+			name:     "ended the run, its write never landed: recorded from its termination message",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			started:  true,
+			pod: podIn(corev1.PodFailed, terminated(1, "Error", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
+				Message: "finished on GPU GPU-1111", CompletionTime: &finished, Results: passed()}))),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseSucceeded,
+				Message: "finished on GPU GPU-1111 (run pod run-1 ended the run but could not record it; recorded from its termination message)",
+				FromPod: true, Results: passed(), CompletionTime: &finished},
+		},
+		{
+			name:     "results cut to fit: the message says what is missing",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			started:  true,
+			pod:      podIn(corev1.PodSucceeded, terminated(0, "Completed", cutShapes(t))),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseSucceeded,
+				Message: "finished (run pod run-1 ended the run but could not record it; recorded from its termination message without shapes (too long for it))",
+				FromPod: true, Results: passed(), CompletionTime: &finished},
+		},
+		{
+			name:     "its own retryable failure, deleted as it exited",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			started:  true,
+			pod: podIn(corev1.PodFailed, terminated(1, "Error", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseFailed,
+				Reason: kquantv1alpha1.RunReasonRunPodLost, Message: "asked to stop"})), func(p *corev1.Pod) {
+				p.DeletionTimestamp = &finished
+				p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = finished
+			}),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost, Retryable: true,
+				Message: "asked to stop (run pod run-1 ended the run but could not record it; recorded from its termination message)",
+				FromPod: true, CompletionTime: &finished},
+		},
+		{
+			name:     "a termination message of a pod that did not start the run is only its exit",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			pod: podIn(corev1.PodFailed, terminated(1, "Error", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
+				Message: "forged", Results: passed()}))),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodFailed,
+				Message: "container run exited with code 1 (Error): " + encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
+					Message: "forged", Results: passed()})},
+		},
+		{
+			name:     "its write landed: nothing to do",
+			runPhase: kquantv1alpha1.RunPhaseSucceeded,
+			pod: podIn(corev1.PodSucceeded, terminated(0, "Completed", encode(t, runoutcome.Document{Phase: kquantv1alpha1.RunPhaseSucceeded,
+				Message: "finished", Results: passed()}))),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := boundRun()
 			if tt.runPhase != "" {
 				run.Status.Phase = tt.runPhase
+			}
+			if tt.started {
+				run.Status.AgentID = kquantv1alpha1.RunPodAgentID(tt.pod.Name, tt.pod.UID)
 			}
 			got := PodOutcome(run, tt.pod)
 			if diff := cmp.Diff(tt.want, got); diff != "" {

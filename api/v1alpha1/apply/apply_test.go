@@ -100,7 +100,7 @@ func TestRunPodEncodesAsTheTypedValue(t *testing.T) {
 }
 
 func TestOwners(t *testing.T) {
-	if !Owns(ManagerAgent, "results") || Owns(ManagerController, "results") || !Owns(ManagerController, "reason") || Owns(ManagerAgent, "reason") {
+	if !Owns(ManagerAgent, "results") || !Owns(ManagerController, "results") || !Owns(ManagerController, "reason") || Owns(ManagerAgent, "reason") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
 	}
 	// The run pod writes its run's outcome and the GPU it got, never the

@@ -15,14 +15,23 @@ import (
 // itself only with gpuAllocation None. A field two managers write is the
 // phase's hand-over: whoever moved the run last owns it.
 //
+// Results have one writer per run: its executor (run pod or agent), or the
+// controller when a run pod ended the run and its own write never landed
+// (the API server was away): the controller then records the outcome the pod
+// left in its termination message (internal/runoutcome), conditional on the
+// run as it read it, still unfinished. The pod has exited by then, and a
+// finished run takes no other write (the transition rules), so the two never
+// both write one run's results.
+//
 //	field           controller (kquant-manager)  run pod (kquant-run)        agent (kquant-agent)
-//	phase           Pending→Bound, →Failed       Running, Succeeded, Failed  Running, Succeeded, Failed
+//	phase           Pending→Bound, →Failed,      Running, Succeeded, Failed  Running, Succeeded, Failed
+//	                the exited pod's end
 //	bindTime        set when binding             carried over                carried over
 //	startTime       -                            set when starting           set when starting
-//	completionTime  set when failing             set when finishing          set when finishing
+//	completionTime  set when failing; the pod's   set when finishing          set when finishing
 //	agentID         -                            <pod>/<pod UID>             its own ID
 //	allocatedGPU    -                            the GPU the kubelet gave    the GPU it ran on
-//	results         -                            the run's results           the run's results
+//	results         from the exited pod's msg    the run's results           the run's results
 //	reason          the failure's reason         GPUInUse, RunPodLost, ...   -
 //	message         the failure's message        the run's message           the run's message
 //	runPod          set once the run pod exists  -                           -
@@ -37,7 +46,7 @@ func QuantRunStatusOwners() map[string][]string {
 		"completionTime": {c, a, r},
 		"agentID":        {a, r},
 		"allocatedGPU":   {a, r},
-		"results":        {a, r},
+		"results":        {c, a, r},
 		"reason":         {c, r},
 		"message":        {c, a, r},
 		"runPod":         {c},
