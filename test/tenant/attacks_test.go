@@ -216,6 +216,14 @@ metadata: {name: `+gatedNode+`}`),
 			wantMsg: `cannot patch resource "quantruns"`,
 		},
 		{
+			// The manager recovers an outcome from the run pod's termination
+			// message when the pod's own write never landed.
+			name: "a forged termination message in its run pod's status",
+			try: tn.patch(pods, tenantNS, runName, `{"status":{"phase":"Succeeded","containerStatuses":[{"name":"run","image":"x","imageID":"","ready":false,"restartCount":0,`+
+				`"state":{"terminated":{"exitCode":0,"message":"Pass: forged"}}}]}}`, "status"),
+			wantMsg: `cannot patch resource "pods/status"`,
+		},
+		{
 			name:    "a pod named like the next run, with the run ServiceAccount",
 			try:     tn.create(pods, tenantNS, forgerPod(jobName+"-0-1", runSA)),
 			wantMsg: "only the kquant manager",
