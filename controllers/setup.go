@@ -129,17 +129,25 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{quantrecipe.ClusterControllerName, quantrecipe.NewCluster(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantjob.ControllerName, quantjob.New(c, rec, opts.Clock, opts.LeaseNamespace, bind).SetupWithManager},
 		{binder.ControllerName, bind.SetupWithManager},
-		{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager},
 		{nodelabels.ControllerName, nodelabels.New(c, rec).SetupWithManager},
 		{gate.ControllerName, gate.New(c, mgr.GetAPIReader(), rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{gatepolicy.ControllerName, gatepolicy.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
 	}
+	// A run follows what executes it: in run-pod mode its pod and, through
+	// the pod, its Node (execution; an agent away only stops new placements,
+	// a scheduling predicate), in-agent mode the agent, whose Lease expiry
+	// fails its runs as NodeLost (nodelifecycle).
 	if opts.runsInPods() {
 		setups = append(setups, struct {
 			name  string
 			setup func(ctrl.Manager) error
 		}{execution.ControllerName, execution.New(c, rec, opts.Clock, opts.Execution).SetupWithManager})
+	} else {
+		setups = append(setups, struct {
+			name  string
+			setup func(ctrl.Manager) error
+		}{nodelifecycle.ControllerName, nodelifecycle.New(c, rec, opts.Clock).SetupWithManager})
 	}
 	for _, s := range setups {
 		if err := s.setup(mgr); err != nil {

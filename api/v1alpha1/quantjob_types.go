@@ -196,13 +196,26 @@ type QuantJobSpec struct {
 	// +optional
 	Tolerances Tolerances `json:"tolerances,omitempty"`
 
-	// backoffLimit is how many failed runs are retried (on another GPU where one
+	// backoffLimit is how many runs that failed by their own doing (not by a
+	// disruption, see disruptionLimit) are retried (on another GPU where one
 	// is eligible) before the job fails. Default 3.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// disruptionLimit is how many run attempts may fail by a disruption
+	// (reasons NodeLost, RunPodLost, GPUInUse: a lost node, an eviction, a
+	// preemption, a driver upgrade's drain, another process on the GPU)
+	// before the job fails with DisruptionLimitExceeded. Disruptions are
+	// retried without using backoffLimit, which counts only the runs' own
+	// failures.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	DisruptionLimit *int32 `json:"disruptionLimit,omitempty"`
 
 	// activeDeadlineSeconds fails the job and its active runs when it has been
 	// running this long. At most 366 days.
@@ -274,7 +287,7 @@ const (
 	// JobConditionComplete is True when every run succeeded.
 	JobConditionComplete = "Complete"
 	// JobConditionFailed is True when the job failed (BackoffLimitExceeded,
-	// DeadlineExceeded, RecipeNotFound, RecipeInvalid, TooManyRuns).
+	// DisruptionLimitExceeded, DeadlineExceeded, RecipeNotFound, RecipeInvalid, TooManyRuns).
 	JobConditionFailed = "Failed"
 	// JobConditionPassed is set once the job finished (as Katib separates a
 	// finished trial from a passing one). Its reason is the worst verdict of
@@ -295,6 +308,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonNodeLost             = "NodeLost"
+	// ReasonDisruptionLimitExceeded (Failed True): more run attempts failed
+	// by a disruption than spec.disruptionLimit.
+	ReasonDisruptionLimitExceeded = "DisruptionLimitExceeded"
 	// ReasonTooManyRuns (Failed True): the placement policy needs more runs
 	// than spec.placement.maxRuns; no run was created.
 	ReasonTooManyRuns = "TooManyRuns"
@@ -414,9 +430,16 @@ type QuantJobStatus struct {
 	// succeeded is the number of runs that succeeded.
 	// +optional
 	Succeeded int32 `json:"succeeded"`
-	// failed is the number of failed run attempts, retried or not.
+	// failed is the number of run attempts that failed by their own doing
+	// (a crash, an OOM kill, a timeout), retried or not; bounded by
+	// spec.backoffLimit.
 	// +optional
 	Failed int32 `json:"failed"`
+	// disruptions is the number of run attempts that failed by a disruption
+	// (a lost node, an eviction, a preemption, another process on the GPU),
+	// retried or not; bounded by spec.disruptionLimit.
+	// +optional
+	Disruptions int32 `json:"disruptions"`
 	// waitingForGPU is the number of runs that wait because the GPUs they
 	// may use are allocated to other pods (their reason is WaitingForGPU):
 	// kquant never runs beside another workload, it waits for a free GPU.
@@ -455,6 +478,8 @@ type QuantJobStatus struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,description="Validation or Benchmark."
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,description="Succeeded runs over the runs the job needs."
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Whether the job finished; the Passed condition says whether it passed."
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`,priority=1,description="Run attempts that failed by their own doing (bounded by backoffLimit)."
+// +kubebuilder:printcolumn:name="Disruptions",type=integer,JSONPath=`.status.disruptions`,priority=1,description="Run attempts lost to a disruption (bounded by disruptionLimit)."
 // +kubebuilder:printcolumn:name="Waiting-GPU",type=integer,JSONPath=`.status.waitingForGPU`,description="Runs waiting for a GPU that another pod holds."
 // +kubebuilder:printcolumn:name="Pass",type=integer,JSONPath=`.status.summary.verdicts.pass`,description="Runs with verdict Pass."
 // +kubebuilder:printcolumn:name="Fail",type=integer,JSONPath=`.status.summary.verdicts.fail`,description="Runs with verdict Fail: a tolerance was violated."

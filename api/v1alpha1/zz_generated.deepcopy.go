@@ -923,6 +923,11 @@ func (in *QuantJobSpec) DeepCopyInto(out *QuantJobSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.DisruptionLimit != nil {
+		in, out := &in.DisruptionLimit, &out.DisruptionLimit
+		*out = new(int32)
+		**out = **in
+	}
 	if in.ActiveDeadlineSeconds != nil {
 		in, out := &in.ActiveDeadlineSeconds, &out.ActiveDeadlineSeconds
 		*out = new(int64)

@@ -359,7 +359,7 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	// shows the run finished (reconcile): until then a reconcile of the
 	// cached, still running run must find it had a pod, or it would create
 	// the lost pod again.
-	log := logging.FromContext(ctx).WithValues("quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "retryable", out.Retryable)
+	log := logging.FromContext(ctx).WithValues("quantRun", client.ObjectKeyFromObject(run), "reason", out.Reason, "disruption", kquantv1alpha1.IsRunDisruption(out.Reason))
 	if out.FromPod {
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, EventReasonRecordedFromRunPod, "RecordRun", "%s", out.Message)
 		log.Info("Run's end recorded from its run pod's termination message", "phase", out.Phase, "results", out.Results != nil)

@@ -17,6 +17,10 @@ import (
 // CRD defaulted it.
 const DefaultBackoffLimit = 3
 
+// DefaultDisruptionLimit is disruptionLimit's default, for jobs written
+// before the field existed (the CRD defaults it for new ones).
+const DefaultDisruptionLimit = 10
+
 // DefaultMaxRuns is spec.placement.maxRuns's default, for jobs written before
 // the field existed (the CRD defaults it for new ones).
 const DefaultMaxRuns = 10000
@@ -65,16 +69,33 @@ func slotsOf(runs []kquantv1alpha1.QuantRun) map[int]*slot {
 	return out
 }
 
-func failedRuns(runs []kquantv1alpha1.QuantRun) (n int32, last *kquantv1alpha1.QuantRun) {
+// failedRuns counts the failed run attempts, the runs' own failures and the
+// disruptions apart (kquantv1alpha1.IsRunDisruption), each with its latest.
+func failedRuns(runs []kquantv1alpha1.QuantRun) (own, disrupted failures) {
 	for i := range runs {
-		if runs[i].Status.Phase == kquantv1alpha1.RunPhaseFailed {
-			n++
-			if last == nil || runs[i].Status.CompletionTime != nil && last.Status.CompletionTime != nil && last.Status.CompletionTime.Before(runs[i].Status.CompletionTime) {
-				last = &runs[i]
-			}
+		if runs[i].Status.Phase != kquantv1alpha1.RunPhaseFailed {
+			continue
+		}
+		if kquantv1alpha1.IsRunDisruption(runs[i].Status.Reason) {
+			disrupted.add(&runs[i])
+		} else {
+			own.add(&runs[i])
 		}
 	}
-	return n, last
+	return own, disrupted
+}
+
+// failures is a count of failed run attempts and the one that finished last.
+type failures struct {
+	n    int32
+	last *kquantv1alpha1.QuantRun
+}
+
+func (f *failures) add(run *kquantv1alpha1.QuantRun) {
+	f.n++
+	if f.last == nil || run.Status.CompletionTime != nil && f.last.Status.CompletionTime != nil && f.last.Status.CompletionTime.Before(run.Status.CompletionTime) {
+		f.last = run
+	}
 }
 
 // deadline is when the job fails for activeDeadlineSeconds. As for a Kubernetes
@@ -92,10 +113,14 @@ func decideFailure(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	if d, ok := deadline(job); ok && !now.Before(d) {
 		return kquantv1alpha1.ReasonDeadlineExceeded, fmt.Sprintf("job was active longer than activeDeadlineSeconds (%ds)", *job.Spec.ActiveDeadlineSeconds)
 	}
-	limit := ptr.Deref(job.Spec.BackoffLimit, DefaultBackoffLimit)
-	if n, last := failedRuns(runs); n > limit {
+	own, disrupted := failedRuns(runs)
+	if limit := ptr.Deref(job.Spec.BackoffLimit, DefaultBackoffLimit); own.n > limit {
 		return kquantv1alpha1.ReasonBackoffLimitExceeded, fmt.Sprintf("%d run attempts failed, more than backoffLimit %d; last: %s: %s: %s",
-			n, limit, last.Name, last.Status.Reason, last.Status.Message)
+			own.n, limit, own.last.Name, own.last.Status.Reason, own.last.Status.Message)
+	}
+	if limit := ptr.Deref(job.Spec.DisruptionLimit, DefaultDisruptionLimit); disrupted.n > limit {
+		return kquantv1alpha1.ReasonDisruptionLimitExceeded, fmt.Sprintf("%d run attempts were disrupted, more than disruptionLimit %d; last: %s: %s: %s",
+			disrupted.n, limit, disrupted.last.Name, disrupted.last.Status.Reason, disrupted.last.Status.Message)
 	}
 	return "", ""
 }
@@ -129,7 +154,8 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 			st.WaitingForGPU++
 		}
 	}
-	st.Failed, _ = failedRuns(runs)
+	own, disrupted := failedRuns(runs)
+	st.Failed, st.Disruptions = own.n, disrupted.n
 	st.Progress = fmt.Sprintf("%d/%d", st.Succeeded, st.Total)
 	st.Summary = summarize(succeeded)
 	if st.StartTime == nil {

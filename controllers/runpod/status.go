@@ -24,10 +24,6 @@ type Outcome struct {
 	Reason string
 	// Message explains it to a person.
 	Message string
-	// Retryable is true when the failure came from outside the run (the pod
-	// was lost, evicted or preempted, or another process held the GPU): it
-	// says nothing about the GPU or the recipe, and a new attempt may follow.
-	Retryable bool
 	// FromPod is set when the outcome is the run pod's own, read from its
 	// termination message (internal/runoutcome): the pod ended the run but
 	// its status write never landed. Results and CompletionTime are then
@@ -39,14 +35,6 @@ type Outcome struct {
 
 // IsZero reports whether o asks for no change.
 func (o Outcome) IsZero() bool { return o == Outcome{} }
-
-// podReasons are the reasons a run pod writes on its run (agent/runmode),
-// and whether they are retryable.
-var podReasons = map[string]bool{
-	kquantv1alpha1.RunReasonGPUInUse:     true,
-	kquantv1alpha1.RunReasonRunPodLost:   true,
-	kquantv1alpha1.RunReasonRunPodFailed: false,
-}
 
 // waitingReasonsThatBlock are container waiting reasons that will not clear
 // on their own; others (ContainerCreating, PodInitializing) are progress.
@@ -67,11 +55,14 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 		return Outcome{}
 	}
 	deleted := Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
-		Message: "run pod was deleted before the run finished", Retryable: true}
+		Message: "run pod was deleted before the run finished"}
 	if pod == nil {
 		return deleted
 	}
 	if out, ok := recordedOutcome(run, pod); ok {
+		return out
+	}
+	if out, ok := nodeLostOutcome(pod); ok {
 		return out
 	}
 	switch pod.Status.Phase {
@@ -91,7 +82,8 @@ func PodOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) Outcome {
 			Message: "run pod exited without a result"}
 	default:
 		// Running: the run pod writes its own progress. Unknown: the node
-		// is unreachable, which the node's Lease expiry (NodeLost) covers.
+		// is unreachable; the pod is given until the node's taints evict
+		// it (nodeLostOutcome), as a partition may heal.
 		return Outcome{}
 	}
 }
@@ -134,10 +126,57 @@ func recordedOutcome(run *kquantv1alpha1.QuantRun, pod *corev1.Pod) (Outcome, bo
 		if doc.Phase == kquantv1alpha1.RunPhaseFailed && reason == "" {
 			reason = kquantv1alpha1.RunReasonRunPodFailed
 		}
-		return Outcome{Phase: doc.Phase, Reason: reason, Message: message, Retryable: podReasons[reason],
+		return Outcome{Phase: doc.Phase, Reason: reason, Message: message,
 			FromPod: true, Results: doc.Results, CompletionTime: completion}, true
 	}
 	return Outcome{}, false
+}
+
+// nodeLostReasons are the reasons of the DisruptionTarget condition with
+// which Kubernetes deletes a pod because its Node was lost: the taint
+// manager's, once the Node stayed NotReady or Unreachable past the pod's
+// toleration (node.kubernetes.io/not-ready and unreachable, 300 s by the
+// DefaultTolerationSeconds admission plugin), and the pod garbage
+// collector's, once the Node was deleted.
+var nodeLostReasons = map[string]bool{
+	"DeletionByTaintManager": true,
+	"DeletionByPodGC":        true,
+}
+
+// nodeLostOutcome fails the run as NodeLost when Kubernetes deletes its pod
+// because the Node was lost. This is how a run follows its Node's Ready
+// condition without the manager reading Nodes (it caches them as metadata
+// only, fleet.NodeMetadata, for a fleet's thousands of Nodes whose status
+// changes every few seconds): the node lifecycle controller already watches
+// Ready and turns a Node lost past the grace into this pod condition. The
+// run fails at once, not when the pod is gone: a pod on an unreachable node
+// stays Terminating until the node returns, and if it returns, its write
+// on the finished run is refused (a terminal phase is final). Other
+// DisruptionTarget reasons (EvictionByEvictionAPI, PreemptionByScheduler,
+// TerminationByKubelet) end the pod as RunPodLost, the kubelet's kill making
+// it Failed first.
+func nodeLostOutcome(pod *corev1.Pod) (Outcome, bool) {
+	if pod.DeletionTimestamp == nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return Outcome{}, false
+	}
+	c := disruptionTarget(pod)
+	if c == nil || !nodeLostReasons[c.Reason] {
+		return Outcome{}, false
+	}
+	return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonNodeLost,
+		Message: fmt.Sprintf("node %s lost: %s", pod.Spec.NodeName, joinReason(c.Reason, c.Message))}, true
+}
+
+// disruptionTarget is the pod's DisruptionTarget condition when it is True:
+// Kubernetes' mark that the pod is being ended by a disruption, not by its
+// own failure (the condition a Job's podFailurePolicy matches).
+func disruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // pendingOutcome explains why a pending run pod has not started, when it is
@@ -191,10 +230,16 @@ func waitsForGPU(pod *corev1.Pod, message string) bool {
 // run pod that found its GPU busy says so in its termination message.
 func failedOutcome(pod *corev1.Pod) Outcome {
 	// Pod-level failures come from outside the run: eviction (node
-	// pressure), preemption, a deadline, the node shutting down.
+	// pressure), preemption, a deadline, the node shutting down; a
+	// DisruptionTarget condition says so even when the container's exit is
+	// all the status shows.
 	if pod.Status.Reason != "" {
 		return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
-			Message: joinReason(pod.Status.Reason, pod.Status.Message), Retryable: true}
+			Message: joinReason(pod.Status.Reason, pod.Status.Message)}
+	}
+	if c := disruptionTarget(pod); c != nil {
+		return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
+			Message: joinReason(c.Reason, c.Message)}
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		t := cs.State.Terminated
@@ -205,7 +250,7 @@ func failedOutcome(pod *corev1.Pod) Outcome {
 		// pod of an earlier release) is read for GPUInUse alone, the one
 		// reason those pods left there.
 		if reason, message, ok := strings.Cut(strings.TrimSpace(t.Message), ": "); ok && reason == kquantv1alpha1.RunReasonGPUInUse {
-			return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: reason, Message: message, Retryable: podReasons[reason]}
+			return Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: reason, Message: message}
 		}
 		msg := fmt.Sprintf("container %s exited with code %d", cs.Name, t.ExitCode)
 		if t.Reason != "" {

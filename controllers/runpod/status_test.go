@@ -157,7 +157,7 @@ func TestPodOutcome(t *testing.T) {
 			name: "the GPU guard's reason is carried and retried",
 			pod:  podIn(corev1.PodFailed, terminated(3, "Error", "GPUInUse: GPU GPU-1111 runs processes 4242, 4343 besides this run")),
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonGPUInUse,
-				Message: "GPU GPU-1111 runs processes 4242, 4343 besides this run", Retryable: true},
+				Message: "GPU GPU-1111 runs processes 4242, 4343 besides this run"},
 		},
 		{
 			name: "evicted: lost, retried",
@@ -165,7 +165,7 @@ func TestPodOutcome(t *testing.T) {
 				p.Status.Reason, p.Status.Message = "Evicted", "The node was low on resource: memory."
 			}),
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
-				Message: "Evicted: The node was low on resource: memory.", Retryable: true},
+				Message: "Evicted: The node was low on resource: memory."},
 		},
 		{
 			name: "failed without a container status",
@@ -184,7 +184,7 @@ func TestPodOutcome(t *testing.T) {
 			name:     "deleted before the run finished",
 			runPhase: kquantv1alpha1.RunPhaseRunning,
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
-				Message: "run pod was deleted before the run finished", Retryable: true},
+				Message: "run pod was deleted before the run finished"},
 		},
 		{name: "deleted after a terminal run", runPhase: kquantv1alpha1.RunPhaseFailed},
 		{
@@ -194,7 +194,7 @@ func TestPodOutcome(t *testing.T) {
 				p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 27, 10, 32, 54, 0, time.UTC)}
 			}),
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
-				Message: "run pod was deleted before the run finished", Retryable: true},
+				Message: "run pod was deleted before the run finished"},
 		},
 		{
 			name:     "ended the run, its write never landed: recorded from its termination message",
@@ -224,7 +224,7 @@ func TestPodOutcome(t *testing.T) {
 				p.DeletionTimestamp = &finished
 				p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = finished
 			}),
-			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost, Retryable: true,
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
 				Message: "asked to stop (run pod run-1 ended the run but could not record it; recorded from its termination message)",
 				FromPod: true, CompletionTime: &finished},
 		},

@@ -793,6 +793,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 3
+    - name: disruptionLimit
+      type:
+        scalar: numeric
+      default: 10
     - name: execution
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Execution
@@ -838,6 +842,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: disruptions
+      type:
+        scalar: numeric
     - name: failed
       type:
         scalar: numeric

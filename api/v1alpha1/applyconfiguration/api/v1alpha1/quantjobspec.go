@@ -28,9 +28,17 @@ type QuantJobSpecApplyConfiguration struct {
 	Placement *PlacementApplyConfiguration `json:"placement,omitempty"`
 	// tolerances decide each run's verdict.
 	Tolerances *TolerancesApplyConfiguration `json:"tolerances,omitempty"`
-	// backoffLimit is how many failed runs are retried (on another GPU where one
+	// backoffLimit is how many runs that failed by their own doing (not by a
+	// disruption, see disruptionLimit) are retried (on another GPU where one
 	// is eligible) before the job fails. Default 3.
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// disruptionLimit is how many run attempts may fail by a disruption
+	// (reasons NodeLost, RunPodLost, GPUInUse: a lost node, an eviction, a
+	// preemption, a driver upgrade's drain, another process on the GPU)
+	// before the job fails with DisruptionLimitExceeded. Disruptions are
+	// retried without using backoffLimit, which counts only the runs' own
+	// failures.
+	DisruptionLimit *int32 `json:"disruptionLimit,omitempty"`
 	// activeDeadlineSeconds fails the job and its active runs when it has been
 	// running this long. At most 366 days.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
@@ -111,6 +119,14 @@ func (b *QuantJobSpecApplyConfiguration) WithTolerances(value *TolerancesApplyCo
 // If called multiple times, the BackoffLimit field is set to the value of the last call.
 func (b *QuantJobSpecApplyConfiguration) WithBackoffLimit(value int32) *QuantJobSpecApplyConfiguration {
 	b.BackoffLimit = &value
+	return b
+}
+
+// WithDisruptionLimit sets the DisruptionLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisruptionLimit field is set to the value of the last call.
+func (b *QuantJobSpecApplyConfiguration) WithDisruptionLimit(value int32) *QuantJobSpecApplyConfiguration {
+	b.DisruptionLimit = &value
 	return b
 }
 

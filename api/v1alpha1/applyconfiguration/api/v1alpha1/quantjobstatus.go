@@ -25,8 +25,14 @@ type QuantJobStatusApplyConfiguration struct {
 	Running *int32 `json:"running,omitempty"`
 	// succeeded is the number of runs that succeeded.
 	Succeeded *int32 `json:"succeeded,omitempty"`
-	// failed is the number of failed run attempts, retried or not.
+	// failed is the number of run attempts that failed by their own doing
+	// (a crash, an OOM kill, a timeout), retried or not; bounded by
+	// spec.backoffLimit.
 	Failed *int32 `json:"failed,omitempty"`
+	// disruptions is the number of run attempts that failed by a disruption
+	// (a lost node, an eviction, a preemption, another process on the GPU),
+	// retried or not; bounded by spec.disruptionLimit.
+	Disruptions *int32 `json:"disruptions,omitempty"`
 	// waitingForGPU is the number of runs that wait because the GPUs they
 	// may use are allocated to other pods (their reason is WaitingForGPU):
 	// kquant never runs beside another workload, it waits for a free GPU.
@@ -102,6 +108,14 @@ func (b *QuantJobStatusApplyConfiguration) WithSucceeded(value int32) *QuantJobS
 // If called multiple times, the Failed field is set to the value of the last call.
 func (b *QuantJobStatusApplyConfiguration) WithFailed(value int32) *QuantJobStatusApplyConfiguration {
 	b.Failed = &value
+	return b
+}
+
+// WithDisruptions sets the Disruptions field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Disruptions field is set to the value of the last call.
+func (b *QuantJobStatusApplyConfiguration) WithDisruptions(value int32) *QuantJobStatusApplyConfiguration {
+	b.Disruptions = &value
 	return b
 }
 
