@@ -12,12 +12,14 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -358,12 +360,18 @@ func TestRunLeftRunningByTheAgentRestartsInARunPod(t *testing.T) {
 	})
 }
 
-// TestJobRetriesARunWhosePodFoundItsGPUBusy runs the whole manager in run-pod
-// mode (SetupControllers with DevicePlugin) over one node whose agent only
-// publishes its profile and Lease: the job's run is bound and gets a run pod;
-// the pod's guard finds another process on the GPU (GPUInUse); the run fails
-// and the job controller creates the next attempt, which gets its own run pod.
-func TestJobRetriesARunWhosePodFoundItsGPUBusy(t *testing.T) {
+// TestJobRetriesDisruptionsOutsideBackoffLimit runs the whole manager in
+// run-pod mode (SetupControllers with DevicePlugin) over one node whose agent
+// only publishes its profile and Lease, for a job with backoffLimit 0 and
+// disruptionLimit 1:
+//   - the first run's pod finds another process on the GPU (GPUInUse, a
+//     disruption): the run fails and the job creates the next attempt, with
+//     its own run pod, counting a disruption and no failure;
+//   - the agent's Lease expires: new placements stop (a second job is
+//     Unschedulable) and the running attempt is not failed;
+//   - the second attempt's pod is evicted (RunPodLost): a second disruption,
+//     over disruptionLimit, fails the job with DisruptionLimitExceeded.
+func TestJobRetriesDisruptionsOutsideBackoffLimit(t *testing.T) {
 	const leaseNS = "kquant-system"
 	ctx := t.Context()
 	if err := client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(leaseNS)})); err != nil {
@@ -411,7 +419,7 @@ func TestJobRetriesARunWhosePodFoundItsGPUBusy(t *testing.T) {
 	go func() { done <- mgr.Start(mctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	for _, obj := range []client.Object{builders.MakeQuantRecipe("fp8", ns).Obj(), builders.MakeQuantJob("retry", ns).Recipe("fp8").AnyGPU().BackoffLimit(2).Obj()} {
+	for _, obj := range []client.Object{builders.MakeQuantRecipe("fp8", ns).Obj(), builders.MakeQuantJob("retry", ns).Recipe("fp8").AnyGPU().BackoffLimit(0).DisruptionLimit(1).Obj()} {
 		if err := env.Client.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -435,13 +443,63 @@ func TestJobRetriesARunWhosePodFoundItsGPUBusy(t *testing.T) {
 	if p := runPod(t, second); !metav1.IsControlledBy(p, got) {
 		t.Errorf("second attempt's pod %s owners %+v, want run %s", p.Name, p.OwnerReferences, got.UID)
 	}
-	wait.For(t, timeout, "job counts the failed attempt", func() error {
+	wait.For(t, timeout, "job counts a disruption, not a failure", func() error {
 		job := &kquantv1alpha1.QuantJob{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "retry"}, job); err != nil {
 			return err
 		}
-		if job.Status.Failed != 1 || job.Status.Phase == kquantv1alpha1.JobPhaseFailed {
-			return fmt.Errorf("job phase %s failed %d", job.Status.Phase, job.Status.Failed)
+		if job.Status.Failed != 0 || job.Status.Disruptions != 1 || job.Status.Phase == kquantv1alpha1.JobPhaseFailed {
+			return fmt.Errorf("job phase %s failed %d disruptions %d", job.Status.Phase, job.Status.Failed, job.Status.Disruptions)
+		}
+		return nil
+	})
+
+	// The second attempt's pod runs; then the agent goes away: its Lease
+	// lapses.
+	setPodStatus(t, runPod(t, second), corev1.PodStatus{Phase: corev1.PodRunning})
+	expired := &coordinationv1.Lease{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lease), expired); err != nil {
+		t.Fatal(err)
+	}
+	expired.Spec.LeaseDurationSeconds = new(int32(1))
+	expired.Spec.RenewTime = &metav1.MicroTime{Time: time.Now().Add(-time.Hour)}
+	if err := env.Client.Update(ctx, expired); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, builders.MakeQuantJob("later", ns).Recipe("fp8").AnyGPU().Obj()); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, timeout, "a new job kept off the node of the absent agent", func() error {
+		job := &kquantv1alpha1.QuantJob{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "later"}, job); err != nil {
+			return err
+		}
+		if job.Status.Phase != kquantv1alpha1.JobPhaseUnschedulable {
+			return fmt.Errorf("job phase %q", job.Status.Phase)
+		}
+		return nil
+	})
+	// The manager has seen the expired Lease; the running attempt stays.
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(second), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase.IsTerminal() {
+		t.Errorf("run %s after its agent's Lease expired: %s/%s %q, want it still active", got.Name, got.Status.Phase, got.Status.Reason, got.Status.Message)
+	}
+
+	setPodStatus(t, runPod(t, second), corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory."})
+	runStatus(t, second, "failed with RunPodLost", func(s *kquantv1alpha1.QuantRunStatus) bool {
+		return s.Phase == kquantv1alpha1.RunPhaseFailed && s.Reason == kquantv1alpha1.RunReasonRunPodLost
+	})
+	wait.For(t, timeout, "job fails past disruptionLimit", func() error {
+		job := &kquantv1alpha1.QuantJob{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "retry"}, job); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(job.Status.Conditions, kquantv1alpha1.JobConditionFailed)
+		if job.Status.Phase != kquantv1alpha1.JobPhaseFailed || c == nil || c.Reason != kquantv1alpha1.ReasonDisruptionLimitExceeded ||
+			job.Status.Failed != 0 || job.Status.Disruptions != 2 {
+			return fmt.Errorf("job phase %s failed %d disruptions %d condition %+v", job.Status.Phase, job.Status.Failed, job.Status.Disruptions, c)
 		}
 		return nil
 	})

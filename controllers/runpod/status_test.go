@@ -168,6 +168,37 @@ func TestPodOutcome(t *testing.T) {
 				Message: "Evicted: The node was low on resource: memory."},
 		},
 		{
+			name: "ended by a disruption: DisruptionTarget makes a container's exit a loss",
+			pod: podIn(corev1.PodFailed, terminated(143, "Error", ""), func(p *corev1.Pod) {
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
+					Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler", Message: "preempted by a higher priority pod"})
+			}),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodLost,
+				Message: "PreemptionByScheduler: preempted by a higher priority pod"},
+		},
+		{
+			name:     "node lost past its toleration: the taint manager's deletion fails the run at once",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			pod: podIn(corev1.PodRunning, func(p *corev1.Pod) {
+				p.Spec.NodeName = "gpu-node-1"
+				p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 27, 10, 32, 54, 0, time.UTC)}
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
+					Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager", Message: "Taint manager: deleting due to NoExecute taint"})
+			}),
+			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonNodeLost,
+				Message: "node gpu-node-1 lost: DeletionByTaintManager: Taint manager: deleting due to NoExecute taint"},
+		},
+		{
+			name:     "evicted through the Eviction API, still stopping: wait for its end",
+			runPhase: kquantv1alpha1.RunPhaseRunning,
+			pod: podIn(corev1.PodRunning, func(p *corev1.Pod) {
+				p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 27, 10, 32, 54, 0, time.UTC)}
+				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
+					Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"})
+			}),
+		},
+		{name: "running on an unreachable node, not yet evicted: wait", runPhase: kquantv1alpha1.RunPhaseRunning, pod: podIn(corev1.PodUnknown)},
+		{
 			name: "failed without a container status",
 			pod:  podIn(corev1.PodFailed),
 			want: Outcome{Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunPodFailed, Message: "run pod failed"},

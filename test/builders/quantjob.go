@@ -153,6 +153,12 @@ func (w *QuantJobWrapper) BackoffLimit(n int32) *QuantJobWrapper {
 	return w
 }
 
+// DisruptionLimit sets disruptionLimit.
+func (w *QuantJobWrapper) DisruptionLimit(n int32) *QuantJobWrapper {
+	w.Spec.DisruptionLimit = ptr.To(n)
+	return w
+}
+
 // ActiveDeadline sets activeDeadlineSeconds.
 func (w *QuantJobWrapper) ActiveDeadline(d time.Duration) *QuantJobWrapper {
 	w.Spec.ActiveDeadlineSeconds = ptr.To(int64(d / time.Second))
