@@ -113,6 +113,12 @@ func TestDecideFailure(t *testing.T) {
 	failed := func(slot int) kquantv1alpha1.QuantRun {
 		return run(slot, 0, func(w *builders.QuantRunWrapper) { w.Phase(kquantv1alpha1.RunPhaseFailed) })
 	}
+	disrupted := func(slot int, reason string) kquantv1alpha1.QuantRun {
+		return run(slot, 0, func(w *builders.QuantRunWrapper) {
+			w.Phase(kquantv1alpha1.RunPhaseFailed)
+			w.Status.Reason = reason
+		})
+	}
 	cases := map[string]struct {
 		job        *kquantv1alpha1.QuantJob
 		runs       []kquantv1alpha1.QuantRun
@@ -124,6 +130,12 @@ func TestDecideFailure(t *testing.T) {
 		"failures within limit":  {job: builders.MakeQuantJob("j", "ns").BackoffLimit(2).Obj(), runs: []kquantv1alpha1.QuantRun{failed(0), failed(1)}},
 		"failures over limit":    {job: builders.MakeQuantJob("j", "ns").BackoffLimit(1).Obj(), runs: []kquantv1alpha1.QuantRun{failed(0), failed(1)}, wantReason: kquantv1alpha1.ReasonBackoffLimitExceeded},
 		"default limit is three": {job: builders.MakeQuantJob("j", "ns").Obj(), runs: []kquantv1alpha1.QuantRun{failed(0), failed(1), failed(2), failed(3)}, wantReason: kquantv1alpha1.ReasonBackoffLimitExceeded},
+		"disruptions use no backoffLimit": {job: builders.MakeQuantJob("j", "ns").BackoffLimit(0).Obj(), runs: []kquantv1alpha1.QuantRun{
+			disrupted(0, kquantv1alpha1.RunReasonNodeLost), disrupted(1, kquantv1alpha1.RunReasonRunPodLost), disrupted(2, kquantv1alpha1.RunReasonGPUInUse)}},
+		"disruptions over their limit": {job: builders.MakeQuantJob("j", "ns").DisruptionLimit(1).Obj(), runs: []kquantv1alpha1.QuantRun{
+			disrupted(0, kquantv1alpha1.RunReasonNodeLost), disrupted(1, kquantv1alpha1.RunReasonRunPodLost)}, wantReason: kquantv1alpha1.ReasonDisruptionLimitExceeded},
+		"a timeout is the run's own": {job: builders.MakeQuantJob("j", "ns").BackoffLimit(0).Obj(), runs: []kquantv1alpha1.QuantRun{
+			disrupted(0, kquantv1alpha1.RunReasonRunTimedOut)}, wantReason: kquantv1alpha1.ReasonBackoffLimitExceeded},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

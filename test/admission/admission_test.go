@@ -178,6 +178,8 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"minSNRdB over 200", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  tolerances: {minSNRdB: \"250\"}\n", "spec.tolerances.minSNRdB"},
 		{"negative minSNRdB", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  tolerances: {minSNRdB: \"-3\"}\n", "spec.tolerances.minSNRdB"},
 		{"negative backoffLimit", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  backoffLimit: -1\n", "spec.backoffLimit"},
+		{"negative disruptionLimit", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  disruptionLimit: -1\n", "spec.disruptionLimit"},
+		{"disruptionLimit over 1000", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  disruptionLimit: 1001\n", "spec.disruptionLimit"},
 		{"zero activeDeadlineSeconds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: 0\n", "spec.activeDeadlineSeconds"},
 		{"negative ttlSecondsAfterFinished", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  ttlSecondsAfterFinished: -5\n", "spec.ttlSecondsAfterFinished"},
 		{"job with gate", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {label: true, taint: NoSchedule}\n", "spec.gate"},
@@ -364,7 +366,8 @@ func TestDefaultsAreTransformerEngines(t *testing.T) {
 		s.Workload.Operation != kquantv1alpha1.OperationQuantize || s.Workload.InputDType != kquantv1alpha1.DTypeBF16 ||
 		s.Workload.TensorRole != kquantv1alpha1.TensorRoleInput || s.Workload.Usage != kquantv1alpha1.UsageBoth || s.Workload.Distribution != kquantv1alpha1.DistributionNormal ||
 		s.Execution.Graphs != kquantv1alpha1.GraphModeBoth || s.Placement.Policy != kquantv1alpha1.PlacementAnyGPU ||
-		s.Placement.MaxParallel == nil || *s.Placement.MaxParallel != 8 || s.BackoffLimit == nil || *s.BackoffLimit != 3 {
+		s.Placement.MaxParallel == nil || *s.Placement.MaxParallel != 8 || s.BackoffLimit == nil || *s.BackoffLimit != 3 ||
+		s.DisruptionLimit == nil || *s.DisruptionLimit != 10 {
 		t.Errorf("job defaults not applied: %+v", s)
 	}
 }
