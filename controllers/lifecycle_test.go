@@ -13,8 +13,10 @@ import (
 	"github.com/kquant/kquant/test/fakeagent"
 )
 
-// A node whose agent stops renewing its Lease loses its running run
-// (NodeLost); the run is retried on another node and the job still completes.
+// In in-agent mode (this suite's manager runs no run pods), a node whose
+// agent stops renewing its Lease loses its running run (NodeLost, a
+// disruption); the run is retried on another node without using
+// backoffLimit, and the job still completes.
 func TestNodeLostRunIsRetriedElsewhere(t *testing.T) {
 	ns := newNamespace(t)
 	// lost-a sorts first, so the deterministic tie-break binds the run there;
@@ -22,7 +24,7 @@ func TestNodeLostRunIsRetriedElsewhere(t *testing.T) {
 	doomed := agent("lost-a", builders.H100, 1, fakeagent.WithLeaseDuration(2*time.Second), fakeagent.WithRunDuration(time.Hour))
 	healthy := agent("lost-b", builders.H100, 1, fakeagent.WithLeaseDuration(2*time.Second))
 	startAgents(t, doomed, healthy)
-	create(t, builders.MakeQuantRecipe("fp8", ns).Obj(), builders.MakeQuantJob("survivor", ns).Recipe("fp8").AnyGPU().Obj())
+	create(t, builders.MakeQuantRecipe("fp8", ns).Obj(), builders.MakeQuantJob("survivor", ns).Recipe("fp8").AnyGPU().BackoffLimit(0).Obj())
 
 	first := quantrun.Name("survivor", 0, 0)
 	eventually(t, "the first attempt to run on lost-a", func() (bool, string) {
@@ -32,8 +34,8 @@ func TestNodeLostRunIsRetriedElsewhere(t *testing.T) {
 	doomed.Stop()
 
 	job := waitForPhase(t, ns, "survivor", kquantv1alpha1.JobPhaseSucceeded)
-	if job.Status.Failed != 1 || job.Status.Progress != "1/1" {
-		t.Errorf("failed %d progress %q, want 1 and 1/1", job.Status.Failed, job.Status.Progress)
+	if job.Status.Failed != 0 || job.Status.Disruptions != 1 || job.Status.Progress != "1/1" {
+		t.Errorf("failed %d disruptions %d progress %q, want 0, 1 and 1/1", job.Status.Failed, job.Status.Disruptions, job.Status.Progress)
 	}
 	byName := map[string]kquantv1alpha1.QuantRun{}
 	for _, r := range runsOf(t, ns, "survivor") {

@@ -466,16 +466,21 @@ func TestJobRetriesDisruptionsOutsideBackoffLimit(t *testing.T) {
 	if err := env.Client.Update(ctx, expired); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Create(ctx, builders.MakeQuantJob("later", ns).Recipe("fp8").AnyGPU().Obj()); err != nil {
+	// A second job that only this node's GPU could take (the selector keeps
+	// the other tests' nodes out) is told why it cannot: the agent's absence
+	// stops new placements.
+	later := builders.MakeQuantJob("later", ns).Recipe("fp8").AnyGPU().NodeSelector(map[string]string{"kquant.dev/test-namespace": ns}).Obj()
+	if err := env.Client.Create(ctx, later); err != nil {
 		t.Fatal(err)
 	}
 	wait.For(t, timeout, "a new job kept off the node of the absent agent", func() error {
 		job := &kquantv1alpha1.QuantJob{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "later"}, job); err != nil {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(later), job); err != nil {
 			return err
 		}
-		if job.Status.Phase != kquantv1alpha1.JobPhaseUnschedulable {
-			return fmt.Errorf("job phase %q", job.Status.Phase)
+		c := meta.FindStatusCondition(job.Status.Conditions, kquantv1alpha1.JobConditionScheduled)
+		if job.Status.Phase != kquantv1alpha1.JobPhaseUnschedulable || c == nil || !strings.Contains(c.Message, "no fresh agent Lease") {
+			return fmt.Errorf("job phase %q condition %+v", job.Status.Phase, c)
 		}
 		return nil
 	})
