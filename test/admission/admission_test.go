@@ -252,6 +252,8 @@ func TestBoundsAreAccepted(t *testing.T) {
 	}{
 		{"durations at their maximum", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  activeDeadlineSeconds: " + atMax +
 			"\n  ttlSecondsAfterFinished: " + atMax + "\n  execution: {runTimeoutSeconds: " + atMax + "}\n  placement: {maxRuns: 100000}\n"},
+		{"retry limits at their bounds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  backoffLimit: 100\n  disruptionLimit: 1000\n"},
+		{"no disruption retried", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  disruptionLimit: 0\n"},
 		{"starting deadline at its maximum", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: " + atMax + "\n"},
 		{"schedule with names, ranges and steps", validCronJob + "  schedule: \"*/5 1-3 * JAN-MAR MON,FRI\"\n"},
 		{"schedule every 90 minutes", validCronJob + "  schedule: \"@every 1h30m\"\n"},
