@@ -84,7 +84,7 @@ func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordin
 		}
 		completed := metav1.NewTime(now)
 		err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{
-			Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.ReasonNodeLost, Message: msg, CompletionTime: &completed,
+			Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonNodeLost, Message: msg, CompletionTime: &completed,
 		})
 		if err != nil {
 			// A conflict means the agent wrote in between (maybe Succeeded):
@@ -92,7 +92,7 @@ func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordin
 			errs = append(errs, err)
 			continue
 		}
-		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, kquantv1alpha1.ReasonNodeLost, "FailRun", "%s", msg)
+		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, kquantv1alpha1.RunReasonNodeLost, "FailRun", "%s", msg)
 		logging.FromContext(ctx).Info("Run failed: node lost", "quantRun", client.ObjectKeyFromObject(run), "node", node)
 	}
 	if err := errors.Join(errs...); err != nil {
