@@ -1,7 +1,9 @@
 // Package quantjob is the QuantJob controller: it resolves the job's recipe,
 // expands the job into QuantRuns (one per slot: one for AnyGPU, one per
 // eligible node for EachNode, one per eligible GPU for EachGPU), retries failed
-// runs up to backoffLimit, enforces activeDeadlineSeconds and
+// runs (their own failures up to backoffLimit, disruptions such as a lost
+// node or an eviction up to disruptionLimit, as v1alpha1.IsRunDisruption
+// tells them apart), enforces activeDeadlineSeconds and
 // ttlSecondsAfterFinished, deletes orphaned runs, and owns the job's whole
 // status: counts, progress, summary, phase and conditions. Binding runs to GPUs
 // is the binder's job (package binder): the job's first runs are created
