@@ -30,17 +30,31 @@ var elfMachines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM
 // linux/arm64, each manifest's configuration names its architecture, and its
 // entrypoint is a binary for that architecture whose program interpreter (the
 // agent's, which uses cgo) the image holds. hack/images.sh runs it on what
-// it has just built; without archives it skips.
+// it has just built; without archives it skips. Outside CI, an agent built
+// where no cross gcc was may be amd64 only, as hack/images.sh allows.
 func TestBuiltArchives(t *testing.T) {
-	for _, archive := range []string{"kquant-manager.tar", "kquant-agent.tar", "pause.tar"} {
-		t.Run(archive, func(t *testing.T) {
-			file := filepath.Join(builtImagesDir, archive)
+	both := []string{"linux/amd64", "linux/arm64"}
+	for _, tc := range []struct {
+		archive string
+		cgo     bool
+	}{
+		{archive: "kquant-manager.tar"},
+		{archive: "kquant-agent.tar", cgo: true},
+		{archive: "pause.tar"},
+	} {
+		t.Run(tc.archive, func(t *testing.T) {
+			file := filepath.Join(builtImagesDir, tc.archive)
 			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
 				t.Skipf("%s is not built: make images builds it and runs this test", file)
 			}
 			images := platformImages(t, file)
-			if got := slices.Sorted(maps.Keys(images)); !slices.Equal(got, []string{"linux/amd64", "linux/arm64"}) {
-				t.Fatalf("platforms %v, want linux/amd64 and linux/arm64", got)
+			got := slices.Sorted(maps.Keys(images))
+			switch {
+			case slices.Equal(got, both):
+			case tc.cgo && slices.Equal(got, both[:1]) && os.Getenv("CI") == "":
+				t.Logf("%s is linux/amd64 only: built without Debian's gcc-aarch64-linux-gnu (an error under CI)", file)
+			default:
+				t.Fatalf("platforms %v, want %v", got, both)
 			}
 			for platform, img := range images {
 				checkPlatformImage(t, platform, img)
@@ -89,7 +103,8 @@ func checkPlatformImage(t *testing.T, platform string, img v1.Image) {
 	}
 }
 
-// platformImages reads an archive's image index: its images by os/arch.
+// platformImages reads an archive's images by os/arch: the image index's, or
+// its one image.
 func platformImages(t *testing.T, archive string) map[string]v1.Image {
 	t.Helper()
 	dir := t.TempDir()
@@ -102,8 +117,20 @@ func platformImages(t *testing.T, archive string) map[string]v1.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top.Manifests) != 1 || !top.Manifests[0].MediaType.IsIndex() {
-		t.Fatalf("index.json names %d entries (%v), want one image index", len(top.Manifests), top.Manifests)
+	if len(top.Manifests) != 1 {
+		t.Fatalf("index.json names %d entries, want one", len(top.Manifests))
+	}
+	if !top.Manifests[0].MediaType.IsIndex() {
+		// One platform: the image itself, whose configuration names it.
+		img, err := lp.Image(top.Manifests[0].Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]v1.Image{cf.OS + "/" + cf.Architecture: img}
 	}
 	idx, err := lp.ImageIndex(top.Manifests[0].Digest)
 	if err != nil {
