@@ -150,7 +150,7 @@ glibc_arm64_base() {
 # base kind: the cached base directory, made once per Debian package version.
 base() {
   local kind=$1 key dir
-  # BASE_RECIPE changes whenever what static_base or glibc_base makes changes.
+  # BASE_RECIPE changes whenever what a *_base function makes changes.
   key=$BASE_RECIPE+$(basename "$(debian_package ca-certificates)" .deb)
   [[ $kind == glibc ]] && key+="+$(basename "$(debian_package libc6)" .deb)"
   [[ $kind == glibc_arm64 ]] && key+="+$(basename "$(debian_package libc6-arm64-cross)" .deb)"
