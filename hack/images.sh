@@ -3,7 +3,7 @@
 # image-layout archives in bin/images/, without Docker and without a registry:
 #
 #   bin/images/kquant-manager.tar  $IMG_REGISTRY/kquant-manager:$IMG_TAG  linux/amd64 + linux/arm64
-#   bin/images/kquant-agent.tar    $IMG_REGISTRY/kquant-agent:$IMG_TAG    linux/amd64 (+ arm64 with a cross gcc)
+#   bin/images/kquant-agent.tar    $IMG_REGISTRY/kquant-agent:$IMG_TAG    linux/amd64 + linux/arm64
 #   bin/images/pause.tar           kquant.local/pause:3.10                 linux/amd64 + linux/arm64
 #
 # `ctr -n k8s.io images import FILE` and `docker load -i FILE` both read them.
@@ -16,6 +16,15 @@
 # (static plus Debian's libc6: the agent dlopens libcuda and libnvidia-ml,
 # which the NVIDIA container toolkit mounts and which need libc, libm, libdl,
 # libpthread and librt) for the agent.
+#
+# The agent uses cgo, so its arm64 binary (GB200 and GH200 nodes are arm64)
+# needs Debian's cross compiler, gcc-aarch64-linux-gnu with libc6-dev-arm64-cross;
+# its base, "glibc_arm64", carries that same cross libc6, the one the binary
+# was linked against. The arm64 agent is then started under qemu-aarch64
+# (Debian's qemu-user-static) on that base's libraries, and must reach its "no
+# CUDA driver" fallback: dlopen, cgo and the libc of the image all work. Where
+# the cross compiler or qemu is missing the agent is amd64 only, or unchecked,
+# with a note; under CI (CI set, as .ci/run does) that is an error.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -30,9 +39,43 @@ BASE_RECIPE=r2
 # What the distroless bases set in their image configuration; a docker build
 # inherits it, so these images carry it too.
 DISTROLESS_CONFIG=(-base-env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt -base-workdir /home/nonroot)
+# What cmd/agent logs when libcuda.so.1 cannot be opened (runner.go).
+ARM64_FALLBACK="No CUDA driver, running on the reference backend"
 LDFLAGS="-s -w -X github.com/kquant/kquant/cmd/internal/version.Version=${VERSION}"
 
 log() { echo "images: $*" >&2; }
+
+# lacking what why: what cannot be built or checked on this machine; an error
+# under CI, which must ship and check every platform.
+lacking() {
+  if [[ -n ${CI:-} ]]; then
+    log "$1: $2"
+    exit 1
+  fi
+  log "skipping $1 ($2)"
+}
+
+# check_arm64_agent: the arm64 agent, on its base's libc under qemu-aarch64,
+# gets as far as opening the CUDA driver and falls back to the reference
+# backend. Run mode opens the driver before it reads its kubeconfig, so the
+# missing kubeconfig ends it right after; env -i keeps the host's
+# LD_LIBRARY_PATH out.
+check_arm64_agent() {
+  local qemu out
+  qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
+  if [[ -z $qemu ]]; then
+    lacking "the arm64 agent check" "needs qemu-aarch64: Debian's qemu-user-static"
+    return
+  fi
+  out=$(env -i "$qemu" -L "$(base glibc_arm64)" bin/linux_arm64/agent run --run kquant-check/arm64 \
+    --kubeconfig /nonexistent --termination-log "" 2>&1 || true)
+  if ! grep -q "$ARM64_FALLBACK" <<<"$out"; then
+    log "the arm64 agent did not reach its no-driver fallback (\"$ARM64_FALLBACK\") under $qemu:"
+    echo "$out" >&2
+    exit 1
+  fi
+  log "arm64 agent under qemu: $ARM64_FALLBACK"
+}
 
 # gobuild goos goarch cgo package output
 gobuild() {
@@ -90,12 +133,27 @@ glibc_base() {
   rm -rf "$d/usr/share" "$d/usr/lib/x86_64-linux-gnu/gconv" "$d/etc/ld.so.conf.d"
 }
 
+# glibc_arm64_base dir: static_base plus the arm64 libc6 of Debian's cross
+# toolchain, laid out as Debian's arm64 libc6 is (its ld.so looks there).
+glibc_arm64_base() {
+  local d=$1 libc x
+  static_base "$d"
+  libc=$(debian_package libc6-arm64-cross)
+  x=$(mktemp -d)
+  dpkg-deb -x "$libc" "$x"
+  mkdir -p "$d/lib"
+  mv "$x/usr/aarch64-linux-gnu/lib" "$d/lib/aarch64-linux-gnu"
+  ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 "$d/lib/ld-linux-aarch64.so.1"
+  rm -rf "$x"
+}
+
 # base kind: the cached base directory, made once per Debian package version.
 base() {
   local kind=$1 key dir
-  # BASE_RECIPE changes whenever what static_base or glibc_base makes changes.
+  # BASE_RECIPE changes whenever what a *_base function makes changes.
   key=$BASE_RECIPE+$(basename "$(debian_package ca-certificates)" .deb)
   [[ $kind == glibc ]] && key+="+$(basename "$(debian_package libc6)" .deb)"
+  [[ $kind == glibc_arm64 ]] && key+="+$(basename "$(debian_package libc6-arm64-cross)" .deb)"
   dir=$CACHE/base-$kind-$key
   if [[ ! -d $dir ]]; then
     log "making the $kind base from Debian's packages"
@@ -116,9 +174,10 @@ gobuild linux amd64 1 ./cmd/agent bin/linux_amd64/agent
 agent_platforms=(-binary linux/amd64=bin/linux_amd64/agent)
 if command -v aarch64-linux-gnu-gcc >/dev/null; then
   CC=aarch64-linux-gnu-gcc gobuild linux arm64 1 ./cmd/agent bin/linux_arm64/agent
-  agent_platforms+=(-binary linux/arm64=bin/linux_arm64/agent)
+  agent_platforms+=(-binary linux/arm64=bin/linux_arm64/agent -base-for "linux/arm64=$(base glibc_arm64)")
+  check_arm64_agent
 else
-  log "agent: linux/amd64 only (cgo needs a cross gcc for arm64: Debian's gcc-aarch64-linux-gnu and libc6-arm64-cross)"
+  lacking "the arm64 agent" "cgo needs a cross gcc: Debian's gcc-aarch64-linux-gnu and libc6-dev-arm64-cross"
 fi
 (cd hack/tools/images && go build -o "$ROOT/bin/kquant-images" .)
 
@@ -131,3 +190,6 @@ bin/kquant-images "${DISTROLESS_CONFIG[@]}" -dockerfile Dockerfile.agent -base "
   "${agent_platforms[@]}" -out "$OUT/kquant-agent.tar"
 bin/kquant-images "${DISTROLESS_CONFIG[@]}" -dockerfile hack/pause/Dockerfile -base "$STATIC" -ref "$PAUSE_REF" \
   -binary linux/amd64=bin/linux_amd64/pause -binary linux/arm64=bin/linux_arm64/pause -out "$OUT/pause.tar"
+
+log "checking the archives"
+(cd hack/tools/images && go test -count=1 -run '^TestBuiltArchives$' .) >&2

@@ -92,6 +92,7 @@ func newExecution(ctx context.Context, results, backend string, simulated bool) 
 		}
 		return &execution{runner: r, bench: r, open: open, prober: cudaProber{rt}, close: rt.Close}, nil
 	case backend == nodeagent.BackendAuto && cuda.IsNoDriver(err):
+		// hack/images.sh waits for this message from the arm64 agent under qemu.
 		logging.FromContext(ctx).Info("No CUDA driver, running on the reference backend", "reason", err.Error())
 		return onReference, nil
 	default:

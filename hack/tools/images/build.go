@@ -39,7 +39,11 @@ var epoch = time.Unix(0, 0).UTC()
 // buildSpec is one image to build.
 type buildSpec struct {
 	Dockerfile string
+	// BaseDir is the base of every platform that BaseDirFor does not name:
+	// a base of files only (the static one) serves every architecture, one
+	// with a libc does not.
 	BaseDir    string
+	BaseDirFor map[string]string // "os/arch" -> root filesystem directory
 	// BaseEnv and BaseWorkDir are the configuration the Dockerfile's base
 	// image brings (distroless: SSL_CERT_FILE and /home/nonroot), which the
 	// Dockerfile's own ENV and WORKDIR extend or override, as in a docker build.
@@ -56,6 +60,11 @@ func (s buildSpec) validate() (name.Tag, error) {
 		return name.Tag{}, fmt.Errorf("-dockerfile, -base, -ref and -out are required")
 	case len(s.Binaries) == 0:
 		return name.Tag{}, fmt.Errorf("at least one -binary os/arch=path is required")
+	}
+	for platform := range s.BaseDirFor {
+		if !slices.ContainsFunc(s.Binaries, func(b platformBinary) bool { return b.platform() == platform }) {
+			return name.Tag{}, fmt.Errorf("-base-for %s: no -binary for that platform", platform)
+		}
 	}
 	tag, err := name.NewTag(s.Ref, name.StrictValidation)
 	if err != nil {
@@ -85,13 +94,16 @@ func build(s buildSpec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", s.Dockerfile, err)
 	}
-	base, err := dirLayer(s.BaseDir)
-	if err != nil {
-		return "", fmt.Errorf("base layer from %s: %w", s.BaseDir, err)
-	}
+	bases := map[string]v1.Layer{}
 	images := make([]platformImage, 0, len(s.Binaries))
 	for _, b := range s.Binaries {
-		img, err := platformImageFor(st, base, s.BaseEnv, s.BaseWorkDir, b)
+		dir := s.baseDir(b)
+		if bases[dir] == nil {
+			if bases[dir], err = dirLayer(dir); err != nil {
+				return "", fmt.Errorf("base layer from %s: %w", dir, err)
+			}
+		}
+		img, err := platformImageFor(st, bases[dir], s.BaseEnv, s.BaseWorkDir, b)
 		if err != nil {
 			return "", fmt.Errorf("%s/%s image: %w", b.OS, b.Arch, err)
 		}
@@ -110,6 +122,14 @@ func build(s buildSpec) (string, error) {
 		platforms[i] = img.platform.OS + "/" + img.platform.Architecture
 	}
 	return fmt.Sprintf("%s %s %s %.1f MiB", tag.Name(), digest, strings.Join(platforms, ","), float64(fi.Size())/(1<<20)), nil
+}
+
+// baseDir is the root filesystem of b's platform.
+func (s buildSpec) baseDir(b platformBinary) string {
+	if dir, ok := s.BaseDirFor[b.platform()]; ok {
+		return dir
+	}
+	return s.BaseDir
 }
 
 type platformImage struct {

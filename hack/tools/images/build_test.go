@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -137,6 +138,40 @@ func TestArchiveLayout(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(unpacked, p)); err != nil {
 			t.Errorf("manifest.json names %s: %v", p, err)
 		}
+	}
+}
+
+// TestBaseFor: -base-for gives one platform its own base (a libc of its
+// architecture); the others keep -base, and a platform without a binary is
+// refused.
+func TestBaseFor(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec(t, dir)
+	spec.Out = filepath.Join(dir, "image.tar")
+	writeFile(t, filepath.Join(dir, "base-arm64", "lib", "ld-linux-aarch64.so.1"), "arm64 loader", 0o755)
+	spec.BaseDirFor = map[string]string{"linux/arm64": filepath.Join(dir, "base-arm64")}
+	if _, err := build(spec); err != nil {
+		t.Fatal(err)
+	}
+	images := platformImages(t, spec.Out)
+	for _, tc := range []struct {
+		platform, present, absent string
+	}{
+		{platform: "linux/amd64", present: "etc/passwd", absent: "lib/ld-linux-aarch64.so.1"},
+		{platform: "linux/arm64", present: "lib/ld-linux-aarch64.so.1", absent: "etc/passwd"},
+	} {
+		files := flatten(t, images[tc.platform])
+		if _, ok := files[tc.present]; !ok {
+			t.Errorf("%s: no %s", tc.platform, tc.present)
+		}
+		if _, ok := files[tc.absent]; ok {
+			t.Errorf("%s: has %s, from the other platform's base", tc.platform, tc.absent)
+		}
+	}
+
+	spec.BaseDirFor["linux/riscv64"] = filepath.Join(dir, "base-arm64")
+	if _, err := build(spec); err == nil || !strings.Contains(err.Error(), "-base-for linux/riscv64") {
+		t.Errorf("-base-for a platform without a binary: error %v", err)
 	}
 }
 

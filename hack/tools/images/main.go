@@ -4,7 +4,8 @@
 //
 // The image is a base layer made from a local root filesystem directory (the
 // stand-in for the Dockerfile's distroless base, made from Debian's packages by
-// hack/images.sh) and a layer with the binary. Its user, entrypoint,
+// hack/images.sh; -base-for gives a platform its own, for a base with a libc)
+// and a layer with the binary. Its user, entrypoint,
 // environment, working directory and the binary's path come from the final
 // stage of the Dockerfile given, so this path and `docker build` produce the
 // same run-time image.
@@ -28,6 +29,8 @@ type platformBinary struct {
 	OS, Arch, Path string
 }
 
+func (b platformBinary) platform() string { return b.OS + "/" + b.Arch }
+
 func (p *platformBinaries) String() string { return fmt.Sprint(*p) }
 
 func (p *platformBinaries) Set(v string) error {
@@ -45,6 +48,12 @@ func main() {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	fs.StringVar(&spec.Dockerfile, "dockerfile", "", "Dockerfile whose final stage gives user, entrypoint, env and binary path")
 	fs.StringVar(&spec.BaseDir, "base", "", "root filesystem directory of the base layer")
+	fs.Var(platformDirs(func(platform, dir string) {
+		if spec.BaseDirFor == nil {
+			spec.BaseDirFor = map[string]string{}
+		}
+		spec.BaseDirFor[platform] = dir
+	}), "base-for", "os/arch=DIR: the base of that platform instead of -base (repeatable)")
 	fs.Var(&envList{&spec.BaseEnv}, "base-env", "KEY=VALUE the base image sets (repeatable), before the Dockerfile's ENV")
 	fs.StringVar(&spec.BaseWorkDir, "base-workdir", "", "working directory the base image sets, unless the Dockerfile sets WORKDIR")
 	fs.StringVar(&spec.Ref, "ref", "", "image reference with an explicit tag, e.g. kquant.local/kquant-manager:dev")
@@ -59,6 +68,20 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(result)
+}
+
+// platformDirs is a repeatable os/arch=DIR flag.
+type platformDirs func(platform, dir string)
+
+func (platformDirs) String() string { return "" }
+
+func (p platformDirs) Set(v string) error {
+	platform, dir, ok := strings.Cut(v, "=")
+	if _, _, ok2 := strings.Cut(platform, "/"); !ok || !ok2 || dir == "" {
+		return fmt.Errorf("want os/arch=DIR, got %q", v)
+	}
+	p(platform, dir)
+	return nil
 }
 
 // envList collects repeated KEY=VALUE flags.
