@@ -279,14 +279,19 @@ func (s *suite) checkSettled(t *testing.T, ns string) {
 	if err := s.c.List(t.Context(), jobs, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	failedAttempts := map[string]int32{}
+	failedAttempts, disruptedAttempts := map[string]int32{}, map[string]int32{}
 	for _, r := range runs {
-		if r.Status.Phase == v1alpha1.RunPhaseFailed {
+		switch {
+		case r.Status.Phase != v1alpha1.RunPhaseFailed:
+		case v1alpha1.IsRunDisruption(r.Status.Reason):
+			disruptedAttempts[r.Spec.JobRef.Name]++
+		default:
 			failedAttempts[r.Spec.JobRef.Name]++
 		}
 	}
-	// status.failed counts failed attempts, retried or not; succeeded and
-	// total count slots (a slot is one unit of work and its retries).
+	// status.failed counts the attempts that failed on their own and
+	// status.disruptions those a disruption ended, retried or not; succeeded
+	// and total count slots (a slot is one unit of work and its retries).
 	for _, j := range jobs.Items {
 		st := j.Status
 		slots := latest[j.Name]
@@ -303,9 +308,9 @@ func (s *suite) checkSettled(t *testing.T, ns string) {
 			t.Errorf("job %s counts do not add up: total %d, pending %d, running %d; runs exist for %d slots, %d succeeded and %d failed in their last attempt",
 				j.Name, st.Total, st.Pending, st.Running, len(slots), succeeded, failedSlots)
 		}
-		if succeeded != st.Succeeded || failedAttempts[j.Name] != st.Failed {
-			t.Errorf("job %s: status says %d succeeded and %d failed attempts, its runs say %d and %d",
-				j.Name, st.Succeeded, st.Failed, succeeded, failedAttempts[j.Name])
+		if succeeded != st.Succeeded || failedAttempts[j.Name] != st.Failed || disruptedAttempts[j.Name] != st.Disruptions {
+			t.Errorf("job %s: status says %d succeeded, %d failed and %d disrupted attempts, its runs say %d, %d and %d",
+				j.Name, st.Succeeded, st.Failed, st.Disruptions, succeeded, failedAttempts[j.Name], disruptedAttempts[j.Name])
 		}
 	}
 	for _, v := range s.writes.violations(ns) {
