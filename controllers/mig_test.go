@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,15 @@ func TestMIGSlicesOnlyWithTheOptIn(t *testing.T) {
 	if err := a.PublishProfile(t.Context(), only.Status); err != nil {
 		t.Fatal(err)
 	}
+	// The job must be decided on the new profile, not on the cache's old one
+	// with its whole GPU.
+	eventually(t, "the manager's cache to see only the MIG GPU", func() (bool, string) {
+		p := &kquantv1alpha1.GPUNodeProfile{}
+		if err := s.cache.Get(t.Context(), client.ObjectKey{Name: "mig-0"}, p); err != nil {
+			return false, err.Error()
+		}
+		return len(p.Status.GPUs) == 1, fmt.Sprintf("%d GPUs", len(p.Status.GPUs))
+	})
 	create(t, builders.MakeQuantJob("any", ns).Recipe("fp8").Obj())
 	job := waitForPhase(t, ns, "any", kquantv1alpha1.JobPhaseUnschedulable)
 	c := meta.FindStatusCondition(job.Status.Conditions, kquantv1alpha1.JobConditionScheduled)

@@ -30,8 +30,12 @@ const leaseNamespace = "kquant-system"
 // after the other, each with its own namespace and uniquely named nodes, and
 // take their nodes away when they end.
 type suite struct {
-	env      *testenv.Env
-	client   client.Client
+	env    *testenv.Env
+	client client.Client
+	// cache is the manager's own cache: what its controllers decide on. A
+	// test that changes an object and then needs a decision on the new
+	// version waits until the cache has it.
+	cache    client.Reader
 	registry *prometheus.Registry
 }
 
@@ -83,7 +87,7 @@ func runSuite(m *testing.M) (int, error) {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return 0, fmt.Errorf("manager cache did not sync")
 	}
-	s = suite{env: env, client: env.Client, registry: reg}
+	s = suite{env: env, client: env.Client, cache: mgr.GetCache(), registry: reg}
 	code := m.Run()
 	cancel()
 	select {
