@@ -82,6 +82,14 @@ func TestMIGSlicesOnlyWithTheOptIn(t *testing.T) {
 // eventsMatching is the notes of the Events of reason about object name in ns.
 func eventsMatching(t *testing.T, ns, name, reason string) string {
 	t.Helper()
+	return waitForEventNote(t, ns, name, reason, "")
+}
+
+// waitForEventNote waits until the notes of the Events with reason about
+// object name in ns contain want ("" for any such Event), and returns them.
+// Events about cluster-scoped objects, Nodes among them, live in "default".
+func waitForEventNote(t *testing.T, ns, name, reason, want string) string {
+	t.Helper()
 	var out string
 	eventually(t, reason+" events", func() (bool, string) {
 		list := &eventsv1.EventList{}
@@ -95,7 +103,7 @@ func eventsMatching(t *testing.T, ns, name, reason string) string {
 			}
 		}
 		out = strings.Join(notes, "\n")
-		return len(notes) > 0, out
+		return len(notes) > 0 && strings.Contains(out, want), out
 	})
 	return out
 }

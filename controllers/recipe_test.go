@@ -2,11 +2,9 @@ package controllers_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -99,7 +97,7 @@ func TestNodeLabelsFollowProfiles(t *testing.T) {
 	startAgents(t, a)
 	want := map[string]string{"team": "research", nodelabels.LabelFP8: "native", nodelabels.LabelFP8Block: "native", nodelabels.LabelMXFP8: "emulated", nodelabels.LabelNVFP4: "emulated"}
 	waitLabels(t, "labels-a", want)
-	waitNodeEvent(t, "labels-a", nodelabels.ReasonRecipeLabelsChanged+": recipe-support labels from the node's GPUNodeProfile: kquant.dev/fp8=native, kquant.dev/fp8-block=native")
+	waitForEventNote(t, metav1.NamespaceDefault, "labels-a", nodelabels.ReasonRecipeLabelsChanged, "recipe-support labels from the node's GPUNodeProfile: kquant.dev/fp8=native, kquant.dev/fp8-block=native")
 
 	// The agent reports the GPUs unhealthy: nothing is supported any more.
 	p := builders.MakeGPUNodeProfile("labels-a").GPUs(builders.H100, 2).Unhealthy(0).Unhealthy(1).Ready().Obj()
@@ -107,26 +105,7 @@ func TestNodeLabelsFollowProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLabels(t, "labels-a", map[string]string{"team": "research"})
-	waitNodeEvent(t, "labels-a", "kquant.dev/fp8 removed, kquant.dev/fp8-block removed")
-}
-
-// waitNodeEvent waits for an Event about the Node whose "reason: note"
-// contains want. Events about cluster-scoped objects live in "default".
-func waitNodeEvent(t *testing.T, node, want string) {
-	t.Helper()
-	eventually(t, "an event on node "+node, func() (bool, string) {
-		list := &eventsv1.EventList{}
-		if err := s.client.List(t.Context(), list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == "Node" && e.Regarding.Name == node {
-				seen = append(seen, e.Reason+": "+e.Note)
-			}
-		}
-		return strings.Contains(strings.Join(seen, "\n"), want), strings.Join(seen, "\n")
-	})
+	waitForEventNote(t, metav1.NamespaceDefault, "labels-a", nodelabels.ReasonRecipeLabelsChanged, "kquant.dev/fp8 removed, kquant.dev/fp8-block removed")
 }
 
 func waitLabels(t *testing.T, node string, want map[string]string) {
