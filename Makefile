@@ -16,11 +16,16 @@ all: build
 ##@ Build
 
 .PHONY: build
+# One go build for every binary: the three share the compilation of their common
+# dependencies, and their link steps run side by side.
+COMMANDS := $(patsubst %,./%,$(wildcard cmd/manager cmd/agent cmd/kquantctl))
 build: ## Build bin/manager, bin/agent and bin/kquantctl, and bin/kubectl-kquant (the same program as a kubectl plugin).
 	@mkdir -p $(BIN)
-	@for cmd in manager agent kquantctl; do \
-	  if [[ -d cmd/$$cmd ]]; then go build -ldflags "$(LDFLAGS)" -o $(BIN)/$$cmd ./cmd/$$cmd || exit 1; fi; \
-	done
+	@source hack/lib/progress.sh; \
+	  [[ -x $(BIN)/manager ]] || progress_intro "building $(notdir $(COMMANDS)) into bin/" \
+	    "the first build compiles Kubernetes' client libraries too, later ones reuse Go's build cache" \
+	    "10 minutes on 2 busy cores (1,300 packages), seconds once cached"; \
+	  progress_go_build "kquant binaries" -ldflags "$(LDFLAGS)" -o $(BIN)/ -- $(COMMANDS)
 	@ln -f $(BIN)/kquantctl $(BIN)/kubectl-kquant
 
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
@@ -61,11 +66,14 @@ envtest-assets: ## Build (once) kube-apiserver, etcd and kubectl for tests.
 PURE_PKGS := ./internal/quant/...
 RACE_PKGS = $(shell go list ./... | grep -v '/internal/quant')
 
+# progress_run prints a line whenever go test has been silent for 15 s: a cold
+# cache compiles for minutes before the first package reports.
+PROGRESS := source $(CURDIR)/hack/lib/progress.sh; progress_run
 test: verify envtest-assets ## Run all tests against a real kube-apiserver and etcd.
-	go test -count=1 $(PURE_PKGS)
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test $(GO_TEST_FLAGS) $(RACE_PKGS)
-	cd hack/tools/images && go test -count=1 ./...
-	cd hack/tools/promql && go test -count=1 ./...
+	$(PROGRESS) "go test (quantizers)" go test -count=1 $(PURE_PKGS)
+	export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh); $(PROGRESS) "go test -race" go test $(GO_TEST_FLAGS) $(RACE_PKGS)
+	cd hack/tools/images && $(PROGRESS) "go test (images)" go test -count=1 ./...
+	cd hack/tools/promql && $(PROGRESS) "go test (promql)" go test -count=1 ./...
 
 
 .PHONY: promql-test
