@@ -141,6 +141,11 @@ images: ## Build the manager, agent and pause images as OCI archives in bin/imag
 demo: ## Local control plane, manager and agents; runs a sample job and prints the results.
 	hack/demo.sh up
 
+.PHONY: demo-test
+demo-test: ## make demo, then every shell block of README.md and docs/*.md against it (test/docs).
+	hack/demo.sh up
+	KQUANT_DOCS_DEMO=$(CURDIR)/.demo go test -count=1 -v ./test/docs
+
 .PHONY: demo-down
 demo-down: ## Stop everything `make demo` started and remove .demo/.
 	hack/demo.sh down

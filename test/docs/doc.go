@@ -8,8 +8,8 @@
 // bash script (set -euo pipefail) and must exit 0; its output is not
 // compared. A `console` block is a transcript: each "$ " line (with its
 // here-document, if any) is a command, the lines after it up to the next
-// prompt are what it prints, and the command's exit status is not checked (a
-// transcript may show a refusal).
+// prompt are what it prints; its exit status is not checked (a transcript may
+// show a refusal) unless the docs show no output for it, when it must succeed.
 //
 // The comparison is in spirit, so that docs survive measured numbers and new
 // columns: a table (a first line of upper-case column names) must have every

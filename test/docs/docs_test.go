@@ -40,7 +40,11 @@ func TestDocsAgainstDemo(t *testing.T) {
 				t.Fatalf("%s: %v", b.Name(), err)
 			}
 			for _, s := range steps {
-				got, _ := runShell(root, env, s.Command)
+				got, err := runShell(root, env, s.Command)
+				if s.Want == "" && err != nil {
+					t.Errorf("%s: $ %s\n%v (the docs show no output, so it must succeed)\n%s", b.Name(), s.Command, err, got)
+					continue
+				}
 				if err := Alike(s.Want, got); err != nil {
 					t.Errorf("%s: $ %s\n%v\n--- the docs show:\n%s--- the command printed:\n%s", b.Name(), s.Command, err, s.Want, got)
 				}
