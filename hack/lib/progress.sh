@@ -102,7 +102,7 @@ progress_watch() {
     next=$((SECONDS + PROGRESS_TICK))
     if [[ -n $total ]]; then
       compiled=$(grep -cE '^[[:alnum:]_.~/-]+$' "$log" || true)
-      progress_say "$label: $compiled/$total packages compiled, $(progress_elapsed $((SECONDS - start)))"
+      progress_say "$label: $compiled packages compiled of at most $total, $(progress_elapsed $((SECONDS - start)))"
       continue
     fi
     size=$(stat -c %s "$log" 2>/dev/null || echo 0)
