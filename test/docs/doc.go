@@ -15,7 +15,8 @@
 // columns: a table (a first line of upper-case column names) must have every
 // column the docs show, and each row the docs show must be there, found by its
 // first cell, with equal cells except that numbers and ages only need to be
-// numbers and ages too. Any other output must contain the docs' lines in
+// numbers and ages too, and a cell the docs cut short with "..." only needs
+// to start the same. Any other output must contain the docs' lines in
 // order, compared word by word with every number a wildcard and "..." or "…"
 // standing for any words.
 //

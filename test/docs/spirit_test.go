@@ -37,6 +37,15 @@ validation-quantize   mxfp8    Validation   Succeeded   0             Pass     1
 		got:     "NAME                  RECIPE   PHASE       WAITING-GPU   PASSED   GB/S    AGE\nvalidation-quantize   mxfp8    Succeeded                 Pass     810.5   1s\n",
 		wantErr: `column WAITING-GPU: the docs show "0", the command printed ""`,
 	}, {
+		name: "a cell the docs cut short",
+		want: "NAME    KEY\nmxfp8   MXFP8BlockScaling/E4M3;scaleRounding=TE;...\n",
+		got:  "NAME    KEY\nmxfp8   MXFP8BlockScaling/E4M3;scaleRounding=TE;twoDimensionalWeights=false\n",
+	}, {
+		name:    "a cell cut short that starts otherwise",
+		want:    "NAME    KEY\nmxfp8   MXFP8BlockScaling/E4M3;scaleRounding=OCP;...\n",
+		got:     "NAME    KEY\nmxfp8   MXFP8BlockScaling/E4M3;scaleRounding=TE;twoDimensionalWeights=false\n",
+		wantErr: "column KEY",
+	}, {
 		name:    "a row missing",
 		want:    docsTable,
 		got:     "NAME    RECIPE   PHASE       WAITING-GPU   PASSED   GB/S    AGE\nother   mxfp8    Succeeded   0             Pass     810.5   1s\n",
