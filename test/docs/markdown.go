@@ -39,11 +39,12 @@ func (b Block) Name() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
 
 var (
 	fence  = regexp.MustCompile("^(\\s*)(```+|~~~+)\\s*([^\\s`]*)")
-	marker = regexp.MustCompile(`^\s*<!--\s*docs-test:\s*(.*?)\s*-->\s*$`)
+	marker = regexp.MustCompile(`^<!--\s*docs-test:\s*(.*?)\s*-->\s*$`)
 )
 
 // ParseBlocks returns the fenced code blocks of a Markdown document, each
-// with the skip reason of a marker on the line right before its fence. A
+// with the skip reason of a marker on the line right before its fence (at
+// the start of the line: an indented one is an example in a code block). A
 // marker that is not "skip: <reason>", or one not followed by a fence, is an
 // error: a misspelt marker must not silently run the block.
 func ParseBlocks(file string, r io.Reader) ([]Block, error) {

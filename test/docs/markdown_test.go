@@ -29,6 +29,10 @@ func TestParseBlocks(t *testing.T) {
 		doc:  "````md\n```sh\nx\n```\n````\n",
 		want: []Block{{File: "d.md", Line: 1, Info: "md", Text: "```sh\nx\n```"}},
 	}, {
+		name: "an indented marker is an example, not a marker",
+		doc:  "    <!-- docs-test: skip: needs a GPU node -->\n\n```sh\nx\n```\n",
+		want: []Block{{File: "d.md", Line: 3, Info: "sh", Text: "x"}},
+	}, {
 		name:    "a marker without a reason",
 		doc:     "<!-- docs-test: skip -->\n```sh\nx\n```\n",
 		wantErr: `d.md:1: docs-test marker "skip": want "skip: <reason>"`,
