@@ -25,18 +25,36 @@ fi
 [[ ${1:-} != --cached ]] || exit 1
 
 mkdir -p "$CACHE"
-assets_build kube "$CACHE" "$(kube_version_ldflags)" "" \
-  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
-# The storage drivers left out need C headers and kernel features the cluster
-# never uses; overlayfs is the snapshotter.
-CTRD_LDFLAGS="-X github.com/containerd/containerd/v2/version.Version=v${CONTAINERD_VERSION}"
-assets_build containerd "$CACHE" "$CTRD_LDFLAGS" "no_btrfs no_devmapper no_zfs" \
-  github.com/containerd/containerd/v2/cmd/containerd \
-  github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
-  github.com/containerd/containerd/v2/cmd/ctr
-assets_build crictl "$CACHE" "-X sigs.k8s.io/cri-tools/pkg/version.Version=v${CRICTL_VERSION}" "" \
-  sigs.k8s.io/cri-tools/cmd/crictl
+progress_intro "building kubelet, kube-controller-manager, kube-scheduler, kube-proxy v${KUBE_VERSION}, containerd v${CONTAINERD_VERSION} and crictl v${CRICTL_VERSION} from their Go modules" \
+  "the local cluster's node and control plane; only the first time, then cached in $CACHE" \
+  "15 minutes on 2 busy cores after hack/envtest-assets.sh (it compiled most of Kubernetes already)"
+build_kube() {
+  assets_build kube "$CACHE" "$(kube_version_ldflags)" "" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
+}
+build_runtime() {
+  # The storage drivers left out need C headers and kernel features the cluster
+  # never uses; overlayfs is the snapshotter.
+  local ctrd_ldflags="-X github.com/containerd/containerd/v2/version.Version=v${CONTAINERD_VERSION}"
+  assets_build containerd "$CACHE" "$ctrd_ldflags" "no_btrfs no_devmapper no_zfs" \
+    github.com/containerd/containerd/v2/cmd/containerd \
+    github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+    github.com/containerd/containerd/v2/cmd/ctr
+  assets_build crictl "$CACHE" "-X sigs.k8s.io/cri-tools/pkg/version.Version=v${CRICTL_VERSION}" "" \
+    sigs.k8s.io/cri-tools/cmd/crictl
+}
+# Three modules, so three builds: the container runtime's beside Kubernetes'
+# where the cores allow (progress_parallel_ok), one after the other otherwise.
+if progress_parallel_ok; then
+  build_runtime &
+  runtime_pid=$!
+  build_kube
+  wait "$runtime_pid"
+else
+  build_kube
+  build_runtime
+fi
 
 echo "$STAMP" > "$CACHE/.stamp"
 assets_log "cluster assets ready in $CACHE"

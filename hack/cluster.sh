@@ -68,6 +68,7 @@ NAMESPACE=kquant-system
 PROCS_DIR=$STATE
 PROCS_NAME=cluster
 source "$ROOT/hack/lib/procs.sh"
+source "$ROOT/hack/lib/progress.sh"
 
 # wait_for what command... : retries the command every second until it
 # succeeds or TIMEOUT passes.
@@ -359,7 +360,8 @@ EOF
   start kube-proxy "$NODE_ASSETS/kube-proxy" --config "$STATE/kube-proxy.yaml"
   wait_for "node $NODE to register" kubectl get node "$NODE"
   # One go build: the two share their compilation.
-  (cd "$ROOT" && go build -o "$STATE/bin/" ./test/deviceplugin/cmd/kquant-test-deviceplugin ./test/dradriver/cmd/kquant-test-dradriver)
+  (cd "$ROOT" && progress_go_build "test device plugin and DRA driver" -o "$STATE/bin/" -- \
+    ./test/deviceplugin/cmd/kquant-test-deviceplugin ./test/dradriver/cmd/kquant-test-dradriver)
   start deviceplugin "$STATE/bin/kquant-test-deviceplugin" --simulate "$GPUS" --node-name "$NODE" \
     --kubeconfig "$STATE/kubeconfig" --device-plugin-dir "$KUBELET_ROOT/device-plugins/"
   start dradriver "$STATE/bin/kquant-test-dradriver" --simulate "$GPUS" --node-name "$NODE" \

@@ -27,6 +27,7 @@ TIMEOUT=${KQUANT_DEMO_TIMEOUT:-150}
 PROCS_DIR=$DEMO
 PROCS_NAME=demo
 source "$ROOT/hack/lib/procs.sh"
+source "$ROOT/hack/lib/progress.sh"
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -177,7 +178,14 @@ NODE
 up() {
   mkdir -p "$DEMO"/{logs,pids}
 
-  step "building bin/manager, bin/agent, bin/kquantctl"
+  step "building bin/manager, bin/agent, bin/kquantctl and the control plane (hack/envtest-assets.sh)"
+  # The two builds are independent: side by side where the cores allow, so that
+  # one's serial phases (module loading, linking) overlap the other's compiling.
+  local assets_out=$DEMO/assets-dir assets_pid=""
+  if progress_parallel_ok; then
+    "$ROOT/hack/envtest-assets.sh" >"$assets_out" &
+    assets_pid=$!
+  fi
   if ! make -C "$ROOT" --no-print-directory -s build; then
     compgen -G "$ROOT/cmd/manager/*.go" >/dev/null && compgen -G "$ROOT/cmd/agent/*.go" >/dev/null \
       && die "make build failed"
@@ -186,9 +194,12 @@ up() {
   for b in manager agent; do
     [[ -x $ROOT/bin/$b ]] || info "bin/$b does not exist yet (cmd/$b not written): the demo stops after the control plane"
   done
-
-  step "control-plane binaries (hack/envtest-assets.sh)"
-  ASSETS=$("$ROOT/hack/envtest-assets.sh")
+  if [[ -n $assets_pid ]]; then
+    wait "$assets_pid" || die "hack/envtest-assets.sh failed"
+  else
+    "$ROOT/hack/envtest-assets.sh" >"$assets_out"
+  fi
+  ASSETS=$(cat "$assets_out")
   KUBECTL=$ASSETS/kubectl
   info "$ASSETS"
 
@@ -285,15 +296,17 @@ up() {
   job=$(k create --dry-run=client -o jsonpath='{.metadata.name}' -f "$JOB_FILE")
 
   step "waiting for QuantJob $job (up to ${TIMEOUT}s)"
-  local deadline=$((SECONDS + TIMEOUT)) last="" last_reported="" now phase
+  local deadline=$((SECONDS + TIMEOUT)) last="" last_reported="" now phase next_tick=0
   while :; do
     now=$(k get quantjob "$job" -n default -o jsonpath='{.status.phase}:{.status.succeeded}:{.status.total}:{.status.running}:{.status.failed}' 2>/dev/null || true)
     local s t r f
     IFS=: read -r phase s t r f <<<"$now"
     now="phase=${phase:-<none>}, ${s:-0}/${t:-?} succeeded, ${r:-0} running, ${f:-0} failed"
-    if [[ $now != "$last" ]]; then
+    # A line when the job moves, and one every PROGRESS_TICK seconds while it does not.
+    if [[ $now != "$last" ]] || ((SECONDS >= next_tick)); then
       info "$(printf '[%3ss] ' "$((SECONDS - PROCS_START))")$now"
       last=$now
+      next_tick=$((SECONDS + PROGRESS_TICK))
     fi
     case $phase in
       Succeeded) break ;;

@@ -27,6 +27,7 @@
 # with a note; under CI (CI set, as .ci/run does) that is an error.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$ROOT/hack/lib/progress.sh"
 cd "$ROOT"
 
 IMG_REGISTRY=${IMG_REGISTRY:-ghcr.io/kquant}
@@ -79,7 +80,7 @@ check_arm64_agent() {
 
 # gobuild goos goarch cgo package output
 gobuild() {
-  GOOS=$1 GOARCH=$2 CGO_ENABLED=$3 go build -trimpath -ldflags "$LDFLAGS" -o "$5" "$4"
+  GOOS=$1 GOARCH=$2 CGO_ENABLED=$3 progress_go_build "${4##*/} for $1/$2" -trimpath -ldflags "$LDFLAGS" -o "$5" -- "$4"
 }
 
 # debian_package name: prints the path of the package's .deb, downloaded once

@@ -24,6 +24,9 @@ fi
 [[ ${1:-} != --cached ]] || exit 1
 
 mkdir -p "$CACHE"
+progress_intro "building Kueue ${KUEUE_VERSION} from its Go module" \
+  "the local cluster's job queueing (make cluster); only the first time, then cached in $CACHE" \
+  "5 minutes on 2 busy cores after hack/envtest-assets.sh"
 assets_build kueue "$CACHE" "-X ${KUEUE_MODULE}/pkg/version.GitVersion=${KUEUE_VERSION}" "" "${KUEUE_MODULE}/cmd/kueue"
 src=$(cd "$ASSETS_ROOT/hack/tools/kueue" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$KUEUE_MODULE")
 rm -rf "$CACHE/crds"

@@ -295,6 +295,12 @@ const (
 	// reason Fail or Skip, or False with reason Incomplete when the job
 	// failed before any run could give a verdict.
 	JobConditionPassed = "Passed"
+	// JobConditionReferenceBackend is True, with reason ReferenceBackendOnly
+	// and the estimated time of one run in its message, while every node a
+	// Benchmark job's runs are bound to runs the pure-Go reference backend (no
+	// CUDA driver): its timings are CPU time, and a job sized for GPUs takes
+	// hours there. It is absent otherwise.
+	JobConditionReferenceBackend = "ReferenceBackend"
 )
 
 // Job condition reasons.
@@ -317,6 +323,9 @@ const (
 	// ReasonIncomplete (Passed False): the job failed before any run gave a
 	// verdict.
 	ReasonIncomplete = "Incomplete"
+	// ReasonReferenceBackendOnly (ReferenceBackend True): every node the
+	// job's runs are bound to has only the reference backend.
+	ReasonReferenceBackendOnly = "ReferenceBackendOnly"
 )
 
 // Stat is the minimum, median and maximum of one metric over a job's succeeded

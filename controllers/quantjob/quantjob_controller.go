@@ -132,6 +132,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// never progress to write.
 		return reconcile.Result{RequeueAfter: r.nextDeadline(job, &job.Status, now)}, nil
 	}
+	if err := r.setReferenceBackend(ctx, job, runs, status); err != nil {
+		return reconcile.Result{}, err
+	}
 	if status.Phase == kquantv1alpha1.JobPhaseFailed {
 		if err := r.failRemaining(ctx, job, runs, out.failReason, out.failMessage); err != nil {
 			return reconcile.Result{}, err

@@ -9,6 +9,8 @@ CONTAINERD_VERSION=2.2.1
 CRICTL_VERSION=1.37.0
 ASSETS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ASSETS_CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/kquant
+# shellcheck source=hack/lib/progress.sh
+source "$ASSETS_ROOT/hack/lib/progress.sh"
 
 assets_log() { echo "$(basename "$0"): $*" >&2; }
 
@@ -46,16 +48,18 @@ kube_version_ldflags() {
 }
 
 # assets_build builds main packages of one tools module into dir, static and
-# stripped. Several packages build in one `go build`, so they share one
-# compilation of their common dependencies and use every core.
+# stripped, with a progress line every PROGRESS_TICK seconds. Several packages
+# build in one `go build`, so they share one compilation of their common
+# dependencies and use every core.
 assets_build() { # module-dir dir "ldflags" "tags" package...
   local module=$1 dir=$2 ldflags=$3 tags=$4
   shift 4
-  local tmp
+  local tmp names
   tmp=$(mktemp -d "$dir/.build.XXXXXX")
-  assets_log "building $(printf '%s ' "${@##*/}")from hack/tools/$module (one time, several minutes)"
+  names=$(printf '%s ' "${@##*/}")
+  assets_log "building ${names}from hack/tools/$module"
   (cd "$ASSETS_ROOT/hack/tools/$module" && CGO_ENABLED=0 GOFLAGS=-mod=mod \
-    go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp/" "$@")
+    progress_go_build "${names% }" -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp/" -- "$@")
   mv "$tmp"/* "$dir/"
   rmdir "$tmp"
 }

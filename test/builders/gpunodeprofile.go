@@ -65,6 +65,13 @@ func MIGUUID(node string, index, slot int) string {
 	return fmt.Sprintf("MIG-%s-%d-%d", node, index, slot)
 }
 
+// Backend sets the backend the agent reports (the builder's default is the
+// reference backend).
+func (w *GPUNodeProfileWrapper) Backend(b kquantv1alpha1.Backend) *GPUNodeProfileWrapper {
+	w.Status.Backend = b
+	return w
+}
+
 // Unhealthy marks GPU index as Unhealthy.
 func (w *GPUNodeProfileWrapper) Unhealthy(index int) *GPUNodeProfileWrapper {
 	w.Status.GPUs[index].Health = kquantv1alpha1.HealthUnhealthy
