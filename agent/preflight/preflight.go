@@ -191,9 +191,9 @@ func checkRecipe(ctx context.Context, opts Options, r Recipe, g v1alpha1.GPU) Ch
 	res, err := opts.Runner.Run(ctx, opts.run(r, g), g)
 	switch {
 	case err != nil:
-		c.Verdict, c.Reason, c.Message = v1alpha1.VerdictFail, ReasonCheckError, err.Error()
+		c.Verdict, c.Reason, c.Message = v1alpha1.VerdictFail, ReasonCheckError, fmt.Sprintf("%s on %s: %v", r.Name, g.UUID, err)
 	case res == nil:
-		c.Verdict, c.Reason, c.Message = v1alpha1.VerdictFail, ReasonCheckError, "the runner returned no results"
+		c.Verdict, c.Reason, c.Message = v1alpha1.VerdictFail, ReasonCheckError, fmt.Sprintf("%s on %s: the runner returned no results", r.Name, g.UUID)
 	default:
 		c.Verdict, c.Reason, c.Results = res.Verdict, res.Reason, res
 		c.Message = describe(r.Name, g.UUID, res)

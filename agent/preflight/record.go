@@ -92,7 +92,9 @@ func (r *Recorder) event(ctx context.Context, pod Pod, o Outcome) {
 		typ = corev1.EventTypeWarning
 	}
 	e := &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
+		// Named as client-go's recorder names Events (a generateName may
+		// not end in a dot).
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, o.CompletionTime.UnixNano()), Namespace: pod.Namespace},
 		EventTime:  metav1.NewMicroTime(o.CompletionTime.Time),
 		Regarding: corev1.ObjectReference{
 			APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
