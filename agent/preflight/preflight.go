@@ -205,6 +205,9 @@ func checkRecipe(ctx context.Context, opts Options, r Recipe, g v1alpha1.GPU) Ch
 // figures it rests on.
 func describe(recipe, gpu string, res *v1alpha1.RunResults) string {
 	s := fmt.Sprintf("%s on %s (%s backend): %s (%s)", recipe, gpu, res.Backend, res.Verdict, res.Reason)
+	if c := res.Capability; c != nil && res.Verdict == v1alpha1.VerdictSkip && c.Reason != "" {
+		s += ": " + c.Reason
+	}
 	if a := res.Accuracy; a != nil {
 		if a.SNRdB != "" {
 			s += ", SNR " + a.SNRdB + " dB"
