@@ -127,9 +127,9 @@ func (r *Recorder) refused(ctx context.Context, err error, what string) bool {
 // that the API server's random suffix fits a name's 63 characters, which
 // pod names may exceed.
 func generateName(pod string) string {
-	const max = 63 - 5 - len("-preflight-")
-	if len(pod) > max {
-		pod = pod[:max]
+	const maxPrefix = 63 - 5 - len("-preflight-")
+	if len(pod) > maxPrefix {
+		pod = pod[:maxPrefix]
 	}
 	return fmt.Sprintf("%s-preflight-", pod)
 }

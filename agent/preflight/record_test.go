@@ -8,6 +8,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -49,11 +50,17 @@ func TestRecorder(t *testing.T) {
 	cases := []struct {
 		name       string
 		client     client.Client
+		runner     executor.Runner
+		wantReason string
+		wantPhase  v1alpha1.RunPhase
 		wantRuns   int
 		wantEvents int
 	}{
-		{name: "allowed: runs and an event", client: env.Client, wantRuns: 2, wantEvents: 1},
-		{name: "not allowed: nothing, same verdict", client: nobody},
+		{name: "allowed: runs and an event", client: env.Client, runner: runner, wantReason: v1alpha1.VerdictReasonSNRBelowTolerance,
+			wantPhase: v1alpha1.RunPhaseSucceeded, wantRuns: 2, wantEvents: 1},
+		{name: "a check that could not run is a Failed run", client: env.Client, runner: failingRunner{}, wantReason: ReasonCheckError,
+			wantPhase: v1alpha1.RunPhaseFailed, wantRuns: 2, wantEvents: 1},
+		{name: "not allowed: nothing, same verdict", client: nobody, runner: runner, wantReason: v1alpha1.VerdictReasonSNRBelowTolerance},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,12 +69,12 @@ func TestRecorder(t *testing.T) {
 				t.Fatal(err)
 			}
 			pod := Pod{Namespace: ns, Name: "trainer-0", UID: "uid-1", Node: "node-a"}
-			out, err := Run(ctx, Options{Recipes: recipes, Settings: s, NVML: lib, Runner: runner, Pod: pod,
+			out, err := Run(ctx, Options{Recipes: recipes, Settings: s, NVML: lib, Runner: tc.runner, Pod: pod,
 				Recorder: &Recorder{Client: tc.client}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.Verdict != v1alpha1.VerdictFail || out.Reason != v1alpha1.VerdictReasonSNRBelowTolerance {
+			if out.Verdict != v1alpha1.VerdictFail || out.Reason != tc.wantReason {
 				t.Errorf("verdict %s (%s)", out.Verdict, out.Reason)
 			}
 			runs := &v1alpha1.QuantRunList{}
@@ -82,8 +89,9 @@ func TestRecorder(t *testing.T) {
 				recorded[c.Run] = true
 			}
 			for _, r := range runs.Items {
-				if r.Labels[v1alpha1.LabelPreflight] != "true" || r.Status.Phase != v1alpha1.RunPhaseSucceeded ||
-					r.Status.Results == nil || r.Status.Results.Verdict != v1alpha1.VerdictFail || !recorded[r.Name] {
+				succeeded := r.Status.Phase == v1alpha1.RunPhaseSucceeded && r.Status.Results != nil && r.Status.Results.Verdict == v1alpha1.VerdictFail
+				failed := r.Status.Phase == v1alpha1.RunPhaseFailed && r.Status.Reason == ReasonCheckError && r.Status.Results == nil
+				if r.Labels[v1alpha1.LabelPreflight] != "true" || r.Status.Phase != tc.wantPhase || !(succeeded || failed) || !recorded[r.Name] {
 					t.Errorf("run %s: labels %v phase %s results %+v", r.Name, r.Labels, r.Status.Phase, r.Status.Results)
 				}
 				if r.Status.AgentID != v1alpha1.RunPodAgentID(pod.Name, pod.UID) || r.Status.AllocatedGPU == nil || r.Spec.GPUUUID != r.Status.AllocatedGPU.UUID {
