@@ -16,8 +16,11 @@
 // DRA driver's allocation decides it (NVIDIA_VISIBLE_DEVICES or CDI), so the
 // check covers exactly the pod's GPUs, each visible MIG device as one. Each
 // recipe runs on each GPU through the same measurement harness as a run pod
-// (bench.Runner), and the log names the GPUs and times each phase: NVML,
-// each GPU's backend (CUDA context and kernels), each recipe.
+// (bench.Runner), the GPUs at once, and the log names the GPUs and times
+// each phase: NVML, each GPU's backend (CUDA context and kernels), each
+// recipe. There is no GPU guard as in a run pod: an init container runs
+// before its pod's other containers, and the kubelet gives the pod's GPUs to
+// no other pod.
 //
 // The Outcome is the worst verdict of the checks (Fail, Warn, Skip, Pass).
 // Only Fail stops the workload. A GPU that cannot be checked at all (none

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -102,9 +103,9 @@ func severity(v v1alpha1.Verdict) int {
 	return 0
 }
 
-// Run checks every recipe on every GPU the container sees, in order, and
-// records the checks when a Recorder is set (a failure to record is logged,
-// never changes the verdict). It returns an error only when it could not
+// Run checks every recipe on every GPU the container sees (the GPUs at
+// once, each GPU's recipes in order) and records the checks when a Recorder
+// is set (a failure to record is logged, never changes the verdict). It returns an error only when it could not
 // look at the GPUs at all; a GPU that fails a check is a Fail Outcome.
 func Run(ctx context.Context, opts Options) (Outcome, error) {
 	if opts.Clock == nil {
@@ -126,8 +127,17 @@ func Run(ctx context.Context, opts Options) (Outcome, error) {
 		"recipes", recipeNames(opts.Recipes), "level", opts.Settings.Level, "node", opts.Pod.Node, "seconds", seconds(opts.Clock.Since(start)))
 
 	out := Outcome{Verdict: v1alpha1.VerdictPass, Reason: v1alpha1.VerdictReasonPass, GPUs: uuids}
-	for _, g := range gpus {
-		out.Checks = append(out.Checks, checkGPU(ctx, opts, g)...)
+	// The GPUs are checked at once, each by its own goroutine (the CUDA
+	// runtime gives each device an owner thread of its own): a pod of eight
+	// GPUs waits for its slowest GPU, not for the sum of them.
+	perGPU := make([][]Check, len(gpus))
+	var wg sync.WaitGroup
+	for i, g := range gpus {
+		wg.Go(func() { perGPU[i] = checkGPU(ctx, opts, g) })
+	}
+	wg.Wait()
+	for _, checks := range perGPU {
+		out.Checks = append(out.Checks, checks...)
 	}
 	for i := range out.Checks {
 		c := &out.Checks[i]
