@@ -20,7 +20,8 @@
 // each phase: NVML, each GPU's backend (CUDA context and kernels), each
 // recipe. There is no GPU guard as in a run pod: an init container runs
 // before its pod's other containers, and the kubelet gives the pod's GPUs to
-// no other pod.
+// no other pod (unless time-slicing or MPS shares them, which kquant
+// measures and does not isolate).
 //
 // The Outcome is the worst verdict of the checks (Fail, Warn, Skip, Pass).
 // Only Fail stops the workload. A GPU that cannot be checked at all (none

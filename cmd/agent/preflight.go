@@ -71,11 +71,13 @@ func parsePreflightFlags(args []string) (*preflightConfig, error) {
 			c.recipes = append(c.recipes, r)
 		}
 	}
+	// Past parsing, c is returned with the error: its termination log is
+	// where the error goes.
 	if len(c.recipes) == 0 {
-		return nil, errors.New("--recipes: name at least one recipe")
+		return c, errors.New("--recipes: name at least one recipe")
 	}
 	if c.simulate != "" && c.pod.Node == "" {
-		return nil, errors.New("--simulate needs $NODE_NAME: simulated GPUs are named after their node")
+		return c, errors.New("--simulate needs $NODE_NAME: simulated GPUs are named after their node")
 	}
 	return c, nil
 }
@@ -89,7 +91,11 @@ func preflightMode(args []string, start time.Time) int {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent preflight:", err)
-		writeTerminationLog(defaultTerminationLog, runoutcome.Summary(reasonConfigError, err.Error()))
+		termination := defaultTerminationLog
+		if c != nil {
+			termination = c.termination
+		}
+		writeTerminationLog(termination, runoutcome.Summary(reasonConfigError, err.Error()))
 		return exitPreflightConfig
 	}
 	log, err := processLogger(c.log)

@@ -79,6 +79,8 @@ spec:
 			wantCode: exitPreflightConfig, wantSummary: `ConfigError: preflight configuration: recipe "nope" is in none of`},
 		{name: "a missing file exits 2", args: []string{"--recipes=mxfp8", "--recipe-file=" + filepath.Join(dir, "none.yaml")},
 			wantCode: exitPreflightConfig, wantSummary: "ConfigError: "},
+		{name: "no recipes exits 2", args: []string{"--recipes=,"},
+			wantCode: exitPreflightConfig, wantSummary: "ConfigError: --recipes: name at least one recipe"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
