@@ -57,6 +57,11 @@ func (r *Recorder) run(ctx context.Context, opts Options, c Check) string {
 	run.Name = ""
 	run.GenerateName = generateName(opts.Pod.Name)
 	run.Labels = map[string]string{v1alpha1.LabelPreflight: "true"}
+	if opts.Pod.UID != "" {
+		// The manager never deletes a preflight record (it never sees one):
+		// the garbage collector deletes it with its pod.
+		run.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: opts.Pod.Name, UID: opts.Pod.UID}}
+	}
 	if err := r.Client.Create(ctx, run); err != nil {
 		r.runsRefused = r.refused(ctx, err, "QuantRuns")
 		if !r.runsRefused {

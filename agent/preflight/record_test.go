@@ -94,6 +94,9 @@ func TestRecorder(t *testing.T) {
 				if r.Labels[v1alpha1.LabelPreflight] != "true" || r.Status.Phase != tc.wantPhase || !(succeeded || failed) || !recorded[r.Name] {
 					t.Errorf("run %s: labels %v phase %s results %+v", r.Name, r.Labels, r.Status.Phase, r.Status.Results)
 				}
+				if len(r.OwnerReferences) != 1 || r.OwnerReferences[0].UID != pod.UID || r.OwnerReferences[0].Kind != "Pod" {
+					t.Errorf("run %s: owners %+v, want the pod", r.Name, r.OwnerReferences)
+				}
 				if r.Status.AgentID != v1alpha1.RunPodAgentID(pod.Name, pod.UID) || r.Status.AllocatedGPU == nil || r.Spec.GPUUUID != r.Status.AllocatedGPU.UUID {
 					t.Errorf("run %s: agentID %q allocated %+v", r.Name, r.Status.AgentID, r.Status.AllocatedGPU)
 				}
