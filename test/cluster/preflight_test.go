@@ -248,10 +248,9 @@ func (cl *cluster) allocatedGPUs(t *testing.T, ns, pod string) []string {
 		}
 		uuids = nil
 		for _, g := range p.Status.GPUs {
-			for _, a := range g.Allocations {
-				if a.Namespace == ns && a.Pod == pod {
-					uuids = append(uuids, g.UUID)
-				}
+			// One entry per GPU, however many of the pod's containers list it.
+			if slices.ContainsFunc(g.Allocations, func(a v1alpha1.GPUAllocation) bool { return a.Namespace == ns && a.Pod == pod }) {
+				uuids = append(uuids, g.UUID)
 			}
 		}
 		if len(uuids) != preflightGPUs {
