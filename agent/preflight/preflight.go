@@ -105,9 +105,10 @@ func severity(v v1alpha1.Verdict) int {
 
 // Run checks every recipe on every GPU the container sees (the GPUs at
 // once, each GPU's recipes in order) and records the checks when a Recorder
-// is set (a failure to record is logged, never changes the verdict). It returns an error only when it could not
-// look at the GPUs at all; a GPU that fails a check is a Fail Outcome.
-func Run(ctx context.Context, opts Options) (Outcome, error) {
+// is set (a failure to record is logged, never changes the verdict). Every
+// failure is in the Outcome: a container that sees no GPU is a Fail
+// (ReasonNoGPU), as is a GPU that cannot run a check.
+func Run(ctx context.Context, opts Options) Outcome {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -117,7 +118,7 @@ func Run(ctx context.Context, opts Options) (Outcome, error) {
 	if err != nil {
 		out := failed(opts, ReasonNoGPU, err.Error())
 		opts.Recorder.event(ctx, opts.Pod, out)
-		return out, nil
+		return out
 	}
 	uuids := make([]string, len(gpus))
 	for i, g := range gpus {
@@ -154,7 +155,7 @@ func Run(ctx context.Context, opts Options) (Outcome, error) {
 	out.CompletionTime = metav1.NewTime(opts.Clock.Now())
 	log.Info("Preflight done", "verdict", out.Verdict, "reason", out.Reason, "message", out.Message, "seconds", seconds(opts.Clock.Since(start)))
 	opts.Recorder.event(ctx, opts.Pod, out)
-	return out, nil
+	return out
 }
 
 // failed is the Outcome of a preflight that could not check any GPU.

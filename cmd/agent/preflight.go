@@ -193,7 +193,7 @@ func runPreflight(c *preflightConfig, log logr.Logger, start time.Time) (preflig
 	if cl != nil {
 		opts.Recorder = &preflight.Recorder{Client: cl}
 	}
-	return preflight.Run(ctx, opts)
+	return preflight.Run(ctx, opts), nil
 }
 
 // apiClient is a client with the pod's service account, or nil when there
