@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -66,14 +67,22 @@ func (opts Options) runsInPods() bool {
 // CacheOptions are the manager's cache options: Leases only from the agents'
 // namespace (a cluster has many others, renewed all the time), Pods and
 // ResourceClaims only kquant's run pods' (app.kubernetes.io/name=kquant,component=run),
-// and no managedFields in memory.
+// QuantRuns only those a job expanded (never a workload's preflight
+// records, kquant.dev/preflight, which no controller binds, counts, gates on
+// or exports), and no managedFields in memory.
 func CacheOptions(leaseNamespace string) cache.Options {
 	runPods := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "kquant", runpod.LabelComponent: runpod.ComponentRun})
+	notPreflight, err := labels.NewRequirement(kquantv1alpha1.LabelPreflight, selection.DoesNotExist, nil)
+	if err != nil {
+		// The key is a constant and valid; a test holds it.
+		panic(fmt.Sprintf("selector of preflight runs: %v", err))
+	}
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&coordinationv1.Lease{}:     {Namespaces: map[string]cache.Config{leaseNamespace: {}}},
 			&corev1.Pod{}:               {Label: runPods},
 			&resourcev1.ResourceClaim{}: {Label: runPods},
+			&kquantv1alpha1.QuantRun{}:  {Label: labels.NewSelector().Add(*notPreflight)},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}

@@ -22,7 +22,7 @@ for role in manager agent; do
   fi
 done
 mkdir -p "$CHART/files/policy"
-cp "$ROOT"/config/policy/{agent-node-restriction,run-pod-restriction,run-token-restriction,run-pod-creation,manager-fence}.yaml "$CHART/files/policy/"
+cp "$ROOT"/config/policy/{agent-node-restriction,run-pod-restriction,run-token-restriction,run-pod-creation,manager-fence,preflight-run-restriction}.yaml "$CHART/files/policy/"
 
 # The catalog: every recipe of recipes/ as a ClusterQuantRecipe, one file.
 mkdir -p "$ROOT/config/catalog" "$CHART/files/catalog"

@@ -14,6 +14,12 @@ const (
 	LabelJob = "kquant.dev/job"
 	// LabelNode carries the bound node's name on each bound QuantRun.
 	LabelNode = "kquant.dev/node"
+	// LabelPreflight marks a QuantRun that a workload's preflight init
+	// container recorded (value "true"), not one a QuantJob expanded: the
+	// manager never caches, binds or counts it, and the
+	// kquant-preflight-run-restriction admission policy confines whoever is
+	// not kquant to runs with this label (docs/security.md).
+	LabelPreflight = "kquant.dev/preflight"
 )
 
 // AnnotationBindTime is when the controller bound the run to its GPU (RFC 3339),

@@ -11,6 +11,13 @@
 // when the run finished (any verdict), 1 when it could not run; SIGTERM
 // records the run Failed (RunPodLost) first (see agent/runmode).
 //
+// `agent preflight --recipes=<name>,...` is preflight mode: an init
+// container of any GPU workload that validates the named recipes on exactly
+// the GPUs the kubelet gave its pod and exits 0 when they pass, 1 when one
+// fails (the pod stays in Init:Error), 2 when it is misconfigured, as
+// NVSentinel's preflight checks do; the verdict is in the termination
+// message (see agent/preflight and docs/preflight.md).
+//
 // SIGTERM or SIGINT start a graceful shutdown (no new runs, running ones get
 // --shutdown-grace to finish, the profile goes not Ready); a second signal
 // stops at once.

@@ -77,6 +77,10 @@ func parseFlags(args []string) (*config, error) {
 }
 
 func main() {
+	start := time.Now()
+	if len(os.Args) > 1 && os.Args[1] == "preflight" {
+		os.Exit(preflightMode(os.Args[2:], start))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "run" {
 		if err := runPod(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "agent run:", err)

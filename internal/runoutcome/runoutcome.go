@@ -62,7 +62,7 @@ func Summary(reason, message string) string {
 	if reason != "" {
 		s = reason + ": " + message
 	}
-	return truncate(strings.Join(strings.Fields(s), " "), SummaryBytes)
+	return Truncate(strings.Join(strings.Fields(s), " "), SummaryBytes)
 }
 
 // Encode is d as a termination message of at most MaxBytes, dropping what
@@ -72,7 +72,7 @@ func Encode(d Document) (string, error) {
 		return "", fmt.Errorf("encoding a run outcome of phase %q: only Succeeded or Failed is an outcome", d.Phase)
 	}
 	summary := Summary(d.Reason, d.Message)
-	d.Message = truncate(d.Message, MessageBytes)
+	d.Message = Truncate(d.Message, MessageBytes)
 	d.Dropped = nil
 	if d.Results != nil {
 		d.Results = d.Results.DeepCopy()
@@ -101,7 +101,7 @@ func Encode(d Document) (string, error) {
 		if len(b) <= budget || d.Message == "" {
 			return summary + "\n" + string(b), nil
 		}
-		d.Message = truncate(d.Message, len(d.Message)/2)
+		d.Message = Truncate(d.Message, len(d.Message)/2)
 	}
 }
 
@@ -171,9 +171,9 @@ func Decode(message string) (Document, error) {
 	return d, nil
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut
+// Truncate cuts s to at most n bytes on a rune boundary, marking the cut
 // with an ellipsis.
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

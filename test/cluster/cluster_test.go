@@ -38,6 +38,7 @@ func TestCluster(t *testing.T) {
 		{"the agent image's glibc loads the binary and dlopen looks for the driver", agentImageDlopen},
 		{"jobs from recipes and samples succeed", jobsSucceed},
 		{"runs wait for GPUs another pod holds, then cover them", gpusHeldByAnotherPod},
+		{"preflight: an init container validates exactly its pod's GPUs; a forced Fail stays Init:Error", preflightInitContainer},
 		{"MIG: slices only with the opt-in, each run pod asks for its profile", migSlices},
 		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},

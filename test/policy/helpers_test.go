@@ -85,3 +85,20 @@ func waitForRefusal(t *testing.T, what string, write func() error, undo func()) 
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// waitForAllow waits until write is allowed: a deleted policy stops being
+// enforced a moment after.
+func waitForAllow(t *testing.T, what string, write func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := write()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never allowed %s (last error %v)", what, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
