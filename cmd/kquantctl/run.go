@@ -69,7 +69,7 @@ func (a *app) run(cmd *cobra.Command, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := decodeManifests(docs, o.recipe)
+	m, err := decodeManifests(ctx, docs, o.recipe)
 	if err != nil {
 		return err
 	}
@@ -85,11 +85,17 @@ func (a *app) run(cmd *cobra.Command, o *runOptions) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("with the flags' overrides: %w", err)}
 	}
+	e := &bench.Engine{MaxElements: o.maxElements}
+	// Refused before a backend opens: a shape over the host memory guard is
+	// the job's or the flag's to change.
+	if err := e.CheckLimits(spec.Workload); err != nil {
+		return usageError{fmt.Errorf("%s: %w; --max-elements sets the limit", m.jobSource, err)}
+	}
 	backend, err := a.selectBackend(ctx, o.backend)
 	if err != nil {
 		return err
 	}
-	e := &bench.Engine{Backend: backend, MaxElements: o.maxElements}
+	e.Backend = backend
 	var prog *progressBar
 	if a.stderrIsTerminal {
 		prog = &progressBar{w: a.stderr}

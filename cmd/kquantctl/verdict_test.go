@@ -112,7 +112,7 @@ func decodeGood(t *testing.T) *manifests {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decodeManifests(docs, "")
+	m, err := decodeManifests(t.Context(), docs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
