@@ -251,7 +251,11 @@ func (e *Engine) report(spec Spec, outs []shapeOutcome) *Report {
 		// Validated as a plain decimal already.
 		checks.MinSNRdB, _ = strconv.ParseFloat(spec.Tolerances.MinSNRdB, 64)
 	}
-	var msg string
-	res.Verdict, res.Reason, msg = Judge(checks)
+	res.Verdict, res.Reason = Judge(checks)
+	msg := res.Explain(spec.Tolerances)
+	if checks.Alignment != "" {
+		// Only the engine knows which group broke the alignment.
+		msg = checks.Alignment
+	}
 	return &Report{Results: res, Message: msg}
 }
