@@ -23,6 +23,10 @@ build: ## Build bin/manager, bin/agent and bin/kquantctl, and bin/kubectl-kquant
 	done
 	@ln -f $(BIN)/kquantctl $(BIN)/kubectl-kquant
 
+.PHONY: dist
+dist: ## Release archives of kubectl-kquant (dist/*.tar.gz per OS/arch, dist/SHA256SUMS) and the krew manifest plugins/kquant.yaml.
+	hack/dist.sh $(VERSION)
+
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
 

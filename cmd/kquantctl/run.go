@@ -35,7 +35,21 @@ func (a *app) runCommand() *cobra.Command {
 		Short: "Run a QuantJob locally: on this machine's GPU or the pure-Go reference backend",
 		Long: `run reads QuantRecipes and one QuantJob from files, directories (-R recurses)
 or stdin (-f -), and runs the job's recipe (spec.recipeRef) with the engine,
-without a cluster. It exits 3 when the verdict is at least as bad as --fail-on.`,
+without a cluster. It exits 3 when the verdict is at least as bad as --fail-on,
+2 on bad flags or manifests (naming the file and the field, before anything
+runs), 1 when it could not run.`,
+		Example: a.examples(`
+# The job's recipe (spec.recipeRef) from a file
+{name} run -f recipes/mxfp8.yaml -f config/samples/validation-quantize.yaml
+
+# The whole catalog; --recipe picks another recipe than the job's
+{name} run -f recipes/ --recipe nvfp4 -f config/samples/validation-quantize.yaml --fail-on never
+
+# Every manifest under a directory, JSON out, the tensors dumped as .npy
+{name} run -f manifests/ -R -o json --dump-dir /tmp/dump
+
+# From stdin
+cat job.yaml | {name} run -f recipes/ -f -`),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd, &o) },
 	}
