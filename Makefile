@@ -23,6 +23,10 @@ build: ## Build bin/manager, bin/agent and bin/kquantctl, and bin/kubectl-kquant
 	done
 	@ln -f $(BIN)/kquantctl $(BIN)/kubectl-kquant
 
+.PHONY: plots
+plots: ## Redraw docs/images/kubectl-kquant-<metric>.png with the plugin's plot code.
+	go test -count=1 ./cmd/kquantctl -run TestDocsPlotsAreTheCodes -update-plots
+
 .PHONY: dist
 dist: ## Release archives of kubectl-kquant (dist/*.tar.gz per OS/arch, dist/SHA256SUMS) and the krew manifest plugins/kquant.yaml.
 	hack/dist.sh $(VERSION)

@@ -177,9 +177,9 @@ type resultColumn struct {
 	csv string
 	// numeric columns sort as numbers.
 	numeric bool
-	// metric columns are measurements --metric can plot, in unit.
-	metric bool
-	unit   string
+	// metric columns are measurements --metric can plot: label in unit.
+	metric      bool
+	label, unit string
 	// wide columns show only with -o wide.
 	wide bool
 	get  func(*row) string
@@ -204,16 +204,16 @@ func resultColumns() []resultColumn {
 		{title: "PHASE", key: "phase", csv: "phase", get: func(r *row) string { return r.Phase }},
 		{title: "VERDICT", key: "verdict", csv: "verdict", get: func(r *row) string { return r.Verdict }},
 		{title: "REASON", key: "reason", csv: "reason", get: func(r *row) string { return r.Reason }},
-		{title: "SNR-DB", key: "snr", csv: "snr_db", numeric: true, metric: true, unit: "dB", get: func(r *row) string { return r.SNR }},
-		{title: "GB/S", key: "bandwidth", csv: "bandwidth_bytes_per_second", numeric: true, metric: true, unit: "GB/s",
+		{title: "SNR-DB", key: "snr", csv: "snr_db", numeric: true, metric: true, label: "SNR", unit: "dB", get: func(r *row) string { return r.SNR }},
+		{title: "GB/S", key: "bandwidth", csv: "bandwidth_bytes_per_second", numeric: true, metric: true, label: "bandwidth", unit: "GB/s",
 			get: func(r *row) string { return r.Bandwidth }, toCSV: func(s string) string { return scaleDecimal(s, bytesPerGB, 0) }},
-		{title: "OF-COPY-BW", key: "fraction", csv: "fraction_of_copy_bandwidth", numeric: true, metric: true, unit: "fraction of copy bandwidth",
+		{title: "OF-COPY-BW", key: "fraction", csv: "fraction_of_copy_bandwidth", numeric: true, metric: true, label: "bandwidth", unit: "fraction of a copy's",
 			get: func(r *row) string { return r.FractionOfBandwidth }},
-		{title: "GPU-TIME", key: "gpu-us", csv: "gpu_time_seconds", numeric: true, metric: true, unit: "µs",
+		{title: "GPU-TIME", key: "gpu-us", csv: "gpu_time_seconds", numeric: true, metric: true, label: "GPU time per step", unit: "µs",
 			get: func(r *row) string { return r.GPUMicros }, table: humanMicros, toCSV: seconds},
-		{title: "EAGER", key: "eager", csv: "host_eager_seconds", numeric: true, metric: true, unit: "µs",
+		{title: "EAGER", key: "eager", csv: "host_eager_seconds", numeric: true, metric: true, label: "host time per eager step", unit: "µs",
 			get: func(r *row) string { return r.Eager }, table: humanMicros, toCSV: seconds},
-		{title: "GRAPH", key: "graph", csv: "host_graph_seconds", numeric: true, metric: true, unit: "µs",
+		{title: "GRAPH", key: "graph", csv: "host_graph_seconds", numeric: true, metric: true, label: "host time per graph replay", unit: "µs",
 			get: func(r *row) string { return r.Graph }, table: humanMicros, toCSV: seconds},
 		{title: "MESSAGE", key: "message", csv: "message", wide: true, get: func(r *row) string { return r.Message }},
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -36,9 +38,9 @@ func (a *app) plotRows(file, metric, by, title string, groups []group) error {
 		return err
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s per %s, %s", col.title, by, title)
+	p.Title.Text = fmt.Sprintf("%s per %s, %s", col.label, by, title)
 	p.Title.Padding = vg.Points(8)
-	p.Y.Label.Text = fmt.Sprintf("%s (%s)", col.title, col.unit)
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", col.label, col.unit)
 	p.X.Label.Text = by
 	var names []string
 	points := 0
@@ -112,9 +114,11 @@ func (a *app) plotRows(file, metric, by, title string, groups []group) error {
 	if col.key != "snr" {
 		p.Y.Min = 0
 	}
+	// Headroom above the data for the legend, top right.
+	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.4
 	p.Add(plotter.NewGrid())
 	width := vg.Length(max(6, 1.6*float64(len(groups)))) * vg.Inch
-	if err := p.Save(width, 4*vg.Inch, file); err != nil {
+	if err := savePlot(p, width, 4*vg.Inch, file); err != nil {
 		return fmt.Errorf("writing %s: %w", file, err)
 	}
 	fmt.Fprintf(a.stderr, "%s: wrote %s\n", a.name, file)
@@ -150,4 +154,45 @@ func (boxThumbnail) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(boxColour, c.ClipPolygonXY(pts))
 	outline := append(pts, pts[0])
 	c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}, c.ClipLinesXY(outline)...)
+}
+
+// plotMargin is the blank border around a picture: gonum draws the title
+// against the top edge.
+const plotMargin = 10 * vg.Millimeter / 4
+
+// savePlot writes p to file (PNG, SVG or PDF by its extension) with a
+// margin on every side.
+func savePlot(p *plot.Plot, width, height vg.Length, file string) error {
+	ext := strings.TrimPrefix(filepath.Ext(file), ".")
+	w, err := p.WriterTo(width, height, ext)
+	if err != nil {
+		return err
+	}
+	c, ok := w.(vg.CanvasWriterTo)
+	if !ok {
+		return fmt.Errorf("no canvas for .%s", ext)
+	}
+	// Draw again on the same canvas, inside the margin.
+	c.SetColor(color.White)
+	c.Fill(rectangle(width, height))
+	p.Draw(draw.Crop(draw.New(c), plotMargin, -plotMargin, plotMargin, -plotMargin))
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func rectangle(w, h vg.Length) vg.Path {
+	var p vg.Path
+	p.Move(vg.Point{})
+	p.Line(vg.Point{X: w})
+	p.Line(vg.Point{X: w, Y: h})
+	p.Line(vg.Point{Y: h})
+	p.Close()
+	return p
 }
