@@ -28,8 +28,9 @@ plots: ## Redraw docs/images/kubectl-kquant-<metric>.png with the plugin's plot 
 	go test -count=1 ./cmd/kquantctl -run TestDocsPlotsAreTheCodes -update-plots
 
 .PHONY: dist
-dist: ## Release archives of kubectl-kquant (dist/*.tar.gz per OS/arch, dist/SHA256SUMS) and the krew manifest plugins/kquant.yaml.
+dist: ## Release archives of kubectl-kquant (dist/*.tar.gz per OS/arch, dist/SHA256SUMS) and the krew manifest plugins/kquant.yaml, checked and installed by krew.
 	hack/dist.sh $(VERSION)
+	cd hack/tools/krew && go test -count=1 ./...
 
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -74,6 +75,7 @@ test: verify envtest-assets ## Run all tests against a real kube-apiserver and e
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) go test $(GO_TEST_FLAGS) $(RACE_PKGS)
 	cd hack/tools/images && go test -count=1 ./...
 	cd hack/tools/promql && go test -count=1 ./...
+	cd hack/tools/krew && go test -count=1 ./...
 
 
 .PHONY: promql-test

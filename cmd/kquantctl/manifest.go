@@ -152,6 +152,7 @@ func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*
 		source string
 	}
 	var recipes []named
+	schemas := schemaCache{}
 	for _, d := range docs {
 		j, err := yaml.YAMLToJSONStrict(d.data)
 		if err != nil {
@@ -197,7 +198,7 @@ func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*
 			return nil, usagef("%s: %w", d.source, errs.ToAggregate())
 		}
 		// The API server's defaults and rules, from the CRD's structural schema.
-		if err := decodeChecked(ctx, j, plural, obj); err != nil {
+		if err := schemas.decodeChecked(ctx, j, plural, obj); err != nil {
 			return nil, usagef("%s: %w", d.source, err)
 		}
 	}
@@ -230,7 +231,7 @@ func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*
 		}
 		return nil, usagef("%s %q names no given QuantRecipe: %s", refSource, ref, given)
 	}
-	if err := m.checkAsRun(ctx); err != nil {
+	if err := m.checkAsRun(ctx, schemas); err != nil {
 		return nil, err
 	}
 	// What only a run can check (explicit sizes adding up to the rows); the
@@ -257,7 +258,7 @@ func validateObjectMeta(meta *metav1.ObjectMeta) field.ErrorList {
 // checkAsRun checks the recipe and the job together as the QuantRun the job
 // controller creates from them, with the QuantRun CRD's rules; an error
 // names the job's field (the run's spec repeats the job's paths).
-func (m *manifests) checkAsRun(ctx context.Context) error {
+func (m *manifests) checkAsRun(ctx context.Context, schemas schemaCache) error {
 	spec := m.spec()
 	run := &v1alpha1.QuantRun{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "QuantRun"},
@@ -275,7 +276,7 @@ func (m *manifests) checkAsRun(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding the run of %s: %w", m.jobSource, err)
 	}
-	if err := decodeChecked(ctx, j, "quantruns", &v1alpha1.QuantRun{}); err != nil {
+	if err := schemas.decodeChecked(ctx, j, "quantruns", &v1alpha1.QuantRun{}); err != nil {
 		return usagef("%s with QuantRecipe %s (%s): %w", m.jobSource, m.recipe.Name, m.recipeSource, err)
 	}
 	return nil
@@ -297,12 +298,20 @@ func decodeStrict(j []byte, obj any) error {
 	return nil
 }
 
+// schemaCache holds the CRD schemas one decodeManifests has loaded, by
+// plural: loading one compiles its CEL rules.
+type schemaCache map[string]*crd.Schema
+
 // decodeChecked decodes j into obj with the defaults of the CRD of plural,
 // after checking the defaulted object with the CRD's schema and CEL rules.
-func decodeChecked(ctx context.Context, j []byte, plural string, obj any) error {
-	schema, err := crd.Load(plural, v1alpha1.GroupVersion.Version)
-	if err != nil {
-		return err
+func (sc schemaCache) decodeChecked(ctx context.Context, j []byte, plural string, obj any) error {
+	schema, ok := sc[plural]
+	if !ok {
+		var err error
+		if schema, err = crd.Load(plural, v1alpha1.GroupVersion.Version); err != nil {
+			return err
+		}
+		sc[plural] = schema
 	}
 	// apimachinery's JSON decoding, as the API server's: integers stay
 	// int64, which the CEL rules' integer fields want.

@@ -57,8 +57,8 @@ when a run's verdict is at least as bad as --fail-on, as run does.`,
 # Every job's runs in every namespace, with the verdicts' sentences
 {name} get results -A -o wide
 
-# The runs of the jobs labelled team=inference; exit 3 if one failed
-{name} get results -l team=inference --fail-on fail
+# Runs selected by label, here every run of one job; exit 3 if one failed
+{name} get results -l kquant.dev/job=mxfp8-check --fail-on fail
 
 # The verdicts only, as kubectl's jsonpath
 {name} get results mxfp8-check -o jsonpath='{.items[*].status.results.verdict}'

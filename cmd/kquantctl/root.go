@@ -105,9 +105,29 @@ func (a *app) examples(s string) string {
 }
 
 // clusterFlags adds kubectl's kubeconfig flags (--kubeconfig, --context,
-// -n, ...) to a command that reads the cluster, and only to those.
+// -n, ...) to a command that reads the cluster, and only to those; its help
+// lists them in a section of their own, after the command's own flags.
 func (a *app) clusterFlags(cmd *cobra.Command) {
-	a.config.AddFlags(cmd.PersistentFlags())
+	kubeconfig := pflag.NewFlagSet("kubeconfig", pflag.ContinueOnError)
+	a.config.AddFlags(kubeconfig)
+	cmd.Flags().AddFlagSet(kubeconfig)
+	usage := cmd.UsageFunc()
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		setHidden(kubeconfig, true)
+		err := usage(c)
+		setHidden(kubeconfig, false)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.OutOrStderr(), "\nKubeconfig Flags (kubectl's):\n%s", kubeconfig.FlagUsages())
+		return err
+	})
+}
+
+// setHidden hides or shows every flag of fs (in every flag set that shares
+// them).
+func setHidden(fs *pflag.FlagSet, hidden bool) {
+	fs.VisitAll(func(f *pflag.Flag) { f.Hidden = hidden })
 }
 
 // selectionFlags adds -A and -l to a command that lists runs.
