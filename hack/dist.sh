@@ -13,6 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 version=${1:?usage: hack/dist.sh VERSION}
+if [[ ! $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
+  echo "dist: VERSION=$version: krew needs a semantic version such as v0.1.0 (make dist VERSION=v0.1.0)" >&2
+  exit 2
+fi
 url=${KQUANT_RELEASE_URL:-https://github.com/kquant/kquant/releases/download}
 platforms=(linux/amd64 linux/arm64 darwin/arm64)
 # The commit's time: the same for every build of one commit.
