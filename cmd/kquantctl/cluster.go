@@ -207,7 +207,7 @@ func resultColumns() []resultColumn {
 		{title: "SNR-DB", key: "snr", csv: "snr_db", numeric: true, metric: true, label: "SNR", unit: "dB", get: func(r *row) string { return r.SNR }},
 		{title: "GB/S", key: "bandwidth", csv: "bandwidth_bytes_per_second", numeric: true, metric: true, label: "bandwidth", unit: "GB/s",
 			get: func(r *row) string { return r.Bandwidth }, toCSV: func(s string) string { return scaleDecimal(s, bytesPerGB, 0) }},
-		{title: "OF-COPY-BW", key: "fraction", csv: "fraction_of_copy_bandwidth", numeric: true, metric: true, label: "bandwidth", unit: "fraction of a copy's",
+		{title: "OF-COPY-BW", key: "fraction", csv: "fraction_of_copy_bandwidth", numeric: true, metric: true, label: "fraction of copy bandwidth", unit: "ratio",
 			get: func(r *row) string { return r.FractionOfBandwidth }},
 		{title: "GPU-TIME", key: "gpu-us", csv: "gpu_time_seconds", numeric: true, metric: true, label: "GPU time per step", unit: "µs",
 			get: func(r *row) string { return r.GPUMicros }, table: humanMicros, toCSV: seconds},

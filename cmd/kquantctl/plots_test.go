@@ -41,6 +41,7 @@ func docsFleet(t *testing.T) []row {
 			run := builders.MakeQuantRun(fmt.Sprintf("mxfp8-check-%d-0", len(rows)), "ml", "mxfp8-check").Bound(n.name, i).
 				Phase(v1alpha1.RunPhaseSucceeded).Results(bw, eager, "2.25", snr, v1alpha1.VerdictPass).Obj()
 			run.Status.Results.Performance.GPUMicros = fmt.Sprintf("%d.0", 355+3*i)
+			run.Status.Results.Performance.FractionOfCopyBandwidth = fmt.Sprintf("0.%d", 86+2*i)
 			if bw == "1200" {
 				run.Status.Results.Performance.GPUMicros, run.Status.Results.Performance.FractionOfCopyBandwidth = "873.8", "0.364"
 			}
