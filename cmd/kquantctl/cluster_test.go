@@ -217,10 +217,6 @@ func TestClusterCommands(t *testing.T) {
 			}
 		}
 		checkPNG(t, plot)
-		if dst := os.Getenv("KQUANT_PLOT_DIR"); dst != "" {
-			data, _ := os.ReadFile(plot)
-			_ = os.WriteFile(filepath.Join(dst, "compare-by-product.png"), data, 0o644)
-		}
 	})
 	t.Run("compare --by driver and node", func(t *testing.T) {
 		if out := kq(t, "compare", "--by", "driver"); !strings.Contains(out, "590.10.01") || !strings.Contains(out, "580.65.06 (CUDA 13.0)") {
