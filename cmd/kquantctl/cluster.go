@@ -307,12 +307,26 @@ func sortRows(rows []row, key string) error {
 }
 
 // failOnRows is a verdictError when some run's verdict is at least as bad
-// as level (--fail-on), as run's exit code 3.
+// as level (--fail-on), as run's exit code 3; it counts those runs and
+// names the first.
 func failOnRows(level string, rows []row) error {
+	var first *verdictError
+	bad := 0
 	for _, r := range rows {
-		if err := failOn(level, v1alpha1.Verdict(r.Verdict), r.Name+": "+r.Reason); err != nil {
-			return err
+		err := failOn(level, v1alpha1.Verdict(r.Verdict), r.Reason)
+		var ve verdictError
+		if !errors.As(err, &ve) {
+			continue
+		}
+		bad++
+		if first == nil {
+			ve.reason = fmt.Sprintf("run %s: %s", r.Name, ve.reason)
+			first = &ve
 		}
 	}
-	return nil
+	if first == nil {
+		return nil
+	}
+	first.reason = fmt.Sprintf("%d of %d runs at least as bad as --fail-on %s; the first is %s", bad, len(rows), level, first.reason)
+	return *first
 }
