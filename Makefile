@@ -28,6 +28,15 @@ build: ## Build bin/manager, bin/agent and bin/kquantctl, and bin/kubectl-kquant
 	  progress_go_build "kquant binaries" -ldflags "$(LDFLAGS)" -o $(BIN)/ -- $(COMMANDS)
 	@ln -f $(BIN)/kquantctl $(BIN)/kubectl-kquant
 
+.PHONY: plots
+plots: ## Redraw docs/images/kubectl-kquant-<metric>.png with the plugin's plot code.
+	go test -count=1 ./cmd/kquantctl -run TestDocsPlotsAreTheCodes -update-plots
+
+.PHONY: dist
+dist: ## Release archives of kubectl-kquant (dist/*.tar.gz per OS/arch, dist/SHA256SUMS) and the krew manifest plugins/kquant.yaml, checked and installed by krew.
+	hack/dist.sh $(VERSION)
+	cd hack/tools/krew && go test -count=1 ./...
+
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	@mkdir -p $(BIN)
 	@cd hack/tools && source $(CURDIR)/hack/lib/progress.sh && \
@@ -80,6 +89,7 @@ test: verify envtest-assets ## Run all tests against a real kube-apiserver and e
 	export KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh); $(PROGRESS) "go test -race" go test $(GO_TEST_FLAGS) $(RACE_PKGS)
 	cd hack/tools/images && $(PROGRESS) "go test (images)" go test -count=1 ./...
 	cd hack/tools/promql && $(PROGRESS) "go test (promql)" go test -count=1 ./...
+	cd hack/tools/krew && $(PROGRESS) "go test (krew)" go test -count=1 ./...
 
 
 .PHONY: promql-test

@@ -96,6 +96,29 @@ func TestJobOverMaxRunsFailsWithoutRuns(t *testing.T) {
 	}
 }
 
+// A job whose workload breaks its recipe's group alignment is refused by
+// the API server when its runs are created (QuantRunSpec's CEL rule, which
+// knows the recipe); the job fails RecipeInvalid with the API server's
+// message instead of retrying the create.
+func TestJobWhoseRunsTheAPIServerRefusesFails(t *testing.T) {
+	ns := newNamespace(t)
+	startAgents(t, agent("aligned-a", builders.H100, 1))
+	job := builders.MakeQuantJob("misaligned", ns).Recipe("mxfp8").Obj()
+	job.Spec.Workload.Operation = kquantv1alpha1.OperationGroupedQuantize
+	job.Spec.Workload.Shapes = []kquantv1alpha1.Shape{{Rows: 96, Cols: 64}}
+	job.Spec.Workload.Groups = &kquantv1alpha1.Groups{Count: 2, Splits: kquantv1alpha1.SplitExplicit, Sizes: []int64{48, 48}}
+	create(t, builders.MakeQuantRecipe("mxfp8", ns).Scheme(kquantv1alpha1.SchemeMXFP8BlockScaling).Obj(), job)
+
+	got := waitForPhase(t, ns, "misaligned", kquantv1alpha1.JobPhaseFailed)
+	c := condition(got.Status.Conditions, kquantv1alpha1.JobConditionFailed)
+	if c.Reason != kquantv1alpha1.ReasonRecipeInvalid || !strings.Contains(c.Message, "spec.workload.groups.sizes") {
+		t.Errorf("Failed condition %+v, want reason RecipeInvalid naming spec.workload.groups.sizes", c)
+	}
+	if runs := runsOf(t, ns, "misaligned"); len(runs) != 0 {
+		t.Errorf("%d runs created, want none", len(runs))
+	}
+}
+
 // ttlSecondsAfterFinished deletes the job and its runs.
 func TestTTLDeletesFinishedJobAndRuns(t *testing.T) {
 	ns := newNamespace(t)

@@ -489,7 +489,7 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, claimed claime
 	}
 	switch {
 	case err == nil && results != nil:
-		st.Phase, st.Results, st.Message = v1alpha1.RunPhaseSucceeded, results, "finished on GPU "+ex.gpu
+		st.Phase, st.Results, st.Message = v1alpha1.RunPhaseSucceeded, results, results.FinishedMessage(ex.gpu, run.Spec.Tolerances)
 		if ex.draining.Load() {
 			meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 				Type: v1alpha1.RunConditionAbandoned, Status: metav1.ConditionFalse, Reason: ReasonFinishedDuringShutdown,

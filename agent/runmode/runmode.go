@@ -283,7 +283,7 @@ func end(run *v1alpha1.QuantRun, opts Options, results *v1alpha1.RunResults, err
 	case err == nil && results != nil:
 		// Finished, even if SIGTERM came meanwhile: the results stand.
 		st.Phase, st.Results = v1alpha1.RunPhaseSucceeded, results
-		st.Message = "finished on GPU " + run.Status.AllocatedGPU.UUID
+		st.Message = results.FinishedMessage(run.Status.AllocatedGPU.UUID, run.Spec.Tolerances)
 	case errors.Is(cause, ErrTerminated):
 		st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodLost, ErrTerminated.Error()
 	case errors.Is(err, gpuguard.ErrGPUInUse):

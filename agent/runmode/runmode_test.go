@@ -174,6 +174,13 @@ func TestRunSucceedsAndRecordsItsGPU(t *testing.T) {
 	if run.Status.AgentID != f.pod.AgentID() || run.Status.StartTime == nil || run.Status.CompletionTime == nil || run.Status.Reason != "" {
 		t.Errorf("status = %+v", run.Status)
 	}
+	// kubectl describe shows the verdict's sentence, as kquantctl prints it.
+	if run.Status.Results != nil {
+		want := "finished on GPU " + f.run.Spec.GPUUUID + ": " + run.Status.Results.Explain(run.Spec.Tolerances)
+		if run.Status.Message != want {
+			t.Errorf("status.message = %q, want %q", run.Status.Message, want)
+		}
+	}
 	if diff := cmp.Diff([]string{apply.ManagerController, apply.ManagerRunPod}, statusManagers(run), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("status field managers (-want +got):\n%s", diff)
 	}

@@ -75,6 +75,7 @@ type RecipeSnapshot struct {
 // nodeName is set.
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || size(oldSelf.nodeName) == 0 || self == oldSelf",message="spec is immutable once spec.nodeName is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.groups) || !has(self.workload.groups.sizes) || self.workload.groups.sizes.all(n, n % (self.recipe.spec.scheme == 'MXFP8BlockScaling' ? 32 : self.recipe.spec.scheme in ['NVFP4BlockScaling', 'Float8BlockScaling'] ? 128 : 16) == 0)",message="spec.workload.groups.sizes must each be a multiple of the recipe's group alignment: 32 rows for MXFP8BlockScaling, 128 for NVFP4BlockScaling and Float8BlockScaling, 16 for DelayedScaling and Float8CurrentScaling",fieldPath=".workload.groups.sizes"
 type QuantRunSpec struct {
 	// jobRef names the QuantJob this run belongs to.
 	// +required

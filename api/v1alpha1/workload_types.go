@@ -145,9 +145,10 @@ type Groups struct {
 	Seed int64 `json:"seed,omitempty"`
 
 	// sizes are the row counts of the groups when splits is Explicit; they must add
-	// up to the shape's rows, and each must respect the recipe's alignment (MXFP8 32,
-	// NVFP4 and block scaling 128, per-tensor FP8 16) or the run reports which group
-	// broke it.
+	// up to the shape's rows, and each must be a multiple of the recipe's alignment
+	// (MXFP8 32, NVFP4 and block scaling 128, per-tensor FP8 16): the API server
+	// refuses a run that breaks it (a rule of QuantRunSpec, which knows the
+	// recipe), and the job fails with RecipeInvalid.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024

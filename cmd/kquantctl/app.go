@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -97,15 +98,25 @@ func describeGPU(_ context.Context, b quant.Backend) (gpuDescription, error) {
 }
 
 // kernelModuleVersion is the version in /proc/driver/nvidia/version's first
-// line ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ...").
+// line: the first word after "Kernel Module" that is a dotted number, for the
+// proprietary module ("... x86_64 Kernel Module  580.65.06  ...") and the
+// open one ("... Open Kernel Module for x86_64  580.95.05  ...") alike.
 func kernelModuleVersion(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	_, rest, ok := strings.Cut(line, "Kernel Module")
-	if f := strings.Fields(rest); ok && len(f) > 0 {
-		return f[0]
+	if !ok {
+		return "unknown"
+	}
+	for _, f := range strings.Fields(rest) {
+		if driverVersionRE.MatchString(f) {
+			return f
+		}
 	}
 	return "unknown"
 }
+
+// driverVersionRE matches an NVIDIA driver version: 580.65.06, 550.54.
+var driverVersionRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)+$`)
 
 // usageError marks errors that exit with exitUsage.
 type usageError struct{ err error }

@@ -110,9 +110,102 @@ func TestClusterCommands(t *testing.T) {
 		}
 	})
 	t.Run("export -o csv", func(t *testing.T) {
-		recs, err := csv.NewReader(strings.NewReader(kq(t, "export", "mxfp8-check", "-o", "csv"))).ReadAll()
-		if err != nil || len(recs) != 11 || recs[0][0] != "run" {
+		recs, err := csv.NewReader(strings.NewReader(kq(t, "export", "mxfp8-check", "-o", "csv", "--sort-by", "bandwidth"))).ReadAll()
+		if err != nil || len(recs) != 11 {
 			t.Fatalf("csv: %d records, %v", len(recs), err)
+		}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		for _, h := range []string{"run", "snr_db", "bandwidth_bytes_per_second", "gpu_time_seconds", "host_eager_seconds", "reason", "message"} {
+			if _, ok := col[h]; !ok {
+				t.Errorf("csv header %v lacks %s", recs[0], h)
+			}
+		}
+		// The slow GPU's 1200 GB/s and 12.5 µs, in base units.
+		if got := recs[1][col["bandwidth_bytes_per_second"]]; got != "1200000000000" {
+			t.Errorf("bandwidth_bytes_per_second %q", got)
+		}
+		if got := recs[1][col["host_eager_seconds"]]; got != "0.0000125" {
+			t.Errorf("host_eager_seconds %q", got)
+		}
+	})
+	t.Run("get results: REASON, humanised times, natural order, -o wide", func(t *testing.T) {
+		out := kq(t, "get", "results", "mxfp8-check")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		for _, want := range []string{"REASON", "GB/S", "EAGER", "Pass", "12.5 µs"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("get results lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "GBPS") || strings.Contains(lines[0], "NAMESPACE") {
+			t.Errorf("header %q", lines[0])
+		}
+		wide := kq(t, "get", "results", "mxfp8-check", "-o", "wide")
+		if !strings.Contains(wide, "MESSAGE") || !strings.Contains(wide, "every check passed") {
+			t.Errorf("-o wide lacks the sentence:\n%s", wide)
+		}
+	})
+	t.Run("-A and -l", func(t *testing.T) {
+		code, out, errOut := runCmd(t, "--kubeconfig", kubeconfig, "get", "results", "-A", "-l", "kquant.dev/job=mxfp8-check")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != exitOK || len(lines) != 11 || !strings.HasPrefix(lines[0], "NAMESPACE") || !strings.HasPrefix(lines[1], "fleet") {
+			t.Errorf("get results -A -l: exit %d %s\n%s", code, errOut, out)
+		}
+		if out := kq(t, "get", "results", "-l", "kquant.dev/job=other"); strings.Count(out, "\n") != 1 {
+			t.Errorf("-l selecting nothing:\n%s", out)
+		}
+		if out := kq(t, "compare", "-A", "--by", "node"); !strings.Contains(out, "node-c") {
+			t.Errorf("compare -A:\n%s", out)
+		}
+	})
+	t.Run("--fail-on", func(t *testing.T) {
+		failed := builders.MakeQuantRun("other-job-10-0", ns, "other-job").Bound("node-a", 1).
+			Phase(v1alpha1.RunPhaseSucceeded).Results("900", "12.5", "2.25", "20.04", v1alpha1.VerdictFail).Obj()
+		failed.Spec.Tolerances.MinSNRdB = "25"
+		failed.Status.Results.Reason = v1alpha1.VerdictReasonSNRBelowTolerance
+		passed := builders.MakeQuantRun("other-job-2-0", ns, "other-job").Bound("node-a", 2).
+			Phase(v1alpha1.RunPhaseSucceeded).Results("900", "12.5", "2.25", "31", v1alpha1.VerdictPass).Obj()
+		for _, r := range []*v1alpha1.QuantRun{failed, passed} {
+			if err := testenv.CreateWithStatus(ctx, c, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sel := []string{"--kubeconfig", kubeconfig, "-n", ns}
+		for _, tc := range []struct {
+			args     []string
+			wantCode int
+		}{
+			{[]string{"get", "results", "-l", "kquant.dev/job=other-job"}, exitVerdict},
+			{[]string{"get", "results", "-l", "kquant.dev/job=other-job", "--fail-on", "never"}, exitOK},
+			{[]string{"get", "results", "mxfp8-check"}, exitOK},
+			{[]string{"compare", "--by", "node"}, exitVerdict},
+			{[]string{"compare", "mxfp8-check", "--fail-on", "warn"}, exitOK},
+			{[]string{"compare", "--fail-on", "sometimes"}, exitUsage},
+		} {
+			code, out, errOut := runCmd(t, append(sel, tc.args...)...)
+			if code != tc.wantCode {
+				t.Errorf("%v: exit %d, want %d: %s", tc.args, code, tc.wantCode, errOut)
+			}
+			if tc.args[0] == "get" && code == exitVerdict {
+				// Runs in natural order, and the failure's sentence.
+				if i, j := strings.Index(out, "other-job-2-0"), strings.Index(out, "other-job-10-0"); i < 0 || j < i {
+					t.Errorf("not in natural order:\n%s", out)
+				}
+				if !strings.Contains(out, "SNRBelowTolerance") {
+					t.Errorf("no REASON:\n%s", out)
+				}
+				wide := kq(t, "get", "results", "-l", "kquant.dev/job=other-job", "-o", "wide", "--fail-on", "never")
+				if !strings.Contains(wide, "worst SNR 20.04 dB is below the tolerance of 25 dB") {
+					t.Errorf("no sentence:\n%s", wide)
+				}
+			}
+		}
+		for _, r := range []*v1alpha1.QuantRun{failed, passed} {
+			if err := c.Delete(ctx, r); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 	t.Run("compare --by product with outliers and a plot", func(t *testing.T) {
@@ -124,10 +217,6 @@ func TestClusterCommands(t *testing.T) {
 			}
 		}
 		checkPNG(t, plot)
-		if dst := os.Getenv("KQUANT_PLOT_DIR"); dst != "" {
-			data, _ := os.ReadFile(plot)
-			_ = os.WriteFile(filepath.Join(dst, "compare-by-product.png"), data, 0o644)
-		}
 	})
 	t.Run("compare --by driver and node", func(t *testing.T) {
 		if out := kq(t, "compare", "--by", "driver"); !strings.Contains(out, "590.10.01") || !strings.Contains(out, "580.65.06 (CUDA 13.0)") {
@@ -141,17 +230,20 @@ func TestClusterCommands(t *testing.T) {
 		plot := filepath.Join(t.TempDir(), "results.png")
 		kq(t, "get", "results", "mxfp8-check", "--plot", plot, "--metric", "snr")
 		checkPNG(t, plot)
+		if code, _, errOut := runCmd(t, "--kubeconfig", kubeconfig, "-n", ns, "get", "results", "mxfp8-check", "--plot", plot, "--metric", "gpu"); code != exitUsage {
+			t.Errorf("--metric gpu (an index, not a measurement): exit %d: %s", code, errOut)
+		}
 	})
 	t.Run("describe run", func(t *testing.T) {
 		out := kq(t, "describe", "run", "mxfp8-check-node-c-1")
-		for _, want := range []string{"Job:", "mxfp8-check", "Product:", "NVIDIA H200", "590.10.01", "Verdict:", "Pass", "Bandwidth GB/s:", "4110"} {
+		for _, want := range []string{"Job:", "mxfp8-check", "Product:", "NVIDIA H200", "590.10.01", "Verdict:", "Pass", "Why:", "every check passed", "Bandwidth GB/s:", "4110"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("describe lacks %q:\n%s", want, out)
 			}
 		}
 	})
 	t.Run("errors", func(t *testing.T) {
-		for _, args := range [][]string{{"get", "results"}, {"compare", "--by", "colour"}, {"export", "mxfp8-check", "-o", "xml"}, {"get", "results", "mxfp8-check", "--sort-by", "colour"}} {
+		for _, args := range [][]string{{"get", "results", "a", "b"}, {"compare", "--by", "colour"}, {"get", "results", "-l", "a in ("}, {"export", "mxfp8-check", "-o", "xml"}, {"get", "results", "mxfp8-check", "--sort-by", "colour"}} {
 			if code, _, errOut := runCmd(t, append([]string{"--kubeconfig", kubeconfig, "-n", ns}, args...)...); code != exitUsage {
 				t.Errorf("%v: exit %d: %s", args, code, errOut)
 			}

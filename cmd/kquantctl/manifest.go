@@ -3,24 +3,29 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/api/v1alpha1/validation"
 	"github.com/kquant/kquant/config/crd"
 	"github.com/kquant/kquant/internal/bench"
 )
@@ -48,6 +53,9 @@ func readManifests(paths []string, recursive bool, stdin io.Reader) ([]document,
 			}
 			docs = append(docs, d...)
 			continue
+		}
+		if u, err := url.Parse(p); err == nil && u.Scheme != "" && u.Host != "" {
+			return nil, usagef("-f %s: URLs are not supported; download the manifest and give its path, or pipe it in with -f -", p)
 		}
 		files, err := expand(p, recursive)
 		if err != nil {
@@ -129,19 +137,28 @@ type manifests struct {
 // decodeManifests decodes the QuantRecipes and exactly one QuantJob from the
 // documents, strictly (unknown and duplicate fields are errors naming the
 // field, as kubectl's server-side field validation does), fills in the CRDs'
-// defaults, picks the recipe the job names and validates both as the API
-// server would. recipe, when set, overrides the job's spec.recipeRef.name
-// (--recipe: one job tried with each recipe). Every error is a usageError.
-func decodeManifests(docs []document, recipe string) (*manifests, error) {
+// defaults and checks every object with the API server's own rules: its
+// metadata validation, and the CRD's schema and CEL rules (config/crd). It
+// picks the recipe the job names and checks the pair as the QuantRun the
+// job controller would create from them, whose CEL rules need both (the
+// group alignment). recipeFlag, when set, overrides the job's
+// spec.recipeRef.name (--recipe: one job tried with each recipe). Every
+// error is a usageError naming the file, and the flag where a value came
+// from one.
+func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*manifests, error) {
 	m := &manifests{}
 	type named struct {
 		recipe *v1alpha1.QuantRecipe
 		source string
 	}
 	var recipes []named
+	schemas := schemaCache{}
 	for _, d := range docs {
 		j, err := yaml.YAMLToJSONStrict(d.data)
 		if err != nil {
+			if f, ok := nonFiniteNumber(d.data); ok {
+				return nil, usagef("%s: %s", d.source, f)
+			}
 			return nil, usagef("%s: %w", d.source, err)
 		}
 		if t := bytes.TrimSpace(j); len(t) == 0 || string(t) == "null" {
@@ -158,26 +175,30 @@ func decodeManifests(docs []document, recipe string) (*manifests, error) {
 			return nil, usagef("%s: apiVersion %q is not %s", d.source, tm.APIVersion, want)
 		}
 		var obj any
+		var meta *metav1.ObjectMeta
 		plural := ""
 		switch tm.Kind {
 		case "QuantRecipe":
 			r := &v1alpha1.QuantRecipe{}
-			obj, plural = r, "quantrecipes"
+			obj, meta, plural = r, &r.ObjectMeta, "quantrecipes"
 			recipes = append(recipes, named{r, d.source})
 		case "QuantJob":
 			if m.job != nil {
 				return nil, usagef("%s: a second QuantJob (the first is in %s); give exactly one", d.source, m.jobSource)
 			}
 			m.job, m.jobSource = &v1alpha1.QuantJob{}, d.source
-			obj, plural = m.job, "quantjobs"
+			obj, meta, plural = m.job, &m.job.ObjectMeta, "quantjobs"
 		default:
 			return nil, usagef("%s: kind %q is not QuantRecipe or QuantJob", d.source, tm.Kind)
 		}
 		if err := decodeStrict(j, obj); err != nil {
 			return nil, usagef("%s: %w", d.source, err)
 		}
-		// The API server's defaults, from the CRD's structural schema.
-		if err := decodeDefaulted(j, plural, obj); err != nil {
+		if errs := validateObjectMeta(meta); len(errs) > 0 {
+			return nil, usagef("%s: %w", d.source, errs.ToAggregate())
+		}
+		// The API server's defaults and rules, from the CRD's structural schema.
+		if err := schemas.decodeChecked(ctx, j, plural, obj); err != nil {
 			return nil, usagef("%s: %w", d.source, err)
 		}
 	}
@@ -187,10 +208,11 @@ func decodeManifests(docs []document, recipe string) (*manifests, error) {
 		}
 		return nil, usagef("no QuantJob given; add -f JOB.yaml")
 	}
-	if recipe != "" {
-		m.job.Spec.RecipeRef.Name = recipe
+	ref, refSource := m.job.Spec.RecipeRef.Name, m.jobSource+": spec.recipeRef.name"
+	if recipeFlag != "" {
+		m.job.Spec.RecipeRef.Name = recipeFlag
+		ref, refSource = recipeFlag, "--recipe"
 	}
-	ref := m.job.Spec.RecipeRef.Name
 	var names []string
 	for _, r := range recipes {
 		if r.recipe.Name != ref {
@@ -207,20 +229,57 @@ func decodeManifests(docs []document, recipe string) (*manifests, error) {
 		if len(names) > 0 {
 			given = "the recipes given are " + strings.Join(names, ", ")
 		}
-		return nil, usagef("%s: spec.recipeRef.name %q names no given QuantRecipe: %s", m.jobSource, ref, given)
+		return nil, usagef("%s %q names no given QuantRecipe: %s", refSource, ref, given)
 	}
-	if errs := validation.ValidateQuantRecipeSpec(&m.recipe.Spec, field.NewPath("spec")); len(errs) > 0 {
-		return nil, usagef("%s: %w", m.recipeSource, errs.ToAggregate())
+	if err := m.checkAsRun(ctx, schemas); err != nil {
+		return nil, err
 	}
-	if l := m.job.Spec.Level; l != v1alpha1.LevelQuick && l != v1alpha1.LevelStandard && l != v1alpha1.LevelExtended {
-		return nil, usagef("%s: %v", m.jobSource, field.NotSupported(field.NewPath("spec", "level"), string(l), []string{"Quick", "Standard", "Extended"}))
-	}
-	// The recipe is valid by now, so what Spec.Validate finds is the job's.
+	// What only a run can check (explicit sizes adding up to the rows); the
+	// recipe is valid by now, so what Spec.Validate finds is the job's.
 	spec := m.spec()
 	if err := spec.Validate(); err != nil {
 		return nil, usagef("%s: %w", m.jobSource, err)
 	}
 	return m, nil
+}
+
+// validateObjectMeta checks an object's metadata as the API server checks a
+// namespaced object's on create: a name (or generateName) that is a DNS
+// subdomain. The namespace is the cluster's business; a manifest without
+// one is checked as if in "default".
+func validateObjectMeta(meta *metav1.ObjectMeta) field.ErrorList {
+	m := meta.DeepCopy()
+	if m.Namespace == "" {
+		m.Namespace = metav1.NamespaceDefault
+	}
+	return apivalidation.ValidateObjectMeta(m, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+}
+
+// checkAsRun checks the recipe and the job together as the QuantRun the job
+// controller creates from them, with the QuantRun CRD's rules; an error
+// names the job's field (the run's spec repeats the job's paths).
+func (m *manifests) checkAsRun(ctx context.Context, schemas schemaCache) error {
+	spec := m.spec()
+	run := &v1alpha1.QuantRun{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "QuantRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: m.job.Name, Namespace: metav1.NamespaceDefault},
+		Spec: v1alpha1.QuantRunSpec{
+			JobRef:     v1alpha1.JobReference{Name: m.job.Name, UID: "local"},
+			Recipe:     v1alpha1.RecipeSnapshot{Name: m.recipe.Name, Key: spec.RecipeKey, Spec: m.recipe.Spec},
+			Mode:       spec.Mode,
+			Workload:   spec.Workload,
+			Execution:  spec.Execution,
+			Tolerances: spec.Tolerances,
+		},
+	}
+	j, err := json.Marshal(run)
+	if err != nil {
+		return fmt.Errorf("encoding the run of %s: %w", m.jobSource, err)
+	}
+	if err := schemas.decodeChecked(ctx, j, "quantruns", &v1alpha1.QuantRun{}); err != nil {
+		return usagef("%s with QuantRecipe %s (%s): %w", m.jobSource, m.recipe.Name, m.recipeSource, err)
+	}
+	return nil
 }
 
 // decodeStrict decodes j into obj, failing on unknown and duplicate fields.
@@ -239,22 +298,76 @@ func decodeStrict(j []byte, obj any) error {
 	return nil
 }
 
-// decodeDefaulted decodes j into obj with the defaults of the CRD of plural.
-func decodeDefaulted(j []byte, plural string, obj any) error {
-	schema, err := crd.Load(plural, v1alpha1.GroupVersion.Version)
-	if err != nil {
-		return err
+// schemaCache holds the CRD schemas one decodeManifests has loaded, by
+// plural: loading one compiles its CEL rules.
+type schemaCache map[string]*crd.Schema
+
+// decodeChecked decodes j into obj with the defaults of the CRD of plural,
+// after checking the defaulted object with the CRD's schema and CEL rules.
+func (sc schemaCache) decodeChecked(ctx context.Context, j []byte, plural string, obj any) error {
+	schema, ok := sc[plural]
+	if !ok {
+		var err error
+		if schema, err = crd.Load(plural, v1alpha1.GroupVersion.Version); err != nil {
+			return err
+		}
+		sc[plural] = schema
 	}
+	// apimachinery's JSON decoding, as the API server's: integers stay
+	// int64, which the CEL rules' integer fields want.
 	var u map[string]any
-	if err := json.Unmarshal(j, &u); err != nil {
+	if err := utiljson.Unmarshal(j, &u); err != nil {
 		return err
 	}
 	schema.Default(u)
+	if errs := schema.Validate(ctx, u); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
 	defaulted, err := json.Marshal(u)
 	if err != nil {
 		return fmt.Errorf("encoding the defaulted object: %w", err)
 	}
 	return json.Unmarshal(defaulted, obj)
+}
+
+// nonFiniteNumber names the first field whose YAML value is .nan or ±.inf:
+// YAML has them, JSON (and so the API) does not, and the JSON encoder's
+// error names no field.
+func nonFiniteNumber(data []byte) (string, bool) {
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &root); err != nil {
+		return "", false
+	}
+	var walk func(n *yamlv3.Node, path *field.Path) (string, bool)
+	walk = func(n *yamlv3.Node, path *field.Path) (string, bool) {
+		switch n.Kind {
+		case yamlv3.DocumentNode:
+			for _, c := range n.Content {
+				if f, ok := walk(c, path); ok {
+					return f, true
+				}
+			}
+		case yamlv3.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if f, ok := walk(n.Content[i+1], path.Child(n.Content[i].Value)); ok {
+					return f, true
+				}
+			}
+		case yamlv3.SequenceNode:
+			for i, c := range n.Content {
+				if f, ok := walk(c, path.Index(i)); ok {
+					return f, true
+				}
+			}
+		case yamlv3.ScalarNode:
+			var v float64
+			if n.ShortTag() == "!!float" && n.Decode(&v) == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				return fmt.Sprintf("%s: %s (line %d) is not a number JSON or the API can carry; write a decimal such as \"25\"", path, n.Value, n.Line), true
+			}
+		}
+		return "", false
+	}
+	return walk(&root, nil)
 }
 
 // spec is the run the manifests describe, with the level's presets filled in

@@ -72,9 +72,15 @@ func writeTable(w io.Writer, m *manifests, spec bench.Spec, rep *bench.Report, g
 			return f(s.Performance)
 		}
 	}
-	eagerTitle := "EAGER-µs"
+	eagerTitle := "EAGER"
 	if res.Backend == "reference" {
-		eagerTitle = "CPU-µs/STEP"
+		eagerTitle = "CPU/STEP"
+	}
+	micros := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return humanMicros(s)
 	}
 	cols := []column{
 		{"SNR-dB", acc(func(a *v1alpha1.Accuracy) string { return a.SNRdB })},
@@ -87,17 +93,17 @@ func writeTable(w io.Writer, m *manifests, spec bench.Spec, rep *bench.Report, g
 			}
 			return strconv.FormatBool(*a.BitExactVsReference)
 		})},
-		{eagerTitle, ovh(func(o *v1alpha1.Overhead) string { return o.HostEagerMicros })},
-		{"GRAPH-µs", ovh(func(o *v1alpha1.Overhead) string { return o.HostGraphMicros })},
+		{eagerTitle, ovh(func(o *v1alpha1.Overhead) string { return micros(o.HostEagerMicros) })},
+		{"GRAPH", ovh(func(o *v1alpha1.Overhead) string { return micros(o.HostGraphMicros) })},
 		{"KERNELS", ovh(func(o *v1alpha1.Overhead) string {
 			if o.KernelsPerStep == 0 {
 				return ""
 			}
 			return strconv.Itoa(int(o.KernelsPerStep))
 		})},
-		{"PTR-LOAD-µs", ovh(func(o *v1alpha1.Overhead) string { return o.PointerLoadMicros })},
-		{"GPU-µs", perf(func(p *v1alpha1.Performance) string { return p.GPUMicros })},
-		{"GB/s", perf(func(p *v1alpha1.Performance) string { return p.BandwidthGBps })},
+		{"PTR-LOAD", ovh(func(o *v1alpha1.Overhead) string { return micros(o.PointerLoadMicros) })},
+		{"GPU-TIME", perf(func(p *v1alpha1.Performance) string { return micros(p.GPUMicros) })},
+		{"GB/S", perf(func(p *v1alpha1.Performance) string { return p.BandwidthGBps })},
 		{"OF-COPY-BW", perf(func(p *v1alpha1.Performance) string { return p.FractionOfCopyBandwidth })},
 	}
 	var shown []column

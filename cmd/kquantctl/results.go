@@ -20,54 +20,96 @@ import (
 
 // listOptions are the flags of the commands that print runs.
 type listOptions struct {
+	sel    selection
 	output string
 	sortBy string
 	plot   string
 	metric string
+	failOn string
 	print  *genericclioptions.PrintFlags
 }
 
 func (a *app) getCommand() *cobra.Command {
-	get := &cobra.Command{Use: "get", Short: "Display kquant results", Args: noArgs, RunE: func(cmd *cobra.Command, _ []string) error {
-		return usagef("get what? %s get results JOB", a.name)
-	}}
+	get := &cobra.Command{
+		Use: "get", Short: "Display kquant results", Args: noArgs,
+		Example: a.examples(`
+{name} get results mxfp8-check`),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("get what? %s get results JOB", a.name)
+		}}
 	var o listOptions
 	results := &cobra.Command{
-		Use:   "results JOB",
+		Use:   "results [JOB]",
 		Short: "The results of a QuantJob, one row per GPU",
-		Long: `results prints one row per run of the job: the node, the GPU (index, UUID and
-product from the node's GPUNodeProfile), the driver, the verdict and the headline
-numbers. --sort-by sorts by a column (numbers as numbers); -o takes json, yaml,
-name, jsonpath=..., go-template=... and custom-columns=... as kubectl does (of the
-QuantRuns); --plot writes the per-GPU distribution of --metric as a PNG.`,
-		Args:              exactArgs(1),
+		Long: `results prints one row per run of JOB (of every job without one): the node,
+the GPU (index, UUID and product from the node's GPUNodeProfile), the driver,
+the verdict and its reason, and the headline numbers, times humanised (µs, ms,
+s); -o wide adds the CUDA version and the verdict's sentence. -n, -A and -l
+select the runs as kubectl does. --sort-by sorts by a column (numbers as
+numbers, names naturally); -o takes json, yaml, name, jsonpath=...,
+go-template=... and custom-columns=... as kubectl does (of the QuantRuns);
+--plot writes the per-product distribution of --metric as a PNG. It exits 3
+when a run's verdict is at least as bad as --fail-on, as run does.`,
+		Example: a.examples(`
+# One row per GPU, slowest first
+{name} get results mxfp8-check --sort-by bandwidth
+
+# Every job's runs in every namespace, with the verdicts' sentences
+{name} get results -A -o wide
+
+# Runs selected by label, here every run of one job; exit 3 if one failed
+{name} get results -l kquant.dev/job=mxfp8-check --fail-on fail
+
+# The verdicts only, as kubectl's jsonpath
+{name} get results mxfp8-check -o jsonpath='{.items[*].status.results.verdict}'
+
+# A PNG of the SNR per product
+{name} get results mxfp8-check --plot snr.png --metric snr`),
+		Args:              maxArgs(1),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rows, err := a.jobRows(cmd, args[0], o.sortBy)
+			if err := checkFailOn(o.failOn); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				o.sel.job = args[0]
+			}
+			rows, err := a.selectedRows(cmd, &o.sel, o.sortBy)
 			if err != nil {
 				return err
 			}
 			if o.plot != "" {
-				if err := a.plotRows(o.plot, o.metric, "GPU", "job "+args[0], groupRows(rows, "product")); err != nil {
+				title := "job " + o.sel.job
+				if o.sel.job == "" {
+					title = "every job"
+				}
+				if err := a.plotRows(o.plot, o.metric, "product", title, groupRows(rows, "product")); err != nil {
 					return err
 				}
 			}
-			return a.printRows(rows, &o)
+			if err := a.printRows(rows, &o); err != nil {
+				return err
+			}
+			return failOnRows(o.failOn, rows)
 		},
 	}
+	a.clusterFlags(results)
+	selectionFlags(results, &o.sel)
 	a.listFlags(results, &o)
+	failOnFlag(results, &o.failOn, "a run")
 	get.AddCommand(results)
 	return get
 }
 
-// jobRows are the rows of job's runs in the selected namespace, sorted by
-// the column sortBy names.
-func (a *app) jobRows(cmd *cobra.Command, job, sortBy string) ([]row, error) {
+// selectedRows are the rows of the runs sel selects, sorted by the column
+// sortBy names; sel.namespace is filled from the kubeconfig flags.
+func (a *app) selectedRows(cmd *cobra.Command, sel *selection, sortBy string) ([]row, error) {
 	c, ns, err := a.clusterClient()
 	if err != nil {
 		return nil, err
 	}
-	rows, err := loadRows(cmd.Context(), c, ns, job)
+	sel.namespace = ns
+	rows, err := loadRows(cmd.Context(), c, *sel)
 	if err != nil {
 		return nil, err
 	}
@@ -78,18 +120,24 @@ func (a *app) jobRows(cmd *cobra.Command, job, sortBy string) ([]row, error) {
 func (a *app) listFlags(cmd *cobra.Command, o *listOptions) {
 	o.print = genericclioptions.NewPrintFlags("")
 	fs := cmd.Flags()
-	fs.StringVarP(&o.output, "output", "o", "", "table (default), json, yaml, name, jsonpath=..., go-template=... or custom-columns=...")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml", "name", "jsonpath=", "custom-columns="}, cobra.ShellCompDirectiveNoSpace))
-	oneOf(fs, cmd, &o.sortBy, "sort-by", "", "", "sort by a column: "+strings.Join(columnKeys(false), ", "), columnKeys(false)...)
-	fs.StringVar(&o.plot, "plot", "", "write a PNG of the per-GPU distribution of --metric to this file")
-	oneOf(fs, cmd, &o.metric, "metric", "", "bandwidth", "the metric of --plot and compare: "+strings.Join(columnKeys(true), ", "), columnKeys(true)...)
+	fs.StringVarP(&o.output, "output", "o", "", "table (default), wide, json, yaml, name, jsonpath=..., go-template=... or custom-columns=...")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"wide", "json", "yaml", "name", "jsonpath=", "custom-columns="}, cobra.ShellCompDirectiveNoSpace))
+	oneOf(fs, cmd, &o.sortBy, "sort-by", "", "", "sort by a column: "+strings.Join(columnKeys(), ", "), columnKeys()...)
+	fs.StringVar(&o.plot, "plot", "", "write a PNG of the per-product distribution of --metric to this file")
+	metricFlag(cmd, &o.metric)
+}
+
+// metricFlag adds --metric, the measurement --plot draws.
+func metricFlag(cmd *cobra.Command, p *string) {
+	oneOf(cmd.Flags(), cmd, p, "metric", "", "", "the measurement --plot draws: "+strings.Join(metricNames(), ", ")+
+		" (default: the first of "+strings.Join(defaultMetricOrder, ", ")+" that the runs have)", metricNames()...)
 }
 
 // printRows prints rows as a table, or their runs with a kubectl printer.
 func (a *app) printRows(rows []row, o *listOptions) error {
 	switch {
 	case o.output == "" || o.output == "wide":
-		return writeRows(a.stdout, rows)
+		return writeRows(a.stdout, rows, o.output == "wide", o.sel.allNamespaces)
 	case strings.HasPrefix(o.output, "custom-columns="):
 		return writeCustomColumns(a.stdout, rows, strings.TrimPrefix(o.output, "custom-columns="))
 	}
@@ -122,10 +170,17 @@ func runListScheme() *runtime.Scheme {
 	return s
 }
 
-// writeRows prints the per-GPU table.
-func writeRows(w io.Writer, rows []row) error {
+// writeRows prints the per-GPU table: the NAMESPACE column with -A, the
+// wide columns with -o wide, times humanised.
+func writeRows(w io.Writer, rows []row, wide, allNamespaces bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	cols := resultColumns()
+	var cols []resultColumn
+	for _, c := range resultColumns() {
+		if (c.wide && !wide) || (c.key == "namespace" && !allNamespaces) {
+			continue
+		}
+		cols = append(cols, c)
+	}
 	for i, c := range cols {
 		if i > 0 {
 			fmt.Fprint(tw, "\t")
@@ -139,8 +194,11 @@ func writeRows(w io.Writer, rows []row) error {
 				fmt.Fprint(tw, "\t")
 			}
 			v := c.get(&rows[i])
-			if v == "" {
+			switch {
+			case v == "":
 				v = "-"
+			case c.table != nil:
+				v = c.table(v)
 			}
 			fmt.Fprint(tw, v)
 		}
@@ -205,46 +263,62 @@ func writeCustomColumns(w io.Writer, rows []row, spec string) error {
 
 func (a *app) exportCommand() *cobra.Command {
 	var output, sortBy string
+	var sel selection
 	cmd := &cobra.Command{
-		Use:               "export JOB -o csv",
-		Short:             "Export the per-GPU results of a QuantJob as CSV",
-		Args:              exactArgs(1),
+		Use:   "export [JOB] -o csv",
+		Short: "Export the per-GPU results of a QuantJob as CSV",
+		Long: `export writes the rows of "get results" as CSV, every column, with units in the
+headers and values in base units (snr_db, bandwidth_bytes_per_second,
+gpu_time_seconds, host_eager_seconds, ...), for spreadsheets and scripts.`,
+		Example: a.examples(`
+{name} export mxfp8-check -o csv > mxfp8-check.csv
+
+# Every run of every job in every namespace
+{name} export -A -o csv`),
+		Args:              maxArgs(1),
 		ValidArgsFunction: a.completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "csv" {
 				return usagef("-o %q: export writes csv", output)
 			}
-			rows, err := a.jobRows(cmd, args[0], sortBy)
+			if len(args) == 1 {
+				sel.job = args[0]
+			}
+			rows, err := a.selectedRows(cmd, &sel, sortBy)
 			if err != nil {
 				return err
 			}
 			return writeCSV(a.stdout, rows)
 		},
 	}
+	a.clusterFlags(cmd)
+	selectionFlags(cmd, &sel)
 	oneOf(cmd.Flags(), cmd, &output, "output", "o", "csv", "csv", "csv")
-	oneOf(cmd.Flags(), cmd, &sortBy, "sort-by", "", "", "sort by a column: "+strings.Join(columnKeys(false), ", "), columnKeys(false)...)
+	oneOf(cmd.Flags(), cmd, &sortBy, "sort-by", "", "", "sort by a column: "+strings.Join(columnKeys(), ", "), columnKeys()...)
 	return cmd
 }
 
-// writeCSV writes rows with the table's columns (keys as the header) and the
-// verdict's reason.
+// writeCSV writes rows with every column, headed by snake-case names with
+// their units, and values in those units.
 func writeCSV(w io.Writer, rows []row) error {
 	cw := csv.NewWriter(w)
 	cols := resultColumns()
-	header := make([]string, 0, len(cols)+2)
+	header := make([]string, 0, len(cols))
 	for _, c := range cols {
-		header = append(header, c.key)
+		header = append(header, c.csv)
 	}
-	header = append(header, "reason", "cuda")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for i := range rows {
 		rec := make([]string, 0, len(header))
 		for _, c := range cols {
-			rec = append(rec, c.get(&rows[i]))
+			v := c.get(&rows[i])
+			if c.toCSV != nil && v != "" {
+				v = c.toCSV(v)
+			}
+			rec = append(rec, v)
 		}
-		rec = append(rec, rows[i].Reason, rows[i].CUDA)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

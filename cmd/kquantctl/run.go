@@ -35,7 +35,21 @@ func (a *app) runCommand() *cobra.Command {
 		Short: "Run a QuantJob locally: on this machine's GPU or the pure-Go reference backend",
 		Long: `run reads QuantRecipes and one QuantJob from files, directories (-R recurses)
 or stdin (-f -), and runs the job's recipe (spec.recipeRef) with the engine,
-without a cluster. It exits 3 when the verdict is at least as bad as --fail-on.`,
+without a cluster. It exits 3 when the verdict is at least as bad as --fail-on,
+2 on bad flags or manifests (naming the file and the field, before anything
+runs), 1 when it could not run.`,
+		Example: a.examples(`
+# The job's recipe (spec.recipeRef) from a file
+{name} run -f recipes/mxfp8.yaml -f config/samples/validation-quantize.yaml
+
+# The whole catalog; --recipe picks another recipe than the job's
+{name} run -f recipes/ --recipe nvfp4 -f config/samples/validation-quantize.yaml --fail-on never
+
+# Every manifest under a directory, JSON out, the tensors dumped as .npy
+{name} run -f manifests/ -R -o json --dump-dir /tmp/dump
+
+# From stdin
+cat job.yaml | {name} run -f recipes/ -f -`),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd, &o) },
 	}
@@ -69,7 +83,7 @@ func (a *app) run(cmd *cobra.Command, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := decodeManifests(docs, o.recipe)
+	m, err := decodeManifests(ctx, docs, o.recipe)
 	if err != nil {
 		return err
 	}
@@ -85,11 +99,17 @@ func (a *app) run(cmd *cobra.Command, o *runOptions) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("with the flags' overrides: %w", err)}
 	}
+	e := &bench.Engine{MaxElements: o.maxElements}
+	// Refused before a backend opens: a shape over the host memory guard is
+	// the job's or the flag's to change.
+	if err := e.CheckLimits(spec.Workload); err != nil {
+		return usageError{fmt.Errorf("%s: %w; --max-elements sets the limit", m.jobSource, err)}
+	}
 	backend, err := a.selectBackend(ctx, o.backend)
 	if err != nil {
 		return err
 	}
-	e := &bench.Engine{Backend: backend, MaxElements: o.maxElements}
+	e.Backend = backend
 	var prog *progressBar
 	if a.stderrIsTerminal {
 		prog = &progressBar{w: a.stderr}

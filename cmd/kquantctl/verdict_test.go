@@ -83,8 +83,14 @@ func TestTableNamesTheGPU(t *testing.T) {
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, out.String())
 	}
-	if v := kernelModuleVersion("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:29 UTC 2025\nGCC version: gcc\n"); v != "580.65.06" {
-		t.Errorf("kernel module version %q", v)
+	for line, want := range map[string]string{
+		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:29 UTC 2025\nGCC version: gcc\n":                   "580.65.06",
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Sep 25\n": "580.95.05",
+		"NVRM version: something else\n": "unknown",
+	} {
+		if v := kernelModuleVersion(line); v != want {
+			t.Errorf("kernel module version of %q: %q, want %q", line, v, want)
+		}
 	}
 }
 
@@ -112,7 +118,7 @@ func decodeGood(t *testing.T) *manifests {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decodeManifests(docs, "")
+	m, err := decodeManifests(t.Context(), docs, "")
 	if err != nil {
 		t.Fatal(err)
 	}

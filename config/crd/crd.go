@@ -1,21 +1,31 @@
 package crd
 
 import (
+	"context"
 	"embed"
 	"fmt"
 
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 )
 
 //go:embed bases/*.yaml
 var bases embed.FS
 
-// Schema is the structural schema of one kind's version.
-type Schema struct{ s *structuralschema.Structural }
+// Schema is the structural schema of one kind's version, with the OpenAPI
+// validator and the CEL rules the API server checks on create.
+type Schema struct {
+	s         *structuralschema.Structural
+	validator apiservervalidation.SchemaValidator
+	cel       *schemacel.Validator
+}
 
 // Load returns the structural schema of version of the CRD of plural
 // (quantjobs, quantrecipes, ...).
@@ -40,7 +50,11 @@ func Load(plural, version string) (*Schema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the schema of %s %s is not structural: %w", plural, version, err)
 		}
-		return &Schema{s: s}, nil
+		validator, _, err := apiservervalidation.NewSchemaValidator(internal)
+		if err != nil {
+			return nil, fmt.Errorf("the schema of %s %s has no validator: %w", plural, version, err)
+		}
+		return &Schema{s: s, validator: validator, cel: schemacel.NewValidator(s, true, celconfig.PerCallLimit)}, nil
 	}
 	return nil, fmt.Errorf("the CRD of %s has no schema of version %s", plural, version)
 }
@@ -48,3 +62,19 @@ func Load(plural, version string) (*Schema, error) {
 // Default fills in the schema's defaults in obj (an object decoded from
 // JSON), as the API server does on create.
 func (s *Schema) Default(obj map[string]any) { structuraldefaulting.Default(obj, s.s) }
+
+// Validate checks obj (defaulted, decoded from JSON) as the API server checks
+// a new object of this kind: the OpenAPI schema (types, enums, bounds,
+// required fields), then the x-kubernetes-validations CEL rules with the API
+// server's cost limits. The errors name the fields as the API server's
+// refusal does (spec.level, spec.workload.groups.sizes, ...). metadata is
+// not checked here: the API server checks it apart from the schema.
+func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorList {
+	errs := apiservervalidation.ValidateCustomResource(nil, obj, s.validator)
+	if len(errs) > 0 {
+		// CEL rules assume a schema-valid object, as the API server's do.
+		return errs
+	}
+	celErrs, _ := s.cel.Validate(ctx, nil, s.s, obj, nil, celconfig.RuntimeCELCostBudget)
+	return celErrs
+}

@@ -68,7 +68,13 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 		}
 	}
 	created, err := r.createRuns(ctx, job, missing)
-	if err != nil {
+	if apierrors.IsInvalid(err) {
+		// The API server checks the rules that need the recipe and the
+		// workload together (QuantRunSpec's, such as the group alignment)
+		// when the run is created: retrying cannot help.
+		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
+			failMessage: fmt.Sprintf("%s %s does not fit the job: %v", recipe.kind, recipe.name, err)}, nil
+	} else if err != nil {
 		return nil, outcome{}, err
 	}
 	runs = append(runs, created...)

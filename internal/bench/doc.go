@@ -37,11 +37,14 @@
 // stable CamelCase reason: Fail for AlignmentViolation, NotBitExact (with
 // requireBitExact), ReplayMismatch, SNRBelowTolerance; Warn for
 // NotBitExact (without requireBitExact), NotCapturable, Saturated; Skip for
-// RecipeUnsupported; else Pass.
+// RecipeUnsupported; else Pass. RunResults.Explain (api/v1alpha1) says it
+// in a sentence, the same one kquantctl prints and a run stores.
 //
 // A grouped workload's split sizes are aligned to the recipe (Splits); a
 // misaligned group is a Fail verdict naming the group, checked before the
-// backend sees it so that every backend reports it the same way. Shapes
+// backend sees it so that every backend reports it the same way. In the
+// cluster and in kquantctl, explicit sizes off the alignment never get
+// here: QuantRunSpec's CEL rule refuses them as input. Shapes
 // beyond Engine.MaxElements are refused with ErrTooLarge before anything is
 // allocated. The context is checked between steps.
 package bench

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"math"
 	"strconv"
 	"time"
@@ -131,7 +132,7 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (*Report, error) {
 	if spec.RecipeKey == "" {
 		spec.RecipeKey = spec.Recipe.Key()
 	}
-	if err := e.checkLimits(spec.Workload); err != nil {
+	if err := e.CheckLimits(spec.Workload); err != nil {
 		return nil, err
 	}
 	// A recipe the backend does not cover runs on the reference instead; the
@@ -163,10 +164,12 @@ func (e *Engine) progress(p Progress) {
 	}
 }
 
-// checkLimits refuses shapes beyond the limits before anything is
+// CheckLimits refuses shapes beyond the limits before anything is
 // allocated: a 2^20 x 2^20 shape is valid in the API, and must end in a
-// clear error rather than an out-of-memory kill.
-func (e *Engine) checkLimits(w v1alpha1.Workload) error {
+// clear error rather than an out-of-memory kill. The error wraps
+// ErrTooLarge and names the shape's field (spec.workload.shapes[i]); Run
+// calls it first, and a caller may call it alone to refuse a spec early.
+func (e *Engine) CheckLimits(w v1alpha1.Workload) error {
 	maxE, maxMACs := e.MaxElements, e.MaxLinearMACs
 	if maxE <= 0 {
 		maxE = DefaultMaxElements
@@ -174,24 +177,26 @@ func (e *Engine) checkLimits(w v1alpha1.Workload) error {
 	if maxMACs <= 0 {
 		maxMACs = DefaultMaxLinearMACs
 	}
-	for _, s := range w.Shapes {
+	shapes := field.NewPath("spec", "workload", "shapes")
+	for i, s := range w.Shapes {
+		p := shapes.Index(i)
 		n := s.Rows * s.Cols // both ≤ 2^20 after validation: no overflow
 		if n > maxE {
-			return fmt.Errorf("%w: shape %dx%d has %d elements, more than this run's limit of %d (about %d GiB of host memory)",
-				ErrTooLarge, s.Rows, s.Cols, n, maxE, maxE*16>>30)
+			return fmt.Errorf("%w: %s: %dx%d has %d elements, more than this run's limit of %d (about %d GiB of host memory)",
+				ErrTooLarge, p, s.Rows, s.Cols, n, maxE, maxE*16>>30)
 		}
 		if w.Operation != v1alpha1.OperationQuantizedLinear {
 			continue
 		}
 		nOut := outFeatures(s)
 		if wn, yn := nOut*s.Cols, s.Rows*nOut; wn > maxE || yn > maxE {
-			return fmt.Errorf("%w: shape %dx%d with outFeatures %d needs a weight of %d and an output of %d elements, more than this run's limit of %d",
-				ErrTooLarge, s.Rows, s.Cols, nOut, wn, yn, maxE)
+			return fmt.Errorf("%w: %s: %dx%d with outFeatures %d needs a weight of %d and an output of %d elements, more than this run's limit of %d",
+				ErrTooLarge, p, s.Rows, s.Cols, nOut, wn, yn, maxE)
 		}
 		// Rows*nOut ≤ 2^40 and Cols ≤ 2^20: the product fits in int64.
 		if macs := s.Rows * nOut * s.Cols; macs > maxMACs/2 {
-			return fmt.Errorf("%w: shape %dx%d with outFeatures %d needs 2 x %d multiply-adds on the host, more than this run's limit of %d",
-				ErrTooLarge, s.Rows, s.Cols, nOut, macs, maxMACs)
+			return fmt.Errorf("%w: %s: %dx%d with outFeatures %d needs 2 x %d multiply-adds on the host, more than this run's limit of %d",
+				ErrTooLarge, p, s.Rows, s.Cols, nOut, macs, maxMACs)
 		}
 	}
 	return nil
@@ -246,7 +251,11 @@ func (e *Engine) report(spec Spec, outs []shapeOutcome) *Report {
 		// Validated as a plain decimal already.
 		checks.MinSNRdB, _ = strconv.ParseFloat(spec.Tolerances.MinSNRdB, 64)
 	}
-	var msg string
-	res.Verdict, res.Reason, msg = Judge(checks)
+	res.Verdict, res.Reason = Judge(checks)
+	msg := res.Explain(spec.Tolerances)
+	if checks.Alignment != "" {
+		// Only the engine knows which group broke the alignment.
+		msg = checks.Alignment
+	}
 	return &Report{Results: res, Message: msg}
 }

@@ -173,7 +173,7 @@ func TestSNRBelowTolerance(t *testing.T) {
 	if rep.Results.Verdict != v1alpha1.VerdictFail || rep.Results.Reason != v1alpha1.VerdictReasonSNRBelowTolerance {
 		t.Errorf("verdict %s %s", rep.Results.Verdict, rep.Results.Reason)
 	}
-	if !strings.Contains(rep.Message, "below the tolerance of 60.00 dB") {
+	if !strings.Contains(rep.Message, "below the tolerance of 60 dB") {
 		t.Errorf("message %q", rep.Message)
 	}
 }

@@ -47,7 +47,11 @@ func (r *Runner) Run(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.G
 		if reason == "" {
 			reason = fmt.Sprintf("GPU %s does not support %s", gpu.UUID, scheme)
 		}
-		v, code, _ := Judge(Checks{Unsupported: reason})
+		if support.Reason == "" {
+			// Explain says the capability's reason.
+			support.Reason = reason
+		}
+		v, code := Judge(Checks{Unsupported: reason})
 		return &v1alpha1.RunResults{Capability: support, Verdict: v, Reason: code}, nil
 	}
 	b, err := r.BackendFor(ctx, gpu)

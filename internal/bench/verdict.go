@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -29,29 +28,28 @@ type Checks struct {
 	Saturated int64
 }
 
-// Judge decides a verdict and its reason and a message for a person. Fails
-// come first in a fixed order (alignment, bytes, replay, SNR), then
-// warnings, so that one run always gets the same reason.
-func Judge(c Checks) (v1alpha1.Verdict, string, string) {
+// Judge decides a verdict and its reason; RunResults.Explain says it to a
+// person. Fails come first in a fixed order (alignment, bytes, replay,
+// SNR), then warnings, so that one run always gets the same reason.
+func Judge(c Checks) (v1alpha1.Verdict, string) {
 	switch {
 	case c.Unsupported != "":
-		return v1alpha1.VerdictSkip, v1alpha1.VerdictReasonRecipeUnsupported, c.Unsupported
+		return v1alpha1.VerdictSkip, v1alpha1.VerdictReasonRecipeUnsupported
 	case c.Alignment != "":
-		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonAlignmentViolation, c.Alignment
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonAlignmentViolation
 	case c.RequireBitExact && c.BitExact != nil && !*c.BitExact:
-		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonNotBitExact, "the backend's bytes differ from the reference backend's and the job requires bit-exact results"
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonNotBitExact
 	case c.Graph != nil && c.Graph.Capturable && !c.Graph.ReplayMatchesEager:
-		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonReplayMismatch, "a CUDA-graph replay produced other bytes than the eager step"
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonReplayMismatch
 	case !math.IsNaN(c.MinSNRdB) && !(c.SNRdB >= c.MinSNRdB):
 		// !(>=) so that a NaN SNR fails too: no measurement cannot pass a tolerance.
-		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonSNRBelowTolerance,
-			fmt.Sprintf("worst SNR %s dB is below the tolerance of %s dB", formatSNR(c.SNRdB), formatSNR(c.MinSNRdB))
+		return v1alpha1.VerdictFail, v1alpha1.VerdictReasonSNRBelowTolerance
 	case c.BitExact != nil && !*c.BitExact:
-		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonNotBitExact, "the backend's bytes differ from the reference backend's"
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonNotBitExact
 	case c.Graph != nil && !c.Graph.Capturable:
-		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonNotCapturable, "the step could not be captured into a CUDA graph"
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonNotCapturable
 	case c.Saturated > 0:
-		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonSaturated, fmt.Sprintf("%d elements saturated to the format's largest value", c.Saturated)
+		return v1alpha1.VerdictWarn, v1alpha1.VerdictReasonSaturated
 	}
-	return v1alpha1.VerdictPass, v1alpha1.VerdictReasonPass, "every check passed"
+	return v1alpha1.VerdictPass, v1alpha1.VerdictReasonPass
 }

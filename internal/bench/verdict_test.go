@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -38,12 +39,13 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, reason, msg := Judge(tc.checks)
+			v, reason := Judge(tc.checks)
 			if v != tc.wantVerdict || reason != tc.wantReason {
 				t.Errorf("Judge = %s %s, want %s %s", v, reason, tc.wantVerdict, tc.wantReason)
 			}
-			if msg == "" {
-				t.Error("empty message")
+			res := v1alpha1.RunResults{Verdict: v, Reason: reason}
+			if msg := res.Explain(v1alpha1.Tolerances{}); msg == "" || strings.HasPrefix(msg, "verdict ") {
+				t.Errorf("no sentence of its own for %s: %q", reason, msg)
 			}
 		})
 	}

@@ -111,6 +111,20 @@ spec:
       workload: {shapes: [{rows: 1, cols: 1}]}
 `
 
+// validRun is a QuantRun as the job controller creates it, up to its
+// workload: its spec holds the recipe and the workload together, so the
+// rules that need both (the group alignment) are its.
+const validRun = `
+apiVersion: kquant.dev/v1alpha1
+kind: QuantRun
+metadata: {name: run}
+spec:
+  jobRef: {name: j, uid: 5d2c54a4-0000-4000-8000-000000000001}
+  recipe: {name: mxfp8, spec: {scheme: MXFP8BlockScaling}}
+  mode: Validation
+  execution: {}
+`
+
 const validGatePolicy = `
 apiVersion: kquant.dev/v1alpha1
 kind: QuantGatePolicy
@@ -165,6 +179,8 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"explicit sizes of the wrong count", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 3, splits: Explicit, sizes: [32, 32]}}\n", "spec.workload.groups.sizes"},
 		{"explicit splits without sizes", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 2, splits: Explicit}}\n", "spec.workload.groups.sizes"},
 		{"sizes with uniform splits", validJob + "  workload: {operation: GroupedQuantize, shapes: [{rows: 64, cols: 64}], groups: {count: 2, sizes: [32, 32]}}\n", "spec.workload.groups.sizes"},
+		{"MXFP8 run with a group of 48 rows", validRun + "  workload: {operation: GroupedQuantize, shapes: [{rows: 80, cols: 64}], groups: {count: 2, splits: Explicit, sizes: [32, 48]}}\n", "spec.workload.groups.sizes"},
+		{"NVFP4 run with a group of 64 rows", strings.Replace(validRun, "MXFP8BlockScaling", "NVFP4BlockScaling", 1) + "  workload: {operation: GroupedQuantize, shapes: [{rows: 192, cols: 64}], groups: {count: 2, splits: Explicit, sizes: [128, 64]}}\n", "spec.workload.groups.sizes"},
 		{"outFeatures outside QuantizedLinear", validJob + "  workload: {shapes: [{rows: 1, cols: 1, outFeatures: 8}]}\n", "spec.workload.shapes"},
 		{"unknown usage", validJob + "  workload: {shapes: [{rows: 1, cols: 1}], usage: Diagonal}\n", "spec.workload.usage"},
 		{"columnwise QuantizedLinear", validJob + "  workload: {operation: QuantizedLinear, shapes: [{rows: 1, cols: 1}], usage: Columnwise}\n", "spec.workload.usage"},
@@ -260,6 +276,7 @@ func TestBoundsAreAccepted(t *testing.T) {
 		{"schedule whose list never fires", validCronJob + "  schedule: \"0 0 30,31 2 *\"\n"},
 		{"February 31st or any Monday of February", validCronJob + "  schedule: \"0 0 31 2 MON\"\n"},
 		{"time zone the manager may not know", validCronJob + "  schedule: \"@daily\"\n  timeZone: Mars/Olympus_Mons\n"},
+		{"MXFP8 run with groups of 32 rows", validRun + "  workload: {operation: GroupedQuantize, shapes: [{rows: 96, cols: 64}], groups: {count: 3, splits: Explicit, sizes: [32, 0, 64]}}\n"},
 	}
 	ns := newNamespace(t)
 	for i, tc := range cases {

@@ -87,7 +87,7 @@ func (w *QuantRunWrapper) Results(bandwidthGBps, eagerMicros, graphMicros, snrDB
 // SyntheticResults are results as an agent writes them, with the given
 // headline numbers.
 func SyntheticResults(bandwidthGBps, eagerMicros, graphMicros, snrDB string, v kquantv1alpha1.Verdict) *kquantv1alpha1.RunResults {
-	reason := "WithinTolerances"
+	reason := kquantv1alpha1.VerdictReasonPass
 	if v != kquantv1alpha1.VerdictPass {
 		reason = "Synthetic" + string(v)
 	}
