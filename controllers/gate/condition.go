@@ -74,14 +74,20 @@ func PlanConditions(existing []corev1.NodeCondition, record gateowners.Condition
 	}
 	families := map[string]bool{}
 	for _, pol := range policies {
-		if pol.Family != "" && pol.Actions.ConditionEnabled() {
+		if pol.Family != "" {
 			families[pol.Family] = true
 		}
+	}
+	for pf := range findings {
+		families[pf.Family] = true
+	}
+	for key := range owners {
+		families[strings.TrimPrefix(key, kquantv1alpha1.GateLabelPrefix)] = true
 	}
 	plan := ConditionPlan{Record: gateowners.Conditions{}}
 	var stale time.Time
 	for _, family := range slices.Sorted(maps.Keys(families)) {
-		pol, ok := decider(family, owners, policies)
+		pol, ok := decider(family, owners, policies, findings)
 		if !ok {
 			continue
 		}
@@ -117,8 +123,9 @@ func PlanConditions(existing []corev1.NodeCondition, record gateowners.Condition
 
 // decider is the policy whose runs decide family's condition: the key's
 // holder when it sets conditions, else the oldest live policy of the family
-// that does.
-func decider(family string, owners gateowners.Owners, policies map[string]Policy) (Policy, bool) {
+// that does (one whose recipe is missing counts when it has runs of the
+// family, as it does for a gate key).
+func decider(family string, owners gateowners.Owners, policies map[string]Policy, findings map[PolicyFamily]Finding) (Policy, bool) {
 	if o, held := owners[Key(family)]; held {
 		if pol, live := policies[o.Policy]; live && pol.Actions.ConditionEnabled() {
 			return pol, true
@@ -126,7 +133,8 @@ func decider(family string, owners gateowners.Owners, policies map[string]Policy
 	}
 	var out []Policy
 	for _, pol := range policies {
-		if pol.Family == family && pol.Actions.ConditionEnabled() {
+		_, ran := findings[PolicyFamily{pol.Name, family}]
+		if pol.Actions.ConditionEnabled() && (pol.Family == family || (pol.Family == "" && ran)) {
 			out = append(out, pol)
 		}
 	}
