@@ -42,6 +42,7 @@ func TestCluster(t *testing.T) {
 		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
 		{"a QuantGatePolicy gates the node; re-validated, it is un-gated while the agent and the device plugin stay", gatesKeepTrainingAway},
+		{"a failing validation sets the Node condition an NHC-style reader acts on; a passing one clears it", conditionsReachRemediation},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
 		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
