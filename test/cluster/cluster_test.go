@@ -540,9 +540,9 @@ func helmUninstall(t *testing.T, cl *cluster) {
 	}
 }
 
-// kquantMarks are the node's labels and taints in kquant's domain or its
-// subdomains (any key with "kquant.dev/" in it): "label <key>=<value>" and
-// "taint <key>:<effect>".
+// kquantMarks are the node's labels, taints and conditions in kquant's
+// domain or its subdomains (any key with "kquant.dev/" in it): "label
+// <key>=<value>", "taint <key>:<effect>" and "condition <type>=<status>".
 func (cl *cluster) kquantMarks(t *testing.T) []string {
 	t.Helper()
 	n := &corev1.Node{}
@@ -558,6 +558,11 @@ func (cl *cluster) kquantMarks(t *testing.T) []string {
 	for _, taint := range n.Spec.Taints {
 		if strings.Contains(taint.Key, "kquant.dev/") {
 			marks = append(marks, "taint "+taint.Key+":"+string(taint.Effect))
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if strings.Contains(string(c.Type), "kquant.dev/") {
+			marks = append(marks, "condition "+string(c.Type)+"="+string(c.Status))
 		}
 	}
 	slices.Sort(marks)
