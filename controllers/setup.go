@@ -29,6 +29,7 @@ import (
 	"github.com/kquant/kquant/controllers/quantjob"
 	"github.com/kquant/kquant/controllers/quantrecipe"
 	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/internal/gpulabels"
 )
 
 // DefaultLeaseNamespace is where agents renew their Leases by default.
@@ -47,6 +48,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Registerer takes the metrics; controller-runtime's registry when nil.
 	Registerer prometheus.Registerer
+	// MetricsGPULabels name the node and UUID labels of the per-GPU series,
+	// as the fleet's dcgm-exporter does; its current names when zero.
+	MetricsGPULabels gpulabels.Names
 	// Execution configures run pods. With Allocation DevicePlugin or DRA the
 	// execution controller runs every bound run in a run pod; empty or None
 	// leaves runs to the agents (in-agent execution, for nodes drained of
@@ -112,7 +116,14 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	m := metrics.New(mgr.GetCache(), mgr.Elected())
+	labels := opts.MetricsGPULabels
+	if labels == (gpulabels.Names{}) {
+		labels = gpulabels.Default()
+	}
+	if err := labels.Validate(metrics.SeriesLabels()...); err != nil {
+		return fmt.Errorf("metrics GPU labels: %w", err)
+	}
+	m := metrics.New(mgr.GetCache(), mgr.Elected(), labels)
 	if err := m.Register(opts.Registerer); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}

@@ -67,7 +67,7 @@ func TestFinishedIsNotPassed(t *testing.T) {
 
 	// Per-GPU series, labelled as dcgm-exporter labels its own, in base units.
 	gpu := func(i int, extra map[string]string) map[string]string {
-		l := map[string]string{"Hostname": "verdict-a", "UUID": builders.GPUUUID("verdict-a", i), "gpu": fmt.Sprint(i), "modelName": builders.H100.Name,
+		l := map[string]string{"hostname": "verdict-a", "UUID": builders.GPUUUID("verdict-a", i), "gpu": fmt.Sprint(i), "modelName": builders.H100.Name,
 			"quantjob": ns + "/mixed", "recipe": "fp8", "scheme": string(kquantv1alpha1.SchemeFloat8CurrentScaling), "mode": "Validation"}
 		for k, v := range extra {
 			l[k] = v
@@ -85,14 +85,14 @@ func TestFinishedIsNotPassed(t *testing.T) {
 		{"kquant_gpu_bandwidth_bytes_per_second", gpu(1, nil), 700e9},
 		{"kquant_gpu_host_eager_seconds", gpu(2, nil), 11.5e-6},
 		{"kquant_gpu_snr_decibels", gpu(0, nil), 31.5},
-		{"kquant_gpu_recipe_support", map[string]string{"Hostname": "verdict-a", "UUID": builders.GPUUUID("verdict-a", 0), "gpu": "0",
+		{"kquant_gpu_recipe_support", map[string]string{"hostname": "verdict-a", "UUID": builders.GPUUUID("verdict-a", 0), "gpu": "0",
 			"modelName": builders.H100.Name, "scheme": string(kquantv1alpha1.SchemeFloat8CurrentScaling), "support": "Native"}, 1},
 	} {
 		if got, ok := metric(t, tc.name, tc.labels); !ok || got != tc.want {
 			t.Errorf("%s%v = %v (found %v), want %v", tc.name, tc.labels, got, ok, tc.want)
 		}
 	}
-	success := map[string]string{"Hostname": "verdict-a", "gpu": "0", "modelName": builders.H100.Name, "recipe": "fp8", "scheme": string(kquantv1alpha1.SchemeFloat8CurrentScaling)}
+	success := map[string]string{"hostname": "verdict-a", "gpu": "0", "modelName": builders.H100.Name, "recipe": "fp8", "scheme": string(kquantv1alpha1.SchemeFloat8CurrentScaling)}
 	success["UUID"] = builders.GPUUUID("verdict-a", 0)
 	if ts, ok := metric(t, "kquant_gpu_last_success_timestamp_seconds", success); !ok || ts < float64(job.CreationTimestamp.Unix()) {
 		t.Errorf("last success of GPU 0 = %v (found %v), want after the job's creation", ts, ok)

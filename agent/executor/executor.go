@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -516,9 +515,7 @@ func (e *Executor) execute(runCtx context.Context, ex *execution, claimed claime
 	if e.opts.Metrics != nil {
 		e.opts.Metrics.duration.WithLabelValues(string(st.Phase)).Observe(e.opts.Clock.Since(started).Seconds())
 		if st.Results != nil && st.Results.Performance != nil {
-			if bw, err := strconv.ParseFloat(st.Results.Performance.BandwidthGBps, 64); err == nil {
-				e.opts.Metrics.bandwidth.WithLabelValues(ex.gpu, run.Spec.Recipe.Name).Set(bw)
-			}
+			e.opts.Metrics.observeBandwidth(e.opts.NodeName, gpu, ex.gpu, run.Spec.Recipe.Name, st.Results.Performance.BandwidthGBps)
 		}
 	}
 	log.Info("Run ended", "phase", st.Phase, "message", st.Message)

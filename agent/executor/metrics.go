@@ -2,8 +2,12 @@ package executor
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/gpulabels"
 )
 
 // Metrics are the executor's Prometheus metrics. Each agent registers its
@@ -15,8 +19,12 @@ type Metrics struct {
 	bandwidth *prometheus.GaugeVec
 }
 
-// NewMetrics creates the metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// NewMetrics creates the metrics and registers them with reg; per-GPU series
+// name the node and the UUID as labels says.
+func NewMetrics(reg prometheus.Registerer, labels gpulabels.Names) (*Metrics, error) {
+	if err := labels.Validate("recipe", "phase"); err != nil {
+		return nil, fmt.Errorf("agent metrics GPU labels: %w", err)
+	}
 	m := &Metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kquant_agent_runs_total",
@@ -27,10 +35,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Time from Running to the end of a run, by phase reached (Succeeded, Failed).",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16),
 		}, []string{"phase"}),
+		// Base units, and dcgm-exporter's GPU labels: this was
+		// kquant_agent_last_bandwidth_gbps{gpu=<UUID>,recipe}.
 		bandwidth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kquant_agent_last_bandwidth_gbps",
-			Help: "Bandwidth in GB/s of the last successful run, by gpu (UUID) and recipe (QuantRecipe name).",
-		}, []string{"gpu", "recipe"}),
+			Name: "kquant_agent_last_bandwidth_bytes_per_second",
+			Help: "Bytes one step moves over its GPU time, in the last successful in-agent run on the GPU; " + labels.Help() + "; recipe (the recipe's name).",
+		}, labels.Labels("recipe")),
 	}
 	for _, c := range []prometheus.Collector{m.runs, m.duration, m.bandwidth} {
 		if err := reg.Register(c); err != nil {
@@ -38,4 +48,24 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// observeBandwidth records a run's bandwidth, in GB/s as results say it, in
+// bytes per second on the series of gpu (device: the run's GPU or MIG UUID)
+// of node.
+func (m *Metrics) observeBandwidth(node string, gpu v1alpha1.GPU, device, recipe, gbps string) {
+	bw, err := strconv.ParseFloat(gbps, 64)
+	if err != nil {
+		return
+	}
+	profile, instance := "", ""
+	for _, mig := range gpu.MIGDevices {
+		if mig.UUID == device {
+			profile = gpulabels.InstanceProfile(mig.Profile)
+			if mig.GPUInstanceID != nil {
+				instance = strconv.Itoa(int(*mig.GPUInstanceID))
+			}
+		}
+	}
+	m.bandwidth.WithLabelValues(node, gpu.UUID, strconv.Itoa(int(gpu.Index)), gpu.Product, profile, instance, recipe).Set(bw * 1e9)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/internal/gpulabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -96,7 +97,10 @@ type Options struct {
 	// cmd/agent passes the measurement harness).
 	Runner executor.Runner
 	// Registerer receives the agent's metrics; nil registers nowhere.
-	Registerer             prometheus.Registerer
+	Registerer prometheus.Registerer
+	// GPULabels name the node and UUID labels of per-GPU metrics, as the
+	// fleet's dcgm-exporter does; its current names when zero.
+	GPULabels              gpulabels.Names
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
 	LeaseRenewInterval     time.Duration
@@ -235,7 +239,11 @@ func setupExecutor(mgr ctrl.Manager, opts Options, reporter *profile.Reporter) (
 	var metrics *executor.Metrics
 	if opts.Registerer != nil {
 		var err error
-		if metrics, err = executor.NewMetrics(opts.Registerer); err != nil {
+		labels := opts.GPULabels
+		if labels == (gpulabels.Names{}) {
+			labels = gpulabels.Default()
+		}
+		if metrics, err = executor.NewMetrics(opts.Registerer, labels); err != nil {
 			return nil, err
 		}
 	}

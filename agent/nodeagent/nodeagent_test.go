@@ -386,7 +386,7 @@ func TestBoundRunSucceedsAndOtherNodesRunsAreUntouched(t *testing.T) {
 	for _, f := range families {
 		seen[f.GetName()] = true
 	}
-	for _, name := range []string{"kquant_agent_runs_total", "kquant_agent_run_duration_seconds", "kquant_agent_last_bandwidth_gbps"} {
+	for _, name := range []string{"kquant_agent_runs_total", "kquant_agent_run_duration_seconds", "kquant_agent_last_bandwidth_bytes_per_second"} {
 		if !seen[name] {
 			t.Errorf("metric %s missing", name)
 		}

@@ -63,11 +63,21 @@ type GateTaint struct {
 	Effect corev1.TaintEffect `json:"effect,omitempty"`
 }
 
-// GateActions say what a gate does to a node whose validation failed. Each
-// action is a field of its own, so that further ones (a Node condition) sit
-// beside them.
-// +kubebuilder:validation:XValidation:rule="self.label || has(self.taint)",message="spec.actions needs label: true or a taint"
+// GateActions say what a gate does to a node whose validation failed: a
+// Node condition (the default), a label, a taint, or any mix of them. Each
+// action is a field of its own.
+// +kubebuilder:validation:XValidation:rule="(has(self.condition) && self.condition) || self.label || has(self.taint)",message="spec.actions needs condition: true, label: true or a taint"
 type GateActions struct {
+	// condition sets the Node condition kquant.dev/<Family>Validated (for
+	// example kquant.dev/FP8Validated): False with the failing run's verdict
+	// reason while the gate holds, True once the policy's validation passes,
+	// Unknown (reason ValidationStale) when the node has not passed within
+	// spec.period. Remediation controllers such as Medik8s NodeHealthCheck act
+	// on it. Default: true.
+	// +optional
+	// +kubebuilder:default=true
+	Condition *bool `json:"condition,omitempty"`
+
 	// label sets gate.kquant.dev/<family>=failed, so that training pods can
 	// avoid the node with a nodeAffinity `DoesNotExist` term.
 	// +optional
@@ -78,6 +88,10 @@ type GateActions struct {
 	// +optional
 	Taint *GateTaint `json:"taint,omitempty"`
 }
+
+// ConditionEnabled reports whether the actions set the Node condition: unset
+// means the API's default, true.
+func (a GateActions) ConditionEnabled() bool { return a.Condition == nil || *a.Condition }
 
 // QuantGatePolicySpec is the validation that gates nodes, and what a gate does.
 type QuantGatePolicySpec struct {
@@ -96,9 +110,11 @@ type QuantGatePolicySpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10m') && duration(self) <= duration('8760h')",message="spec.period must be between 10m and 8760h"
 	Period *metav1.Duration `json:"period,omitempty"`
 
-	// actions are what the gate does to a node that fails.
-	// +required
-	Actions GateActions `json:"actions"`
+	// actions are what the gate does to a node that fails. Default: the Node
+	// condition only.
+	// +optional
+	// +kubebuilder:default={condition: true}
+	Actions GateActions `json:"actions,omitempty"`
 }
 
 // GatedNode is one gate a policy holds on a node: the node's key and the GPU
@@ -186,6 +202,39 @@ const (
 	ReasonNoConflict = "NoConflict"
 )
 
+// Node condition of a gate (spec.actions.condition): one type per recipe
+// family, kquant.dev/<Family>Validated, so that two policies of one family
+// share it as they share the gate key, and a remediation rule names the
+// numerics it cares about, not a policy's name.
+const (
+	// NodeConditionPrefix starts every kquant Node condition type: the
+	// manager's admission fence lets it change only conditions of kquant's
+	// prefixes.
+	NodeConditionPrefix = "kquant.dev/"
+	// NodeConditionSuffix ends a gate's Node condition type.
+	NodeConditionSuffix = "Validated"
+)
+
+// Reasons of a gate's Node condition that are not a run's verdict reason
+// (status.results.reason of the run that decided it, SNRBelowTolerance for
+// example, is the reason when the run has one).
+const (
+	// NodeReasonValidationFailed (False): the policy's latest run on some GPU
+	// of the node failed, and it gave no reason of its own.
+	NodeReasonValidationFailed = "ValidationFailed"
+	// NodeReasonValidationPassed (True): the policy's latest runs passed on
+	// every GPU, and the deciding run gave no reason of its own.
+	NodeReasonValidationPassed = "ValidationPassed"
+	// NodeReasonValidationStale (Unknown): the node last passed longer ago
+	// than the policy's spec.period; an old pass says nothing of today.
+	NodeReasonValidationStale = "ValidationStale"
+)
+
+// AnnotationGateConditions records on a Node which QuantGatePolicy set each
+// of kquant's Node conditions there (gateowners.Conditions, as JSON): a
+// condition of a gate's type without an entry is someone else's, left alone.
+const AnnotationGateConditions = "kquant.dev/gate-conditions"
+
 // LabelGatePolicy labels a QuantGatePolicy's QuantJobs with its name.
 const LabelGatePolicy = "kquant.dev/gate-policy"
 
@@ -195,8 +244,9 @@ const LabelGatePolicy = "kquant.dev/gate-policy"
 const AnnotationGateOwners = "kquant.dev/gate-owners"
 
 // QuantGatePolicy validates the fleet with a ClusterQuantRecipe and gates the
-// nodes that fail: a label and/or taint gate.kquant.dev/<family>=failed, set
-// and cleared by kquant alone. It is cluster-scoped, because only the
+// nodes that fail: a Node condition kquant.dev/<Family>Validated, a label
+// and/or a taint gate.kquant.dev/<family>=failed, set and cleared by kquant
+// alone. It is cluster-scoped, because only the
 // platform may change Nodes; its validation QuantJobs live in the manager's
 // namespace, controlled by the policy.
 //
@@ -205,6 +255,7 @@ const AnnotationGateOwners = "kquant.dev/gate-owners"
 // +kubebuilder:resource:scope=Cluster,shortName=qgp,categories=kquant
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name of a QuantGatePolicy is at most 52 characters: it prefixes its jobs' names"
 // +kubebuilder:printcolumn:name="Recipe",type=string,JSONPath=`.spec.recipeRef.name`,description="The ClusterQuantRecipe the policy validates."
+// +kubebuilder:printcolumn:name="Condition",type=boolean,JSONPath=`.spec.actions.condition`,description="Whether a gate sets the Node condition kquant.dev/<Family>Validated."
 // +kubebuilder:printcolumn:name="Label",type=boolean,JSONPath=`.spec.actions.label`,description="Whether a gate sets the label."
 // +kubebuilder:printcolumn:name="Taint",type=string,JSONPath=`.spec.actions.taint.effect`,description="The effect of the gate's taint, if any."
 // +kubebuilder:printcolumn:name="Period",type=string,JSONPath=`.spec.period`,description="How often every node is re-validated."

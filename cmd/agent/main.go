@@ -21,6 +21,7 @@ import (
 	"github.com/kquant/kquant/agent/podresources"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/cmd/internal/version"
+	"github.com/kquant/kquant/internal/gpulabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -33,6 +34,7 @@ type config struct {
 	showVersion                                        bool
 	log                                                logging.Options
 	results                                            string
+	gpuLabels                                          gpulabels.Names
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -51,6 +53,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "", `health probe address; "0" disables (default ":8081", or "0" with --simulate)`)
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", nodeagent.DefaultShutdownGrace, "how long running runs may take to finish on shutdown")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	gpulabels.RegisterFlags(fs, &c.gpuLabels)
 	c.log.AddFlags(fs)
 	fs.StringVar(&c.results, "results", resultsMeasured, "measured (run every step on the backend) or synthetic (made-up deterministic results, for scale tests only)")
 	if err := fs.Parse(args); err != nil {
@@ -129,6 +132,7 @@ func run(args []string) error {
 		DRADriver:              c.draDriver,
 		DRAAttributeDomain:     c.draDomain,
 		Registerer:             ctrlmetrics.Registry,
+		GPULabels:              c.gpuLabels,
 		MetricsBindAddress:     c.metricsAddr,
 		HealthProbeBindAddress: c.probeAddr,
 		ShutdownGrace:          c.shutdownGrace,

@@ -25,6 +25,7 @@ import (
 	"github.com/kquant/kquant/cmd/internal/version"
 	"github.com/kquant/kquant/controllers"
 	"github.com/kquant/kquant/controllers/hooks"
+	"github.com/kquant/kquant/internal/gpulabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -57,6 +58,9 @@ type flags struct {
 	uninstallTimeout     time.Duration
 	// runPods are the run-pod settings.
 	runPods runPodFlags
+	// gpuLabels name the node and UUID labels of per-GPU metrics, as the
+	// fleet's dcgm-exporter does.
+	gpuLabels gpulabels.Names
 }
 
 // DefaultWorkers is --max-concurrent-reconciles' default. A burst of one-run
@@ -83,6 +87,7 @@ func run() error {
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.StringVar(&f.leaseNamespace, "lease-namespace", controllers.DefaultLeaseNamespace, "namespace of the agents' Leases, and of the leader election Lease")
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
+	gpulabels.RegisterFlags(fs, &f.gpuLabels)
 	// Without these, a config from clientcmd gets client-go's 5 QPS / burst 10,
 	// which caps binding at ~2.5 runs/s (two writes per run; see
 	// docs/benchmarks.md, "Controller scale"). -1 leaves the API server's
@@ -211,6 +216,7 @@ func runManager(ctx context.Context, f flags) error {
 		return err
 	}
 	opts.LeaseNamespace = f.leaseNamespace
+	opts.MetricsGPULabels = f.gpuLabels
 	if err := controllers.SetupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}

@@ -21,6 +21,16 @@
 // the two never write the same key. A node whose runs are gone keeps its gate
 // until a later validation passes, or its policy is deleted.
 //
+// A policy's actions.condition (the default) also sets the Node condition
+// kquant.dev/<Family>Validated (ConditionType): False while the gate holds,
+// True after a pass, Unknown (ValidationStale) once the last pass is older
+// than the policy's period, so that remediation controllers (Medik8s
+// NodeHealthCheck) can act. It is written by a server-side apply to the
+// node's status that owns only kquant's condition types, and recorded per
+// policy in the annotation kquant.dev/gate-conditions: a condition of that
+// type without a record is someone else's and is left alone.
+// PlanConditions decides it, a pure function like PlanNode.
+//
 // Decide (the verdicts per policy) and PlanNode (the node's marks, record and
 // Events) are pure functions; the Reconciler (one request per node) reads the
 // node's finished runs through the run-by-node index and patches labels,

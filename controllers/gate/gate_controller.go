@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
 	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
@@ -33,9 +35,14 @@ import (
 // ControllerName is the controller's stable name.
 const ControllerName = "gate"
 
-// ReasonGateOwnersUnreadable: the Node's kquant.dev/gate-owners record is not
-// valid JSON; no gate on that node changes until someone repairs or removes it.
+// ReasonGateOwnersUnreadable: the Node's kquant.dev/gate-owners or
+// kquant.dev/gate-conditions record is not valid JSON; no gate on that node
+// changes until someone repairs or removes it.
 const ReasonGateOwnersUnreadable = "GateOwnersUnreadable"
+
+// ReasonConditionChanged: a gate's Node condition was set, changed status or
+// reason, or was removed (an Event on the Node).
+const ReasonConditionChanged = "ConditionChanged"
 
 // Reconciler keeps the gate labels and taints of one Node (request name = node
 // name) in line with the QuantGatePolicies' validation runs there.
@@ -59,14 +66,16 @@ func New(c client.Client, nodes client.Reader, recorder events.EventRecorder, cl
 }
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile patches the Node's gate labels, taints and ownership record, only
-// when they differ from the plan, and records an Event for every change.
+// Reconcile patches the Node's gate labels, taints, conditions and ownership
+// records, only when they differ from the plan, and records an Event for
+// every change. It comes back when a True condition is due to go stale.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	meta := fleet.NodeMetadata()
 	if err := r.client.Get(ctx, req.NamespacedName, meta); err != nil {
@@ -78,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(obs) == 0 && meta.Annotations[kquantv1alpha1.AnnotationGateOwners] == "" {
+	if len(obs) == 0 && meta.Annotations[kquantv1alpha1.AnnotationGateOwners] == "" && meta.Annotations[kquantv1alpha1.AnnotationGateConditions] == "" {
 		return reconcile.Result{}, nil
 	}
 	node := &corev1.Node{}
@@ -86,6 +95,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	owners, err := gateowners.Of(node.Annotations)
+	if err != nil {
+		r.recorder.Eventf(node, nil, corev1.EventTypeWarning, ReasonGateOwnersUnreadable, "Gate", "%v: no gate changes on this node until it is repaired or removed", err)
+		return reconcile.Result{}, nil
+	}
+	record, err := gateowners.ConditionsOf(node.Annotations)
 	if err != nil {
 		r.recorder.Eventf(node, nil, corev1.EventTypeWarning, ReasonGateOwnersUnreadable, "Gate", "%v: no gate changes on this node until it is repaired or removed", err)
 		return reconcile.Result{}, nil
@@ -99,9 +113,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := PlanNode(Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, Decide(obs), r.clock.Now())
-	if plan.Write {
-		if err := r.patch(ctx, node, plan); err != nil {
+	now := r.clock.Now()
+	findings := Decide(obs)
+	plan := PlanNode(Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, findings, now)
+	conds := PlanConditions(node.Status.Conditions, record, plan.Owners, live, findings, now)
+	if plan.Write || !maps.Equal(record, conds.Record) {
+		if err := r.patch(ctx, node, plan, conds.Record); err != nil {
 			return conflict.Requeue(err)
 		}
 		for _, c := range plan.Changes {
@@ -109,26 +126,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		logging.FromContext(ctx).Info("Node gates updated", "node", req.Name, "changes", len(plan.Changes))
 	}
-	for _, c := range plan.Blocked {
+	if !conditionsEqual(node.Status.Conditions, record, conds.Conditions) {
+		if err := r.applyConditions(ctx, node.Name, conds.Conditions); err != nil {
+			return conflict.Requeue(err)
+		}
+		for _, c := range conditionChanges(node.Status.Conditions, record, conds) {
+			r.recorder.Eventf(node, policyOrNil(policies[c.Policy]), corev1.EventTypeNormal, c.Reason, "Gate", "%s", c.Message)
+		}
+	}
+	for _, c := range append(plan.Blocked, conds.Blocked...) {
 		r.recorder.Eventf(policies[c.Policy], node, corev1.EventTypeWarning, c.Reason, "Gate", "%s on node %s", c.Message, node.Name)
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: conds.RequeueAfter}, nil
 }
 
-// patch writes the plan's labels, taints and ownership record in one merge
-// patch. Labels and annotations are merged key by key; taints is a list that
+// applyConditions makes conds the gate's whole set of Node conditions by a
+// server-side apply to the status subresource: conditions are keyed by type,
+// so the apply owns exactly kquant's types, and one it set before and leaves
+// out now is removed, while the kubelet's and other tools' stay untouched.
+func (r *Reconciler) applyConditions(ctx context.Context, node string, conds []corev1.NodeCondition) error {
+	status := corev1ac.NodeStatus()
+	for _, c := range conds {
+		status.WithConditions(corev1ac.NodeCondition().
+			WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
+			WithLastHeartbeatTime(c.LastHeartbeatTime).WithLastTransitionTime(c.LastTransitionTime))
+	}
+	if err := r.client.Status().Apply(ctx, corev1ac.Node(node).WithStatus(status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying gate conditions of node %s: %w", node, err)
+	}
+	return nil
+}
+
+// patch writes the plan's labels, taints and ownership records in one merge
+// patch; the condition record goes before the conditions it names, so that a
+// condition kquant sets is never without its record. Labels and annotations are merged key by key; taints is a list that
 // a merge patch replaces whole, so the patch is conditional on the version
 // read, and a conflict (someone else changed the Node) retries from a fresh
 // read.
-func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan) error {
+func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan, conditions gateowners.Conditions) error {
 	record, err := plan.Owners.Encode()
+	if err != nil {
+		return err
+	}
+	condRecord, err := conditions.Encode()
 	if err != nil {
 		return err
 	}
 	body, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"labels":          plan.Labels,
-			"annotations":     map[string]any{kquantv1alpha1.AnnotationGateOwners: record},
+			"annotations":     map[string]any{kquantv1alpha1.AnnotationGateOwners: record, kquantv1alpha1.AnnotationGateConditions: condRecord},
 			"resourceVersion": node.ResourceVersion,
 		},
 		"spec": map[string]any{"taints": plan.Taints},
@@ -178,6 +225,7 @@ func (r *Reconciler) observe(ctx context.Context, node string, policies map[stri
 			GPU:     run.Spec.GPUUUID,
 			Run:     run.Name,
 			Verdict: run.Status.Results.Verdict,
+			Reason:  run.Status.Results.Reason,
 		}
 		if a := run.Status.AllocatedGPU; a != nil && a.UUID != "" {
 			o.GPU = a.UUID
@@ -239,7 +287,10 @@ func (r *Reconciler) policy(ctx context.Context, name string, uid types.UID, pol
 func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kquantv1alpha1.QuantGatePolicy) (map[string]Policy, error) {
 	out := make(map[string]Policy, len(policies))
 	for name, p := range policies {
-		pol := Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions}
+		pol := Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions, Recipe: p.Spec.RecipeRef.Name}
+		if p.Spec.Period != nil {
+			pol.Period = p.Spec.Period.Duration
+		}
 		recipe := &kquantv1alpha1.ClusterQuantRecipe{}
 		if err := r.client.Get(ctx, types.NamespacedName{Name: p.Spec.RecipeRef.Name}, recipe); client.IgnoreNotFound(err) != nil {
 			return nil, fmt.Errorf("getting ClusterQuantRecipe %s of policy %s: %w", p.Spec.RecipeRef.Name, name, err)
@@ -296,7 +347,10 @@ func (r *Reconciler) policyNodes(ctx context.Context, obj client.Object) []recon
 // back, and a key freed by one policy can be claimed by another.
 func gateMarksChanged() predicate.Predicate {
 	marks := func(o client.Object) map[string]string {
-		out := map[string]string{kquantv1alpha1.AnnotationGateOwners: o.GetAnnotations()[kquantv1alpha1.AnnotationGateOwners]}
+		out := map[string]string{
+			kquantv1alpha1.AnnotationGateOwners:     o.GetAnnotations()[kquantv1alpha1.AnnotationGateOwners],
+			kquantv1alpha1.AnnotationGateConditions: o.GetAnnotations()[kquantv1alpha1.AnnotationGateConditions],
+		}
 		for k, v := range o.GetLabels() {
 			if strings.HasPrefix(k, kquantv1alpha1.GateLabelPrefix) {
 				out[k] = v

@@ -44,8 +44,9 @@ type Observation struct {
 	Completed time.Time
 	// Run is the run's name, a tie-breaker for equal completion times.
 	Run string
-	// Verdict is the run's verdict.
+	// Verdict is the run's verdict, and Reason its stable reason code.
 	Verdict kquantv1alpha1.Verdict
+	Reason  string
 }
 
 // PolicyFamily names one policy's verdicts on one family.
@@ -56,8 +57,10 @@ type Finding struct {
 	// Failed is true when the latest run on some GPU failed.
 	Failed bool
 	// GPU and Run are the cause: the latest failing run when Failed, the
-	// latest passing run otherwise.
-	GPU, Run string
+	// latest passing run otherwise; Reason is that run's verdict reason and
+	// Completed when it finished.
+	GPU, Run, Reason string
+	Completed        time.Time
 }
 
 // Decide returns, per policy and family with a Pass, Warn or Fail
@@ -93,7 +96,7 @@ func Decide(obs []Observation) map[PolicyFamily]Finding {
 	}
 	out := make(map[PolicyFamily]Finding, len(causes))
 	for pf, o := range causes {
-		out[pf] = Finding{Failed: o.Verdict == kquantv1alpha1.VerdictFail, GPU: o.GPU, Run: o.Run}
+		out[pf] = Finding{Failed: o.Verdict == kquantv1alpha1.VerdictFail, GPU: o.GPU, Run: o.Run, Reason: o.Reason, Completed: o.Completed}
 	}
 	return out
 }
@@ -127,6 +130,11 @@ type Policy struct {
 	// (the recipe is missing). A key of another family that the policy
 	// holds is released: its validation no longer covers it.
 	Family string
+	// Recipe is the ClusterQuantRecipe the policy validates, for messages.
+	Recipe string
+	// Period is spec.period: a node not passed within it has a stale
+	// condition. Zero (validated once per generation) never goes stale.
+	Period time.Duration
 }
 
 // Node is what a plan reads of a Node.

@@ -2,12 +2,14 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,8 +43,9 @@ type UninstallOptions struct {
 }
 
 // Uninstall waits for the release's pods to be gone, then deletes every
-// GPUNodeProfile and removes kquant's labels and taints from every Node. It
-// gives up when ctx ends.
+// GPUNodeProfile and removes kquant's labels, taints and Node conditions
+// from every Node: a gate's condition left behind would keep a remediation
+// controller acting on a verdict nobody updates. It gives up when ctx ends.
 func Uninstall(ctx context.Context, c client.Client, opts UninstallOptions) error {
 	if err := waitForPods(ctx, c, opts); err != nil {
 		return err
@@ -60,7 +63,11 @@ func Uninstall(ctx context.Context, c client.Client, opts UninstallOptions) erro
 		if err != nil {
 			return err
 		}
-		if changed {
+		conditions, err := cleanConditions(ctx, c, &nodes.Items[i])
+		if err != nil {
+			return err
+		}
+		if changed || conditions {
 			cleaned++
 		}
 	}
@@ -117,13 +124,40 @@ func cleanNode(ctx context.Context, c client.Client, name string) (bool, error) 
 	return changed, nil
 }
 
+// cleanConditions removes kquant's Node conditions (types in Domain, the
+// gates' kquant.dev/<Family>Validated) from node's status; false when it had
+// none. A strategic merge patch deletes exactly those types, so a condition
+// the kubelet writes meanwhile is kept.
+func cleanConditions(ctx context.Context, c client.Client, node *corev1.Node) (bool, error) {
+	var deletes []map[string]string
+	for _, cond := range node.Status.Conditions {
+		if IsKquantKey(string(cond.Type)) {
+			deletes = append(deletes, map[string]string{"type": string(cond.Type), "$patch": "delete"})
+		}
+	}
+	if len(deletes) == 0 {
+		return false, nil
+	}
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": deletes}})
+	if err != nil {
+		return false, fmt.Errorf("encoding the condition patch of node %s: %w", node.Name, err)
+	}
+	if err := c.Status().Patch(ctx, node, client.RawPatch(types.StrategicMergePatchType, body)); client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("removing kquant's conditions from node %s: %w", node.Name, err)
+	}
+	return true, nil
+}
+
 // strip removes kquant's labels and taints from node, and the gates'
-// ownership record that describes them; false when it had none.
+// ownership records that describe them and their conditions; false when it
+// had none.
 func strip(node *corev1.Node) bool {
 	changed := false
-	if _, ok := node.Annotations[kquantv1alpha1.AnnotationGateOwners]; ok {
-		delete(node.Annotations, kquantv1alpha1.AnnotationGateOwners)
-		changed = true
+	for _, record := range []string{kquantv1alpha1.AnnotationGateOwners, kquantv1alpha1.AnnotationGateConditions} {
+		if _, ok := node.Annotations[record]; ok {
+			delete(node.Annotations, record)
+			changed = true
+		}
 	}
 	for k := range node.Labels {
 		if IsKquantKey(k) {

@@ -39,12 +39,21 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 		{Key: kquantv1alpha1.GateLabelPrefix + "fp8", Value: "Failed", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule},
 	}
-	gpuNode.Annotations = map[string]string{kquantv1alpha1.AnnotationGateOwners: `{"gate.kquant.dev/fp8":{"policy":"fp8","label":true,"since":null}}`, "team": "ml"}
+	gpuNode.Annotations = map[string]string{kquantv1alpha1.AnnotationGateOwners: `{"gate.kquant.dev/fp8":{"policy":"fp8","label":true,"since":null}}`,
+		kquantv1alpha1.AnnotationGateConditions: `{"kquant.dev/FP8Validated":"fp8"}`, "team": "ml"}
 	plainNode := builders.MakeNode("uninstall-plain").Label("team", "ml").Obj()
 	for _, o := range []client.Object{gpuNode, plainNode, builders.MakeGPUNodeProfile("uninstall-gpu").GPUs(builders.H100, 2).Obj()} {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The gate's Node condition, beside another tool's.
+	gpuNode.Status.Conditions = []corev1.NodeCondition{
+		{Type: "kquant.dev/FP8Validated", Status: corev1.ConditionFalse, Reason: "SNRBelowTolerance"},
+		{Type: "example.com/GPUHealthy", Status: corev1.ConditionTrue, Reason: "Probed"},
+	}
+	if err := c.Status().Update(ctx, gpuNode); err != nil {
+		t.Fatal(err)
 	}
 	// A manager pod of the release is still terminating: Uninstall must wait for it.
 	pod := &corev1.Pod{
@@ -92,6 +101,13 @@ func TestRunRemovesKquantsMarks(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"team": "ml"}, got.Annotations); diff != "" {
 		t.Errorf("annotations after uninstall (-want +got):\n%s", diff)
+	}
+	var conditions []string
+	for _, cond := range got.Status.Conditions {
+		conditions = append(conditions, string(cond.Type))
+	}
+	if diff := cmp.Diff([]string{"example.com/GPUHealthy"}, conditions); diff != "" {
+		t.Errorf("conditions after uninstall (-want +got):\n%s", diff)
 	}
 	keys := map[string]bool{}
 	for _, taint := range got.Spec.Taints {

@@ -10,8 +10,11 @@
 //	kquant_runs{phase}, kquant_jobs{phase}   runs and jobs stored now, by phase
 //	kquant_jobs_unschedulable                jobs with no eligible GPU
 //
-// Per GPU, labelled as dcgm-exporter labels its series (Hostname, UUID, gpu,
-// modelName) so that the two join in PromQL, in base units:
+// Per GPU, labelled as dcgm-exporter labels its series (hostname, UUID, gpu as
+// the NVML index, modelName, and for a MIG device the parent GPU's UUID and
+// index with GPU_I_PROFILE and GPU_I_ID) so that the two join in PromQL, in
+// base units; the node's and the UUID's label names are settings
+// (package gpulabels) for exporters older than dcgm-exporter#655:
 //
 //	kquant_gpu_info{computeCapability,driverVersion}             from GPUNodeProfiles
 //	kquant_gpu_recipe_support{scheme,support}                    1 for the GPU's support, 0 otherwise

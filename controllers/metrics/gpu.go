@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"time"
@@ -12,20 +13,13 @@ import (
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/internal/gpulabels"
 )
-
-// gpuLabels are dcgm-exporter's GPU labels, spelt as it spells them, so that
-// kquant's series join DCGM_FI_DEV_* ones in PromQL (on UUID, or Hostname
-// and gpu): the node's name, the GPU's UUID, its NVML index and its product.
-// extra labels follow.
-func gpuLabels(extra ...string) []string {
-	return append([]string{"Hostname", "UUID", "gpu", "modelName"}, extra...)
-}
 
 // runLabels name what a run measured on a GPU: its job ("namespace/name";
 // job is Prometheus' own label), its recipe and scheme, and its mode.
 func runLabels(extra ...string) []string {
-	return gpuLabels(append([]string{"quantjob", "recipe", "scheme", "mode"}, extra...)...)
+	return append([]string{"quantjob", "recipe", "scheme", "mode"}, extra...)
 }
 
 // schemes are every scheme, for the one-hot support series.
@@ -51,35 +45,36 @@ type gpuDescs struct {
 	info, support, verdict, snr, bandwidth, hostEager, hostGraph, completion, lastSuccess *prometheus.Desc
 }
 
-func newGPUDescs() gpuDescs {
+func newGPUDescs(l gpulabels.Names) gpuDescs {
+	identity := l.Help()
 	return gpuDescs{
 		info: prometheus.NewDesc("kquant_gpu_info",
-			"1 for every GPU an agent reports; labels Hostname, UUID, gpu, modelName (as dcgm-exporter's), computeCapability, driverVersion.",
-			gpuLabels("computeCapability", "driverVersion"), nil),
+			"1 for every GPU an agent reports; "+identity+"; computeCapability, driverVersion.",
+			l.Labels("computeCapability", "driverVersion"), nil),
 		support: prometheus.NewDesc("kquant_gpu_recipe_support",
-			"1 for how the GPU supports each scheme (support Native, Emulated or Unsupported), 0 for the others; labels Hostname, UUID, gpu, modelName, scheme, support.",
-			gpuLabels("scheme", "support"), nil),
+			"1 for how the GPU supports each scheme (support Native, Emulated or Unsupported), 0 for the others; "+identity+"; scheme, support.",
+			l.Labels("scheme", "support"), nil),
 		verdict: prometheus.NewDesc("kquant_gpu_verdict",
-			"1 for the verdict (Pass, Fail, Warn, Skip) of the latest finished run of a job on the GPU, 0 for the others; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode, verdict.",
-			runLabels("verdict"), nil),
+			"1 for the verdict (Pass, Fail, Warn, Skip) of the latest finished run of a job on the GPU, 0 for the others; "+identity+"; quantjob, recipe, scheme, mode, verdict.",
+			l.Labels(runLabels("verdict")...), nil),
 		snr: prometheus.NewDesc("kquant_gpu_snr_decibels",
-			"Worst signal-to-noise ratio of the dequantized tensor in the latest finished run of a job on the GPU, in dB; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
-			runLabels(), nil),
+			"Worst signal-to-noise ratio of the dequantized tensor in the latest finished run of a job on the GPU, in dB; "+identity+"; quantjob, recipe, scheme, mode.",
+			l.Labels(runLabels()...), nil),
 		bandwidth: prometheus.NewDesc("kquant_gpu_bandwidth_bytes_per_second",
-			"Bytes one step moves over its GPU time, in the latest finished run of a job on the GPU; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
-			runLabels(), nil),
+			"Bytes one step moves over its GPU time, in the latest finished run of a job on the GPU; "+identity+"; quantjob, recipe, scheme, mode.",
+			l.Labels(runLabels()...), nil),
 		hostEager: prometheus.NewDesc("kquant_gpu_host_eager_seconds",
-			"Host (CPU) time of one eager step in the latest finished run of a job on the GPU; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
-			runLabels(), nil),
+			"Host (CPU) time of one eager step in the latest finished run of a job on the GPU; "+identity+"; quantjob, recipe, scheme, mode.",
+			l.Labels(runLabels()...), nil),
 		hostGraph: prometheus.NewDesc("kquant_gpu_host_graph_seconds",
-			"Host (CPU) time of one CUDA-graph replay of a step in the latest finished run of a job on the GPU; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
-			runLabels(), nil),
+			"Host (CPU) time of one CUDA-graph replay of a step in the latest finished run of a job on the GPU; "+identity+"; quantjob, recipe, scheme, mode.",
+			l.Labels(runLabels()...), nil),
 		completion: prometheus.NewDesc("kquant_gpu_run_completion_timestamp_seconds",
-			"When the latest finished run of a job on the GPU completed, Unix seconds; labels Hostname, UUID, gpu, modelName, quantjob, recipe, scheme, mode.",
-			runLabels(), nil),
+			"When the latest finished run of a job on the GPU completed, Unix seconds; "+identity+"; quantjob, recipe, scheme, mode.",
+			l.Labels(runLabels()...), nil),
 		lastSuccess: prometheus.NewDesc("kquant_gpu_last_success_timestamp_seconds",
-			"When a Validation run of the recipe last passed (verdict Pass or Warn) on the GPU, Unix seconds, over the runs still stored; labels Hostname, UUID, gpu, modelName, recipe, scheme.",
-			gpuLabels("recipe", "scheme"), nil),
+			"When a Validation run of the recipe last passed (verdict Pass or Warn) on the GPU, Unix seconds, over the runs still stored; "+identity+"; recipe, scheme.",
+			l.Labels("recipe", "scheme"), nil),
 	}
 }
 
@@ -89,11 +84,14 @@ func (d gpuDescs) describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// gpuIdentity is a GPU's dcgm-exporter labels.
-type gpuIdentity struct{ hostname, uuid, index, model string }
+// gpuIdentity is a GPU's dcgm-exporter labels: for a MIG device, its parent
+// GPU's UUID and index and its GPU instance's profile and ID. device is the
+// UUID of the device itself (MIG-... for a MIG device), which tells the
+// series of two slices of one GPU apart.
+type gpuIdentity struct{ device, hostname, uuid, index, model, instanceProfile, instanceID string }
 
 func (g gpuIdentity) values(extra ...string) []string {
-	return append([]string{g.hostname, g.uuid, g.index, g.model}, extra...)
+	return append([]string{g.hostname, g.uuid, g.index, g.model, g.instanceProfile, g.instanceID}, extra...)
 }
 
 // collectGPUs sends the per-GPU series.
@@ -102,13 +100,22 @@ func (d gpuDescs) collectGPUs(ctx context.Context, reader client.Reader, ch chan
 	if err := reader.List(ctx, profiles, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
-	models := map[string]string{}
+	known := map[string]gpuIdentity{}
 	for i := range profiles.Items {
 		p := &profiles.Items[i]
 		for j := range p.Status.GPUs {
 			g := &p.Status.GPUs[j]
-			id := gpuIdentity{p.Name, g.UUID, strconv.Itoa(int(g.Index)), g.Product}
-			models[g.UUID] = g.Product
+			id := gpuIdentity{device: g.UUID, hostname: p.Name, uuid: g.UUID, index: strconv.Itoa(int(g.Index)), model: g.Product}
+			known[g.UUID] = id
+			for _, mig := range g.MIGDevices {
+				m := id
+				m.device = mig.UUID
+				m.instanceProfile = gpulabels.InstanceProfile(mig.Profile)
+				if mig.GPUInstanceID != nil {
+					m.instanceID = strconv.Itoa(int(*mig.GPUInstanceID))
+				}
+				known[mig.UUID] = m
+			}
 			ch <- prometheus.MustNewConstMetric(d.info, prometheus.GaugeValue, 1, id.values(g.ComputeCapability, p.Status.DriverVersion)...)
 			for _, s := range schemes() {
 				got, _ := scheduling.GPUSupport(g, s)
@@ -122,16 +129,16 @@ func (d gpuDescs) collectGPUs(ctx context.Context, reader client.Reader, ch chan
 	if err := reader.List(ctx, runs, client.MatchingFields{indexer.RunPhaseKey: string(kquantv1alpha1.RunPhaseSucceeded)}, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
-	d.collectRuns(runs.Items, models, ch)
+	d.collectRuns(runs.Items, known, ch)
 }
 
 // runKey is one job's series on one GPU.
-type runKey struct{ uuid, quantjob string }
+type runKey struct{ device, quantjob string }
 
 // successKey is one recipe's last success on one GPU.
-type successKey struct{ uuid, recipe string }
+type successKey struct{ device, recipe string }
 
-func (d gpuDescs) collectRuns(runs []kquantv1alpha1.QuantRun, models map[string]string, ch chan<- prometheus.Metric) {
+func (d gpuDescs) collectRuns(runs []kquantv1alpha1.QuantRun, known map[string]gpuIdentity, ch chan<- prometheus.Metric) {
 	latest := map[runKey]*kquantv1alpha1.QuantRun{}
 	lastSuccess := map[successKey]*kquantv1alpha1.QuantRun{}
 	for i := range runs {
@@ -140,20 +147,20 @@ func (d gpuDescs) collectRuns(runs []kquantv1alpha1.QuantRun, models map[string]
 		if r == nil || run.Status.CompletionTime == nil {
 			continue
 		}
-		id := runGPU(run, models)
-		k := runKey{id.uuid, run.Namespace + "/" + run.Spec.JobRef.Name}
+		id := runGPU(run, known)
+		k := runKey{id.device, run.Namespace + "/" + run.Spec.JobRef.Name}
 		if prev := latest[k]; prev == nil || prev.Status.CompletionTime.Before(run.Status.CompletionTime) {
 			latest[k] = run
 		}
 		if run.Spec.Mode == kquantv1alpha1.JobModeValidation && r.Verdict.Passes() {
-			sk := successKey{id.uuid, run.Spec.Recipe.Name}
+			sk := successKey{id.device, run.Spec.Recipe.Name}
 			if prev := lastSuccess[sk]; prev == nil || prev.Status.CompletionTime.Before(run.Status.CompletionTime) {
 				lastSuccess[sk] = run
 			}
 		}
 	}
 	for k, run := range latest {
-		id := runGPU(run, models)
+		id := runGPU(run, known)
 		r := run.Status.Results
 		labels := id.values(k.quantjob, run.Spec.Recipe.Name, string(run.Spec.Recipe.Spec.Scheme), string(run.Spec.Mode))
 		for _, v := range verdicts() {
@@ -172,26 +179,33 @@ func (d gpuDescs) collectRuns(runs []kquantv1alpha1.QuantRun, models map[string]
 		}
 	}
 	for k, run := range lastSuccess {
-		id := runGPU(run, models)
+		id := runGPU(run, known)
 		ch <- prometheus.MustNewConstMetric(d.lastSuccess, prometheus.GaugeValue, unixSeconds(run.Status.CompletionTime.Time),
 			id.values(k.recipe, string(run.Spec.Recipe.Spec.Scheme))...)
 	}
 }
 
 // runGPU is the GPU a run ran on: the one its run pod got when it says so,
-// else the one it was bound to.
-func runGPU(run *kquantv1alpha1.QuantRun, models map[string]string) gpuIdentity {
-	id := gpuIdentity{hostname: run.Spec.NodeName, uuid: run.Spec.GPUUUID}
-	index := run.Spec.GPUIndex
+// else the one it was bound to; a MIG device as its parent GPU and GPU
+// instance, from the node's profile.
+func runGPU(run *kquantv1alpha1.QuantRun, known map[string]gpuIdentity) gpuIdentity {
+	device, parent, index := run.Spec.GPUUUID, "", run.Spec.GPUIndex
 	if a := run.Status.AllocatedGPU; a != nil && a.UUID != "" {
-		id.uuid, index = a.UUID, a.Index
+		device, index = a.UUID, a.Index
+		if a.MIGDevice != "" {
+			device, parent = a.MIGDevice, a.UUID
+		}
 	}
+	if id, ok := known[device]; ok {
+		return id
+	}
+	// A GPU no profile lists any more: what the run itself says.
+	id := gpuIdentity{device: device, hostname: run.Spec.NodeName, uuid: cmp.Or(parent, device), model: run.Annotations[quantrun.AnnotationProduct]}
 	if index != nil {
 		id.index = strconv.Itoa(int(*index))
 	}
-	id.model = models[id.uuid]
-	if id.model == "" {
-		id.model = run.Annotations[quantrun.AnnotationProduct]
+	if run.Spec.MIGProfile != "" {
+		id.instanceProfile = gpulabels.InstanceProfile(run.Spec.MIGProfile)
 	}
 	return id
 }
@@ -214,3 +228,9 @@ func oneIf(b bool) float64 {
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// SeriesLabels are the labels of the per-GPU series besides the GPU's
+// identity: a configured GPU label name must not take one of them.
+func SeriesLabels() []string {
+	return append(runLabels("verdict"), "computeCapability", "driverVersion", "support")
+}

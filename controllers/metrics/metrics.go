@@ -11,6 +11,7 @@ import (
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/internal/gpulabels"
 )
 
 // scrapeTimeout bounds a scrape's reads of the cache.
@@ -34,8 +35,9 @@ type Metrics struct {
 }
 
 // New returns the metrics; gauges read from reader (the manager's cache) and
-// are exported once elected is closed (the manager's Elected()).
-func New(reader client.Reader, elected <-chan struct{}) *Metrics {
+// are exported once elected is closed (the manager's Elected()). Per-GPU
+// series name the node and the UUID as labels says (validated by the caller).
+func New(reader client.Reader, elected <-chan struct{}, labels gpulabels.Names) *Metrics {
 	return &Metrics{
 		runsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kquant_runs_total",
@@ -52,7 +54,7 @@ func New(reader client.Reader, elected <-chan struct{}) *Metrics {
 			"QuantRuns stored now, by phase (Pending, Bound, Running, Succeeded, Failed; Pending is the queue of runs waiting for a GPU).", []string{"phase"}, nil),
 		jobsByPhase: prometheus.NewDesc("kquant_jobs",
 			"QuantJobs stored now, by phase (Pending, Running, Succeeded, Failed, Unschedulable).", []string{"phase"}, nil),
-		gpus:    newGPUDescs(),
+		gpus:    newGPUDescs(labels),
 		reader:  reader,
 		elected: elected,
 	}

@@ -9,6 +9,7 @@ import (
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/internal/gpulabels"
 )
 
 // A replica that does not lead exports none of the cluster's gauges, and one
@@ -37,7 +38,7 @@ func TestGaugesOnlyFromTheLeader(t *testing.T) {
 				WithIndex(&kquantv1alpha1.QuantRun{}, indexer.RunPhaseKey, indexer.RunPhase).
 				WithIndex(&kquantv1alpha1.QuantJob{}, indexer.JobPhaseKey, indexer.JobPhase).
 				Build()
-			m := New(cache, elected)
+			m := New(cache, elected, gpulabels.Default())
 			ch := make(chan prometheus.Metric, 1024)
 			gauges{m}.Collect(ch)
 			close(ch)

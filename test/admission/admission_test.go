@@ -201,8 +201,7 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"job with gate", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  gate: {label: true, taint: NoSchedule}\n", "spec.gate"},
 		{"cronjob template with gate", validCronJob + "      gate: {label: true}\n  schedule: \"@daily\"\n", "spec.jobTemplate.spec.gate"},
 		{"gate policy without validation", validGatePolicy + "  actions: {label: true}\n", "spec.validation"},
-		{"gate policy without actions", validGatePolicy + gatePolicyValidation, "spec.actions"},
-		{"gate policy with no action", validGatePolicy + gatePolicyValidation + "  actions: {label: false}\n", "spec.actions"},
+		{"gate policy with no action", validGatePolicy + gatePolicyValidation + "  actions: {condition: false, label: false}\n", "spec.actions"},
 		{"gate policy with an unknown taint effect", validGatePolicy + gatePolicyValidation + "  actions: {taint: {effect: Evict}}\n", "spec.actions.taint.effect"},
 		{"gate policy on one GPU", validGatePolicy + "  validation: {workload: {shapes: [{rows: 1, cols: 1}]}, placement: {policy: AnyGPU}}\n  actions: {label: true}\n", "spec.validation.placement.policy"},
 		{"gate policy period under 10m", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: 5m\n", "spec.period"},
@@ -322,9 +321,22 @@ func TestGatePolicyDefaults(t *testing.T) {
 	}
 	s := got.Spec
 	if s.Actions.Label || s.Actions.Taint == nil || s.Actions.Taint.Effect != "NoSchedule" || s.Period != nil ||
+		s.Actions.Condition == nil || !*s.Actions.Condition ||
 		s.Validation.Level != kquantv1alpha1.LevelStandard || s.Validation.Placement.Policy != kquantv1alpha1.PlacementEachGPU ||
 		s.Validation.Placement.MaxParallel == nil || *s.Validation.Placement.MaxParallel != 8 {
 		t.Errorf("gate policy defaults not applied: %+v", s)
+	}
+
+	// Without actions, a policy sets the Node condition alone.
+	bare := decode(t, strings.Replace(validGatePolicy, "{name: p}", "{name: bare}", 1)+gatePolicyValidation, "")
+	if err := env.Client.Create(ctx, bare); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(bare), got); err != nil {
+		t.Fatal(err)
+	}
+	if a := got.Spec.Actions; a.Condition == nil || !*a.Condition || a.Label || a.Taint != nil {
+		t.Errorf("actions of a policy without them = %+v, want the condition alone", a)
 	}
 }
 

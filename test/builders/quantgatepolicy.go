@@ -39,6 +39,12 @@ func (w *QuantGatePolicyWrapper) Label(on bool) *QuantGatePolicyWrapper {
 	return w
 }
 
+// Condition sets actions.condition.
+func (w *QuantGatePolicyWrapper) Condition(on bool) *QuantGatePolicyWrapper {
+	w.Spec.Actions.Condition = &on
+	return w
+}
+
 // Taint sets actions.taint with effect ("" for the default, NoSchedule).
 func (w *QuantGatePolicyWrapper) Taint(effect corev1.TaintEffect) *QuantGatePolicyWrapper {
 	w.Spec.Actions.Taint = &kquantv1alpha1.GateTaint{Effect: effect}

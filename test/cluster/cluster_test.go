@@ -43,6 +43,7 @@ func TestCluster(t *testing.T) {
 		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
 		{"a QuantGatePolicy gates the node; re-validated, it is un-gated while the agent and the device plugin stay", gatesKeepTrainingAway},
+		{"a failing validation sets the Node condition an NHC-style reader acts on; a passing one clears it", conditionsReachRemediation},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
 		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},
@@ -540,9 +541,9 @@ func helmUninstall(t *testing.T, cl *cluster) {
 	}
 }
 
-// kquantMarks are the node's labels and taints in kquant's domain or its
-// subdomains (any key with "kquant.dev/" in it): "label <key>=<value>" and
-// "taint <key>:<effect>".
+// kquantMarks are the node's labels, taints and conditions in kquant's
+// domain or its subdomains (any key with "kquant.dev/" in it): "label
+// <key>=<value>", "taint <key>:<effect>" and "condition <type>=<status>".
 func (cl *cluster) kquantMarks(t *testing.T) []string {
 	t.Helper()
 	n := &corev1.Node{}
@@ -558,6 +559,11 @@ func (cl *cluster) kquantMarks(t *testing.T) []string {
 	for _, taint := range n.Spec.Taints {
 		if strings.Contains(taint.Key, "kquant.dev/") {
 			marks = append(marks, "taint "+taint.Key+":"+string(taint.Effect))
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if strings.Contains(string(c.Type), "kquant.dev/") {
+			marks = append(marks, "condition "+string(c.Type)+"="+string(c.Status))
 		}
 	}
 	slices.Sort(marks)

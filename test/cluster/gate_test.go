@@ -204,3 +204,112 @@ func (cl *cluster) podScheduled(t *testing.T, pod *corev1.Pod, want corev1.Condi
 	}
 	return fmt.Errorf("no PodScheduled condition yet")
 }
+
+// conditionsReachRemediation has a QuantGatePolicy with the default action,
+// the Node condition only, validate every GPU with a tolerance no GPU meets:
+// the node's kquant.dev/FP8Validated turns False with the run's verdict
+// reason and a message naming recipe, GPU and run, and a NodeHealthCheck-style
+// reader of the docs' rule calls the node unhealthy. Re-validated with a
+// tolerance every GPU meets, the condition turns True and the reader calls
+// the node healthy again. The policy's deletion removes the condition.
+func conditionsReachRemediation(t *testing.T, cl *cluster) {
+	typ := gate.ConditionType("fp8")
+	policy := builders.MakeQuantGatePolicy("e2e-conditions", "fp8-current-scaling").MinSNRdB("150").Obj()
+	policy.Spec.Actions = v1alpha1.GateActions{} // the API's default: the condition alone
+	if err := cl.c.Create(t.Context(), policy); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := cl.c.Delete(t.Context(), policy); client.IgnoreNotFound(err) != nil {
+			t.Error(err)
+		}
+	}()
+	// The docs' NodeHealthCheck rule, with no waiting: the test is about the
+	// condition, not NHC's clock.
+	rules := []unhealthyCondition{{Type: typ, Status: corev1.ConditionFalse}, {Type: typ, Status: corev1.ConditionUnknown}}
+
+	eventually(t, 5*time.Minute, "the NHC-style reader calls node "+node+" unhealthy", func() error {
+		n := cl.node(t)
+		c, unhealthy := nhcUnhealthy(n, rules, time.Now())
+		if !unhealthy {
+			return fmt.Errorf("healthy; conditions %+v", n.Status.Conditions)
+		}
+		if c.Reason == "" || !strings.Contains(c.Message, "recipe fp8-current-scaling") || !strings.Contains(c.Message, "GPU GPU-") ||
+			!strings.Contains(c.Message, "run "+policy.Name+"-1-0-") {
+			return fmt.Errorf("condition %s %s (%s) %q: want the verdict reason and a message naming recipe, GPU and run", c.Type, c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	t.Logf("after the failing validation:\n%s", cl.kubectl(t, "get", "node", node, "-o", "jsonpath={.status.conditions[?(@.type=='"+string(typ)+"')]}"))
+	n := cl.node(t)
+	if _, tainted := n.Labels[gateKey]; tainted || slices.ContainsFunc(n.Spec.Taints, func(tt corev1.Taint) bool { return tt.Key == gateKey }) {
+		t.Errorf("a condition-only policy set the gate label or taint: labels %v taints %v", n.Labels, n.Spec.Taints)
+	}
+	eventually(t, time.Minute, "a ConditionChanged Event on node "+node, func() error {
+		return cl.nodeEvent(t, gate.ReasonConditionChanged, string(typ), "False")
+	})
+
+	p := &v1alpha1.QuantGatePolicy{}
+	if err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(policy), p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Validation.Tolerances.MinSNRdB = "1"
+	if err := cl.c.Update(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Minute, "the NHC-style reader calls node "+node+" healthy again", func() error {
+		n := cl.node(t)
+		if c, unhealthy := nhcUnhealthy(n, rules, time.Now()); unhealthy {
+			return fmt.Errorf("unhealthy: %s %s (%s) %q", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == typ && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "run "+policy.Name+"-2-0-") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s True from generation 2; conditions %+v", typ, n.Status.Conditions)
+	})
+
+	if err := cl.c.Delete(t.Context(), policy); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the policy's condition removed from node "+node, func() error {
+		for _, c := range cl.node(t).Status.Conditions {
+			if c.Type == typ {
+				return fmt.Errorf("still %s %s (%s)", c.Type, c.Status, c.Reason)
+			}
+		}
+		return nil
+	})
+}
+
+// unhealthyCondition is one entry of a Medik8s NodeHealthCheck's
+// spec.unhealthyConditions.
+type unhealthyCondition struct {
+	Type     corev1.NodeConditionType
+	Status   corev1.ConditionStatus
+	Duration time.Duration
+}
+
+// nhcUnhealthy decides as NodeHealthCheck does: a node is unhealthy when
+// one rule's condition type has had the rule's status for at least its
+// duration (the rules are ORed); it returns the matching condition.
+func nhcUnhealthy(n *corev1.Node, rules []unhealthyCondition, now time.Time) (corev1.NodeCondition, bool) {
+	for _, r := range rules {
+		for _, c := range n.Status.Conditions {
+			if c.Type == r.Type && c.Status == r.Status && !c.LastTransitionTime.Add(r.Duration).After(now) {
+				return c, true
+			}
+		}
+	}
+	return corev1.NodeCondition{}, false
+}
+
+// node reads the cluster's GPU node.
+func (cl *cluster) node(t *testing.T) *corev1.Node {
+	n := &corev1.Node{}
+	if err := cl.c.Get(t.Context(), client.ObjectKey{Name: node}, n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

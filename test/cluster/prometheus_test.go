@@ -41,7 +41,7 @@ const (
 
 // dcgmLabels are the labels every kquant_gpu_* series carries, as
 // dcgm-exporter's DCGM_FI_DEV_* series do.
-var dcgmLabels = []model.LabelName{"Hostname", "UUID", "gpu", "modelName"}
+var dcgmLabels = []model.LabelName{"hostname", "UUID", "gpu", "modelName"}
 
 // prometheusScrapesAndAlerts runs a Prometheus server (Debian's package,
 // hack/prometheus-assets.sh) on the node, as a process: it reaches the pods
@@ -143,8 +143,8 @@ func prometheusScrapesAndAlerts(t *testing.T, cl *cluster) {
 				t.Errorf("kquant_gpu_info lacks label %s: %s", l, s.Metric)
 			}
 		}
-		if s.Metric["Hostname"] != node {
-			t.Errorf("kquant_gpu_info Hostname %q, want %q", s.Metric["Hostname"], node)
+		if s.Metric["hostname"] != node {
+			t.Errorf("kquant_gpu_info hostname %q, want %q", s.Metric["hostname"], node)
 		}
 	}
 	agentSeries := prom.waitSeries(t, time.Minute, `count by (__name__) ({job="`+jobAgent+`"})`, 1)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kquant/kquant/controllers/execution"
+	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/runpod"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -35,8 +36,7 @@ const (
 // here it is allowed in a cluster (the finalizers that
 // OwnerReferencesPermissionEnforcement asks for included), plus bind on
 // ClusterRoles, so that RBAC's own escalation check does not refuse a
-// RoleBinding before the fence can, and patch on nodes/status, which the
-// gates' node conditions need.
+// RoleBinding before the fence can.
 func installManagerRBAC(ctx context.Context, t *testing.T) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "manager_role.yaml"))
@@ -60,7 +60,6 @@ func installManagerRBAC(ctx context.Context, t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "test-kquant-manager-extra"},
 			Rules: []rbacv1.PolicyRule{
 				{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
-				{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"patch"}},
 			},
 		},
 		&rbacv1.ClusterRoleBinding{
@@ -267,8 +266,8 @@ func TestManagerIsFenced(t *testing.T) {
 		}), false, "not taint dedicated"},
 		{"a cordon", patchNode(false, func(n *corev1.Node) { n.Spec.Unschedulable = true }), false, "may not cordon Node"},
 		{"a gate's node condition", patchNode(true, func(n *corev1.Node) {
-			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: "gate.kquant.dev/mxfp8", Status: corev1.ConditionTrue,
-				Reason: "ValidationFailed", Message: "SNR below tolerance"})
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: gate.ConditionType("mxfp8"), Status: corev1.ConditionFalse,
+				Reason: "SNRBelowTolerance", Message: "recipe mxfp8: GPU GPU-0 failed validation in run r (policy p)"})
 		}), true, ""},
 		{"the kubelet's Ready condition", patchNode(true, func(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionFalse }),
 			false, "not condition Ready"},

@@ -3,6 +3,10 @@
 // a JSON object from key (gate.kquant.dev/<family>) to the QuantGatePolicy that
 // holds it, the marks that policy set and the GPU and run that caused it.
 //
+// A second record, kquant.dev/gate-conditions (Conditions), maps each Node
+// condition type a policy set to that policy. A condition outlives the gate
+// (True after a pass, Unknown when stale), so it has a record of its own.
+//
 // The record is what lets a gate remove only what it set: a label or taint of
 // a gate key without an entry here belongs to a person or to another tool, and
 // no policy touches it. The gate controller writes the record, in the same

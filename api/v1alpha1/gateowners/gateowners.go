@@ -58,16 +58,17 @@ func (o Owners) Encode() (*string, error) {
 	return &s, nil
 }
 
-// Policies are the names of the policies that own a key in annotations,
-// sorted and unique; none when the record is missing or malformed.
+// Policies are the names of the policies that own a key or a Node condition
+// in annotations, sorted and unique; a missing or malformed record names none.
 func Policies(annotations map[string]string) []string {
-	o, err := Of(annotations)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, e := range o {
-		out = append(out, e.Policy)
+	if o, err := Of(annotations); err == nil {
+		for _, e := range o {
+			out = append(out, e.Policy)
+		}
+	}
+	if c, err := ConditionsOf(annotations); err == nil {
+		out = slices.AppendSeq(out, maps.Values(c))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

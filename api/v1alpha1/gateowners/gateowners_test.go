@@ -61,6 +61,14 @@ func TestPolicies(t *testing.T) {
 		{name: "malformed record names none", annotations: map[string]string{kquantv1alpha1.AnnotationGateOwners: "{"}, want: nil},
 		{name: "sorted and unique", annotations: map[string]string{kquantv1alpha1.AnnotationGateOwners: `{"gate.kquant.dev/nvfp4":{"policy":"b","since":null},"gate.kquant.dev/fp8":{"policy":"a","since":null},"gate.kquant.dev/mxfp8":{"policy":"b","since":null}}`},
 			want: []string{"a", "b"}},
+		{name: "condition owners count", annotations: map[string]string{
+			kquantv1alpha1.AnnotationGateOwners:     `{"gate.kquant.dev/fp8":{"policy":"b","since":null}}`,
+			kquantv1alpha1.AnnotationGateConditions: `{"kquant.dev/FP8Validated":"b","kquant.dev/NVFP4Validated":"c"}`},
+			want: []string{"b", "c"}},
+		{name: "a malformed condition record keeps the key owners", annotations: map[string]string{
+			kquantv1alpha1.AnnotationGateOwners:     `{"gate.kquant.dev/fp8":{"policy":"a","since":null}}`,
+			kquantv1alpha1.AnnotationGateConditions: `[`},
+			want: []string{"a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

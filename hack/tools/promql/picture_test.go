@@ -9,7 +9,6 @@ import (
 	"image/png"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,8 +132,9 @@ func loadScript(families map[string]*dto.MetricFamily) string {
 }
 
 type dashboard struct {
-	Title  string
-	Panels []struct {
+	Title      string
+	Templating struct{ List []variable }
+	Panels     []struct {
 		Title   string
 		Type    string
 		GridPos struct{ H, W, X, Y int }
@@ -150,7 +150,7 @@ type dashboard struct {
 
 func readDashboard(t *testing.T) dashboard {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "charts", "kquant", "files", "grafana", "kquant-dashboard.json"))
+	data, err := os.ReadFile(dashboardFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func drawDashboard(d dashboard, query func(string) promql.Vector) *image.RGBA {
 		label(img, r.Min.X+8, r.Min.Y+16, p.Title, text, 1)
 		var entries []entry
 		for ti, tg := range p.Targets {
-			for _, s := range query(tg.Expr) {
+			for _, s := range query(d.grafanaExpr(tg.Expr)) {
 				entries = append(entries, entry{legend(tg.LegendFormat, s), s.F, ti, s})
 			}
 		}

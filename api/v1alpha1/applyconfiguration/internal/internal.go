@@ -329,6 +329,10 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.kquant.kquant.api.v1alpha1.GateActions
   map:
     fields:
+    - name: condition
+      type:
+        scalar: boolean
+      default: true
     - name: label
       type:
         scalar: boolean
@@ -718,6 +722,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: actions
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.GateActions
+      default:
+        condition: true
     - name: period
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration

@@ -5,10 +5,17 @@ package v1alpha1
 // GateActionsApplyConfiguration represents a declarative configuration of the GateActions type for use
 // with apply.
 //
-// GateActions say what a gate does to a node whose validation failed. Each
-// action is a field of its own, so that further ones (a Node condition) sit
-// beside them.
+// GateActions say what a gate does to a node whose validation failed: a
+// Node condition (the default), a label, a taint, or any mix of them. Each
+// action is a field of its own.
 type GateActionsApplyConfiguration struct {
+	// condition sets the Node condition kquant.dev/<Family>Validated (for
+	// example kquant.dev/FP8Validated): False with the failing run's verdict
+	// reason while the gate holds, True once the policy's validation passes,
+	// Unknown (reason ValidationStale) when the node has not passed within
+	// spec.period. Remediation controllers such as Medik8s NodeHealthCheck act
+	// on it. Default: true.
+	Condition *bool `json:"condition,omitempty"`
 	// label sets gate.kquant.dev/<family>=failed, so that training pods can
 	// avoid the node with a nodeAffinity `DoesNotExist` term.
 	Label *bool `json:"label,omitempty"`
@@ -21,6 +28,14 @@ type GateActionsApplyConfiguration struct {
 // apply.
 func GateActions() *GateActionsApplyConfiguration {
 	return &GateActionsApplyConfiguration{}
+}
+
+// WithCondition sets the Condition field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Condition field is set to the value of the last call.
+func (b *GateActionsApplyConfiguration) WithCondition(value bool) *GateActionsApplyConfiguration {
+	b.Condition = &value
+	return b
 }
 
 // WithLabel sets the Label field in the declarative configuration to the given value

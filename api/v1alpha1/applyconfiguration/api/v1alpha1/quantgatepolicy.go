@@ -15,8 +15,9 @@ import (
 // with apply.
 //
 // QuantGatePolicy validates the fleet with a ClusterQuantRecipe and gates the
-// nodes that fail: a label and/or taint gate.kquant.dev/<family>=failed, set
-// and cleared by kquant alone. It is cluster-scoped, because only the
+// nodes that fail: a Node condition kquant.dev/<Family>Validated, a label
+// and/or a taint gate.kquant.dev/<family>=failed, set and cleared by kquant
+// alone. It is cluster-scoped, because only the
 // platform may change Nodes; its validation QuantJobs live in the manager's
 // namespace, controlled by the policy.
 type QuantGatePolicyApplyConfiguration struct {

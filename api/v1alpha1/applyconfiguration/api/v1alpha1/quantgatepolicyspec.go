@@ -19,7 +19,8 @@ type QuantGatePolicySpecApplyConfiguration struct {
 	// period, when set, re-validates every node this often (a Go duration,
 	// between 10m and 8760h); unset, the policy validates once per generation.
 	Period *v1.Duration `json:"period,omitempty"`
-	// actions are what the gate does to a node that fails.
+	// actions are what the gate does to a node that fails. Default: the Node
+	// condition only.
 	Actions *GateActionsApplyConfiguration `json:"actions,omitempty"`
 }
 
