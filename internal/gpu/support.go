@@ -29,6 +29,12 @@ func checkPlan(p quant.Plan) error {
 		if p.Element != element.E2M1 {
 			return fmt.Errorf("scheme %s with element %v: %w", p.Scheme, p.Element, ErrNotImplemented)
 		}
+		if p.FourOverSix != "" {
+			return fmt.Errorf("scheme %s with 4over6 block scales (%s): %w", p.Scheme, p.FourOverSix, ErrNotImplemented)
+		}
+		if p.RowScaled {
+			return fmt.Errorf("scheme %s with row-scaled activations: %w", p.Scheme, ErrNotImplemented)
+		}
 		return nil
 	default:
 		return fmt.Errorf("scheme %s: %w", p.Scheme, ErrNotImplemented)

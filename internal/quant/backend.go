@@ -91,6 +91,9 @@ func CheckRequest(req Request, x Tensor) (Plan, error) {
 	if err := x.Validate(); err != nil {
 		return Plan{}, err
 	}
+	if err := plan.CheckUsage(req.EffectiveUsage()); err != nil {
+		return Plan{}, err
+	}
 	if plan.Scheme == DelayedScaling {
 		if err := req.State.Check(req.Recipe); err != nil {
 			return Plan{}, err
@@ -112,6 +115,9 @@ func CheckGroupedRequest(req Request, x Tensor, splits []int, states []*State) (
 	}
 	if req.State != nil {
 		return Plan{}, fmt.Errorf("pass per-group states, not Request.State")
+	}
+	if err := plan.CheckUsage(req.EffectiveUsage()); err != nil {
+		return Plan{}, err
 	}
 	if err := CheckSplits(plan.Scheme, x.Rows, splits, states); err != nil {
 		return Plan{}, err
