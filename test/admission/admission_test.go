@@ -138,6 +138,12 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"block options with MXFP8", validRecipe + "  scheme: MXFP8BlockScaling\n  blockScaling: {power2Scales: true}\n", "spec.blockScaling"},
 		{"MXFP8 options with NVFP4", validRecipe + "  scheme: NVFP4BlockScaling\n  mxfp8: {scaleRounding: OCP}\n", "spec.mxfp8"},
 		{"NVFP4 options with block scaling", validRecipe + "  scheme: Float8BlockScaling\n  nvfp4: {stochasticRounding: false}\n", "spec.nvfp4"},
+		{"4over6 on activations with the default RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: activations}\n", "spec.nvfp4.fourOverSix"},
+		{"4over6 on all with the RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: all, randomHadamardTransform: true}\n", "spec.nvfp4.fourOverSix"},
+		{"unknown 4over6 scope", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: gradients}\n", "spec.nvfp4.fourOverSix"},
+		{"unknown 4over6 error mode", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: weights, fourOverSixErrorMode: RMSE}\n", "spec.nvfp4.fourOverSixErrorMode"},
+		{"unknown 4over6 bound scope", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSixE4M3Bound256: some}\n", "spec.nvfp4.fourOverSixE4M3Bound256"},
+		{"row-scaled activations with the default RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {rowScaledActivation: true}\n", "spec.nvfp4.rowScaledActivation"},
 		{"amax history of 0", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxHistoryLen: 0}\n", "spec.delayedScaling.amaxHistoryLen"},
 		{"amax history over 65536", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxHistoryLen: 65537}\n", "spec.delayedScaling.amaxHistoryLen"},
 		{"margin over 32", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {margin: 33}\n", "spec.delayedScaling.margin"},
@@ -260,6 +266,8 @@ func TestBoundsAreAccepted(t *testing.T) {
 		{"schedule whose list never fires", validCronJob + "  schedule: \"0 0 30,31 2 *\"\n"},
 		{"February 31st or any Monday of February", validCronJob + "  schedule: \"0 0 31 2 MON\"\n"},
 		{"time zone the manager may not know", validCronJob + "  schedule: \"@daily\"\n  timeZone: Mars/Olympus_Mons\n"},
+		{"4over6 on weights keeps the RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: weights}\n"},
+		{"4over6 and row scaling without the RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: all, fourOverSixErrorMode: MSE, randomHadamardTransform: false, rowScaledActivation: true}\n"},
 	}
 	ns := newNamespace(t)
 	for i, tc := range cases {
