@@ -39,3 +39,14 @@ func TestCoversRefusesNewNVFP4Options(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckNoOpRefuses: the kernels do not read the no-op flag yet.
+func TestCheckNoOpRefuses(t *testing.T) {
+	flag := float32(0)
+	if err := checkNoOp(quant.Request{NoOp: &flag}); !errors.Is(err, ErrNotImplemented) {
+		t.Errorf("checkNoOp with a flag: %v, want ErrNotImplemented", err)
+	}
+	if err := checkNoOp(quant.Request{}); err != nil {
+		t.Errorf("checkNoOp without a flag: %v", err)
+	}
+}
