@@ -38,11 +38,11 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
 			failMessage: fmt.Sprintf("%s %s is invalid: %s", recipe.kind, recipe.name, strings.Join(problems, "; "))}, nil
 	}
-	req, err := scheduling.NewRequirements(recipe.spec.Scheme, &job.Spec.Placement)
+	req, err := scheduling.NewRequirements(&recipe.spec, &job.Spec.Placement)
 	if err != nil {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
 	}
-	ev, err := r.evaluate(ctx, recipe.spec.Scheme, &job.Spec.Placement, &req, now)
+	ev, err := r.evaluate(ctx, &recipe.spec, &job.Spec.Placement, &req, now)
 	if err != nil {
 		return nil, outcome{}, err
 	}
@@ -91,8 +91,8 @@ func migNote(results []scheduling.NodeResult) string {
 
 // evaluate evaluates the fleet for req, or reuses an evaluation of the same
 // requirement made within EvaluationTTL. The results are shared: read only.
-func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) (*evaluation, error) {
-	key := scheduling.RequirementKey(scheme, placement)
+func (r *Reconciler) evaluate(ctx context.Context, recipe *kquantv1alpha1.QuantRecipeSpec, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) (*evaluation, error) {
+	key := scheduling.RequirementKey(recipe, placement)
 	if ev, ok := r.evaluations.get(key, now); ok {
 		return ev, nil
 	}

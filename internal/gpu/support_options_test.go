@@ -4,6 +4,10 @@ import (
 	"errors"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 	"github.com/kquant/kquant/internal/quant"
 )
 
@@ -48,5 +52,45 @@ func TestCheckNoOpRefuses(t *testing.T) {
 	}
 	if err := checkNoOp(quant.Request{}); err != nil {
 		t.Errorf("checkNoOp without a flag: %v", err)
+	}
+}
+
+// TestKernelGapAgreesWithCovers holds capability.KernelGap, which the
+// controllers read to decide which nodes support a recipe, to what the
+// kernels cover: a recipe has a gap exactly when Covers refuses one of its
+// roles. (The layering keeps the harness's RecipeFromAPI out of this
+// package, so each spec comes with its recipe.)
+func TestKernelGapAgreesWithCovers(t *testing.T) {
+	nvfp4 := func(f func(*quant.NVFP4Options)) quant.Recipe {
+		r := quant.DefaultRecipe(quant.NVFP4BlockScaling)
+		f(&r.NVFP4)
+		return r
+	}
+	cases := []struct {
+		spec   v1alpha1.QuantRecipeSpec
+		recipe quant.Recipe
+	}{
+		{v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling}, quant.DefaultRecipe(quant.NVFP4BlockScaling)},
+		{v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling, NVFP4: &v1alpha1.NVFP4Options{FourOverSix: v1alpha1.NVFP4ScopeWeights}},
+			nvfp4(func(o *quant.NVFP4Options) { o.FourOverSix = quant.ScopeWeights })},
+		{v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling, NVFP4: &v1alpha1.NVFP4Options{RandomHadamardTransform: ptr.To(false), FourOverSix: v1alpha1.NVFP4ScopeActivations}},
+			nvfp4(func(o *quant.NVFP4Options) { o.RandomHadamardTransform, o.FourOverSix = false, quant.ScopeActivations })},
+		{v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling, NVFP4: &v1alpha1.NVFP4Options{RandomHadamardTransform: ptr.To(false), RowScaledActivation: ptr.To(true)}},
+			nvfp4(func(o *quant.NVFP4Options) { o.RandomHadamardTransform, o.RowScaledActivation = false, true })},
+		{v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeMXFP8BlockScaling}, quant.DefaultRecipe(quant.MXFP8BlockScaling)},
+	}
+	var b Backend
+	for _, tc := range cases {
+		t.Run(tc.spec.Key(), func(t *testing.T) {
+			refused := false
+			for _, role := range []quant.TensorRole{quant.Input, quant.Weight, quant.Gradient} {
+				if err := b.Covers(tc.recipe, role); errors.Is(err, ErrNotImplemented) {
+					refused = true
+				}
+			}
+			if gap := capability.KernelGap(&tc.spec); (gap != "") != refused {
+				t.Errorf("KernelGap %q, Covers refuses a role: %v", gap, refused)
+			}
+		})
 	}
 }
