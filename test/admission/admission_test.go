@@ -363,6 +363,19 @@ func TestDefaultsAreTransformerEngines(t *testing.T) {
 		t.Errorf("delayed scaling defaults = %+v, want margin 0, amaxHistoryLen 1024, amaxComputeAlgo max", d)
 	}
 
+	nvfp4 := decode(t, strings.Replace(validRecipe, "name: r", "name: nvfp4", 1)+"  scheme: NVFP4BlockScaling\n  nvfp4: {}\n", ns)
+	if err := env.Client.Create(ctx, nvfp4); err != nil {
+		t.Fatal(err)
+	}
+	gotNVFP4 := &kquantv1alpha1.QuantRecipe{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(nvfp4), gotNVFP4); err != nil {
+		t.Fatal(err)
+	}
+	if n := gotNVFP4.Spec.NVFP4; n == nil || n.FourOverSix != kquantv1alpha1.NVFP4ScopeNone || n.FourOverSixErrorMode != kquantv1alpha1.FourOverSixMAE ||
+		n.FourOverSixE4M3Bound256 != kquantv1alpha1.NVFP4ScopeAll || n.RowScaledActivation == nil || *n.RowScaledActivation {
+		t.Errorf("nvfp4 defaults = %+v, want fourOverSix none, MAE, bound 256 for all, no row scaling", n)
+	}
+
 	job := decode(t, validJob+"  workload: {shapes: [{rows: 1, cols: 1}]}\n", ns)
 	if err := env.Client.Create(ctx, job); err != nil {
 		t.Fatal(err)
