@@ -10,11 +10,13 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/validation"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/quantrecipe"
 	"github.com/kquant/kquant/controllers/quantrun"
@@ -37,6 +39,10 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	if problems := quantrecipe.Validate(&recipe.spec); len(problems) > 0 {
 		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
 			failMessage: fmt.Sprintf("%s %s is invalid: %s", recipe.kind, recipe.name, strings.Join(problems, "; "))}, nil
+	}
+	if errs := validation.ValidateRecipeWorkload(&recipe.spec, &job.Spec.Workload, field.NewPath("spec", "workload")); len(errs) > 0 {
+		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
+			failMessage: fmt.Sprintf("%s %s cannot run this workload: %s", recipe.kind, recipe.name, errs.ToAggregate())}, nil
 	}
 	req, err := scheduling.NewRequirements(&recipe.spec, &job.Spec.Placement)
 	if err != nil {
