@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -247,5 +248,30 @@ func TestRowScaledFourOverSix(t *testing.T) {
 	o := res.Rowwise
 	if got := []byte{o.ScaleCodes[1], o.ScaleCodes[o.ScaleCols+1]}; got[0] != 0x4C || got[1] != 0x48 {
 		t.Errorf("block scales % x, want 4c 48", got)
+	}
+}
+
+// A grouped quantize of row-scaled inputs gives each group the rows' own
+// scales, as quantizing each group alone does.
+func TestRowScaledGrouped(t *testing.T) {
+	r := fourOverSixRecipe(quant.ErrorMSE, quant.ScopeActivations)
+	r.NVFP4.RowScaledActivation = true
+	x := heavyTailedTensor(rand.New(rand.NewPCG(3, 4)), 256, 48)
+	req := quant.Request{Recipe: r, Role: quant.Input, Usage: quant.UsageRowwise}
+	res, err := New().QuantizeGrouped(context.Background(), req, x, []int{128, 128}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, off := range []int{0, 128} {
+		want, err := New().Quantize(context.Background(), req, x.RowSlice(off, off+128))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !quant.SameBytes(want, res[g]) {
+			t.Errorf("group %d differs from quantizing it alone", g)
+		}
+		if len(res[g].Rowwise.RowScale) != 128 {
+			t.Errorf("group %d has %d row scales", g, len(res[g].Rowwise.RowScale))
+		}
 	}
 }
