@@ -198,6 +198,9 @@ var (
 	ErrRowScaledRHT = errors.New("row-scaled NVFP4 quantization does not support RHT (TransformerEngine); disable randomHadamardTransform")
 	// ErrRowScaledColumnwise: a row-scaled tensor has only a rowwise operand.
 	ErrRowScaledColumnwise = errors.New("row-scaled NVFP4 quantization does not support columnwise usage (TransformerEngine): quantize inputs rowwise only")
+	// ErrFourOverSix2DColumnwise: TE's 4over6 kernel makes a 16x16 tile's
+	// columnwise operand only together with its rowwise one.
+	ErrFourOverSix2DColumnwise = errors.New("NVFP4 4over6 2D quantization requires rowwise output (TransformerEngine): quantize 4over6 weights with usage Both or Rowwise")
 )
 
 // Recipe is a quantization recipe. Only the options of its Scheme are read.
@@ -447,6 +450,9 @@ func (r Recipe) Plan(role TensorRole) (Plan, error) {
 func (p Plan) CheckUsage(u Usage) error {
 	if p.RowScaled && u&UsageColumnwise != 0 {
 		return ErrRowScaledColumnwise
+	}
+	if p.FourOverSix != "" && p.BlockRows > 1 && u&UsageRowwise == 0 {
+		return ErrFourOverSix2DColumnwise
 	}
 	return nil
 }

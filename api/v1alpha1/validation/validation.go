@@ -122,24 +122,30 @@ func validateNVFP4(o *v1alpha1.NVFP4Options, p *field.Path) field.ErrorList {
 }
 
 // ValidateRecipeWorkload checks what a recipe and a workload cannot do
-// together: a row-scaled NVFP4 input has only a rowwise operand, so a
-// workload that quantizes inputs (tensorRole Input, or QuantizedLinear)
-// must use usage Rowwise.
+// together, as TransformerEngine refuses it: a row-scaled NVFP4 input has
+// only a rowwise operand, so a workload that quantizes inputs (tensorRole
+// Input, or QuantizedLinear) must use usage Rowwise; and a 4over6 weight in
+// 16x16 tiles has no columnwise operand without its rowwise one.
 func ValidateRecipeWorkload(r *v1alpha1.QuantRecipeSpec, w *v1alpha1.Workload, p *field.Path) field.ErrorList {
 	e := r.Effective()
-	if e.NVFP4 == nil || !*e.NVFP4.RowScaledActivation || w.Usage == v1alpha1.UsageRowwise {
-		return nil
-	}
-	inputs := w.Operation == v1alpha1.OperationQuantizedLinear || w.TensorRole == "" || w.TensorRole == v1alpha1.TensorRoleInput
-	if !inputs {
+	if e.NVFP4 == nil {
 		return nil
 	}
 	usage := w.Usage
 	if usage == "" {
 		usage = v1alpha1.UsageBoth
 	}
-	return field.ErrorList{field.Invalid(p.Child("usage"), usage,
-		"row-scaled NVFP4 quantization does not support columnwise usage (TransformerEngine): the recipe sets nvfp4.rowScaledActivation, so inputs take usage Rowwise")}
+	inputs := w.Operation == v1alpha1.OperationQuantizedLinear || w.TensorRole == "" || w.TensorRole == v1alpha1.TensorRoleInput
+	if *e.NVFP4.RowScaledActivation && inputs && usage != v1alpha1.UsageRowwise {
+		return field.ErrorList{field.Invalid(p.Child("usage"), usage,
+			"row-scaled NVFP4 quantization does not support columnwise usage (TransformerEngine): the recipe sets nvfp4.rowScaledActivation, so inputs take usage Rowwise")}
+	}
+	weights4over6 := e.NVFP4.FourOverSix == v1alpha1.NVFP4ScopeWeights || e.NVFP4.FourOverSix == v1alpha1.NVFP4ScopeAll
+	if weights4over6 && *e.NVFP4.TwoDimensionalWeights && w.TensorRole == v1alpha1.TensorRoleWeight && usage == v1alpha1.UsageColumnwise {
+		return field.ErrorList{field.Invalid(p.Child("usage"), usage,
+			"NVFP4 4over6 2D quantization requires rowwise output (TransformerEngine): 4over6 weights in 16x16 tiles take usage Both or Rowwise")}
+	}
+	return nil
 }
 
 // maxDim is the CRD's bound on rows, cols and outFeatures.

@@ -95,6 +95,12 @@ func TestValidateRecipeWorkload(t *testing.T) {
 		"row-scaled inputs, both (the default)": {recipe: rowScaled, wantField: "spec.workload.usage"},
 		"row-scaled linear, both": {recipe: rowScaled, w: v1alpha1.Workload{Operation: v1alpha1.OperationQuantizedLinear, TensorRole: v1alpha1.TensorRoleWeight},
 			wantField: "spec.workload.usage"},
+		"4over6 weights, columnwise": {recipe: nvfp4(v1alpha1.NVFP4Options{FourOverSix: v1alpha1.NVFP4ScopeWeights}),
+			w: v1alpha1.Workload{TensorRole: v1alpha1.TensorRoleWeight, Usage: v1alpha1.UsageColumnwise}, wantField: "spec.workload.usage"},
+		"4over6 weights, both": {recipe: nvfp4(v1alpha1.NVFP4Options{FourOverSix: v1alpha1.NVFP4ScopeWeights}),
+			w: v1alpha1.Workload{TensorRole: v1alpha1.TensorRoleWeight}},
+		"4over6 1D weights, columnwise": {recipe: nvfp4(v1alpha1.NVFP4Options{FourOverSix: v1alpha1.NVFP4ScopeWeights, TwoDimensionalWeights: &no}),
+			w: v1alpha1.Workload{TensorRole: v1alpha1.TensorRoleWeight, Usage: v1alpha1.UsageColumnwise}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
