@@ -2,6 +2,17 @@ package quant
 
 import "errors"
 
+// ErrNoOutputToKeep is returned for a skipped step that has no outputs to
+// leave untouched (Request.Output is nil): there is nothing to return.
+var ErrNoOutputToKeep = errors.New("the no-op flag is set but the request has no Output to leave untouched")
+
+// ErrNoOpGrouped is returned for a grouped quantize with a no-op flag:
+// grouped steps do not take the flag yet.
+var ErrNoOpGrouped = errors.New("grouped quantizes do not take a no-op flag yet")
+
+// Skipped reports whether a step with this no-op flag is skipped: the flag
+// exists and holds exactly 1, as TE's kernels test it.
+//
 // TransformerEngine's quantize kernels take an optional device-side no-op
 // flag (a float32 in device memory; TE PRs 3246 and 3271): a kernel that
 // reads exactly 1.0 from it returns before writing anything. A captured
@@ -16,17 +27,6 @@ import "errors"
 //   - A skipped step leaves its outputs (Request.Output, returned as is),
 //     the delayed-scaling amax history and the scale untouched: it records
 //     no amax, and State.UpdateUnlessNoOp does not end the step either.
-
-// ErrNoOutputToKeep is returned for a skipped step that has no outputs to
-// leave untouched (Request.Output is nil): there is nothing to return.
-var ErrNoOutputToKeep = errors.New("the no-op flag is set but the request has no Output to leave untouched")
-
-// ErrNoOpGrouped is returned for a grouped quantize with a no-op flag:
-// grouped steps do not take the flag yet.
-var ErrNoOpGrouped = errors.New("grouped quantizes do not take a no-op flag yet")
-
-// Skipped reports whether a step with this no-op flag is skipped: the
-// flag exists and holds exactly 1, as TE's kernels test it.
 func Skipped(noOp *float32) bool {
 	return noOp != nil && *noOp == 1
 }
