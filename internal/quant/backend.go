@@ -20,9 +20,9 @@ type Request struct {
 	// NoOp is the step's no-op flag (see Skipped); nil means none.
 	NoOp *float32
 	// Output holds the outputs of the previous run of this step, the
-	// buffers a graph replay writes into: a step that runs overwrites it
-	// in place and returns it, a skipped step returns it untouched. Nil
-	// means a fresh Result per call.
+	// buffers a graph replay writes into: a step that runs gives it the new
+	// values (*Output is replaced) and returns it, a skipped step returns
+	// it untouched. Nil means a fresh Result per call.
 	Output *Result
 }
 
