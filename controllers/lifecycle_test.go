@@ -186,3 +186,24 @@ func TestMissingRecipeWaitsThenRuns(t *testing.T) {
 	create(t, builders.MakeQuantRecipe("late", ns).Obj())
 	waitForPhase(t, ns, "early", kquantv1alpha1.JobPhaseSucceeded)
 }
+
+// A job whose workload asks a row-scaled NVFP4 input for its columnwise
+// operand (usage Both, the default), which TransformerEngine does not
+// produce, fails at once instead of failing every run.
+func TestRowScaledInputsWithBothUsagesFail(t *testing.T) {
+	ns := newNamespace(t)
+	startAgents(t, agent("rowscaled-a", builders.B200, 1))
+	recipe := builders.MakeQuantRecipe("rowscaled", ns).NVFP4().Obj()
+	off, on := false, true
+	recipe.Spec.NVFP4 = &kquantv1alpha1.NVFP4Options{RandomHadamardTransform: &off, RowScaledActivation: &on}
+	create(t, recipe, builders.MakeQuantJob("both", ns).Recipe("rowscaled").Obj())
+
+	job := waitForPhase(t, ns, "both", kquantv1alpha1.JobPhaseFailed)
+	c := condition(job.Status.Conditions, kquantv1alpha1.JobConditionFailed)
+	if c.Reason != kquantv1alpha1.ReasonRecipeInvalid || !strings.Contains(c.Message, "spec.workload.usage") {
+		t.Errorf("Failed condition %+v, want reason RecipeInvalid naming spec.workload.usage", c)
+	}
+	if runs := runsOf(t, ns, "both"); len(runs) != 0 {
+		t.Errorf("%d runs created, want none", len(runs))
+	}
+}

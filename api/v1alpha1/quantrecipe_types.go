@@ -66,6 +66,35 @@ const (
 	ScaleRoundingOCP ScaleRounding = "OCP"
 )
 
+// NVFP4TensorScope selects NVFP4 tensors by role, as TransformerEngine's 4over6
+// options do: weights, activations (inputs) or all (both). Gradients are never
+// selected.
+// +kubebuilder:validation:Enum=none;weights;activations;all
+type NVFP4TensorScope string
+
+const (
+	// NVFP4ScopeNone selects no tensor.
+	NVFP4ScopeNone NVFP4TensorScope = "none"
+	// NVFP4ScopeWeights selects weights.
+	NVFP4ScopeWeights NVFP4TensorScope = "weights"
+	// NVFP4ScopeActivations selects inputs.
+	NVFP4ScopeActivations NVFP4TensorScope = "activations"
+	// NVFP4ScopeAll selects weights and inputs.
+	NVFP4ScopeAll NVFP4TensorScope = "all"
+)
+
+// FourOverSixErrorMode is the error measure by which an NVFP4 4over6 block
+// chooses its scale.
+// +kubebuilder:validation:Enum=MAE;MSE
+type FourOverSixErrorMode string
+
+const (
+	// FourOverSixMAE sums the absolute errors of the block.
+	FourOverSixMAE FourOverSixErrorMode = "MAE"
+	// FourOverSixMSE sums the squared errors of the block.
+	FourOverSixMSE FourOverSixErrorMode = "MSE"
+)
+
 // DelayedScalingOptions tunes DelayedScaling.
 type DelayedScalingOptions struct {
 	// margin is the number of powers of two of headroom: scale = fp8_max * 2^-margin / amax.
@@ -111,7 +140,8 @@ type CurrentScalingOptions struct {
 type BlockScalingOptions struct {
 	// power2Scales rounds each block scale down to a power of two. On by default,
 	// and required on compute capability 10.0 and newer, where block scaling runs
-	// emulated through MXFP8.
+	// emulated through MXFP8. false is TransformerEngine's
+	// NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1 (float32 scales for every role).
 	// +optional
 	// +kubebuilder:default=true
 	Power2Scales *bool `json:"power2Scales,omitempty"`
@@ -130,7 +160,11 @@ type MXFP8Options struct {
 	TwoDimensionalWeights *bool `json:"twoDimensionalWeights,omitempty"`
 }
 
-// NVFP4Options tunes NVFP4BlockScaling. TransformerEngine turns all three on.
+// NVFP4Options tunes NVFP4BlockScaling. TransformerEngine turns the three
+// transforms on and 4over6 and row scaling off.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.fourOverSix) || !(self.fourOverSix in ['activations', 'all']) || (has(self.randomHadamardTransform) && !self.randomHadamardTransform)",message="spec.nvfp4.fourOverSix: NVFP4 4over6 quantization does not support RHT (TransformerEngine: pre-training paths that combine 4over6 with RHT are not yet implemented); set randomHadamardTransform to false or fourOverSix to weights",fieldPath=".fourOverSix"
+// +kubebuilder:validation:XValidation:rule="!has(self.rowScaledActivation) || !self.rowScaledActivation || (has(self.randomHadamardTransform) && !self.randomHadamardTransform)",message="spec.nvfp4.rowScaledActivation: row-scaled NVFP4 quantization does not support RHT (TransformerEngine); set randomHadamardTransform to false",fieldPath=".rowScaledActivation"
 type NVFP4Options struct {
 	// randomHadamardTransform applies a 16-point random Hadamard transform to the
 	// columnwise operand of inputs and gradients before quantizing. Default true.
@@ -148,6 +182,37 @@ type NVFP4Options struct {
 	// +optional
 	// +kubebuilder:default=true
 	TwoDimensionalWeights *bool `json:"twoDimensionalWeights,omitempty"`
+
+	// fourOverSix is TransformerEngine's nvfp4_4over6: the tensors (none,
+	// weights, activations or all; never gradients) whose every block keeps the
+	// better of two scales, map-to-6 and a 1.5 times larger map-to-4, by
+	// fourOverSixErrorMode. Activations need randomHadamardTransform false.
+	// Default none.
+	// +optional
+	// +kubebuilder:default=none
+	FourOverSix NVFP4TensorScope `json:"fourOverSix,omitempty"`
+
+	// fourOverSixErrorMode is the error measure of that choice: MAE (the
+	// default) or MSE. Read only when fourOverSix is not none.
+	// +optional
+	// +kubebuilder:default=MAE
+	FourOverSixErrorMode FourOverSixErrorMode `json:"fourOverSixErrorMode,omitempty"`
+
+	// fourOverSixE4M3Bound256 is TransformerEngine's nvfp4_4over6_e4m3_use_256:
+	// the 4over6 tensors whose tensor scale uses 256 instead of 448 as the E4M3
+	// bound, leaving room for the larger map-to-4 scale. Default all. Read only
+	// when fourOverSix is not none.
+	// +optional
+	// +kubebuilder:default=all
+	FourOverSixE4M3Bound256 NVFP4TensorScope `json:"fourOverSixE4M3Bound256,omitempty"`
+
+	// rowScaledActivation is TransformerEngine's row_scaled_activation: inputs
+	// get one float32 tensor scale per row and only a rowwise operand (runs must
+	// use usage Rowwise for them). Needs randomHadamardTransform false. Default
+	// false.
+	// +optional
+	// +kubebuilder:default=false
+	RowScaledActivation *bool `json:"rowScaledActivation,omitempty"`
 }
 
 // QuantRecipeSpec describes a quantization recipe with TransformerEngine's

@@ -61,6 +61,10 @@ func (s *QuantRecipeSpec) Effective() QuantRecipeSpec {
 		o.RandomHadamardTransform = orDefault(o.RandomHadamardTransform, true)
 		o.StochasticRounding = orDefault(o.StochasticRounding, true)
 		o.TwoDimensionalWeights = orDefault(o.TwoDimensionalWeights, true)
+		o.FourOverSix = cmp.Or(o.FourOverSix, NVFP4ScopeNone)
+		o.FourOverSixErrorMode = cmp.Or(o.FourOverSixErrorMode, FourOverSixMAE)
+		o.FourOverSixE4M3Bound256 = cmp.Or(o.FourOverSixE4M3Bound256, NVFP4ScopeAll)
+		o.RowScaledActivation = orDefault(o.RowScaledActivation, false)
 		out.NVFP4 = &o
 	}
 	return out
@@ -96,6 +100,16 @@ func (s *QuantRecipeSpec) Key() string {
 		opt("randomHadamardTransform", *o.RandomHadamardTransform)
 		opt("stochasticRounding", *o.StochasticRounding)
 		opt("twoDimensionalWeights", *o.TwoDimensionalWeights)
+		// Options added after the key was first published appear only when
+		// they change behaviour, so that existing recipes keep their keys.
+		if o.FourOverSix != NVFP4ScopeNone {
+			opt("fourOverSix", o.FourOverSix)
+			opt("fourOverSixErrorMode", o.FourOverSixErrorMode)
+			opt("fourOverSixE4M3Bound256", o.FourOverSixE4M3Bound256)
+		}
+		if *o.RowScaledActivation {
+			opt("rowScaledActivation", true)
+		}
 	}
 	return b.String()
 }

@@ -42,6 +42,16 @@ func TestKeyIgnoresSpelledOutDefaults(t *testing.T) {
 			b:       QuantRecipeSpec{Scheme: SchemeNVFP4BlockScaling, Format: FormatE2M1, NVFP4: &NVFP4Options{StochasticRounding: ptr.To(true)}},
 			wantKey: "NVFP4BlockScaling/E2M1;randomHadamardTransform=true;stochasticRounding=true;twoDimensionalWeights=true",
 		},
+		{
+			name: "nvfp4 4over6 and row scaling",
+			a: QuantRecipeSpec{Scheme: SchemeNVFP4BlockScaling, NVFP4: &NVFP4Options{
+				RandomHadamardTransform: ptr.To(false), FourOverSix: NVFP4ScopeAll, RowScaledActivation: ptr.To(true)}},
+			b: QuantRecipeSpec{Scheme: SchemeNVFP4BlockScaling, NVFP4: &NVFP4Options{
+				RandomHadamardTransform: ptr.To(false), FourOverSix: NVFP4ScopeAll, FourOverSixErrorMode: FourOverSixMAE,
+				FourOverSixE4M3Bound256: NVFP4ScopeAll, RowScaledActivation: ptr.To(true)}},
+			wantKey: "NVFP4BlockScaling/E2M1;randomHadamardTransform=false;stochasticRounding=true;twoDimensionalWeights=true" +
+				";fourOverSix=all;fourOverSixErrorMode=MAE;fourOverSixE4M3Bound256=all;rowScaledActivation=true",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

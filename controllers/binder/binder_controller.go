@@ -407,11 +407,11 @@ func fcfs(runs []*kquantv1alpha1.QuantRun, jobs map[string]*jobState) []*kquantv
 // eligibleFor evaluates the fleet for a job, memoised per requirement within a
 // pass: jobs asking the same thing share one evaluation.
 func eligibleFor(run *kquantv1alpha1.QuantRun, job *kquantv1alpha1.QuantJob, nodes []scheduling.NodeState, now time.Time, memo map[string][]scheduling.GPU) []scheduling.GPU {
-	key := scheduling.RequirementKey(run.Spec.Recipe.Spec.Scheme, &job.Spec.Placement)
+	key := scheduling.RequirementKey(&run.Spec.Recipe.Spec, &job.Spec.Placement)
 	if g, ok := memo[key]; ok {
 		return g
 	}
-	req, err := scheduling.NewRequirements(run.Spec.Recipe.Spec.Scheme, &job.Spec.Placement)
+	req, err := scheduling.NewRequirements(&run.Spec.Recipe.Spec, &job.Spec.Placement)
 	g := []scheduling.GPU{}
 	if err == nil {
 		g = append(g, scheduling.EligibleGPUs(scheduling.Evaluate(nodes, &req, now))...)

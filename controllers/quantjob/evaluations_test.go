@@ -10,8 +10,8 @@ import (
 
 func TestEvaluationsMemo(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	anyKey := scheduling.RequirementKey(kquantv1alpha1.SchemeFloat8CurrentScaling, &kquantv1alpha1.Placement{Policy: kquantv1alpha1.PlacementAnyGPU})
-	eachKey := scheduling.RequirementKey(kquantv1alpha1.SchemeFloat8CurrentScaling, &kquantv1alpha1.Placement{Policy: kquantv1alpha1.PlacementEachGPU})
+	anyKey := scheduling.RequirementKey(&kquantv1alpha1.QuantRecipeSpec{Scheme: kquantv1alpha1.SchemeFloat8CurrentScaling}, &kquantv1alpha1.Placement{Policy: kquantv1alpha1.PlacementAnyGPU})
+	eachKey := scheduling.RequirementKey(&kquantv1alpha1.QuantRecipeSpec{Scheme: kquantv1alpha1.SchemeFloat8CurrentScaling}, &kquantv1alpha1.Placement{Policy: kquantv1alpha1.PlacementEachGPU})
 	if anyKey == eachKey || anyKey == "" {
 		t.Fatalf("keys %q and %q: want distinct and non-empty", anyKey, eachKey)
 	}

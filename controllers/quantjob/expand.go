@@ -10,11 +10,13 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/validation"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/quantrecipe"
 	"github.com/kquant/kquant/controllers/quantrun"
@@ -38,11 +40,15 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
 			failMessage: fmt.Sprintf("%s %s is invalid: %s", recipe.kind, recipe.name, strings.Join(problems, "; "))}, nil
 	}
-	req, err := scheduling.NewRequirements(recipe.spec.Scheme, &job.Spec.Placement)
+	if errs := validation.ValidateRecipeWorkload(&recipe.spec, &job.Spec.Workload, field.NewPath("spec", "workload")); len(errs) > 0 {
+		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
+			failMessage: fmt.Sprintf("%s %s cannot run this workload: %s", recipe.kind, recipe.name, errs.ToAggregate())}, nil
+	}
+	req, err := scheduling.NewRequirements(&recipe.spec, &job.Spec.Placement)
 	if err != nil {
 		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
 	}
-	ev, err := r.evaluate(ctx, recipe.spec.Scheme, &job.Spec.Placement, &req, now)
+	ev, err := r.evaluate(ctx, &recipe.spec, &job.Spec.Placement, &req, now)
 	if err != nil {
 		return nil, outcome{}, err
 	}
@@ -97,8 +103,8 @@ func migNote(results []scheduling.NodeResult) string {
 
 // evaluate evaluates the fleet for req, or reuses an evaluation of the same
 // requirement made within EvaluationTTL. The results are shared: read only.
-func (r *Reconciler) evaluate(ctx context.Context, scheme kquantv1alpha1.Scheme, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) (*evaluation, error) {
-	key := scheduling.RequirementKey(scheme, placement)
+func (r *Reconciler) evaluate(ctx context.Context, recipe *kquantv1alpha1.QuantRecipeSpec, placement *kquantv1alpha1.Placement, req *scheduling.Requirements, now time.Time) (*evaluation, error) {
+	key := scheduling.RequirementKey(recipe, placement)
 	if ev, ok := r.evaluations.get(key, now); ok {
 		return ev, nil
 	}

@@ -137,21 +137,21 @@ func computeStatus(recipe recipe, nodes []scheduling.NodeState, now time.Time) (
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonValid, "recipe is valid; status.key is its canonical form"
 	}
 	st.ObservedGeneration = generation
-	st.Nodes = countNodes(recipe.spec.Scheme, nodes, now)
+	st.Nodes = countNodes(recipe.spec, nodes, now)
 	meta.SetStatusCondition(&st.Conditions, cond)
 	return st, problems
 }
 
 // countNodes counts Ready nodes (profile Ready and agent Lease fresh) by their
-// best support of scheme.
-func countNodes(scheme kquantv1alpha1.Scheme, nodes []scheduling.NodeState, now time.Time) kquantv1alpha1.RecipeNodeCounts {
+// best support of the recipe.
+func countNodes(recipe *kquantv1alpha1.QuantRecipeSpec, nodes []scheduling.NodeState, now time.Time) kquantv1alpha1.RecipeNodeCounts {
 	var c kquantv1alpha1.RecipeNodeCounts
 	for i := range nodes {
 		n := &nodes[i]
 		if !scheduling.ProfileReady(n.Profile) || !scheduling.LeaseFresh(n.Lease, now) {
 			continue
 		}
-		switch scheduling.NodeSupport(n.Profile, scheme) {
+		switch scheduling.NodeRecipeSupport(n.Profile, recipe) {
 		case kquantv1alpha1.SupportNative:
 			c.Native++
 		case kquantv1alpha1.SupportEmulated:

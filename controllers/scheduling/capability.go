@@ -54,6 +54,16 @@ func NodeSupport(profile *kquantv1alpha1.GPUNodeProfile, scheme kquantv1alpha1.S
 	return best
 }
 
+// NodeRecipeSupport is NodeSupport for a whole recipe: Unsupported when the
+// recipe asks for what no quantize kernel implements yet
+// (capability.KernelGap), whatever the node's support of its scheme.
+func NodeRecipeSupport(profile *kquantv1alpha1.GPUNodeProfile, recipe *kquantv1alpha1.QuantRecipeSpec) kquantv1alpha1.Support {
+	if capability.KernelGap(recipe) != "" {
+		return kquantv1alpha1.SupportUnsupported
+	}
+	return NodeSupport(profile, recipe.Scheme)
+}
+
 // ProfileReady reports whether the agent marked its profile Ready.
 func ProfileReady(profile *kquantv1alpha1.GPUNodeProfile) bool {
 	return meta.IsStatusConditionTrue(profile.Status.Conditions, kquantv1alpha1.ConditionReady)

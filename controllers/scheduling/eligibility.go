@@ -49,7 +49,10 @@ func (n *NodeState) Name() string { return n.Profile.Name }
 
 // Requirements are what a job asks of a GPU.
 type Requirements struct {
-	Scheme        kquantv1alpha1.Scheme
+	Scheme kquantv1alpha1.Scheme
+	// KernelGap is what the recipe asks for that no GPU's quantize kernels
+	// implement yet (capability.KernelGap); "" when nothing.
+	KernelGap     string
 	RequireNative bool
 	Architectures []kquantv1alpha1.Architecture
 	MinCC         *capability.Version
@@ -60,21 +63,23 @@ type Requirements struct {
 }
 
 // RequirementKey identifies what a job asks of the fleet, its recipe's scheme
-// and its placement, for memoising evaluations: jobs with equal keys get equal
-// Requirements. It is "" when the placement cannot be encoded (never memoise).
-func RequirementKey(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) string {
+// and kernel gap and its placement, for memoising evaluations: jobs with equal
+// keys get equal Requirements. It is "" when the placement cannot be encoded
+// (never memoise).
+func RequirementKey(recipe *kquantv1alpha1.QuantRecipeSpec, p *kquantv1alpha1.Placement) string {
 	data, err := json.Marshal(p)
 	if err != nil {
 		return ""
 	}
-	return string(scheme) + "|" + string(data)
+	return string(recipe.Scheme) + "|" + capability.KernelGap(recipe) + "|" + string(data)
 }
 
-// NewRequirements turns a recipe's scheme and a job's placement into
-// Requirements, failing on a placement that the API server let through but that
-// cannot be evaluated (a malformed nodeSelector).
-func NewRequirements(scheme kquantv1alpha1.Scheme, p *kquantv1alpha1.Placement) (Requirements, error) {
-	req := Requirements{Scheme: scheme, RequireNative: p.RequireNative, Architectures: p.Architectures, Selector: labels.Everything(),
+// NewRequirements turns a recipe and a job's placement into Requirements,
+// failing on a placement that the API server let through but that cannot be
+// evaluated (a malformed nodeSelector).
+func NewRequirements(recipe *kquantv1alpha1.QuantRecipeSpec, p *kquantv1alpha1.Placement) (Requirements, error) {
+	req := Requirements{Scheme: recipe.Scheme, KernelGap: capability.KernelGap(recipe),
+		RequireNative: p.RequireNative, Architectures: p.Architectures, Selector: labels.Everything(),
 		MIGSlices: p.MIGSlices == kquantv1alpha1.MIGSlicesInclude}
 	if p.MinComputeCapability != "" {
 		cc, err := capability.Parse(p.MinComputeCapability)
@@ -192,6 +197,8 @@ func computeCapabilityAtLeast(g *kquantv1alpha1.GPU, req *Requirements) (bool, s
 func recipeSupported(g *kquantv1alpha1.GPU, req *Requirements) (bool, string, string) {
 	support, reason := GPUSupport(g, req.Scheme)
 	switch {
+	case req.KernelGap != "":
+		return false, ReasonUnsupported, fmt.Sprintf("cannot run %s (%s)", SchemeShortName(req.Scheme), strings.TrimSuffix(capability.ReasonNoKernel(req.KernelGap), "."))
 	case support == kquantv1alpha1.SupportNative:
 		return true, "", ""
 	case support == kquantv1alpha1.SupportEmulated && !req.RequireNative:

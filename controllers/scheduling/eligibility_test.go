@@ -24,7 +24,7 @@ func node(p *builders.GPUNodeProfileWrapper, labels map[string]string) NodeState
 
 func mustRequirements(t *testing.T, scheme kquantv1alpha1.Scheme, job *kquantv1alpha1.QuantJob) Requirements {
 	t.Helper()
-	req, err := NewRequirements(scheme, &job.Spec.Placement)
+	req, err := NewRequirements(&kquantv1alpha1.QuantRecipeSpec{Scheme: scheme}, &job.Spec.Placement)
 	if err != nil {
 		t.Fatalf("NewRequirements: %v", err)
 	}
@@ -177,8 +177,8 @@ func TestMIGUnits(t *testing.T) {
 	if slots := Expand(kquantv1alpha1.PlacementEachGPU, EligibleGPUs(res)); len(slots) != 3 {
 		t.Errorf("EachGPU over 2 MIG devices and a whole GPU: %d slots, want 3", len(slots))
 	}
-	if RequirementKey(kquantv1alpha1.SchemeFloat8CurrentScaling, &builders.MakeQuantJob("j", "ns").Obj().Spec.Placement) ==
-		RequirementKey(kquantv1alpha1.SchemeFloat8CurrentScaling, &builders.MakeQuantJob("j", "ns").MIGSlices().Obj().Spec.Placement) {
+	if RequirementKey(&kquantv1alpha1.QuantRecipeSpec{Scheme: kquantv1alpha1.SchemeFloat8CurrentScaling}, &builders.MakeQuantJob("j", "ns").Obj().Spec.Placement) ==
+		RequirementKey(&kquantv1alpha1.QuantRecipeSpec{Scheme: kquantv1alpha1.SchemeFloat8CurrentScaling}, &builders.MakeQuantJob("j", "ns").MIGSlices().Obj().Spec.Placement) {
 		t.Error("the opt-in does not change the requirement key")
 	}
 }
@@ -186,7 +186,7 @@ func TestMIGUnits(t *testing.T) {
 func TestNewRequirementsRejectsBadSelector(t *testing.T) {
 	job := builders.MakeQuantJob("j", "ns").Obj()
 	job.Spec.Placement.NodeSelector = &metav1LabelSelectorBad
-	if _, err := NewRequirements(kquantv1alpha1.SchemeMXFP8BlockScaling, &job.Spec.Placement); err == nil {
+	if _, err := NewRequirements(&kquantv1alpha1.QuantRecipeSpec{Scheme: kquantv1alpha1.SchemeMXFP8BlockScaling}, &job.Spec.Placement); err == nil {
 		t.Error("NewRequirements() with operator Sideways: got nil error")
 	}
 }

@@ -49,6 +49,10 @@ func RecipeFromAPI(spec v1alpha1.QuantRecipeSpec) (quant.Recipe, error) {
 		r.NVFP4.RandomHadamardTransform = *e.NVFP4.RandomHadamardTransform
 		r.NVFP4.StochasticRounding = *e.NVFP4.StochasticRounding
 		r.NVFP4.TwoDimensionalWeights = *e.NVFP4.TwoDimensionalWeights
+		r.NVFP4.FourOverSix = quant.TensorScope(e.NVFP4.FourOverSix)
+		r.NVFP4.FourOverSixErrorMode = quant.ErrorMode(e.NVFP4.FourOverSixErrorMode)
+		r.NVFP4.FourOverSixE4M3Bound256 = quant.TensorScope(e.NVFP4.FourOverSixE4M3Bound256)
+		r.NVFP4.RowScaledActivation = *e.NVFP4.RowScaledActivation
 	}
 	if err := r.Validate(); err != nil {
 		return quant.Recipe{}, err

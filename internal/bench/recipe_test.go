@@ -50,6 +50,14 @@ func TestRecipeFromAPIOptions(t *testing.T) {
 			func(r *quant.Recipe) {
 				r.NVFP4.RandomHadamardTransform, r.NVFP4.StochasticRounding, r.NVFP4.TwoDimensionalWeights = false, false, false
 			}},
+		{"nvfp4 4over6 MSE and row scaling", v1alpha1.QuantRecipeSpec{Scheme: v1alpha1.SchemeNVFP4BlockScaling,
+			NVFP4: &v1alpha1.NVFP4Options{RandomHadamardTransform: ptr(false), FourOverSix: v1alpha1.NVFP4ScopeActivations,
+				FourOverSixErrorMode: v1alpha1.FourOverSixMSE, FourOverSixE4M3Bound256: v1alpha1.NVFP4ScopeNone, RowScaledActivation: ptr(true)}},
+			func(r *quant.Recipe) {
+				r.NVFP4.RandomHadamardTransform = false
+				r.NVFP4.FourOverSix, r.NVFP4.FourOverSixErrorMode = quant.ScopeActivations, quant.ErrorMSE
+				r.NVFP4.FourOverSixE4M3Bound256, r.NVFP4.RowScaledActivation = quant.ScopeNone, true
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,7 @@ func (s *Spec) Validate() error {
 	errs := validation.ValidateQuantRecipeSpec(&s.Recipe, spec)
 	errs = append(errs, validation.ValidateMode(s.Mode, spec.Child("mode"))...)
 	errs = append(errs, validation.ValidateWorkload(&s.Workload, spec.Child("workload"))...)
+	errs = append(errs, validation.ValidateRecipeWorkload(&s.Recipe, &s.Workload, spec.Child("workload"))...)
 	errs = append(errs, validation.ValidateExecution(&s.Execution, spec.Child("execution"))...)
 	errs = append(errs, validation.ValidateTolerances(&s.Tolerances, spec.Child("tolerances"))...)
 	if len(errs) > 0 {

@@ -181,6 +181,9 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 	if err := checkPlan(plan); err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
 	}
+	if err := checkNoOp(req); err != nil {
+		return nil, fmt.Errorf("quantize: %w", err)
+	}
 	delayed := plan.Scheme == quant.DelayedScaling
 	if x.Rows == 0 || x.Cols == 0 {
 		// Nothing to launch: an empty tensor's result (amax 0, no codes)

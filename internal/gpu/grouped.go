@@ -130,6 +130,9 @@ func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) 
 	if err := checkPlan(plan); err != nil {
 		return nil, fmt.Errorf("grouped cuda step: %w", err)
 	}
+	if err := checkNoOp(cfg.Request); err != nil {
+		return nil, fmt.Errorf("grouped cuda step: %w", err)
+	}
 	var states []*quant.State
 	if plan.Scheme == quant.DelayedScaling {
 		states = make([]*quant.State, len(cfg.Splits))

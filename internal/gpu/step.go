@@ -146,6 +146,9 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	if err := checkPlan(plan); err != nil {
 		return err
 	}
+	if err := checkNoOp(cfg.Request); err != nil {
+		return err
+	}
 	if cfg.Rows <= 0 || cfg.Cols <= 0 {
 		return fmt.Errorf("empty tensor")
 	}

@@ -17,7 +17,10 @@ var ErrNotImplemented = errors.New("not yet implemented on the cuda backend (the
 // checkPlan reports whether the kernels cover a resolved recipe: every
 // scheme and option of quant.Recipe, MXFP8 in 1x32/32x1 blocks
 // (kernels.MXFP8Swizzled, MXFP8BothSwizzled) and in 32x32 weight tiles
-// (kernels.MXFP82D) included. What it rejects wraps ErrNotImplemented.
+// (kernels.MXFP82D) included, except NVFP4's 4over6 block scales and
+// row-scaled activations, which have no kernel yet
+// (capability.KernelGap names the same two for the controllers). What it
+// rejects wraps ErrNotImplemented.
 func checkPlan(p quant.Plan) error {
 	switch p.Scheme {
 	case quant.DelayedScaling, quant.Float8CurrentScaling, quant.Float8BlockScaling:
@@ -29,12 +32,27 @@ func checkPlan(p quant.Plan) error {
 		if p.Element != element.E2M1 {
 			return fmt.Errorf("scheme %s with element %v: %w", p.Scheme, p.Element, ErrNotImplemented)
 		}
+		if p.FourOverSix != "" {
+			return fmt.Errorf("scheme %s with 4over6 block scales (%s): %w", p.Scheme, p.FourOverSix, ErrNotImplemented)
+		}
+		if p.RowScaled {
+			return fmt.Errorf("scheme %s with row-scaled activations: %w", p.Scheme, ErrNotImplemented)
+		}
 		return nil
 	default:
 		return fmt.Errorf("scheme %s: %w", p.Scheme, ErrNotImplemented)
 	}
 	if _, err := format(p.Element); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkNoOp refuses a request with TE's no-op flag (quant.Request.NoOp)
+// or outputs to keep, which the kernels do not read yet.
+func checkNoOp(req quant.Request) error {
+	if req.NoOp != nil || req.Output != nil {
+		return fmt.Errorf("the no-op flag (Request.NoOp, Request.Output): %w", ErrNotImplemented)
 	}
 	return nil
 }

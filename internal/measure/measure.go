@@ -201,9 +201,8 @@ type Measurer interface {
 }
 
 // Coverage is implemented by a backend that may run only some recipes: the
-// CUDA backend, whose kernels now cover every recipe and option quant.Recipe
-// expresses (MXFP8's 32x32 weight tiles were the last to fall back), keeps
-// it for kernels yet to come. A run whose recipe the backend does not cover
+// CUDA backend, whose kernels cover every recipe and option quant.Recipe
+// expresses except NVFP4's 4over6 and row-scaled activations. A run whose recipe the backend does not cover
 // runs on the reference backend instead — emulated on the CPU, with
 // results.backend saying so — rather than failing.
 type Coverage interface {

@@ -17,6 +17,13 @@ type Request struct {
 	State *State
 	// Seed seeds the Philox stream of stochastic rounding.
 	Seed uint64
+	// NoOp is the step's no-op flag (see Skipped); nil means none.
+	NoOp *float32
+	// Output holds the outputs of the previous run of this step, the
+	// buffers a graph replay writes into: a step that runs gives it the new
+	// values (*Output is replaced) and returns it, a skipped step returns
+	// it untouched. Nil means a fresh Result per call.
+	Output *Result
 }
 
 // EffectiveUsage returns the usage with the zero value resolved to both.
@@ -91,6 +98,9 @@ func CheckRequest(req Request, x Tensor) (Plan, error) {
 	if err := x.Validate(); err != nil {
 		return Plan{}, err
 	}
+	if err := plan.CheckUsage(req.EffectiveUsage()); err != nil {
+		return Plan{}, err
+	}
 	if plan.Scheme == DelayedScaling {
 		if err := req.State.Check(req.Recipe); err != nil {
 			return Plan{}, err
@@ -112,6 +122,12 @@ func CheckGroupedRequest(req Request, x Tensor, splits []int, states []*State) (
 	}
 	if req.State != nil {
 		return Plan{}, fmt.Errorf("pass per-group states, not Request.State")
+	}
+	if req.NoOp != nil || req.Output != nil {
+		return Plan{}, ErrNoOpGrouped
+	}
+	if err := plan.CheckUsage(req.EffectiveUsage()); err != nil {
+		return Plan{}, err
 	}
 	if err := CheckSplits(plan.Scheme, x.Rows, splits, states); err != nil {
 		return Plan{}, err

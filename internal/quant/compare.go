@@ -29,5 +29,8 @@ func sameOperand(a, b *Operand) bool {
 		math.Float32bits(a.Scale) == math.Float32bits(b.Scale) &&
 		math.Float32bits(a.Amax) == math.Float32bits(b.Amax) &&
 		bytes.Equal(a.Data, b.Data) && bytes.Equal(a.ScaleCodes, b.ScaleCodes) && bytes.Equal(a.Swizzled, b.Swizzled) &&
-		slices.EqualFunc(a.ScaleInv, b.ScaleInv, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+		slices.EqualFunc(a.ScaleInv, b.ScaleInv, sameBits) &&
+		slices.EqualFunc(a.RowAmax, b.RowAmax, sameBits) && slices.EqualFunc(a.RowScale, b.RowScale, sameBits)
 }
+
+func sameBits(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }

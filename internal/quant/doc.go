@@ -23,6 +23,9 @@
 //   - NVFP4BlockScaling: 1x16 blocks; 16x16 tiles for Weight (on by
 //     default); the random Hadamard transform on the columnwise operand of
 //     Input and Gradient; stochastic rounding on Gradient (both operands).
+//   - NVFP4 4over6 (FourOverSix): on Weight, Input or both as the scope
+//     says, never on Gradient; refused with the RHT on Input. Row scaling
+//     (RowScaledActivation): Input only, rowwise operand only.
 //
 // # Operand layouts (decisions where the contract leaves room)
 //

@@ -122,7 +122,8 @@ type MXFP8Options struct {
 }
 
 // NVFP4Options tunes NVFP4BlockScaling. TE defaults: all three transforms
-// on, TE's sign vector.
+// on, TE's sign vector, no 4over6 (MAE and the 256 bound when enabled), no
+// row scaling.
 type NVFP4Options struct {
 	RandomHadamardTransform bool
 	StochasticRounding      bool
@@ -130,7 +131,77 @@ type NVFP4Options struct {
 	// RHTSignMask is the RHT sign vector, bit j set where s_j = -1
 	// (hadamard.TESignMask by default).
 	RHTSignMask uint16
+	// FourOverSix selects the tensors whose blocks choose between the
+	// map-to-6 and map-to-4 scale (TE's nvfp4_4over6); gradients never do.
+	FourOverSix TensorScope
+	// FourOverSixErrorMode is the error measure of that choice.
+	FourOverSixErrorMode ErrorMode
+	// FourOverSixE4M3Bound256 selects the 4over6 tensors whose tensor
+	// scale uses 256 instead of 448 as the E4M3 bound (TE's
+	// nvfp4_4over6_e4m3_use_256).
+	FourOverSixE4M3Bound256 TensorScope
+	// RowScaledActivation gives inputs one tensor scale per row (TE's
+	// row_scaled_activation); inputs then have only a rowwise operand.
+	RowScaledActivation bool
 }
+
+// TensorScope selects tensors by role, as TE's 4over6 options do.
+type TensorScope string
+
+// The scopes, spelled as in TE and the API.
+const (
+	ScopeNone        TensorScope = "none"
+	ScopeWeights     TensorScope = "weights"
+	ScopeActivations TensorScope = "activations"
+	ScopeAll         TensorScope = "all"
+)
+
+// Includes reports whether the scope selects a tensor of the role. No
+// scope selects gradients: TE keeps standard NVFP4 for them so that their
+// RHT and stochastic rounding follow the base recipe.
+func (s TensorScope) Includes(role TensorRole) bool {
+	switch s {
+	case ScopeAll:
+		return role == Input || role == Weight
+	case ScopeWeights:
+		return role == Weight
+	case ScopeActivations:
+		return role == Input
+	default:
+		return false
+	}
+}
+
+func (s TensorScope) valid() bool {
+	switch s {
+	case ScopeNone, ScopeWeights, ScopeActivations, ScopeAll:
+		return true
+	}
+	return false
+}
+
+// ErrorMode is the error measure of NVFP4 4over6.
+type ErrorMode string
+
+// The measures, spelled as in TE and the API.
+const (
+	ErrorMAE ErrorMode = "MAE" // sum of absolute errors over the block
+	ErrorMSE ErrorMode = "MSE" // sum of squared errors over the block
+)
+
+// TE's refusals of option pairs, word for word where TE has words.
+var (
+	// ErrFourOverSixRHT: TE's quantizer factory raises "NVFP4 4over6
+	// quantization does not support RHT." and its recipe documents why.
+	ErrFourOverSixRHT = errors.New("NVFP4 4over6 quantization does not support RHT (TransformerEngine: pre-training paths that combine 4over6 with RHT are not yet implemented); disable randomHadamardTransform or apply fourOverSix to weights only")
+	// ErrRowScaledRHT: TE's NVFP4 quantizer checks this before quantizing.
+	ErrRowScaledRHT = errors.New("row-scaled NVFP4 quantization does not support RHT (TransformerEngine); disable randomHadamardTransform")
+	// ErrRowScaledColumnwise: a row-scaled tensor has only a rowwise operand.
+	ErrRowScaledColumnwise = errors.New("row-scaled NVFP4 quantization does not support columnwise usage (TransformerEngine): quantize inputs rowwise only")
+	// ErrFourOverSix2DColumnwise: TE's 4over6 kernel makes a 16x16 tile's
+	// columnwise operand only together with its rowwise one.
+	ErrFourOverSix2DColumnwise = errors.New("NVFP4 4over6 2D quantization requires rowwise output (TransformerEngine): quantize 4over6 weights with usage Both or Rowwise")
+)
 
 // Recipe is a quantization recipe. Only the options of its Scheme are read.
 // Start from DefaultRecipe, which fills in TE's defaults; the zero value of
@@ -156,6 +227,7 @@ func DefaultRecipe(s Scheme) Recipe {
 		NVFP4: NVFP4Options{
 			RandomHadamardTransform: true, StochasticRounding: true, TwoDimensionalWeights: true,
 			RHTSignMask: hadamard.TESignMask,
+			FourOverSix: ScopeNone, FourOverSixErrorMode: ErrorMAE, FourOverSixE4M3Bound256: ScopeAll,
 		},
 	}
 	switch s {
@@ -215,6 +287,27 @@ func (r Recipe) Validate() error {
 		if r.MXFP8.ScaleRounding != ScaleRoundingTE && r.MXFP8.ScaleRounding != ScaleRoundingOCP {
 			return fmt.Errorf("mxfp8 scale rounding %q is not TE or OCP", string(r.MXFP8.ScaleRounding))
 		}
+	case NVFP4BlockScaling:
+		return r.NVFP4.validate()
+	}
+	return nil
+}
+
+// validate checks the NVFP4 options against each other with TE's rules:
+// the RHT applies to inputs, so neither 4over6 on inputs nor row-scaled
+// inputs may be combined with it.
+func (o NVFP4Options) validate() error {
+	if !o.FourOverSix.valid() || !o.FourOverSixE4M3Bound256.valid() {
+		return fmt.Errorf("nvfp4 4over6 scopes %q, %q are not none, weights, activations or all", string(o.FourOverSix), string(o.FourOverSixE4M3Bound256))
+	}
+	if o.FourOverSixErrorMode != ErrorMAE && o.FourOverSixErrorMode != ErrorMSE {
+		return fmt.Errorf("nvfp4 4over6 error mode %q is not MAE or MSE", string(o.FourOverSixErrorMode))
+	}
+	if o.RandomHadamardTransform && o.FourOverSix.Includes(Input) {
+		return ErrFourOverSixRHT
+	}
+	if o.RandomHadamardTransform && o.RowScaledActivation {
+		return ErrRowScaledRHT
 	}
 	return nil
 }
@@ -278,6 +371,15 @@ type Plan struct {
 	// ColumnwiseTransposed is true when the columnwise operand is stored
 	// as [cols, rows].
 	ColumnwiseTransposed bool
+	// FourOverSix, when not empty, makes each NVFP4 block choose between
+	// its map-to-6 and map-to-4 scale by this error measure.
+	FourOverSix ErrorMode
+	// TensorScaleBound is the E4M3 bound of NVFP4's tensor scale
+	// S = bound * 6 / amax: 448, or 256 for 4over6 tensors TE bounds so.
+	TensorScaleBound float32
+	// RowScaled gives NVFP4 one tensor scale per row of the rowwise
+	// operand; the plan then has no columnwise operand.
+	RowScaled bool
 }
 
 // PerTensor reports whether the plan has one scale per tensor.
@@ -332,8 +434,27 @@ func (r Recipe) Plan(role TensorRole) (Plan, error) {
 		p.RHTSignMask = r.NVFP4.RHTSignMask
 		p.Stochastic = r.NVFP4.StochasticRounding && role == Gradient
 		p.ColumnwiseTransposed = true
+		p.TensorScaleBound = scaling.NVFP4Bound
+		if r.NVFP4.FourOverSix.Includes(role) {
+			p.FourOverSix = r.NVFP4.FourOverSixErrorMode
+			if r.NVFP4.FourOverSixE4M3Bound256.Includes(role) {
+				p.TensorScaleBound = scaling.NVFP4FourOverSixBound
+			}
+		}
+		p.RowScaled = r.NVFP4.RowScaledActivation && role == Input
 	}
 	return p, nil
+}
+
+// CheckUsage reports whether the plan can produce the operands of usage u.
+func (p Plan) CheckUsage(u Usage) error {
+	if p.RowScaled && u&UsageColumnwise != 0 {
+		return ErrRowScaledColumnwise
+	}
+	if p.FourOverSix != "" && p.BlockRows > 1 && u&UsageRowwise == 0 {
+		return ErrFourOverSix2DColumnwise
+	}
+	return nil
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -56,14 +56,28 @@ type Operand struct {
 	// Swizzled is the scale matrix in the GEMM layout (MXFP8, NVFP4).
 	Swizzled []byte
 	// Scale is the per-tensor FP8 encode scale, or NVFP4's tensor encode
-	// scale S; zero for recipes without one.
+	// scale S; zero for recipes without one and for row-scaled operands.
 	Scale float32
+	// RowAmax and RowScale are, for a row-scaled NVFP4 operand, each row's
+	// amax (what TE stores as the operand's amax vector) and the tensor
+	// encode scale S derived from it; nil otherwise.
+	RowAmax, RowScale []float32
 	// Amax is max |x| over the values this operand quantized: the input,
 	// or for an NVFP4 operand with the RHT the transformed values.
 	Amax        float32
 	RHT         bool
 	RHTSignMask uint16
 	Stochastic  bool
+}
+
+// TensorScale returns the NVFP4 tensor encode scale S that applies to row
+// i of the stored operand: the row's own for a row-scaled operand, else
+// Scale.
+func (o *Operand) TensorScale(i int) float32 {
+	if o.RowScale != nil {
+		return o.RowScale[i]
+	}
+	return o.Scale
 }
 
 // RowStride returns the number of bytes per row of Data.

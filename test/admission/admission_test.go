@@ -152,6 +152,12 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"block options with MXFP8", validRecipe + "  scheme: MXFP8BlockScaling\n  blockScaling: {power2Scales: true}\n", "spec.blockScaling"},
 		{"MXFP8 options with NVFP4", validRecipe + "  scheme: NVFP4BlockScaling\n  mxfp8: {scaleRounding: OCP}\n", "spec.mxfp8"},
 		{"NVFP4 options with block scaling", validRecipe + "  scheme: Float8BlockScaling\n  nvfp4: {stochasticRounding: false}\n", "spec.nvfp4"},
+		{"4over6 on activations with the default RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: activations}\n", "spec.nvfp4.fourOverSix"},
+		{"4over6 on all with the RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: all, randomHadamardTransform: true}\n", "spec.nvfp4.fourOverSix"},
+		{"unknown 4over6 scope", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: gradients}\n", "spec.nvfp4.fourOverSix"},
+		{"unknown 4over6 error mode", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: weights, fourOverSixErrorMode: RMSE}\n", "spec.nvfp4.fourOverSixErrorMode"},
+		{"unknown 4over6 bound scope", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSixE4M3Bound256: some}\n", "spec.nvfp4.fourOverSixE4M3Bound256"},
+		{"row-scaled activations with the default RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {rowScaledActivation: true}\n", "spec.nvfp4.rowScaledActivation"},
 		{"amax history of 0", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxHistoryLen: 0}\n", "spec.delayedScaling.amaxHistoryLen"},
 		{"amax history over 65536", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {amaxHistoryLen: 65537}\n", "spec.delayedScaling.amaxHistoryLen"},
 		{"margin over 32", validRecipe + "  scheme: DelayedScaling\n  delayedScaling: {margin: 33}\n", "spec.delayedScaling.margin"},
@@ -276,6 +282,8 @@ func TestBoundsAreAccepted(t *testing.T) {
 		{"February 31st or any Monday of February", validCronJob + "  schedule: \"0 0 31 2 MON\"\n"},
 		{"time zone the manager may not know", validCronJob + "  schedule: \"@daily\"\n  timeZone: Mars/Olympus_Mons\n"},
 		{"MXFP8 run with groups of 32 rows", validRun + "  workload: {operation: GroupedQuantize, shapes: [{rows: 96, cols: 64}], groups: {count: 3, splits: Explicit, sizes: [32, 0, 64]}}\n"},
+		{"4over6 on weights keeps the RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: weights}\n"},
+		{"4over6 and row scaling without the RHT", validRecipe + "  scheme: NVFP4BlockScaling\n  nvfp4: {fourOverSix: all, fourOverSixErrorMode: MSE, randomHadamardTransform: false, rowScaledActivation: true}\n"},
 	}
 	ns := newNamespace(t)
 	for i, tc := range cases {
@@ -382,6 +390,19 @@ func TestDefaultsAreTransformerEngines(t *testing.T) {
 	d := got.Spec.DelayedScaling
 	if d == nil || d.Margin == nil || *d.Margin != 0 || d.AmaxHistoryLen == nil || *d.AmaxHistoryLen != 1024 || d.AmaxComputeAlgo != kquantv1alpha1.AmaxComputeMax {
 		t.Errorf("delayed scaling defaults = %+v, want margin 0, amaxHistoryLen 1024, amaxComputeAlgo max", d)
+	}
+
+	nvfp4 := decode(t, strings.Replace(validRecipe, "name: r", "name: nvfp4", 1)+"  scheme: NVFP4BlockScaling\n  nvfp4: {}\n", ns)
+	if err := env.Client.Create(ctx, nvfp4); err != nil {
+		t.Fatal(err)
+	}
+	gotNVFP4 := &kquantv1alpha1.QuantRecipe{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(nvfp4), gotNVFP4); err != nil {
+		t.Fatal(err)
+	}
+	if n := gotNVFP4.Spec.NVFP4; n == nil || n.FourOverSix != kquantv1alpha1.NVFP4ScopeNone || n.FourOverSixErrorMode != kquantv1alpha1.FourOverSixMAE ||
+		n.FourOverSixE4M3Bound256 != kquantv1alpha1.NVFP4ScopeAll || n.RowScaledActivation == nil || *n.RowScaledActivation {
+		t.Errorf("nvfp4 defaults = %+v, want fourOverSix none, MAE, bound 256 for all, no row scaling", n)
 	}
 
 	job := decode(t, validJob+"  workload: {shapes: [{rows: 1, cols: 1}]}\n", ns)

@@ -115,6 +115,15 @@ type tensorMeta struct {
 	RHT                  bool     `json:"randomHadamardTransform,omitempty"`
 	RHTSignMask          *uint16  `json:"rhtSignMask,omitempty"`
 	StochasticRounding   bool     `json:"stochasticRounding,omitempty"`
+	// TensorScaleBound is the E4M3 bound of NVFP4's tensor scale
+	// S = bound * 6 / amax: 448, or 256 for 4over6 tensors.
+	TensorScaleBound float32 `json:"tensorScaleBound,omitempty"`
+	// FourOverSix is the error measure (MAE, MSE) by which each block
+	// chose its map-to-6 or map-to-4 scale; absent without 4over6.
+	FourOverSix string `json:"fourOverSix,omitempty"`
+	// RowScaled says the rowwise operand has one tensor scale per row,
+	// in row_amax.npy and row_scale.npy (tensorScale is then absent).
+	RowScaled bool `json:"rowScaled,omitempty"`
 }
 
 // file describes one .npy file of a directory.
@@ -178,7 +187,10 @@ func (w *Writer) writeTensor(ctx context.Context, dir string, a *bench.ShapeArti
 		mask := p.RHTSignMask
 		m.RHTSignMask = &mask
 	}
-	if o, _ := accuracy.Measured(res); o != nil && (p.PerTensor() || p.Scales == quant.ScaleE4M3) {
+	if p.Scheme == quant.NVFP4BlockScaling {
+		m.TensorScaleBound, m.FourOverSix, m.RowScaled = p.TensorScaleBound, string(p.FourOverSix), p.RowScaled
+	}
+	if o, _ := accuracy.Measured(res); o != nil && o.RowScale == nil && (p.PerTensor() || p.Scales == quant.ScaleE4M3) {
 		s := jsonNum(o.Scale)
 		m.TensorScale = &s
 	}
@@ -222,6 +234,14 @@ func writeOperand(dir, prefix string, o *quant.Operand, files *[]file) error {
 			return err
 		}
 	}
+	if o.RowAmax != nil {
+		if err := writeVector(dir, prefix+"row_amax.npy", o.RowAmax, "float32 amax of each row (row-scaled NVFP4: what TE stores as the amax vector)", files); err != nil {
+			return err
+		}
+		if err := writeVector(dir, prefix+"row_scale.npy", o.RowScale, "float32 tensor encode scale S of each row, from its amax", files); err != nil {
+			return err
+		}
+	}
 	if o.Swizzled != nil {
 		if err := writeUint8(dir, prefix+"scale_inv_swizzled.npy", []int{len(o.Swizzled)}, o.Swizzled, o.Scales.String()+" scale codes in the GEMM swizzled layout", files); err != nil {
 			return err
@@ -247,6 +267,12 @@ func writeFloat32(dir, name string, t quant.Tensor, files *[]file) error {
 	}[name]
 	return writeNPY(dir, name, npy.DescrFloat32, shape, content, files,
 		func(f *os.File) error { return npy.WriteFloat32(f, shape, t.Data) })
+}
+
+func writeVector(dir, name string, v []float32, content string, files *[]file) error {
+	shape := []int{len(v)}
+	return writeNPY(dir, name, npy.DescrFloat32, shape, content, files,
+		func(f *os.File) error { return npy.WriteFloat32(f, shape, v) })
 }
 
 func writeUint8(dir, name string, shape []int, data []byte, content string, files *[]file) error {

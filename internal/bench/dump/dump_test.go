@@ -168,3 +168,37 @@ func TestLinearDump(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestNVFP4OptionsDump: a dump names what 4over6 and row scaling change,
+// so that an oracle can check them: the measure and the tensor scale's
+// bound, and each row's amax and scale.
+func TestNVFP4OptionsDump(t *testing.T) {
+	s := spec(v1alpha1.SchemeNVFP4BlockScaling, v1alpha1.OperationQuantize, v1alpha1.Shape{Rows: 32, Cols: 48})
+	s.Recipe.NVFP4 = &v1alpha1.NVFP4Options{RandomHadamardTransform: ptr(false), FourOverSix: v1alpha1.NVFP4ScopeAll,
+		FourOverSixErrorMode: v1alpha1.FourOverSixMSE, RowScaledActivation: ptr(true)}
+	s.RecipeKey = s.Recipe.Key()
+	s.Workload.TensorRole, s.Workload.Usage = v1alpha1.TensorRoleInput, v1alpha1.UsageRowwise
+	d := filepath.Join(run(t, s), "32x48")
+	m := readMeta(t, filepath.Join(d, "meta.json"))
+	if m["fourOverSix"] != "MSE" || m["tensorScaleBound"] != 256.0 || m["rowScaled"] != true {
+		t.Errorf("meta fourOverSix %v tensorScaleBound %v rowScaled %v", m["fourOverSix"], m["tensorScaleBound"], m["rowScaled"])
+	}
+	if _, ok := m["tensorScale"]; ok {
+		t.Error("a row-scaled operand has a single tensorScale in meta.json")
+	}
+	for _, name := range []string{"row_amax.npy", "row_scale.npy"} {
+		if a := read(t, filepath.Join(d, name)); a.Descr != npy.DescrFloat32 || !cmp.Equal([]int{32}, a.Shape) {
+			t.Errorf("%s: %s %v, want float32 [32]", name, a.Descr, a.Shape)
+		}
+	}
+	files, _ := m["files"].([]any)
+	named := map[string]bool{}
+	for _, f := range files {
+		if f, ok := f.(map[string]any); ok {
+			named[f["name"].(string)] = true
+		}
+	}
+	if !named["row_amax.npy"] || !named["row_scale.npy"] {
+		t.Errorf("meta.json files %v do not name the row files", named)
+	}
+}

@@ -154,8 +154,9 @@ func factors(o *quant.Operand, plan quant.Plan, src []float32, columnwise bool) 
 	case o.Scales == quant.ScaleE8M0:
 		return func(i, j int) float32 { return scaling.MXFP8Factor(o.ScaleCodes[index(i, j)]) }, nil
 	case o.Scales == quant.ScaleE4M3:
-		sInv := 1 / o.Scale
-		return func(i, j int) float32 { return scaling.NVFP4ElementFactorInv(o.ScaleCodes[index(i, j)], sInv) }, nil
+		return func(i, j int) float32 {
+			return scaling.NVFP4ElementFactorInv(o.ScaleCodes[index(i, j)], 1/o.TensorScale(i))
+		}, nil
 	default:
 		return nil, fmt.Errorf("counting: operand has scales of kind %v", o.Scales)
 	}

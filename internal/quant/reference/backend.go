@@ -24,9 +24,19 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 	if err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
 	}
+	if quant.Skipped(req.NoOp) {
+		if req.Output == nil {
+			return nil, fmt.Errorf("quantize: %w", quant.ErrNoOutputToKeep)
+		}
+		return req.Output, nil
+	}
 	res, err := quantize(ctx, plan, req, x, req.State, 0)
 	if err != nil {
 		return nil, fmt.Errorf("quantize %s [%d, %d]: %w", plan.Scheme, x.Rows, x.Cols, err)
+	}
+	if req.Output != nil {
+		*req.Output = *res
+		return req.Output, nil
 	}
 	return res, nil
 }

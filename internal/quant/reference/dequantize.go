@@ -32,7 +32,7 @@ func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage
 			case quant.ScaleE8M0:
 				row[j] = tab[q] * element.E8M0ToFloat32(o.ScaleCodes[k])
 			case quant.ScaleE4M3:
-				row[j] = scaling.NVFP4Decode(q, o.ScaleCodes[k], o.Scale)
+				row[j] = scaling.NVFP4Decode(q, o.ScaleCodes[k], o.TensorScale(i))
 			}
 		}
 	})

@@ -132,6 +132,11 @@ func allRecipes() []recipeCase {
 	add("nvfp4/plain", func(r *quant.Recipe) {
 		r.NVFP4.RandomHadamardTransform, r.NVFP4.StochasticRounding, r.NVFP4.TwoDimensionalWeights = false, false, false
 	}, quant.NVFP4BlockScaling)
+	add("nvfp4/4over6-weights", func(r *quant.Recipe) { r.NVFP4.FourOverSix = quant.ScopeWeights }, quant.NVFP4BlockScaling)
+	add("nvfp4/4over6-all-MSE-448", func(r *quant.Recipe) {
+		r.NVFP4.RandomHadamardTransform, r.NVFP4.FourOverSix = false, quant.ScopeAll
+		r.NVFP4.FourOverSixErrorMode, r.NVFP4.FourOverSixE4M3Bound256 = quant.ErrorMSE, quant.ScopeNone
+	}, quant.NVFP4BlockScaling)
 	return out
 }
 

@@ -180,15 +180,20 @@ func oracleQuantize(plan quant.Plan, x quant.Tensor, st *quant.State, seed uint6
 		return row, col
 	case quant.NVFP4BlockScaling:
 		mk := func(src quant.Tensor, br, sr, sc int, operand uint32) oracleOperand {
-			s := scaling.NVFP4TensorScale(oracleAmax(src, 0, src.Rows, 0, src.Cols))
+			amax := oracleAmax(src, 0, src.Rows, 0, src.Cols)
+			s := scaling.NVFP4TensorScaleBounded(amax, plan.TensorScaleBound)
 			o := oracleOperand{rows: src.Rows, cols: src.Cols, scaleRows: sr, scaleCols: sc, scaleCodes: make([]uint8, sr*sc), tensorS: s}
 			key := philox.KeyFromSeed(seed)
 			cache := newAmaxCache(src)
 			for i := range src.Rows {
 				for j := range src.Cols {
 					r0, c0 := i/br*br, j/16*16
-					d := scaling.NVFP4BlockScale(cache.get(r0, min(r0+br, src.Rows), c0, min(c0+16, src.Cols)), s)
+					a := cache.get(r0, min(r0+br, src.Rows), c0, min(c0+16, src.Cols))
+					d := scaling.NVFP4BlockScale(a, s)
 					f := scaling.NVFP4ElementFactor(d, s)
+					if plan.FourOverSix != "" {
+						d, f = oracleFourOverSix(plan, src, r0, min(r0+br, src.Rows), c0, min(c0+16, src.Cols), a, amax, s)
+					}
 					v := src.Data[i*src.Cols+j] * f
 					if plan.Stochastic {
 						n := uint64(i*src.Cols + j)
@@ -208,7 +213,7 @@ func oracleQuantize(plan quant.Plan, x quant.Tensor, st *quant.State, seed uint6
 		if plan.RHT {
 			src = oracleRHT(xt, plan.RHTSignMask)
 		}
-		if plan.BlockRows > 1 {
+		if plan.BlockRows > 1 && plan.FourOverSix == "" {
 			// 2D: the columnwise operand is the rowwise one transposed,
 			// tile scales included, with the tensor scale of x.
 			col = oracleOperand{rows: K, cols: M, scaleRows: roundUpTo(K, 128), scaleCols: roundUpTo(ceilTo(M, 16), 4), tensorS: row.tensorS}
@@ -220,9 +225,36 @@ func oracleQuantize(plan quant.Plan, x quant.Tensor, st *quant.State, seed uint6
 				}
 			}
 		} else {
-			col = mk(src, 1, roundUpTo(K, 128), roundUpTo(ceilTo(M, 16), 4), 1)
+			// With 4over6 a 2D tile chooses again from its column sums.
+			col = mk(src, plan.BlockRows, roundUpTo(K, 128), roundUpTo(ceilTo(M, 16), 4), 1)
 		}
 		return row, col
 	}
 	panic("unknown scheme")
+}
+
+// oracleFourOverSix returns the decode scale code and element factor that
+// the 4over6 block src[r0:r1, c0:c1] (block amax a, tensor amax amax,
+// tensor scale s) keeps: the error of each candidate, element by element
+// in row order, per row, the rows of a 16-row tile added pairwise as
+// SumTree16 does; map-to-4 only when strictly smaller.
+func oracleFourOverSix(plan quant.Plan, src quant.Tensor, r0, r1, c0, c1 int, a, amax, s float32) (uint8, float32) {
+	c := scaling.NewFourOverSix(a, s)
+	mse := plan.FourOverSix == quant.ErrorMSE
+	var e4, e6 [16]float32
+	for i := r0; i < r1; i++ {
+		for j := c0; j < c1; j++ {
+			x := src.Data[i*src.Cols+j]
+			e4[i-r0] += scaling.FourOverSixError(element.ToE2M1(x*c.Inv4), c.Map4, x, amax, plan.TensorScaleBound, mse)
+			e6[i-r0] += scaling.FourOverSixError(element.ToE2M1(x*c.Inv6), c.Map6, x, amax, plan.TensorScaleBound, mse)
+		}
+	}
+	t4, t6 := e4[0], e6[0]
+	if plan.BlockRows > 1 {
+		t4, t6 = scaling.SumTree16(e4), scaling.SumTree16(e6)
+	}
+	if t4 < t6 {
+		return c.Map4, c.Inv4
+	}
+	return c.Map6, c.Inv6
 }

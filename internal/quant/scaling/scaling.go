@@ -146,16 +146,31 @@ func MXFP8Factor(e uint8) float32 {
 	return element.E8M0ToFloat32(254 - e)
 }
 
+// The E4M3 bounds of NVFP4's tensor scale: the E4M3 maximum, and the
+// smaller bound TE (nvfp4_4over6_e4m3_use_256) gives 4over6 tensors so
+// that a map-to-4 block scale, 1.5 times the map-to-6 one, stays below the
+// E4M3 maximum.
+const (
+	NVFP4Bound            float32 = 448
+	NVFP4FourOverSixBound float32 = 256
+)
+
 // NVFP4TensorScale returns the tensor encode scale S = (448*6) / amax, the
 // largest float32 if that overflows, and 1 if amax is 0 or S is 0 (amax
 // infinite). amax is NaN-free by construction (NaN elements do not raise
 // it); a NaN amax gives 1.
 func NVFP4TensorScale(amax float32) float32 {
+	return NVFP4TensorScaleBounded(amax, NVFP4Bound)
+}
+
+// NVFP4TensorScaleBounded is NVFP4TensorScale with bound (NVFP4Bound or
+// NVFP4FourOverSixBound) in place of 448: S = (bound*6) / amax, the
+// product exact.
+func NVFP4TensorScaleBounded(amax, bound float32) float32 {
 	if amax == 0 || amax != amax {
 		return 1
 	}
-	// The E4M3 and E2M1 maxima (448 and 6), as element writes them.
-	s := element.E4M3.MaxFinite() * element.E2M1.MaxFinite() / amax
+	s := bound * element.E2M1.MaxFinite() / amax
 	switch {
 	case !isFinite(s):
 		return maxFloat32
@@ -199,4 +214,75 @@ func NVFP4ElementFactorInv(d uint8, sInv float32) float32 {
 // exact and the division float32 RNE.
 func NVFP4Decode(q, d uint8, s float32) float32 {
 	return element.E2M1ToFloat32(q) * element.E4M3ToFloat32(d) / s
+}
+
+// FourOverSix holds an NVFP4 block's two 4over6 candidates (TE's
+// nvfp4_4over6): the map-to-6 decode scale, which lets the block maximum
+// reach E2M1's 6, and the map-to-4 one, 1.5 times larger, which maps it
+// near 4; with their element factors.
+type FourOverSix struct {
+	Map6, Map4 uint8   // E4M3 codes of the decode scales
+	Inv6, Inv4 float32 // element factors, as NVFP4ElementFactorInv
+}
+
+// NewFourOverSix returns the candidates of a block with amax blockAmax in
+// a tensor with encode scale s: base = (blockAmax / 6) * s (a division,
+// then a multiply, both float32 RNE; not the multiply by a rounded 1/6 of
+// NVFP4BlockScale), Map6 = E4M3(fminf(base, 448)), Map4 =
+// E4M3(fminf(base * 1.5, 448)). The clamp is to the E4M3 maximum whatever
+// the tensor scale's bound.
+func NewFourOverSix(blockAmax, s float32) FourOverSix {
+	base := float32(blockAmax/element.E2M1.MaxFinite()) * s
+	map4 := float32(base * 1.5)
+	sInv := 1 / s
+	c := FourOverSix{
+		Map6: element.ToE4M3(fminf(base, NVFP4Bound)),
+		Map4: element.ToE4M3(fminf(map4, NVFP4Bound)),
+	}
+	c.Inv6 = NVFP4ElementFactorInv(c.Map6, sInv)
+	c.Inv4 = NVFP4ElementFactorInv(c.Map4, sInv)
+	return c
+}
+
+// fminf is C's fminf(x, y) for a finite y: a NaN x gives y.
+func fminf(x, y float32) float32 {
+	if x < y {
+		return x
+	}
+	return y
+}
+
+// FourOverSixError returns the error measure of one element x that a
+// 4over6 candidate encodes as E2M1 code q with decode scale code d, in a
+// tensor of amax amax whose scale has the given bound (TE's default, not
+// fast-math, error path):
+//
+//	val  = ((E2M1(q) * float(d)) * amax) / (6 * bound)   each step float32 RNE
+//	diff = val - x
+//	MAE: |diff|    MSE: diff * diff (rounded before any accumulation)
+//
+// The sum over a block is accumulated from 0 in element order by the
+// caller; squared is false for MAE.
+func FourOverSixError(q, d uint8, x, amax, bound float32, squared bool) float32 {
+	denom := element.E2M1.MaxFinite() * bound // exact
+	prod := float32(element.E2M1ToFloat32(q) * element.E4M3ToFloat32(d))
+	val := float32(prod*amax) / denom
+	diff := val - x
+	if squared {
+		return float32(diff * diff)
+	}
+	return float32(math.Abs(float64(diff)))
+}
+
+// SumTree16 adds 16 values in the order of a 16-lane shuffle-down
+// reduction (offsets 8, 4, 2, 1), the order in which TE sums the per-row
+// errors of a 16x16 4over6 tile: v[i] += v[i+8], then v[i] += v[i+4],
+// v[i] += v[i+2], v[0] + v[1]. It works on a copy.
+func SumTree16(v [16]float32) float32 {
+	for h := 8; h >= 1; h /= 2 {
+		for i := range h {
+			v[i] += v[i+h]
+		}
+	}
+	return v[0]
 }

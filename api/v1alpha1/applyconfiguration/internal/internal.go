@@ -169,6 +169,8 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
 - name: com.github.kquant.kquant.api.v1alpha1.Format
   scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.FourOverSixErrorMode
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.GPU
   map:
     fields:
@@ -502,10 +504,26 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.kquant.kquant.api.v1alpha1.NVFP4Options
   map:
     fields:
+    - name: fourOverSix
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.NVFP4TensorScope
+      default: none
+    - name: fourOverSixE4M3Bound256
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.NVFP4TensorScope
+      default: all
+    - name: fourOverSixErrorMode
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.FourOverSixErrorMode
+      default: MAE
     - name: randomHadamardTransform
       type:
         scalar: boolean
       default: true
+    - name: rowScaledActivation
+      type:
+        scalar: boolean
+      default: false
     - name: stochasticRounding
       type:
         scalar: boolean
@@ -514,6 +532,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: boolean
       default: true
+- name: com.github.kquant.kquant.api.v1alpha1.NVFP4TensorScope
+  scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.NodeDriver
   map:
     fields:

@@ -9,7 +9,8 @@ package v1alpha1
 type BlockScalingOptionsApplyConfiguration struct {
 	// power2Scales rounds each block scale down to a power of two. On by default,
 	// and required on compute capability 10.0 and newer, where block scaling runs
-	// emulated through MXFP8.
+	// emulated through MXFP8. false is TransformerEngine's
+	// NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1 (float32 scales for every role).
 	Power2Scales *bool `json:"power2Scales,omitempty"`
 }
 

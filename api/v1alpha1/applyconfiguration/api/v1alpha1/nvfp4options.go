@@ -2,10 +2,15 @@
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+)
+
 // NVFP4OptionsApplyConfiguration represents a declarative configuration of the NVFP4Options type for use
 // with apply.
 //
-// NVFP4Options tunes NVFP4BlockScaling. TransformerEngine turns all three on.
+// NVFP4Options tunes NVFP4BlockScaling. TransformerEngine turns the three
+// transforms on and 4over6 and row scaling off.
 type NVFP4OptionsApplyConfiguration struct {
 	// randomHadamardTransform applies a 16-point random Hadamard transform to the
 	// columnwise operand of inputs and gradients before quantizing. Default true.
@@ -15,6 +20,25 @@ type NVFP4OptionsApplyConfiguration struct {
 	StochasticRounding *bool `json:"stochasticRounding,omitempty"`
 	// twoDimensionalWeights uses 16x16 blocks for weight tensors. Default true.
 	TwoDimensionalWeights *bool `json:"twoDimensionalWeights,omitempty"`
+	// fourOverSix is TransformerEngine's nvfp4_4over6: the tensors (none,
+	// weights, activations or all; never gradients) whose every block keeps the
+	// better of two scales, map-to-6 and a 1.5 times larger map-to-4, by
+	// fourOverSixErrorMode. Activations need randomHadamardTransform false.
+	// Default none.
+	FourOverSix *apiv1alpha1.NVFP4TensorScope `json:"fourOverSix,omitempty"`
+	// fourOverSixErrorMode is the error measure of that choice: MAE (the
+	// default) or MSE. Read only when fourOverSix is not none.
+	FourOverSixErrorMode *apiv1alpha1.FourOverSixErrorMode `json:"fourOverSixErrorMode,omitempty"`
+	// fourOverSixE4M3Bound256 is TransformerEngine's nvfp4_4over6_e4m3_use_256:
+	// the 4over6 tensors whose tensor scale uses 256 instead of 448 as the E4M3
+	// bound, leaving room for the larger map-to-4 scale. Default all. Read only
+	// when fourOverSix is not none.
+	FourOverSixE4M3Bound256 *apiv1alpha1.NVFP4TensorScope `json:"fourOverSixE4M3Bound256,omitempty"`
+	// rowScaledActivation is TransformerEngine's row_scaled_activation: inputs
+	// get one float32 tensor scale per row and only a rowwise operand (runs must
+	// use usage Rowwise for them). Needs randomHadamardTransform false. Default
+	// false.
+	RowScaledActivation *bool `json:"rowScaledActivation,omitempty"`
 }
 
 // NVFP4OptionsApplyConfiguration constructs a declarative configuration of the NVFP4Options type for use with
@@ -44,5 +68,37 @@ func (b *NVFP4OptionsApplyConfiguration) WithStochasticRounding(value bool) *NVF
 // If called multiple times, the TwoDimensionalWeights field is set to the value of the last call.
 func (b *NVFP4OptionsApplyConfiguration) WithTwoDimensionalWeights(value bool) *NVFP4OptionsApplyConfiguration {
 	b.TwoDimensionalWeights = &value
+	return b
+}
+
+// WithFourOverSix sets the FourOverSix field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FourOverSix field is set to the value of the last call.
+func (b *NVFP4OptionsApplyConfiguration) WithFourOverSix(value apiv1alpha1.NVFP4TensorScope) *NVFP4OptionsApplyConfiguration {
+	b.FourOverSix = &value
+	return b
+}
+
+// WithFourOverSixErrorMode sets the FourOverSixErrorMode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FourOverSixErrorMode field is set to the value of the last call.
+func (b *NVFP4OptionsApplyConfiguration) WithFourOverSixErrorMode(value apiv1alpha1.FourOverSixErrorMode) *NVFP4OptionsApplyConfiguration {
+	b.FourOverSixErrorMode = &value
+	return b
+}
+
+// WithFourOverSixE4M3Bound256 sets the FourOverSixE4M3Bound256 field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FourOverSixE4M3Bound256 field is set to the value of the last call.
+func (b *NVFP4OptionsApplyConfiguration) WithFourOverSixE4M3Bound256(value apiv1alpha1.NVFP4TensorScope) *NVFP4OptionsApplyConfiguration {
+	b.FourOverSixE4M3Bound256 = &value
+	return b
+}
+
+// WithRowScaledActivation sets the RowScaledActivation field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RowScaledActivation field is set to the value of the last call.
+func (b *NVFP4OptionsApplyConfiguration) WithRowScaledActivation(value bool) *NVFP4OptionsApplyConfiguration {
+	b.RowScaledActivation = &value
 	return b
 }
