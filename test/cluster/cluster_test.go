@@ -59,9 +59,12 @@ func TestCluster(t *testing.T) {
 		{"Prometheus scrapes the manager and the agent and evaluates every alert", prometheusScrapesAndAlerts},
 		{"helm uninstall removes what the chart made, and its hook kquant's node marks", helmUninstall},
 	} {
-		start := time.Now()
-		ok := t.Run(s.name, func(t *testing.T) { s.run(t, cl) })
-		t.Logf("scenario %q took %s", s.name, time.Since(start).Round(time.Second))
+		ok := t.Run(s.name, func(t *testing.T) {
+			start := time.Now()
+			// Logged even when the scenario fails, for the suite's time budget.
+			defer func() { t.Logf("wall time %s", time.Since(start).Round(time.Second)) }()
+			s.run(t, cl)
+		})
 		if !ok {
 			t.Fatalf("%q failed; the scenarios after it depend on it", s.name)
 		}

@@ -31,10 +31,11 @@ import (
 // every run terminal with the right reason, the job's own-failure and
 // disruption counts, and nothing orphaned.
 
-// slowIterations makes a run of MakeSlowBenchmark last about 15 s on the
-// local cluster's shared cores, four at a time: long enough to be hit
-// mid-run, short enough to keep the suite's time modest.
-const slowIterations = 300
+// slowIterations makes a run of MakeSlowBenchmark last about 25 s on the
+// local cluster's two shared cores, four at a time (about 250 ms an
+// iteration): long enough to be hit mid-run, short enough to keep the
+// suite's time modest.
+const slowIterations = 100
 
 // outage is how long the API server stays away while runs finish.
 const outage = 30 * time.Second
@@ -335,7 +336,8 @@ func runPodEvicted(t *testing.T, cl *cluster) {
 // only stops new placements, and no run fails.
 func agentRolledUnready(t *testing.T, cl *cluster) {
 	ns := "e2e-agent-unready"
-	cl.startSlowJob(t, ns, 4*slowIterations, true, 1)
+	// One run, alone on the node, that outlasts the agent's absence.
+	cl.startSlowJob(t, ns, 6*slowIterations, true, 1)
 	ds := "daemonset/" + release + "-agent"
 	old := cl.readyPod(t, "agent", time.Minute)
 	cl.kubectl(t, "set", "image", "-n", systemNamespace, ds, "agent=kquant.local/kquant-agent:unready")
