@@ -50,17 +50,14 @@ type counts struct {
 	succeeded, failed, disruptions int32
 }
 
-// startSlowJob creates, in a fresh namespace, a job of one slow run per whole
-// GPU (or one run, anyGPU), and waits until want of its runs are Running: the
-// run pod recorded its start.
-func (cl *cluster) startSlowJob(t *testing.T, ns string, iterations int32, anyGPU bool, want int) []v1alpha1.QuantRun {
+// startSlowJob creates, in a fresh namespace, job "slow" of one slow run per
+// whole GPU, with no retry of a run's own failure (backoffLimit 0), and
+// waits until want of its runs are Running: their pods recorded the start.
+func (cl *cluster) startSlowJob(t *testing.T, ns string, want int) []v1alpha1.QuantRun {
 	t.Helper()
 	cl.namespace(t, ns)
 	cl.apply(t, ns, nil, filepath.Join(testenv.RepoRoot(), "recipes", "fp8-current-scaling.yaml"))
-	job := builders.MakeSlowBenchmark("slow", ns, iterations).EachGPU().BackoffLimit(0)
-	if anyGPU {
-		job.AnyGPU()
-	}
+	job := builders.MakeSlowBenchmark("slow", ns, slowIterations).EachGPU().BackoffLimit(0)
 	if err := cl.c.Create(t.Context(), job.Obj()); err != nil {
 		t.Fatal(err)
 	}
@@ -177,18 +174,20 @@ func (cl *cluster) nothingOrphaned(t *testing.T, ns string) {
 	})
 }
 
-// outOfService stops component (hack/cluster.sh stop) and starts it again
-// when during returns, or when the test fails in it.
-func (cl *cluster) outOfService(t *testing.T, component string, during func()) {
+// outOfService stops component (hack/cluster.sh stop) for down, counted
+// from when the stop began, with during run meanwhile, and starts it again;
+// also when the test fails in during.
+func (cl *cluster) outOfService(t *testing.T, component string, down time.Duration, during func()) {
 	t.Helper()
 	script := filepath.Join(testenv.RepoRoot(), "hack", "cluster.sh")
+	stopped := time.Now()
 	if _, err := run(t.Context(), nil, script, "stop", component); err != nil {
 		t.Fatal(err)
 	}
-	stopped := time.Now()
 	// A defer with its own context: t.Context() ends before cleanups, and a
 	// failed test must not leave the cluster without its component.
 	defer func() {
+		time.Sleep(down - time.Since(stopped))
 		if _, err := run(context.Background(), nil, script, "start", component); err != nil {
 			t.Fatal(err)
 		}
@@ -211,13 +210,10 @@ func (cl *cluster) settled(t *testing.T) {
 // records), so every result is recorded and no run is retried.
 func apiServerStoppedWhileRunsFinish(t *testing.T, cl *cluster) {
 	ns := "e2e-apiserver-stopped"
-	cl.startSlowJob(t, ns, slowIterations, false, simulatedGPUs)
-	var from, to time.Time
-	cl.outOfService(t, "kube-apiserver", func() {
-		from = time.Now()
-		time.Sleep(outage)
-		to = time.Now()
-	})
+	cl.startSlowJob(t, ns, simulatedGPUs)
+	from := time.Now()
+	cl.outOfService(t, "kube-apiserver", outage, func() {})
+	to := time.Now()
 	runs := cl.finished(t, ns, v1alpha1.JobPhaseSucceeded, counts{succeeded: simulatedGPUs})
 	cl.nothingOrphaned(t, ns)
 	var during []string
@@ -238,7 +234,7 @@ func apiServerStoppedWhileRunsFinish(t *testing.T, cl *cluster) {
 // once, creating no second pod for any of them.
 func managerKilledMidRun(t *testing.T, cl *cluster) {
 	ns := "e2e-manager-killed"
-	cl.startSlowJob(t, ns, slowIterations, false, 2)
+	cl.startSlowJob(t, ns, 2)
 	old := cl.readyPod(t, "manager", time.Minute)
 	cl.kubectl(t, "delete", "pod", "-n", systemNamespace, old.Name, "--grace-period=0", "--force", "--wait=false")
 	runs := cl.finished(t, ns, v1alpha1.JobPhaseSucceeded, counts{succeeded: simulatedGPUs})
@@ -264,8 +260,8 @@ func managerKilledMidRun(t *testing.T, cl *cluster) {
 func restartedMidRun(component string) func(*testing.T, *cluster) {
 	return func(t *testing.T, cl *cluster) {
 		ns := "e2e-" + component + "-restarted"
-		cl.startSlowJob(t, ns, slowIterations, false, simulatedGPUs)
-		cl.outOfService(t, component, func() { time.Sleep(5 * time.Second) })
+		cl.startSlowJob(t, ns, simulatedGPUs)
+		cl.outOfService(t, component, 5*time.Second, func() {})
 		job := cl.waitJob(t, ns, "slow", v1alpha1.JobPhaseSucceeded, 6*time.Minute)
 		cl.finished(t, ns, v1alpha1.JobPhaseSucceeded, counts{succeeded: simulatedGPUs, disruptions: job.Status.Disruptions})
 		cl.nothingOrphaned(t, ns)
@@ -312,7 +308,7 @@ const (
 // succeeds; backoffLimit (0) is untouched.
 func runPodEvicted(t *testing.T, cl *cluster) {
 	ns := "e2e-evicted"
-	running := cl.startSlowJob(t, ns, slowIterations, false, 1)
+	running := cl.startSlowJob(t, ns, 1)
 	victim := running[0].Name
 	pod := &corev1.Pod{}
 	if err := cl.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: victim}, pod); err != nil {
@@ -333,16 +329,24 @@ func runPodEvicted(t *testing.T, cl *cluster) {
 // agentRolledUnready rolls the agent DaemonSet to an image that cannot be
 // pulled, so that the node has no Ready agent for agentAway (past its
 // Lease's expiry), then rolls it back: in run-pod mode the agent's absence
-// only stops new placements, and no run fails.
+// only stops new placements, and no run fails. The runs are frozen while
+// the agent is away, so that they are in flight throughout however fast
+// the machine runs them.
 func agentRolledUnready(t *testing.T, cl *cluster) {
 	ns := "e2e-agent-unready"
-	// One run, alone on the node, that outlasts the agent's absence.
-	cl.startSlowJob(t, ns, 6*slowIterations, true, 1)
+	running := cl.startSlowJob(t, ns, simulatedGPUs)
+	frozen := cl.signalRunPods(t, ns, running, "STOP")
 	ds := "daemonset/" + release + "-agent"
 	old := cl.readyPod(t, "agent", time.Minute)
 	cl.kubectl(t, "set", "image", "-n", systemNamespace, ds, "agent=kquant.local/kquant-agent:unready")
 	rolled := time.Now()
+	undone := false
 	defer func() {
+		// A failed test must not leave the node without its agent; undo
+		// toggles, so only once.
+		if undone {
+			return
+		}
 		if _, err := run(context.Background(), nil, cl.kubectlBin, "--kubeconfig", cl.kubeconfig, "rollout", "undo", "-n", systemNamespace, ds); err != nil {
 			t.Error(err)
 		}
@@ -360,9 +364,11 @@ func agentRolledUnready(t *testing.T, cl *cluster) {
 	})
 	time.Sleep(agentAway - time.Since(rolled))
 	cl.kubectl(t, "rollout", "undo", "-n", systemNamespace, ds)
-	t.Logf("no Ready agent for %s", time.Since(rolled).Round(time.Second))
+	undone = true
 	cl.readyPod(t, "agent", 3*time.Minute)
-	cl.finished(t, ns, v1alpha1.JobPhaseSucceeded, counts{succeeded: 1})
+	t.Logf("no Ready agent for %s while runs %v were in flight", time.Since(rolled).Round(time.Second), frozen)
+	cl.signalRunPods(t, ns, running, "CONT")
+	cl.finished(t, ns, v1alpha1.JobPhaseSucceeded, counts{succeeded: simulatedGPUs})
 	cl.nothingOrphaned(t, ns)
 }
 
@@ -375,17 +381,9 @@ func agentRolledUnready(t *testing.T, cl *cluster) {
 // kubelet is back it succeeds.
 func kubeletStoppedPastGrace(t *testing.T, cl *cluster) {
 	ns := "e2e-node-lost"
-	running := cl.startSlowJob(t, ns, slowIterations, false, simulatedGPUs)
-	var frozen []string
-	for _, r := range running {
-		if cl.freezeRunPod(t, ns, r.Name) {
-			frozen = append(frozen, r.Name)
-		}
-	}
-	if len(frozen) == 0 {
-		t.Fatal("no run pod was still running to be frozen")
-	}
-	cl.outOfService(t, "kubelet", func() {
+	running := cl.startSlowJob(t, ns, simulatedGPUs)
+	frozen := cl.signalRunPods(t, ns, running, "STOP")
+	cl.outOfService(t, "kubelet", 0, func() {
 		eventually(t, 4*time.Minute, "the frozen runs failed as NodeLost, their retries waiting", func() error {
 			lost := 0
 			for _, r := range cl.runs(t, ns) {
@@ -410,31 +408,41 @@ func kubeletStoppedPastGrace(t *testing.T, cl *cluster) {
 	cl.settled(t)
 }
 
-// freezeRunPod stops (SIGSTOP) the run container of run's pod, and reports
-// whether it was still running to be stopped.
-func (cl *cluster) freezeRunPod(t *testing.T, ns, runName string) bool {
+// signalRunPods sends signal (STOP to freeze, CONT to thaw) to the run
+// container of each run's pod that still runs, and returns those runs.
+func (cl *cluster) signalRunPods(t *testing.T, ns string, runs []v1alpha1.QuantRun, signal string) []string {
 	t.Helper()
-	id := strings.TrimSpace(cl.crictl(t, "ps", "-q", "--label", "io.kubernetes.pod.namespace="+ns, "--label", "io.kubernetes.pod.name="+runName, "--state", "running"))
-	if id == "" {
-		return false
+	var signalled []string
+	for _, r := range runs {
+		// Still running: crictl's "running" is runc's state, which a
+		// frozen process keeps.
+		id := strings.TrimSpace(cl.crictl(t, "ps", "-q", "--label", "io.kubernetes.pod.namespace="+ns,
+			"--label", "io.kubernetes.pod.name="+r.Name, "--state", "running"))
+		if id == "" {
+			continue
+		}
+		var inspect struct {
+			Info struct {
+				PID int `json:"pid"`
+			} `json:"info"`
+		}
+		decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
+		if _, err := run(t.Context(), nil, "kill", "-"+signal, fmt.Sprint(inspect.Info.PID)); err != nil {
+			t.Fatal(err)
+		}
+		signalled = append(signalled, r.Name)
 	}
-	var inspect struct {
-		Info struct {
-			PID int `json:"pid"`
-		} `json:"info"`
+	if len(signalled) == 0 {
+		t.Fatalf("no run pod of %d was still running to SIG%s", len(runs), signal)
 	}
-	decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
-	if _, err := run(t.Context(), nil, "kill", "-STOP", fmt.Sprint(inspect.Info.PID)); err != nil {
-		t.Fatal(err)
-	}
-	return true
+	return signalled
 }
 
 // jobDeletedMidFlight deletes a job while its runs execute through DRA
 // claims: the runs, their pods and their claims all go.
 func jobDeletedMidFlight(t *testing.T, cl *cluster) {
 	ns := "e2e-job-deleted"
-	cl.startSlowJob(t, ns, slowIterations, false, 1)
+	cl.startSlowJob(t, ns, 1)
 	claims := &resourcev1.ResourceClaimList{}
 	if err := cl.c.List(t.Context(), claims, client.InNamespace(ns)); err != nil || len(claims.Items) == 0 {
 		t.Fatalf("no claims for the running runs (%v)", err)
