@@ -273,15 +273,17 @@ func restartedMidRun(component string) func(*testing.T, *cluster) {
 // the kernel kills the run, which fails with the OOM reason and counts
 // against backoffLimit (0 here: the job fails).
 func runPodOOMKilled(t *testing.T, cl *cluster) {
-	setLimit := func(ctx context.Context, limit string) {
-		t.Helper()
-		args := chartArgs("--timeout", "3m", "--set", "runPods.resources.limits.memory="+limit)
-		if out, err := run(ctx, nil, cl.helmBin, append([]string{"--kubeconfig", cl.kubeconfig}, args...)...); err != nil {
-			t.Fatalf("helm upgrade runPods.resources.limits.memory=%s: %v\n%s", limit, err, out)
-		}
+	if out, err := cl.helm(t, chartArgs("--timeout", "3m", "--set", "runPods.resources.limits.memory="+oomLimit)...); err != nil {
+		t.Fatalf("helm upgrade runPods.resources.limits.memory=%s: %v\n%s", oomLimit, err, out)
 	}
-	setLimit(t.Context(), oomLimit)
-	defer setLimit(context.Background(), "1Gi")
+	// Back to the release as it was, also when the test fails; a context of
+	// its own, since t.Context() ends first.
+	defer func() {
+		if out, err := run(context.Background(), nil, cl.helmBin, "--kubeconfig", cl.kubeconfig,
+			"rollback", release, "--namespace", systemNamespace, "--wait", "--timeout", "3m"); err != nil {
+			t.Errorf("helm rollback: %v\n%s", err, out)
+		}
+	}()
 	ns := "e2e-oom"
 	cl.namespace(t, ns)
 	cl.apply(t, ns, nil, filepath.Join(testenv.RepoRoot(), "recipes", "fp8-current-scaling.yaml"))
