@@ -45,9 +45,11 @@ func gpusHeldByAnotherPod(t *testing.T, cl *cluster) {
 			}},
 		},
 	}
-	if err := cl.c.Create(ctx, training); err != nil {
-		t.Fatalf("creating the training pod: %v", err)
-	}
+	// Kueue's pod webhook reads namespaces from its own cache, which may
+	// not show the one just created yet ("Namespace ... not found").
+	eventually(t, 30*time.Second, "creating the training pod", func() error {
+		return client.IgnoreAlreadyExists(cl.c.Create(ctx, training))
+	})
 	held := map[string]bool{}
 	wait.For(t, 2*time.Minute, "the profile to show the training pod's GPUs", func() error {
 		p := &v1alpha1.GPUNodeProfile{}
