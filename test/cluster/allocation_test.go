@@ -45,11 +45,9 @@ func gpusHeldByAnotherPod(t *testing.T, cl *cluster) {
 			}},
 		},
 	}
-	// Kueue's pod webhook reads namespaces from its own cache, which may
-	// not show the one just created yet ("Namespace ... not found").
-	eventually(t, 30*time.Second, "creating the training pod", func() error {
-		return client.IgnoreAlreadyExists(cl.c.Create(ctx, training))
-	})
+	if err := cl.c.Create(ctx, training); err != nil {
+		t.Fatalf("creating the training pod: %v", err)
+	}
 	held := map[string]bool{}
 	wait.For(t, 2*time.Minute, "the profile to show the training pod's GPUs", func() error {
 		p := &v1alpha1.GPUNodeProfile{}
