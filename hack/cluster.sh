@@ -17,6 +17,11 @@
 #                             hack/cluster/values.yaml; waits for pods Ready.
 #   hack/cluster.sh down      stops everything `up` started, unmounts what it
 #                             mounted, removes its network and .cluster/.
+#   hack/cluster.sh stop C    stops one component C of the running cluster:
+#   hack/cluster.sh start C   kube-apiserver, kubelet or containerd; start
+#                             starts it again as `up` did (the fault tests of
+#                             test/cluster). The kubelet's and containerd's
+#                             containers keep running meanwhile.
 #
 # Every binary is built from Go modules (hack/envtest-assets.sh,
 # hack/cluster-assets.sh); runc and the CNI plugins are Debian's. Nothing is
@@ -56,6 +61,7 @@ POD_SUBNET=10.244.0.0/24
 SERVICE_RANGE=10.96.0.0/16
 GPUS=${KQUANT_CLUSTER_GPUS:-H100:4,A100/mig:1}
 TIMEOUT=${KQUANT_CLUSTER_TIMEOUT:-180}
+LOST_NODE_TOLERATION=30
 CONTAINERD_SOCK=$RUN/containerd.sock
 CDI_DIR=$RUN/cdi
 KUEUE_PORT=9443
@@ -181,16 +187,14 @@ pki() {
   cp "$STATE/admin.kubeconfig" "$STATE/kubeconfig"
 }
 
-control_plane() {
-  step "etcd and kube-apiserver"
-  mkdir -p "$STATE/etcd"
-  start etcd "$ASSETS/etcd" --data-dir "$STATE/etcd" \
-    --listen-client-urls http://127.0.0.1:2479 --advertise-client-urls http://127.0.0.1:2479 \
-    --listen-peer-urls http://127.0.0.1:2480 --initial-advertise-peer-urls http://127.0.0.1:2480 \
-    --initial-cluster default=http://127.0.0.1:2480 --unsafe-no-fsync --quota-backend-bytes 4294967296
+# start_apiserver starts kube-apiserver (again) and waits for it to be ready.
+start_apiserver() {
   local pki=$STATE/pki
   # The API server reaches the kubelet (logs, exec) at the node's InternalIP:
-  # by hostname it would ask this machine's resolver, off the machine.
+  # by hostname it would ask this machine's resolver, off the machine. Pods
+  # tolerate a lost node for LOST_NODE_TOLERATION instead of the default 300 s,
+  # so that a test of a node lost past its grace period ends in minutes.
+
   start kube-apiserver "$ASSETS/kube-apiserver" \
     --etcd-servers http://127.0.0.1:2479 \
     --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port 6443 \
@@ -206,10 +210,23 @@ control_plane() {
     --authorization-mode Node,RBAC \
     --enable-admission-plugins NodeRestriction,OwnerReferencesPermissionEnforcement \
     --allow-privileged=true \
-    --profiling=false
+    --profiling=false \
+    --default-not-ready-toleration-seconds "$LOST_NODE_TOLERATION" \
+    --default-unreachable-toleration-seconds "$LOST_NODE_TOLERATION"
   wait_for "kube-apiserver" kubectl get --raw /readyz
+}
+
+control_plane() {
+  step "etcd and kube-apiserver"
+  mkdir -p "$STATE/etcd"
+  start etcd "$ASSETS/etcd" --data-dir "$STATE/etcd" \
+    --listen-client-urls http://127.0.0.1:2479 --advertise-client-urls http://127.0.0.1:2479 \
+    --listen-peer-urls http://127.0.0.1:2480 --initial-advertise-peer-urls http://127.0.0.1:2480 \
+    --initial-cluster default=http://127.0.0.1:2480 --unsafe-no-fsync --quota-backend-bytes 4294967296
+  start_apiserver
 
   step "kube-controller-manager and kube-scheduler"
+  local pki=$STATE/pki
   start kube-controller-manager "$NODE_ASSETS/kube-controller-manager" \
     --kubeconfig "$STATE/controller-manager.kubeconfig" \
     --authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
@@ -278,12 +295,17 @@ state = "$RUN/containerd"
 EOF
 }
 
-node_runtime() {
-  step "containerd"
+# start_containerd starts containerd (again) and waits for it to serve.
+start_containerd() {
   containerd_config
   # The shim is found through PATH, next to containerd.
   start containerd env PATH="$NODE_ASSETS:$PATH" "$NODE_ASSETS/containerd" --config "$STATE/containerd/config.toml"
   wait_for containerd "$NODE_ASSETS/ctr" --address "$CONTAINERD_SOCK" version
+}
+
+node_runtime() {
+  step "containerd"
+  start_containerd
   import_image "$ROOT/bin/images/pause.tar"
 }
 
@@ -332,12 +354,17 @@ imageGCLowThresholdPercent: 99
 EOF
 }
 
-node_components() {
-  step "kubelet, kube-proxy, the test device plugin and the test DRA driver"
+# start_kubelet starts the kubelet (again).
+start_kubelet() {
   kubelet_config
   start kubelet "$NODE_ASSETS/kubelet" --config "$STATE/kubelet.yaml" \
     --kubeconfig "$STATE/kubelet.kubeconfig" --hostname-override "$NODE" --node-ip "$NODE_IP" \
     --root-dir "$KUBELET_ROOT"
+}
+
+node_components() {
+  step "kubelet, kube-proxy, the test device plugin and the test DRA driver"
+  start_kubelet
   cat >"$STATE/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -569,9 +596,35 @@ cluster_down() {
   info "nothing of the cluster runs or stays mounted"
 }
 
+# component_stop name, component_start name: one component of a running
+# cluster, for the fault tests. Stopping the kubelet or containerd leaves the
+# containers running (their shims are processes of their own), as on a node
+# whose kubelet or runtime restarts.
+component_stop() {
+  [[ -f $STATE/kubeconfig ]] || die "no cluster: run make cluster first"
+  case $1 in
+    kube-apiserver | kubelet | containerd) stop "$1" ;;
+    *) die "stop: one of kube-apiserver, kubelet, containerd" ;;
+  esac
+}
+
+component_start() {
+  [[ -f $STATE/kubeconfig ]] || die "no cluster: run make cluster first"
+  ASSETS=$("$ROOT/hack/envtest-assets.sh")
+  NODE_ASSETS=$("$ROOT/hack/cluster-assets.sh" --cached)
+  case $1 in
+    kube-apiserver) start_apiserver ;;
+    kubelet) start_kubelet ;;
+    containerd) start_containerd ;;
+    *) die "start: one of kube-apiserver, kubelet, containerd" ;;
+  esac
+}
+
 case ${1:-} in
   up) cluster_up ;;
   install) cluster_install ;;
   down) cluster_down ;;
-  *) die "usage: hack/cluster.sh up|install|down" ;;
+  stop) component_stop "${2:-}" ;;
+  start) component_start "${2:-}" ;;
+  *) die "usage: hack/cluster.sh up|install|down|stop COMPONENT|start COMPONENT" ;;
 esac

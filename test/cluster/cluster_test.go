@@ -42,6 +42,15 @@ func TestCluster(t *testing.T) {
 		{"MIG: slices only with the opt-in, each run pod asks for its profile", migSlices},
 		{"a run pod or the agent pod deleted mid-run loses nothing", podsDeletedMidRun},
 		{"a new manager pod carries on", managerPodDeleted},
+		{"faults: the API server stopped 30 s while runs finish loses no result", apiServerStoppedWhileRunsFinish},
+		{"faults: the manager pod killed mid-run, each run completes and is recorded once", managerKilledMidRun},
+		{"faults: the kubelet restarted mid-run, runs complete or are retried as disruptions", restartedMidRun("kubelet")},
+		{"faults: containerd restarted mid-run, runs complete or are retried as disruptions", restartedMidRun("containerd")},
+		{"faults: a run pod OOM-killed fails with the OOM reason, counted", runPodOOMKilled},
+		{"faults: a run pod evicted through the Eviction API is retried, not counted", runPodEvicted},
+		{"faults: the agent rolled to an image unready for 60 s fails no run", agentRolledUnready},
+		{"faults: the kubelet stopped past the grace period, runs NodeLost and retried, not counted", kubeletStoppedPastGrace},
+		{"faults: the driver-upgrade label cycled, the agent releases the driver, runs pause and resume", driverUpgradeCycled},
 		{"a QuantGatePolicy gates the node; re-validated, it is un-gated while the agent and the device plugin stay", gatesKeepTrainingAway},
 		{"a failing validation sets the Node condition an NHC-style reader acts on; a passing one clears it", conditionsReachRemediation},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
@@ -52,7 +61,13 @@ func TestCluster(t *testing.T) {
 		{"Prometheus scrapes the manager and the agent and evaluates every alert", prometheusScrapesAndAlerts},
 		{"helm uninstall removes what the chart made, and its hook kquant's node marks", helmUninstall},
 	} {
-		if !t.Run(s.name, func(t *testing.T) { s.run(t, cl) }) {
+		ok := t.Run(s.name, func(t *testing.T) {
+			start := time.Now()
+			// Logged even when the scenario fails, for the suite's time budget.
+			defer func() { t.Logf("wall time %s", time.Since(start).Round(time.Second)) }()
+			s.run(t, cl)
+		})
+		if !ok {
 			t.Fatalf("%q failed; the scenarios after it depend on it", s.name)
 		}
 	}

@@ -15,6 +15,12 @@
 // pods as the chart says, the agent's node-bound writes, jobs to Succeeded,
 // MIG slices (a simulated MIG-partitioned A100 whose slices only a job that
 // opts in uses), faults (an agent pod and the manager pod deleted mid-run),
+// the faults of run-pod mode (faults_test.go: the API server stopped while
+// runs finish, the manager killed, the kubelet and containerd restarted mid-run,
+// an OOM kill, an eviction, the agent rolled to an unready image, a node
+// lost past its grace period, a job deleted mid-flight, a GPU Operator
+// driver upgrade; each stops or starts a component with hack/cluster.sh
+// stop|start and checks results, reasons, counts and leftovers),
 // a QuantGatePolicy that gates the node and, re-validated, un-gates it while
 // the agent pod (which tolerates the gate) and the device plugin (a process
 // on the node here, as NVIDIA's runs as a pod that the GPU Operator's values

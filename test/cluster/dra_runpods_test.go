@@ -78,4 +78,10 @@ func runPodsThroughDRA(t *testing.T, cl *cluster) {
 	}
 	t.Logf("runs through DRA:\n%s\n%s", cl.kubectl(t, "get", "quantruns", "-n", ns, "-o", "wide"),
 		cl.kubectl(t, "get", "resourceclaims", "-n", ns))
+	// In the same DRA window, so that the release switches once.
+	t.Run("faults: a job deleted mid-flight leaves no runs, pods or claims", func(t *testing.T) {
+		start := time.Now()
+		defer func() { t.Logf("wall time %s", time.Since(start).Round(time.Second)) }()
+		jobDeletedMidFlight(t, cl)
+	})
 }

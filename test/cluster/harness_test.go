@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -160,10 +161,21 @@ func (cl *cluster) crictl(t *testing.T, args ...string) string {
 	return out
 }
 
-// namespace creates a fresh namespace for one scenario.
+// namespace creates a fresh namespace for one scenario and waits until a pod
+// may be created in it: Kueue's pod webhook reads namespaces from a cache of
+// its own and refuses the pods of one it does not know yet ("Namespace ...
+// not found"). A server-side dry run passes through the webhooks and
+// creates nothing.
 func (cl *cluster) namespace(t *testing.T, name string) string {
 	t.Helper()
 	cl.kubectl(t, "create", "namespace", name)
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "namespace-probe", Namespace: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "kquant.local/pause:3.10"}}},
+	}
+	eventually(t, 30*time.Second, "a pod admitted in namespace "+name, func() error {
+		return cl.c.Create(t.Context(), probe.DeepCopy(), client.DryRunAll)
+	})
 	return name
 }
 
