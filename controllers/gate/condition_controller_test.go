@@ -80,7 +80,7 @@ func TestConditionFollowsValidation(t *testing.T) {
 
 	// A later pass clears it: True, and the other tool's condition is untouched.
 	finish(t, managerNS, "cond-1-1-0", "cond-1-1-0-0-1", node, 0, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictPass, t0.Add(time.Minute))
-	conds := waitCondition(t, node, typ, corev1.ConditionTrue, "WithinTolerances", "run cond-1-1-0-0-1")
+	conds := waitCondition(t, node, typ, corev1.ConditionTrue, kquantv1alpha1.VerdictReasonPass, "run cond-1-1-0-0-1")
 	if !hasCondition(conds, foreign.Type, foreign.Status, foreign.Reason) {
 		t.Errorf("the foreign condition %s is gone or changed: %+v", foreign.Type, conds)
 	}
@@ -94,7 +94,7 @@ func TestConditionFollowsValidation(t *testing.T) {
 		if err := c.Get(t.Context(), types.NamespacedName{Name: node}, n); err != nil {
 			t.Fatal(err)
 		}
-		if !hasCondition(n.Status.Conditions, typ, corev1.ConditionTrue, "WithinTolerances") {
+		if !hasCondition(n.Status.Conditions, typ, corev1.ConditionTrue, kquantv1alpha1.VerdictReasonPass) {
 			if !hasCondition(n.Status.Conditions, foreign.Type, foreign.Status, foreign.Reason) {
 				t.Errorf("the foreign condition went with the policy's: %+v", n.Status.Conditions)
 			}
