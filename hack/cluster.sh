@@ -485,8 +485,8 @@ cluster_install() {
   "$ROOT/bin/helm" --kubeconfig "$STATE/kubeconfig" upgrade --install "$RELEASE" "$ROOT/charts/kquant" \
     --namespace "$NAMESPACE" --create-namespace \
     -f "$ROOT/hack/cluster/values.yaml" \
-    --set manager.image.repository="$IMG_REGISTRY/kquant-manager",manager.image.tag="$IMG_TAG" \
-    --set agent.image.repository="$IMG_REGISTRY/kquant-agent",agent.image.tag="$IMG_TAG" \
+    --set "manager.image.repository=$IMG_REGISTRY/kquant-manager,manager.image.tag=$IMG_TAG" \
+    --set "agent.image.repository=$IMG_REGISTRY/kquant-agent,agent.image.tag=$IMG_TAG" \
     --set-string agent.simulate="${GPUS//,/\\,}" \
     --set-json "runPods.extraArgs=[\"--simulate=$GPUS\",\"--backend=reference\"]" \
     --wait --timeout "${TIMEOUT}s"
@@ -552,7 +552,7 @@ cluster_down() {
   # The kubelet's pod cgroups (cgroupfs driver), deepest first.
   local d
   for d in /sys/fs/cgroup/*/kubepods; do
-    [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    if [[ -d $d ]]; then find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
   done
   # The kubelet's links to container logs live at a fixed path; ours point into
   # .cluster/pod-logs, which goes below.

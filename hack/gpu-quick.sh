@@ -30,7 +30,7 @@
 #                 most 8 files, and the benchmark tables' rows, tagged with
 #                 the variant, into summary.txt.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dir=$1 out=$2
 shift 2
 work=/tmp/kq-quick
@@ -69,7 +69,7 @@ t() { # binary log timeout regex [env...]
 }
 # each STAGE: STAGE under every variant: $variant its setting, $tag its
 # logs' suffix (-vN; empty without KQ_AB).
-variant= tag= round=
+variant='' tag='' round=''
 each() {
 	local i
 	for i in "${!variants[@]}"; do
@@ -93,11 +93,11 @@ rounds() {
 # into the summary, tagged with the round and the variant.
 bench() {
 	local log=$2$round$tag
-	t "$1" "$log" 4m "$3" KQUANT_BENCH=1 $variant
+	t "$1" "$log" 4m "$3" KQUANT_BENCH=1 ${variant:+"$variant"}
 	[ "$ab" -eq 0 ] || grep -E '^[0-9]+x[0-9]+ ' "$logs/$log.log" | sed "s|^|${round#-} $variant: |" >>"$out/summary.txt"
 }
-kernels_tests() { t kernels.test "kernels$tag" 4m "$KQ_TESTS" KQUANT_BIG=0 $variant; }
-gpu_tests() { t gpu.test "gpu$tag" 4m "$KQ_GPU_TESTS" KQUANT_BIG=0 $variant; }
+kernels_tests() { t kernels.test "kernels$tag" 4m "$KQ_TESTS" KQUANT_BIG=0 ${variant:+"$variant"}; }
+gpu_tests() { t gpu.test "gpu$tag" 4m "$KQ_GPU_TESTS" KQUANT_BIG=0 ${variant:+"$variant"}; }
 kernels_bench() { bench kernels.test kernels-bench "$KQ_BENCH"; }
 gpu_bench() { bench gpu.test gpu-bench "$KQ_GPU_BENCH"; }
 profile() {
@@ -105,7 +105,7 @@ profile() {
 	for s in SpeedOfLight Occupancy LaunchStats WarpStateStats ComputeWorkloadAnalysis MemoryWorkloadAnalysis; do sections+=(--section "$s"); done
 	local log=$out/ncu.txt
 	[ "$ab" -eq 0 ] || log=$logs/ncu$tag.txt
-	env KQUANT_PROFILE=1 $variant timeout 240 ncu --clock-control none "${sections[@]}" -k "regex:$KQ_PROFILE" \
+	env KQUANT_PROFILE=1 ${variant:+"$variant"} timeout 240 ncu --clock-control none "${sections[@]}" -k "regex:$KQ_PROFILE" \
 		"$work/kernels.test" -test.run "${KQ_PROFILE_RUN:-Profile}" -test.v >"$log" 2>&1
 	echo "ncu: rc=$? $(grep -c 'Duration' "$log") kernels profiled${variant:+ ($variant)}" | tee -a "$out/summary.txt"
 	pack

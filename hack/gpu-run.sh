@@ -24,7 +24,7 @@
 # GPU, pass/fail counts per binary, failures) and results.tgz (every log and
 # the regenerated PTX): two files, since a device call returns only a few.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dir=$1 dest=$2 what=,${3:-tests},
 out=/tmp/kq-results
 rm -rf "$out" /tmp/kq-suite

@@ -86,10 +86,12 @@ gobuild() {
 # into the cache from Debian's archive (apt's configured mirror).
 debian_package() {
   local deb
+  # shellcheck disable=SC2012 # Debian's package file names are plain words
   deb=$(ls "$CACHE"/debs/"$1"_*.deb 2>/dev/null | tail -n 1 || true)
   if [[ -z $deb ]]; then
     mkdir -p "$CACHE/debs"
     (cd "$CACHE/debs" && { apt-get download "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download "$1" >/dev/null; }; })
+    # shellcheck disable=SC2012 # as above
     deb=$(ls "$CACHE"/debs/"$1"_*.deb | tail -n 1)
   fi
   echo "$deb"
@@ -130,7 +132,7 @@ glibc_base() {
   static_base "$d"
   libc=$(debian_package libc6)
   dpkg-deb -x "$libc" "$d"
-  rm -rf "$d/usr/share" "$d/usr/lib/x86_64-linux-gnu/gconv" "$d/etc/ld.so.conf.d"
+  rm -rf "${d:?}/usr/share" "${d:?}/usr/lib/x86_64-linux-gnu/gconv" "${d:?}/etc/ld.so.conf.d"
 }
 
 # glibc_arm64_base dir: static_base plus the arm64 libc6 of Debian's cross

@@ -14,6 +14,7 @@ for p in "${GENERATED[@]}"; do
   [[ -e $p ]] && mkdir -p "$backup/$(dirname "$p")" && cp -a "$p" "$backup/$p"
 done
 
+# shellcheck disable=SC2317 # called by the EXIT trap below
 restore() {
   for p in "${GENERATED[@]}"; do
     rm -rf "$p"

@@ -37,7 +37,7 @@ func readMIG(dev nvml.Device, gpu *GPU) error {
 	current, pending, ret := dev.GetMigMode()
 	if ret != nvml.SUCCESS {
 		gpu.MIGMode = v1alpha1.MIGNotSupported
-		return nil
+		return nil //nolint:nilerr // a GPU whose MIG mode cannot be read has no MIG: that is the answer, not a failure
 	}
 	gpu.MIGMode = migMode(current)
 	if pending != current {

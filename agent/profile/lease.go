@@ -67,7 +67,7 @@ func NewLeaseKeeper(c client.Client, clk clock.WithTicker, namespace, nodeName, 
 func (l *LeaseKeeper) Renew(ctx context.Context) error {
 	if l.held != nil {
 		err := l.update(ctx, l.held.DeepCopy())
-		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
+		if err == nil || (!apierrors.IsConflict(err) && !apierrors.IsNotFound(err)) {
 			return err
 		}
 		l.held = nil

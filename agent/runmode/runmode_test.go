@@ -139,7 +139,7 @@ func checkRunPodFields(t *testing.T, run *v1alpha1.QuantRun) {
 		var fields struct {
 			Status map[string]json.RawMessage `json:"f:status"`
 		}
-		if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatal(err)
 		}
 		for f := range fields.Status {

@@ -59,7 +59,7 @@ func TestEveryRequiredProductIsKnown(t *testing.T) {
 }
 
 func TestUUIDIsStablePerNodeAndIndex(t *testing.T) {
-	if UUID("n1", 0) != UUID("n1", 0) {
+	if first, second := UUID("n1", 0), UUID("n1", 0); first != second {
 		t.Error("UUID not stable")
 	}
 	seen := map[string]bool{}

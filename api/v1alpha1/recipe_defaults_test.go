@@ -79,7 +79,7 @@ func FuzzKey(f *testing.F) {
 			DelayedScaling: &DelayedScalingOptions{AmaxHistoryLen: &hist},
 			CurrentScaling: &CurrentScalingOptions{AmaxEpsilon: eps, Power2Scales: &p2},
 		}
-		if s.Key() != s.Key() {
+		if first, second := s.Key(), s.Key(); first != second {
 			t.Fatal("key is not deterministic")
 		}
 	})

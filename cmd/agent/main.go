@@ -56,11 +56,11 @@ func parseFlags(args []string) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	defaultAddr := func(v *string, real string) {
+	defaultAddr := func(v *string, addr string) {
 		if *v != "" {
 			return
 		}
-		*v = real
+		*v = addr
 		if c.simulate != "" {
 			*v = "0"
 		}

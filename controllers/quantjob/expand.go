@@ -40,7 +40,7 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	}
 	req, err := scheduling.NewRequirements(recipe.spec.Scheme, &job.Spec.Placement)
 	if err != nil {
-		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
+		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil //nolint:nilerr // a placement that cannot be met is the job's condition, not a reconcile error
 	}
 	ev, err := r.evaluate(ctx, recipe.spec.Scheme, &job.Spec.Placement, &req, now)
 	if err != nil {

@@ -8,6 +8,7 @@ ETCD_VERSION=3.7.0
 CONTAINERD_VERSION=2.2.1
 CRICTL_VERSION=1.37.0
 ASSETS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck disable=SC2034 # read by the scripts that source this file
 ASSETS_CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/kquant
 
 assets_log() { echo "$(basename "$0"): $*" >&2; }

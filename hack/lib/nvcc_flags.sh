@@ -5,4 +5,5 @@
 # bit-exact contract (docs/quantization-formats.md) depends on: no flush to
 # zero, correctly rounded division and square root, no FMA contraction. A
 # check built with other flags would compare other code than the kernels.
+# shellcheck disable=SC2034 # read by the scripts that source this file
 KQ_NVCC_IEEE=(-std=c++17 -O3 -ftz=false -prec-div=true -prec-sqrt=true -fmad=false)

@@ -100,14 +100,6 @@ func TestBenchmarkPart2(t *testing.T) {
 	linearBench(t)
 }
 
-func mustPlan(t *testing.T, r quant.Recipe, role quant.TensorRole) quant.Plan {
-	p, err := r.Plan(role)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func printRow(sh, name string, m measure.Measurement, launch float64) {
 	bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
 	ratio := m.HostEagerMicros / (float64(m.KernelsPerStep) * launch)

@@ -26,7 +26,7 @@ cd "$ROOT/test/scale"
 status=0
 KQUANT_REPO_ROOT=$ROOT KUBEBUILDER_ASSETS=$BIN "$BIN/scale.test" -test.run '^TestScale$' -test.v -test.timeout 60m \
   -manager-bin "$BIN/manager" -log-dir "$BIN" "$@" 2>&1 | tee -a "$OUTDIR/scale.log" || status=$?
-[[ -f $BIN/manager.log ]] && xz -c "$BIN/manager.log" >"$OUTDIR/manager.log.xz" 2>/dev/null || true
+if [[ -f $BIN/manager.log ]]; then xz -c "$BIN/manager.log" >"$OUTDIR/manager.log.xz" 2>/dev/null || true; fi
 # API server CPU profiles of -profile-apiserver, if any.
 cp "$BIN"/apiserver-*.pprof "$OUTDIR/" 2>/dev/null || true
 rm -rf "$BIN"
