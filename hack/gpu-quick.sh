@@ -40,8 +40,8 @@ for b in kernels gpu; do
 	xz -dc "$dir/$b.test.xz" >"$work/$b.test" && chmod +x "$work/$b.test"
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/summary.txt"
-cp kernels/*.ptx "$work/ptx/"
-cp kernels/ptx80/*.ptx.gz "$work/ptx/ptx80/"
+cp kernels/*.ptx.xz "$work/ptx/"
+cp kernels/ptx80/*.ptx.xz "$work/ptx/ptx80/"
 cp -r kernels/sass "$work/ptx/"
 if [ $# -gt 0 ]; then
 	KQUANT_GEN_ARCH=compute_90 hack/gen-kernels.sh "$work/ptx" "$@" >"$out/gen.log" 2>&1 ||

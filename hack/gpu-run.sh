@@ -33,9 +33,9 @@ for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)";
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
 if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
-	for p in kernels/*.ptx kernels/ptx80/*.ptx.gz kernels/sass/*/*.cubin.gz; do
+	for p in kernels/*.ptx.xz kernels/ptx80/*.ptx.xz kernels/sass/*/*.cubin.xz; do
 		rel=${p#kernels/}
-		cmp -s <(zcat -f "$p" | tail -n +2) <(zcat -f "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
+		cmp -s <(xz -dc "$p" | tail -n +2) <(xz -dc "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
 		echo "regenerated $rel: $s as committed" | tee -a "$out/summary.txt"
 	done
 	export KQUANT_PTX_DIR=$out/ptx

@@ -4,7 +4,8 @@ package kernels
 
 import "embed"
 
-// codeFS is the generated code: the PTX of both targets and the cubins.
+// codeFS is the generated code, xz-compressed: the PTX of both targets and
+// the cubins.
 //
-//go:embed *.ptx ptx80/*.ptx.gz sass/*/*.cubin.gz
+//go:embed *.ptx.xz ptx80/*.ptx.xz sass/*/*.cubin.xz
 var codeFS embed.FS
