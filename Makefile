@@ -31,7 +31,7 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and typed apply configurations.
-	$(CONTROLLER_GEN) object applyconfiguration paths=./api/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from kubebuilder markers.

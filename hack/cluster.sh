@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # cluster.sh: a real single-node Kubernetes cluster on this machine, for trying
 # and testing kquant the way users run it (`make cluster`, `make cluster-install`,
 # `make cluster-down`, `make cluster-e2e`).

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # demo.sh: `make demo` and `make demo-down`.
 #
 #   hack/demo.sh up     builds the binaries, starts etcd and kube-apiserver (the

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # Regenerates kernels/*.ptx.xz from kernels/*.cu, and the machine code
 # assembled from that PTX (kernels/sass/SM/*.cubin.xz). Everything it writes
 # is xz-compressed (xz -9e, no file name or time stored, so the same bytes
@@ -15,7 +18,7 @@
 #
 # Each decompressed PTX starts with a stamp line "// kquant-source-sha256: <sha256 of the
 # .cu file followed by every kernels/*.cuh in name order>" (the headers the
-# sources include); kernels' unit test recomputes it and fails when a PTX is
+# sources include), each without its licence header, which is no code; kernels' unit test recomputes it and fails when a PTX is
 # stale.
 # Every source is built twice: for compute_90 into OUTDIR/<name>.ptx.xz
 # (Hopper; the driver JIT-compiles it for newer GPUs) and for compute_80
@@ -61,6 +64,13 @@ headers=(kernels/*.cuh)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
+# without_licence FILE: FILE's text without the licence header that opens it
+# (its first three lines, kernels/stamp_test.go's licenceHeader).
+licence_header=$'// Copyright 2026 The kquant Authors.\n// SPDX-License-Identifier: Apache-2.0'
+without_licence() {
+	if [ "$(head -n 3 "$1")" = "$licence_header" ]; then tail -n +4 "$1"; else cat "$1"; fi
+}
+
 # build SOURCE ARCH DEST SM [SASS...]: one PTX, and its cubin for each SASS
 # target. Each (source, arch) pair is its own nvcc process, run in parallel
 # (a serial build of every pair took about 5 minutes of a device call), and
@@ -69,7 +79,7 @@ build() {
 	local src=$1 arch=$2 dest=$3 sm=$4 hash tmp
 	shift 4
 	local sass=("$@")
-	hash=$(cat "$src" "${headers[@]}" | sha256sum | cut -d' ' -f1)
+	hash=$(for f in "$src" "${headers[@]}"; do without_licence "$f"; done | sha256sum | cut -d' ' -f1)
 	tmp=$(mktemp)
 	if ! "$nvcc" "${flags[@]}" -arch="$arch" -o "$tmp" "$src"; then
 		rm -f "$tmp"

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # Builds the gpu-tagged test binaries (the GPU test suite and the GPU
 # benchmarks) into DIR, xz-compressed so that they travel to a GPU machine
 # without Go, with the kernel sources beside them for hack/gen-kernels.sh

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # A quick device round for kernel work: regenerates only the named kernel
 # sources (compute_90, in parallel), loads them beside the committed PTX of
 # the others, and runs the chosen kernels.test / gpu.test tests, benchmarks

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # Runs the GPU test suite built by hack/gpu-bundle.sh on a machine with an
 # NVIDIA GPU and driver (no Go needed), from the repository root.
 #

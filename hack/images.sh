@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # images.sh: `make images`. Builds the manager, agent and pause images as OCI
 # image-layout archives in bin/images/, without Docker and without a registry:
 #

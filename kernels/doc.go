@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kernels holds kquant's CUDA kernels: their CUDA C sources
 // (*.cu), the PTX generated from them by hack/gen-kernels.sh and the
 // machine code assembled from that PTX (both committed, so that building

@@ -1,3 +1,6 @@
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # shellcheck shell=bash
 # assets.sh: the one way kquant's scripts build a pinned binary from a tools
 # module under hack/tools/ into a cache directory outside the repository.

@@ -1,3 +1,6 @@
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # shellcheck shell=bash
 # nvcc_flags.sh: the one definition of the nvcc flags every build of
 # kquant's device code uses (hack/gen-kernels.sh for the committed PTX, and

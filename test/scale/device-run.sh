@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # device-run.sh runs the scale harness from a bundle made by bundle.sh, on a
 # machine without the Go toolchain. Run it from anywhere inside a copy of the
 # repository (the harness reads config/crd/bases from it).
