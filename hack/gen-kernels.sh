@@ -11,7 +11,8 @@
 # toolkit.
 #
 # Usage: hack/gen-kernels.sh [OUTDIR [SOURCE.cu...]]   (default: kernels/, every kernels/*.cu)
-# KQUANT_GEN_ARCH=compute_90 builds only that target (quick device rounds).
+# KQUANT_GEN_ARCH=compute_90 builds only that target (quicker, while working
+# on one kernel).
 #
 # A source that fails to compile does not stop the others (several people
 # edit kernels at once on one tree); the script exits non-zero at the end.
@@ -43,8 +44,8 @@
 set -euo pipefail
 # The stamp hashes the headers in byte order of their names, as Go's
 # filepath.Glob lists them for the stamp test; a UTF-8 locale's collation
-# puts quantize_mxfp8_rowb.cuh before quantize_mxfp8_row.cuh, which
-# stamped a whole device round's PTX with a hash no checkout reproduces.
+# puts quantize_mxfp8_rowb.cuh before quantize_mxfp8_row.cuh, and a hash
+# taken in that order matches no checkout.
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 out=${1:-kernels}

@@ -2,7 +2,7 @@
 # Copyright 2026 The kquant Authors.
 # SPDX-License-Identifier: Apache-2.0
 
-# A quick device round for kernel work: regenerates only the named kernel
+# A short GPU run for kernel work: regenerates only the named kernel
 # sources (compute_90, in parallel), loads them beside the committed PTX of
 # the others, and runs the chosen kernels.test / gpu.test tests, benchmarks
 # and ncu sections. Logs go straight into OUT, one small text file each.
