@@ -12,9 +12,9 @@
 #   PKG  the packages to build, default kernels internal/gpu internal/cuda
 #        agent/nvml.
 # The binaries are built with the tag kquant_nocode: they embed none of
-# the generated code (the PTX and cubins, over 30 MB a binary) and read it
-# from KQUANT_PTX_DIR, which hack/gpu-run.sh points at the checkout's
-# kernels/ or at the code it regenerates. kernels and internal/gpu (the
+# the generated code (the PTX and cubins, about 9 MB a binary compressed)
+# and read it from KQUANT_PTX_DIR, which hack/gpu-run.sh points at the
+# checkout's kernels/ or at the code it regenerates. kernels and internal/gpu (the
 # bit-exactness suites and the benchmarks) are then about 5 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."

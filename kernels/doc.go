@@ -6,9 +6,9 @@
 // machine code assembled from that PTX (both committed, so that building
 // kquant needs no CUDA toolkit), and typed Go launchers.
 //
-// PTX and machine code are committed xz-compressed and embedded with
-// go:embed. A Set loads each module
-// on the first use of one of its kernels, so that a run loads only what its
+// PTX and machine code are committed xz-compressed and embedded in the
+// binary. A Set loads each module on the first use of one of its kernels,
+// so that a run loads only what its
 // recipe launches: the cubin of the device's exact SM when there is one
 // (sass/sm_90, sm_100, sm_120/*.cubin.xz; milliseconds), else the PTX of
 // one of two targets (Target), which the driver JIT-compiles (over a minute
