@@ -6,6 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0
 LDFLAGS := -X github.com/kquant/kquant/cmd/internal/version.Version=$(VERSION)
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT := $(BIN)/golangci-lint
 GO_TEST_FLAGS ?= -race -count=1
 # The agent binds the CUDA driver with cgo (dlopen at run time, no CUDA at build time).
 export CGO_ENABLED := 1
@@ -47,7 +48,7 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy functions and typed apply configurations.
-	$(CONTROLLER_GEN) object applyconfiguration paths=./api/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from kubebuilder markers.
@@ -60,10 +61,15 @@ verify: $(CONTROLLER_GEN) ## Fail when generated files or gofmt are stale.
 	hack/verify-generated.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+$(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod hack/tools/golangci-lint/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/golangci-lint && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
 .PHONY: lint
-lint: ## gofmt and go vet.
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	go vet ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint (.golangci.yml: gofmt, go vet, staticcheck, ...) and shellcheck (.shellcheckrc) over every shell script.
+	$(GOLANGCI_LINT) run ./...
+	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck (.ci/run installs it)"; exit 1; }
+	shellcheck $$(git ls-files '*.sh' .ci/run)
 
 ##@ Test
 

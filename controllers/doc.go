@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controllers wires kquant's controllers into a controller-runtime
 // manager, in one place (SetupControllers), as Kueue does: indexes first, then
 // metrics, then each controller with its dependencies passed in. Nothing

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # chart-sync.sh copies what `make manifests` generates into the Helm chart, which
 # cannot read files outside its own directory: the CRDs (config/crd/bases ->
 # charts/kquant/crds) and the RBAC roles from the kubebuilder markers

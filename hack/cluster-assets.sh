@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # cluster-assets.sh builds, once, the node and control-plane binaries of the
 # local cluster (`make cluster`) that envtest does not need: kubelet,
 # kube-controller-manager, kube-scheduler and kube-proxy from k8s.io/kubernetes

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # cluster-e2e.sh: `make cluster-e2e`. Brings up the local cluster from nothing,
 # installs the chart, runs the real-cluster tests (test/cluster, build tag
 # cluster) and takes the cluster down again, whatever happened. It prints the

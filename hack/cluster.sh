@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # cluster.sh: a real single-node Kubernetes cluster on this machine, for trying
 # and testing kquant the way users run it (`make cluster`, `make cluster-install`,
 # `make cluster-down`, `make cluster-e2e`).
@@ -514,8 +517,8 @@ cluster_install() {
   "$ROOT/bin/helm" --kubeconfig "$STATE/kubeconfig" upgrade --install "$RELEASE" "$ROOT/charts/kquant" \
     --namespace "$NAMESPACE" --create-namespace \
     -f "$ROOT/hack/cluster/values.yaml" \
-    --set manager.image.repository="$IMG_REGISTRY/kquant-manager",manager.image.tag="$IMG_TAG" \
-    --set agent.image.repository="$IMG_REGISTRY/kquant-agent",agent.image.tag="$IMG_TAG" \
+    --set "manager.image.repository=$IMG_REGISTRY/kquant-manager,manager.image.tag=$IMG_TAG" \
+    --set "agent.image.repository=$IMG_REGISTRY/kquant-agent,agent.image.tag=$IMG_TAG" \
     --set-string agent.simulate="${GPUS//,/\\,}" \
     --set-json "runPods.extraArgs=[\"--simulate=$GPUS\",\"--backend=reference\"]" \
     --wait --timeout "${TIMEOUT}s"
@@ -581,7 +584,7 @@ cluster_down() {
   # The kubelet's pod cgroups (cgroupfs driver), deepest first.
   local d
   for d in /sys/fs/cgroup/*/kubepods; do
-    [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    if [[ -d $d ]]; then find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
   done
   # The kubelet's links to container logs live at a fixed path; ours point into
   # .cluster/pod-logs, which goes below.

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # demo.sh: `make demo` and `make demo-down`.
 #
 #   hack/demo.sh up     builds the binaries, starts etcd and kube-apiserver (the
@@ -269,7 +272,7 @@ up() {
       sa_kubeconfig "agent-$node" kquant-agent "$node"
       agent_kc=$DEMO/kubeconfig-agent-$node
     fi
-    ports=(AGENT${i}_METRICS_PORT AGENT${i}_HEALTH_PORT)
+    ports=("AGENT${i}_METRICS_PORT" "AGENT${i}_HEALTH_PORT")
     # The demo has no kubelet to give run pods their GPUs: its agents execute
     # runs themselves (gpuAllocation None, as on nodes drained of other GPU work).
     local args=(--kubeconfig="$agent_kc" --node-name="$node" --namespace="$NS" --execution=None
@@ -339,6 +342,7 @@ down() {
   [[ -d $DEMO ]] || { echo "demo: nothing to stop"; return 0; }
   local name
   # Agents and manager first, then the API server, then etcd.
+  # shellcheck disable=SC2012 # the pid files are named by this script
   for name in $(ls "$DEMO/pids" 2>/dev/null | sed 's/\.pid$//' | sort -r | awk '/^(agent|manager)/{print} !/^(agent|manager)/{rest=rest" "$0} END{print rest}'); do
     stop "$name"
   done

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # device-runpod.sh runs the agent binary in run mode (what a run pod starts:
 # `agent run --run=<ns>/<name>`) on a real GPU, against a kube-apiserver and
 # etcd started there by envtest, with no kubelet and no Go on that machine:

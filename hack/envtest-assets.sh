@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # envtest-assets.sh builds, once, the control-plane binaries that envtest, the
 # e2e tests and `make demo` run: kube-apiserver and kubectl from k8s.io/kubernetes
 # and etcd from go.etcd.io/etcd/server/v3. Nothing is downloaded at run time except

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # Builds the gpu-tagged test binaries (the GPU test suite and the GPU
 # benchmarks) into DIR, xz-compressed so that they travel to a GPU machine
 # without Go, with the kernel sources beside them for hack/gen-kernels.sh
@@ -9,9 +12,9 @@
 #   PKG  the packages to build, default kernels internal/gpu internal/cuda
 #        agent/nvml.
 # The binaries are built with the tag kquant_nocode: they embed none of
-# the generated code (the PTX and cubins, over 30 MB a binary) and read it
-# from KQUANT_PTX_DIR, which hack/gpu-run.sh points at the checkout's
-# kernels/ or at the code it regenerates. kernels and internal/gpu (the
+# the generated code (the PTX and cubins, about 9 MB a binary compressed)
+# and read it from KQUANT_PTX_DIR, which hack/gpu-run.sh points at the
+# checkout's kernels/ or at the code it regenerates. kernels and internal/gpu (the
 # bit-exactness suites and the benchmarks) are then about 5 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."

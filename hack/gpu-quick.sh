@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# A quick device round for kernel work: regenerates only the named kernel
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
+# A short GPU run for kernel work: regenerates only the named kernel
 # sources (compute_90, in parallel), loads them beside the committed PTX of
 # the others, and runs the chosen kernels.test / gpu.test tests, benchmarks
 # and ncu sections. Logs go straight into OUT, one small text file each.
@@ -30,7 +33,7 @@
 #                 most 8 files, and the benchmark tables' rows, tagged with
 #                 the variant, into summary.txt.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dir=$1 out=$2
 shift 2
 work=/tmp/kq-quick
@@ -40,8 +43,8 @@ for b in kernels gpu; do
 	xz -dc "$dir/$b.test.xz" >"$work/$b.test" && chmod +x "$work/$b.test"
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/summary.txt"
-cp kernels/*.ptx "$work/ptx/"
-cp kernels/ptx80/*.ptx.gz "$work/ptx/ptx80/"
+cp kernels/*.ptx.xz "$work/ptx/"
+cp kernels/ptx80/*.ptx.xz "$work/ptx/ptx80/"
 cp -r kernels/sass "$work/ptx/"
 if [ $# -gt 0 ]; then
 	KQUANT_GEN_ARCH=compute_90 hack/gen-kernels.sh "$work/ptx" "$@" >"$out/gen.log" 2>&1 ||
@@ -69,7 +72,7 @@ t() { # binary log timeout regex [env...]
 }
 # each STAGE: STAGE under every variant: $variant its setting, $tag its
 # logs' suffix (-vN; empty without KQ_AB).
-variant= tag= round=
+variant='' tag='' round=''
 each() {
 	local i
 	for i in "${!variants[@]}"; do
@@ -93,11 +96,11 @@ rounds() {
 # into the summary, tagged with the round and the variant.
 bench() {
 	local log=$2$round$tag
-	t "$1" "$log" 4m "$3" KQUANT_BENCH=1 $variant
+	t "$1" "$log" 4m "$3" KQUANT_BENCH=1 ${variant:+"$variant"}
 	[ "$ab" -eq 0 ] || grep -E '^[0-9]+x[0-9]+ ' "$logs/$log.log" | sed "s|^|${round#-} $variant: |" >>"$out/summary.txt"
 }
-kernels_tests() { t kernels.test "kernels$tag" 4m "$KQ_TESTS" KQUANT_BIG=0 $variant; }
-gpu_tests() { t gpu.test "gpu$tag" 4m "$KQ_GPU_TESTS" KQUANT_BIG=0 $variant; }
+kernels_tests() { t kernels.test "kernels$tag" 4m "$KQ_TESTS" KQUANT_BIG=0 ${variant:+"$variant"}; }
+gpu_tests() { t gpu.test "gpu$tag" 4m "$KQ_GPU_TESTS" KQUANT_BIG=0 ${variant:+"$variant"}; }
 kernels_bench() { bench kernels.test kernels-bench "$KQ_BENCH"; }
 gpu_bench() { bench gpu.test gpu-bench "$KQ_GPU_BENCH"; }
 profile() {
@@ -105,7 +108,7 @@ profile() {
 	for s in SpeedOfLight Occupancy LaunchStats WarpStateStats ComputeWorkloadAnalysis MemoryWorkloadAnalysis; do sections+=(--section "$s"); done
 	local log=$out/ncu.txt
 	[ "$ab" -eq 0 ] || log=$logs/ncu$tag.txt
-	env KQUANT_PROFILE=1 $variant timeout 240 ncu --clock-control none "${sections[@]}" -k "regex:$KQ_PROFILE" \
+	env KQUANT_PROFILE=1 ${variant:+"$variant"} timeout 240 ncu --clock-control none "${sections[@]}" -k "regex:$KQ_PROFILE" \
 		"$work/kernels.test" -test.run "${KQ_PROFILE_RUN:-Profile}" -test.v >"$log" 2>&1
 	echo "ncu: rc=$? $(grep -c 'Duration' "$log") kernels profiled${variant:+ ($variant)}" | tee -a "$out/summary.txt"
 	pack

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # Runs the GPU test suite built by hack/gpu-bundle.sh on a machine with an
 # NVIDIA GPU and driver (no Go needed), from the repository root.
 #
@@ -24,7 +27,7 @@
 # GPU, pass/fail counts per binary, failures) and results.tgz (every log and
 # the regenerated PTX): two files, since a device call returns only a few.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dir=$1 dest=$2 what=,${3:-tests},
 out=/tmp/kq-results
 rm -rf "$out" /tmp/kq-suite
@@ -33,9 +36,9 @@ for f in "$dir"/*.test.xz; do xz -dc "$f" >"/tmp/kq-suite/$(basename "$f" .xz)";
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/summary.txt"
 if command -v nvcc >/dev/null && [ -z "${KQUANT_NO_REGEN:-}" ]; then
 	hack/gen-kernels.sh "$out/ptx" >"$out/gen-kernels.log" 2>&1 || { echo "PTX generation failed" | tee -a "$out/summary.txt"; }
-	for p in kernels/*.ptx kernels/ptx80/*.ptx.gz kernels/sass/*/*.cubin.gz; do
+	for p in kernels/*.ptx.xz kernels/ptx80/*.ptx.xz kernels/sass/*/*.cubin.xz; do
 		rel=${p#kernels/}
-		cmp -s <(zcat -f "$p" | tail -n +2) <(zcat -f "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
+		cmp -s <(xz -dc "$p" | tail -n +2) <(xz -dc "$out/ptx/$rel" | tail -n +2) && s=same || s=DIFFERENT
 		echo "regenerated $rel: $s as committed" | tee -a "$out/summary.txt"
 	done
 	export KQUANT_PTX_DIR=$out/ptx

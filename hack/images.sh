@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # images.sh: `make images`. Builds the manager, agent and pause images as OCI
 # image-layout archives in bin/images/, without Docker and without a registry:
 #
@@ -87,10 +90,12 @@ gobuild() {
 # into the cache from Debian's archive (apt's configured mirror).
 debian_package() {
   local deb
+  # shellcheck disable=SC2012 # Debian's package file names are plain words
   deb=$(ls "$CACHE"/debs/"$1"_*.deb 2>/dev/null | tail -n 1 || true)
   if [[ -z $deb ]]; then
     mkdir -p "$CACHE/debs"
     (cd "$CACHE/debs" && { apt-get download "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get download "$1" >/dev/null; }; })
+    # shellcheck disable=SC2012 # as above
     deb=$(ls "$CACHE"/debs/"$1"_*.deb | tail -n 1)
   fi
   echo "$deb"
@@ -131,7 +136,7 @@ glibc_base() {
   static_base "$d"
   libc=$(debian_package libc6)
   dpkg-deb -x "$libc" "$d"
-  rm -rf "$d/usr/share" "$d/usr/lib/x86_64-linux-gnu/gconv" "$d/etc/ld.so.conf.d"
+  rm -rf "${d:?}/usr/share" "${d:?}/usr/lib/x86_64-linux-gnu/gconv" "${d:?}/etc/ld.so.conf.d"
 }
 
 # glibc_arm64_base dir: static_base plus the arm64 libc6 of Debian's cross

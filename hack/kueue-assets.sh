@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # kueue-assets.sh builds, once, Kueue's controller manager for the local
 # cluster (`make cluster`) from Kueue's Go module (hack/tools/kueue pins the
 # release), and copies that release's CRDs and webhook configurations out of

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # prometheus-assets.sh fetches, once, the Prometheus server of Debian's
 # `prometheus` package for the real-cluster tests (test/cluster scrapes the
 # manager and the agent with it and evaluates the chart's alerts), and caches

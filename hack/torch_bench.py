@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 """PyTorch baseline for kquant's quantize benchmarks.
 
 The same quantizations as kernels/, written in plain PyTorch, timed eager

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # verify-generated.sh fails when the committed generated files (deepcopy, apply
 # configurations, CRDs, RBAC) differ from what controller-gen makes of the current sources. It
 # regenerates into the work tree, compares with the files as they were, and puts
@@ -14,6 +17,7 @@ for p in "${GENERATED[@]}"; do
   [[ -e $p ]] && mkdir -p "$backup/$(dirname "$p")" && cp -a "$p" "$backup/$p"
 done
 
+# shellcheck disable=SC2317 # called by the EXIT trap below
 restore() {
   for p in "${GENERATED[@]}"; do
     rm -rf "$p"

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant Float8BlockScaling kernels: FP8 with one float32 scale per 1x128
 // block (rowwise operand), per 128x1 block (columnwise operand, stored
 // transposed [cols, rows]) or per 128x128 tile (weights; both operands share

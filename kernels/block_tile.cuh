@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // block_tile.cuh: part of block.cu (included once, after the rowwise
 // kernel): the 128x128 tile kernel body (columnwise 128x1 with or without
 // the rowwise 1x128 operand, and 128x128 weight tiles) and its shared

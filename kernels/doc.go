@@ -1,17 +1,21 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kernels holds kquant's CUDA kernels: their CUDA C sources
 // (*.cu), the PTX generated from them by hack/gen-kernels.sh and the
 // machine code assembled from that PTX (both committed, so that building
 // kquant needs no CUDA toolkit), and typed Go launchers.
 //
-// PTX and machine code are embedded with go:embed. A Set loads each module
-// on the first use of one of its kernels, so that a run loads only what its
+// PTX and machine code are committed xz-compressed and embedded in the
+// binary. A Set loads each module on the first use of one of its kernels,
+// so that a run loads only what its
 // recipe launches: the cubin of the device's exact SM when there is one
-// (sass/sm_90, sm_100, sm_120/*.cubin.gz; milliseconds), else the PTX of
+// (sass/sm_90, sm_100, sm_120/*.cubin.xz; milliseconds), else the PTX of
 // one of two targets (Target), which the driver JIT-compiles (over a minute
 // for every module of a fresh process with an empty JIT cache): compute_90
-// (*.ptx) on compute capability 9.0 and newer, compute_80 (ptx80/*.ptx.gz,
+// (*.ptx.xz) on compute capability 9.0 and newer, compute_80 (ptx80/*.ptx.xz,
 // the FP8 conversions in software, kq_fp8_sw.cuh) on 8.x; all give the same
-// bytes. Each PTX file and each decompressed cubin begins with the sha256
+// bytes. Each decompressed PTX file and cubin begins with the sha256
 // of the source it came from and the *.cuh headers; a unit test fails when
 // a source changed without its code being regenerated.
 //

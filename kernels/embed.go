@@ -1,10 +1,14 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build !kquant_nocode
 
 package kernels
 
 import "embed"
 
-// codeFS is the generated code: the PTX of both targets and the cubins.
+// codeFS is the generated code, xz-compressed: the PTX of both targets and
+// the cubins.
 //
-//go:embed *.ptx ptx80/*.ptx.gz sass/*/*.cubin.gz
+//go:embed *.ptx.xz ptx80/*.ptx.xz sass/*/*.cubin.xz
 var codeFS embed.FS

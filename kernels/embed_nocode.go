@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build kquant_nocode
 
 package kernels
@@ -6,7 +9,7 @@ import "embed"
 
 // codeFS is empty in a build tagged kquant_nocode: such a binary reads the
 // generated code from PTXDirEnv's directory alone. hack/gpu-bundle.sh's
-// test binaries are built so, about 30 MB smaller, since they travel to a
+// test binaries are built so, about 9 MB smaller, since they travel to a
 // GPU machine beside a checkout that has the code (hack/gpu-run.sh points
 // PTXDirEnv at it, or at the code it regenerates).
 var codeFS embed.FS

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant QuantizedLinear on the GPU: dequantize kernels for the block FP8
 // operands (NVFP4's is in nvfp4.cu) and a tiled float32 GEMM
 // y = x . w^T of the dequantized operands (x [M, K], w [N, K], y [M, N]).

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build gpu
 
 package kernels_test
@@ -47,18 +50,6 @@ func parallel(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// amaxSmall ignores NaN (a NaN never compares greater), as fmaxf does and
-// the contract requires.
-func amaxSmall(v []float32) float32 {
-	var m float32
-	for _, x := range v {
-		if a := float32(math.Abs(float64(x))); a > m {
-			m = a
-		}
-	}
-	return m
-}
-
 // amaxOf is amaxSmall on all CPUs.
 func amaxOf(v []float32) float32 {
 	var mu sync.Mutex
@@ -78,8 +69,6 @@ func amaxOf(v []float32) float32 {
 	})
 	return m
 }
-
-func finite(x float32) bool { return !math.IsInf(float64(x), 0) && !math.IsNaN(float64(x)) }
 
 type tensorState struct{ amax, scale, scaleInv float32 }
 

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build gpu
 
 package kernels_test
@@ -426,16 +429,16 @@ func TestGrouped(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			var wd, ws_, wsw, wam, bd, bs []byte
+			var wd, wsc, wsw, wam, bd, bs []byte
 			for g := range groups {
 				o := nvRef[g].Rowwise
-				wd, ws_, wsw = append(wd, o.Data...), append(ws_, o.ScaleCodes...), append(wsw, o.Swizzled...)
+				wd, wsc, wsw = append(wd, o.Data...), append(wsc, o.ScaleCodes...), append(wsw, o.Swizzled...)
 				wam = append(wam, f32Bytes([]float32{o.Amax})...)
 				bd, bs = append(bd, blRef[g].Rowwise.Data...), append(bs, f32Bytes(blRef[g].Rowwise.ScaleInv)...)
 			}
 			n := 0
 			n += check(t, fmt.Sprintf("splits %d: NVFP4 data", k), download(c, nvData, nvData.Size()), wd, nil)
-			n += check(t, fmt.Sprintf("splits %d: NVFP4 scales", k), download(c, nvScales, nvScales.Size()), ws_, nil)
+			n += check(t, fmt.Sprintf("splits %d: NVFP4 scales", k), download(c, nvScales, nvScales.Size()), wsc, nil)
 			n += check(t, fmt.Sprintf("splits %d: NVFP4 swizzled", k), download(c, nvSwz, nvSwz.Size()), wsw, nil)
 			n += check(t, fmt.Sprintf("splits %d: NVFP4 group amaxes", k), download(c, ws.Amax, ws.Amax.Size()), wam, nil)
 			n += check(t, fmt.Sprintf("splits %d: block data", k), download(c, blData, blData.Size()), bd, nil)

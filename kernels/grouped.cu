@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant grouped (MoE) quantize support: the device prefix sum of the
 // split sizes and the alignment check, so that a grouped step reads no
 // split size on the host and can be captured once into a CUDA graph and

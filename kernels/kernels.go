@@ -1,14 +1,18 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package kernels
 
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ulikunitz/xz"
 )
 
 // StampPrefix starts the first line of every generated PTX file and of
@@ -23,8 +27,8 @@ const (
 	ModuleQuantize = "quantize"
 )
 
-// PTXDirEnv, when set, names a directory whose <module>.ptx files (and
-// ptx80/<module>.ptx.gz for the compute_80 target, sass/<SM>/<module>.cubin.gz
+// PTXDirEnv, when set, names a directory whose <module>.ptx.xz files (and
+// ptx80/<module>.ptx.xz for the compute_80 target, sass/<SM>/<module>.cubin.xz
 // for machine code) are used instead of the embedded ones: for trying
 // freshly generated code (hack/gen-kernels.sh's output directory) on a GPU
 // machine without rebuilding. A module with no cubin there loads its PTX
@@ -87,19 +91,23 @@ func deviceTarget(major, minor int) (t Target, forced bool, err error) {
 // other SM's), so a GPU of another compute capability JIT-compiles the PTX.
 func SMFor(major, minor int) string { return fmt.Sprintf("sm_%d%d", major, minor) }
 
+// codeExt ends the name of every file of generated code: PTX and cubins
+// are committed xz-compressed (PTX shrinks about twelvefold, machine code
+// about ninefold), which keeps the checkout small enough to travel to a GPU
+// machine beside its test binaries; readCode decompresses them.
+const codeExt = ".xz"
+
 // cubinPath is module's cubin for sm, relative to the kernels directory (or
-// PTXDirEnv's): gzipped, as machine code compresses about fourfold.
-func cubinPath(module, sm string) string { return "sass/" + sm + "/" + module + ".cubin.gz" }
+// PTXDirEnv's).
+func cubinPath(module, sm string) string { return "sass/" + sm + "/" + module + ".cubin" + codeExt }
 
 // ptxPath is module's PTX file for target t, relative to the kernels
-// directory (or PTXDirEnv's). The compute_80 PTX is gzipped: it is about
-// twice the size of compute_90's (the software conversions are inlined)
-// and compresses tenfold.
+// directory (or PTXDirEnv's).
 func ptxPath(module string, t Target) string {
 	if t == TargetAmpere {
-		return "ptx80/" + module + ".ptx.gz"
+		return "ptx80/" + module + ".ptx" + codeExt
 	}
-	return module + ".ptx"
+	return module + ".ptx" + codeExt
 }
 
 // PTX returns the PTX text of a module for target t.
@@ -137,7 +145,7 @@ func Cubin(module, sm string) ([]byte, error) {
 
 // readCode reads a file of generated code, name relative to the kernels
 // directory, from PTXDirEnv's directory when set, else from the embedded
-// files, and decompresses it if its name ends in .gz.
+// files, and decompresses it.
 func readCode(name string) ([]byte, error) {
 	var b []byte
 	var err error
@@ -148,17 +156,20 @@ func readCode(name string) ([]byte, error) {
 	} else if b, err = codeFS.ReadFile(name); err != nil {
 		return nil, fmt.Errorf("not embedded: %w", err)
 	}
-	if !strings.HasSuffix(name, ".gz") {
-		return b, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	return decompress(name, b)
+}
+
+// decompress returns the contents of the xz stream b, the file name.
+func decompress(name string, b []byte) ([]byte, error) {
+	zr, err := xz.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("decompressing %s: %w", name, err)
 	}
-	if b, err = io.ReadAll(zr); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("decompressing %s: %w", name, err)
 	}
-	return b, nil
+	return out, nil
 }
 
 // SourceHash returns the source sha256 stamped on a PTX text, or "" if the

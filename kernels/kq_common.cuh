@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kq_common.cuh: what every quantize kernel source shares (quantize.cu,
 // block.cu, nvfp4.cu, mx2d.cu): the integer types, the inline-function
 // qualifier, the element formats and per-tensor state words as the host

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kq_fp8_sw.cuh: the contract's float32 -> E4M3 / E5M2 conversion in
 // integer arithmetic (docs/quantization-formats.md: one rounding, round to
 // nearest even, saturating; +-inf to +-max, NaN to 0x7F). It is what

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kq_mx.cuh: MXFP8's E8M0 block-scale rules (docs/quantization-formats.md:
 // TE's rounding up, OCP's floor, the factor 2^(127-e) and the decode factor
 // 2^(e-127)) and the tensor-amax reduction the MXFP8 kernels fuse, shared by

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package kernels
 
 import (
@@ -293,7 +296,7 @@ func (s *Set) CastUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, n
 		// Current scaling, 16-bit inputs: no amax to commit, so one
 		// block per chunk of castChunk elements, as its cast+transpose
 		// takes one per tile (on an H100, 1.7-2.8% faster than the
-		// balanced grid at 8192^2 and 16384^2 in one call, session 10).
+		// balanced grid at 8192^2 and 16384^2; docs/benchmarks.md).
 		grid = cuda.Dim(int(max(chunks, 1)))
 	default:
 		// Delayed scaling, 16-bit inputs: the resident blocks striding
@@ -341,7 +344,7 @@ func (s *Set) CastTransposeUpdate(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.
 		// same-address atomic per tile cost more than the cast at
 		// 16384^2; H200, 64x64 tiles: 60% of copy bandwidth, 80%
 		// striding). Current scaling has no amax to commit here, and
-		// one block per tile is faster: on an H200 (session 9, round 1)
+		// one block per tile is faster: on an H200 (docs/benchmarks.md)
 		// the both-operand step went from 86.9% to 88.5% of copy at
 		// 8192^2 and from 91.3% to 95.9% at 16384^2.
 		name, tile := "kq_cast_trw_"+dt.suffix(), 128

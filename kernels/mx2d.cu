@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant MXFP8BlockScaling with 32x32 two-dimensional weight tiles: one
 // E8M0 exponent per 32x32 tile of a [rows, cols] tensor, shared by the
 // rowwise and the columnwise operand, in one pass over the input.

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant NVFP4BlockScaling kernels: E2M1 data packed two per byte (lower
 // index in the low nibble), E4M3 decode scales per 1x16 block (per 16x16
 // tile for 2D weights) and a float32 tensor scale S computed on the device

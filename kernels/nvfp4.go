@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package kernels
 
 import (
@@ -148,7 +151,7 @@ func (s *Set) nvfp4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // share each of `tiles` 128-row tiles (grid.x): at least four 16-byte
 // vectors a thread, and no more blocks in all than one wave holds
 // (waveSlots), so that none waits for a second, part-empty one. Rounding the share up from 8 blocks
-// a SM, as before session 17, gave 1152 blocks at 16384 rows and 1088 at
+// a SM instead gave 1152 blocks at 16384 rows and 1088 at
 // 8192 for the 1056 that fit (32 registers, 8 a SM): one wave of 1024
 // took the kernel from 68.8 to 64.2 us and 82% to 88% of DRAM bandwidth
 // (ncu, 16384x8192 BF16, H200).
@@ -212,7 +215,7 @@ func (s *Set) nvfp4Row(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, row
 	// A block per 256 items up to wavesPerSM a SM: 2.67 waves of its 3
 	// resident blocks a SM (80 registers) on large tensors. One wave of
 	// them, each block a balanced share (waveSlots), measured 2.5% slower
-	// (ncu, 16384x8192 BF16, H200, session 17: 107.6 against 105.0 us).
+	// (ncu, 16384x8192 BF16, H200: 107.6 against 105.0 us).
 	return s.launch(c, "kq_nvf4_row_"+dt.suffix(), s.grid(items, 1), cuda.Dim(threads), st)
 }
 
@@ -354,7 +357,7 @@ func (s *Set) nvfp4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 // several pieces (the next one's loads in flight during the current one's
 // work) only under the tests' grid cap (capSlots). The resident blocks
 // striding drifted apart over the tensor: against them, both operands of
-// the 16x16 recipe (TestBenchmarkUsage, session 13, fraction of copy at
+// the 16x16 recipe (TestBenchmarkUsage, docs/benchmarks.md; fraction of copy at
 // 8192^2 / 16384^2) went from 72.3 / 68.0 to 72.7 / 76.5% on an H200 and
 // from 76.9 / 69.1 to 82.5 / 82.9% on an H100. The kernel has no fused
 // amax, so no state to claim tiles from (kq_sched_claim).

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_2d.cuh: part of nvfp4.cu (included once, after nvfp4_tile.cuh):
 // the 2D (16x16 tile) fast path for 16-bit inputs, straight from
 // registers. Not a header of its own: it uses what nvfp4.cu,

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_2dp.cuh: part of nvfp4.cu (included once, after nvfp4_2d.cuh):
 // the persistent form of the 2D fast path of 16-bit inputs (kernel
 // kq_nvf4_2dp_, NVFP42DEnv "pipe"), for A/B runs against kq_nvf4_2d_.

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_bits.cuh: part of nvfp4.cu (included once, by nvfp4_fast.cuh
 // before the rowwise fast path): the instruction-level pieces that the
 // NVFP4 fast paths share, the rowwise one (nvfp4_fast.cuh) and the RHT

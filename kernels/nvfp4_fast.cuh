@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_fast.cuh: part of nvfp4.cu (included once, after the general
 // paths): the fast paths for whole 16-element blocks and 16-byte aligned
 // rows (rowwise, the tiled columnwise, RHT-amax and 2D kernels). Not a

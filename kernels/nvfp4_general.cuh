@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_general.cuh: part of nvfp4.cu (included once, after the element
 // helpers): the general paths of the NVFP4 kernels, any shape and
 // alignment (amax, RHT amax, rowwise, columnwise, 16x16 tiles). Not a

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_rhtcol.cuh: part of nvfp4.cu (included once, by nvfp4_tile.cuh
 // before the columnwise fast path): the helpers of the RHT columnwise fast
 // path for 16-bit inputs (kq_nvf4_col_body). Not a header of its own: it

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // nvfp4_tile.cuh: part of nvfp4.cu (included once, after nvfp4_fast.cuh):
 // the tiled fast paths (columnwise and RHT amax; 2D of float32 inputs)
 // over 64-row x 128-column tiles, staged in shared memory (the RHT amax of

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant kernel-parameter payload: small host data (pointer arrays,
 // per-group parameters) reaches the device inside a launch's parameters
 // rather than through a host-to-device copy, as TE's

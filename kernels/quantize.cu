@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant quantize kernels: amax, per-tensor scales (current and delayed
 // scaling), per-tensor FP8 cast (rowwise, and fused cast+transpose for the
 // columnwise operand), MXFP8 rowwise and columnwise (TE and OCP scale

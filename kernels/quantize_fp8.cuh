@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_fp8.cuh: part of quantize.cu (included once, where the per-tensor
 // FP8 kernels' bodies stood): current scaling's amax, the delayed-scaling
 // update, and the per-tensor FP8 cast (rowwise) with its end-of-kernel amax

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_fp8_trw.cuh: part of quantize.cu (included once, after
 // quantize_fp8.cuh): the per-tensor FP8 cast + transpose (the 32x32 kernel
 // and the 128x128-tile kernel, whose tile is also the grouped kernels').

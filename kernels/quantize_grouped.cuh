@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_grouped.cuh: part of quantize.cu (included once, after its entry
 // points): the grouped (MoE) quantize kernels of current scaling and MXFP8.
 // Not a header of its own: it uses what quantize.cu defines before it.

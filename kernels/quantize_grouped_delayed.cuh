@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_grouped_delayed.cuh: part of quantize.cu (included once, at its
 // end): the grouped (MoE) delayed-scaling casts and the per-group update.
 // Not a header of its own: it uses what quantize.cu defines before it.

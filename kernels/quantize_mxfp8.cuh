@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_mxfp8.cuh: part of quantize.cu (included once, after the
 // per-tensor FP8 cast): the MXFP8 kernels' bodies, one operand (rowwise,
 // columnwise) and both in one pass. Not a header of its own: it uses what

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_mxfp8_mxm.cuh: part of quantize.cu (included once, after
 // quantize_mxfp8.cuh, whose helpers and definitions it uses): the MXFP8
 // kernels' bodies for 16-bit inputs with cols % 8 == 0 and aligned buffers,

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // quantize_mxfp8_rowb.cuh: part of quantize.cu (included once, after
 // quantize_mxfp8_mxm.cuh, whose rowwise helpers it uses): the body of
 // kq_mxfp8_rowb, the rowwise-only MXFP8 kernel for 16-bit inputs with cols

@@ -1,6 +1,10 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package kernels
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -10,6 +14,11 @@ import (
 	"strings"
 	"testing"
 )
+
+// licenceHeader opens every kernel source; the stamp hashes the sources
+// without it, as hack/gen-kernels.sh does, since it is no code: the PTX of a
+// source does not change with it.
+const licenceHeader = "// Copyright 2026 The kquant Authors.\n// SPDX-License-Identifier: Apache-2.0\n\n"
 
 // TestPTXStamps fails when a kernel source or a header it includes changed
 // and its PTX, for either target, or its cubin, for any SM of kernels/sass,
@@ -49,7 +58,7 @@ func TestPTXStamps(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h.Write(text)
+				h.Write(bytes.TrimPrefix(text, []byte(licenceHeader)))
 			}
 			want := hex.EncodeToString(h.Sum(nil))
 			for _, target := range []Target{TargetHopper, TargetAmpere} {
@@ -96,7 +105,7 @@ func TestPTXStamps(t *testing.T) {
 			if e.IsDir() {
 				continue
 			}
-			src := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".gz"), ".ptx"), ".cubin") + ".cu"
+			src := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(e.Name(), codeExt), ".ptx"), ".cubin") + ".cu"
 			if _, err := os.Stat(src); err != nil {
 				t.Errorf("%s/%s has no source %s", dir, e.Name(), src)
 			}
@@ -119,5 +128,50 @@ func TestTargetFor(t *testing.T) {
 	}
 	if _, err := TargetFor(7, 5); err == nil {
 		t.Error("TargetFor(7, 5) found a target; the kernels need 8.0")
+	}
+}
+
+// TestEmbeddedCodeDecompresses reads every embedded file of generated code
+// as Load does: each must be an xz stream whose contents start with a stamp
+// line, so a file compressed by other means, or left uncompressed, fails
+// here rather than on a GPU.
+func TestEmbeddedCodeDecompresses(t *testing.T) {
+	var n int
+	err := fs.WalkDir(codeFS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		if !strings.HasSuffix(path, codeExt) {
+			t.Errorf("%s: embedded code must end in %s", path, codeExt)
+			return nil
+		}
+		b, err := readCode(path)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		if SourceHash(b) == "" {
+			t.Errorf("%s: no %q line after decompressing", path, StampPrefix)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no generated code embedded")
+	}
+}
+
+func TestDecompressRejectsOtherFormats(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"plain": []byte(StampPrefix + "0123\n.version 8.0\n"),
+		"gzip":  {0x1f, 0x8b, 0x08, 0x00},
+		"empty": nil,
+	} {
+		if _, err := decompress(name, b); err == nil {
+			t.Errorf("decompress(%s) succeeded; want an error", name)
+		}
 	}
 }

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // kquant timing helper: the lead-in that the benchmarks queue just before
 // each timed region (kernels.LeadIn says why they queue one at all).
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package kernels
 
 import (
@@ -29,11 +32,11 @@ const (
 
 // nvfp42DPiped reports whether the 2D fast path of 16-bit inputs takes
 // kq_nvf4_2dp_ for a launch that writes both operands (both) or one.
-// Unset, the choice follows session 11's TestBenchmarkUsage: for both
+// Unset, the choice follows TestBenchmarkUsage (docs/benchmarks.md): for both
 // operands the persistent kernel's step was 6% and 2% shorter at 8192^2
 // and 16384^2 on an H200 (one call), 7% shorter and 1% longer on an H100;
 // for one operand it was 8-15% longer on the H200. Its grid of one block
-// a piece (session 13) is shorter still for both operands
+// a piece is shorter still for both operands
 // (nvfp42DPipeGrid).
 func (s *Set) nvfp42DPiped(both bool) bool {
 	switch s.nvfp42D {

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package baseline is the seam through which the agent measures a node's
 // reference costs — single kernel launch latency, single-node graph launch
 // latency and device-to-device copy bandwidth — that the GPUNodeProfile

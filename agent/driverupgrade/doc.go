@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package driverupgrade makes the agent step aside while the GPU Operator
 // upgrades its node's driver.
 //

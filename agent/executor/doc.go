@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package executor runs the QuantRuns bound to this agent's node, when the
 // agent executes runs itself (gpuAllocation None, --execution=None: nodes
 // drained of other GPU work). By default runs execute in run pods

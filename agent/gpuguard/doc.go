@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gpuguard is the last guard of the run-pod model: before a run's
 // first kernel, and periodically while it runs, NVML must show no process on
 // the run's GPU other than the run's own. If one appears the run stops with

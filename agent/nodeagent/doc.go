@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nodeagent assembles one node agent: discovery (real NVML or a
 // simulated node), the GPUNodeProfile with the kubelet's GPU allocations
 // (PodResources) and its Lease, the driver upgrade watcher (package

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nvml discovers a node's NVIDIA GPUs and their health through NVML
 // (github.com/NVIDIA/go-nvml).
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package nvml
 
 import (
@@ -37,7 +40,7 @@ func readMIG(dev nvml.Device, gpu *GPU) error {
 	current, pending, ret := dev.GetMigMode()
 	if ret != nvml.SUCCESS {
 		gpu.MIGMode = v1alpha1.MIGNotSupported
-		return nil
+		return nil //nolint:nilerr // a GPU whose MIG mode cannot be read has no MIG: that is the answer, not a failure
 	}
 	gpu.MIGMode = migMode(current)
 	if pending != current {

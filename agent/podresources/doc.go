@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package podresources reads which GPU the kubelet has allocated to which pod,
 // through the kubelet's PodResources API (k8s.io/kubelet/pkg/apis/podresources/v1)
 // on its unix socket, DefaultSocket. It is a read-only client, the way

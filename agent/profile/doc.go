@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profile turns what discovery found into the node's GPUNodeProfile
 // and keeps the node's liveness Lease.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package profile
 
 import (
@@ -67,7 +70,7 @@ func NewLeaseKeeper(c client.Client, clk clock.WithTicker, namespace, nodeName, 
 func (l *LeaseKeeper) Renew(ctx context.Context) error {
 	if l.held != nil {
 		err := l.update(ctx, l.held.DeepCopy())
-		if err == nil || !(apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
+		if err == nil || (!apierrors.IsConflict(err) && !apierrors.IsNotFound(err)) {
 			return err
 		}
 		l.held = nil

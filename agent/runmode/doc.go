@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package runmode executes one QuantRun inside its run pod: `kquant-agent run
 // --run=<ns>/<name>`, the agent image started by the controller
 // (controllers/runpod.Build) on the run's node with the one GPU the kubelet

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package simulate makes GPUs that do not exist: a node's worth of go-nvml
 // mock devices with the true compute capability, memory and product name of
 // real NVIDIA GPUs, so that tests, demos without a GPU and scale tests can

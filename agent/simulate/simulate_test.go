@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package simulate
 
 import (
@@ -59,7 +62,7 @@ func TestEveryRequiredProductIsKnown(t *testing.T) {
 }
 
 func TestUUIDIsStablePerNodeAndIndex(t *testing.T) {
-	if UUID("n1", 0) != UUID("n1", 0) {
+	if first, second := UUID("n1", 0), UUID("n1", 0); first != second {
 		t.Error("UUID not stable")
 	}
 	seen := map[string]bool{}

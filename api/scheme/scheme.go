@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package scheme builds the runtime.Scheme that every kquant binary and test
 // talks to the API server with: the built-in Kubernetes kinds and kquant's.
 // It lives apart from api/v1alpha1 so that importing the API types does not

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1alpha1 holds the kquant.dev/v1alpha1 API: QuantRecipe (a
 // TransformerEngine-style quantization recipe), QuantJob (benchmark or validate a
 // recipe on a workload across the fleet), QuantRun (one unit of a job bound to one

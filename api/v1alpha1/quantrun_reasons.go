@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package v1alpha1
 
 // Run reasons of the run-pod model: the CamelCase codes of a QuantRun's

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package v1alpha1
 
 import (
@@ -89,7 +92,7 @@ func FuzzKey(f *testing.F) {
 			DelayedScaling: &DelayedScalingOptions{AmaxHistoryLen: &hist},
 			CurrentScaling: &CurrentScalingOptions{AmaxEpsilon: eps, Power2Scales: &p2},
 		}
-		if s.Key() != s.Key() {
+		if first, second := s.Key(), s.Key(); first != second {
 			t.Fatal("key is not deterministic")
 		}
 	})

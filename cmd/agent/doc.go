@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command agent is kquant's node agent, run as a DaemonSet on GPU nodes (or
 // as many processes on one machine with --simulate and distinct
 // --node-name). It discovers the node's GPUs and publishes its

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -59,11 +62,11 @@ func parseFlags(args []string) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	defaultAddr := func(v *string, real string) {
+	defaultAddr := func(v *string, addr string) {
 		if *v != "" {
 			return
 		}
-		*v = real
+		*v = addr
 		if c.simulate != "" {
 			*v = "0"
 		}

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kquantctl is kquant's command line, also installed as the kubectl
 // plugin kubectl-kquant (the same program under a second name): it runs the
 // quantization engine without a cluster (run: local GPU or reference

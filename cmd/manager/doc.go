@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command manager runs kquant's controllers: recipe status, job expansion and
 // capability-aware binding of runs to GPUs, retries, lost nodes, deadlines,
 // TTLs, summaries, and Node labels. It runs as a Deployment with leader

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package crd embeds kquant's generated CustomResourceDefinitions
 // (bases/*.yaml, written by `make manifests`), so that programs without an
 // API server can apply exactly the defaults the API server applies, and

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package binder is the controller that binds pending QuantRuns to GPUs, the
 // way kube-scheduler binds Pods to nodes. It is a single loop over the whole
 // fleet (every event maps to one request), because "at most one active run per

@@ -1,6 +1,10 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package binder
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,7 +14,7 @@ import (
 
 func TestWaitingForGPU(t *testing.T) {
 	gpu := func(node string, i int32) scheduling.GPU {
-		return scheduling.GPU{Node: node, Index: i, UUID: "GPU-" + node + "-" + string(rune('0'+i))}
+		return scheduling.GPU{Node: node, Index: i, UUID: fmt.Sprintf("GPU-%s-%d", node, i)}
 	}
 	eligible := []scheduling.GPU{gpu("a", 0), gpu("a", 1), gpu("b", 0)}
 	cases := map[string]struct {

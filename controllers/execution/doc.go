@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package execution is the controller that executes bound QuantRuns in run
 // pods (issue 17): for every bound, unfinished run it ensures what the run pod
 // needs (the run pods' PriorityClass, the namespace's run ServiceAccount and

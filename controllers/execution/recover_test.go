@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package execution_test
 
 import (
@@ -51,7 +54,7 @@ func statusOwners(t *testing.T, run *kquantv1alpha1.QuantRun, fields ...string) 
 			continue
 		}
 		for _, f := range fields {
-			if strings.Contains(string(m.FieldsV1.Raw), `"f:`+f+`"`) {
+			if strings.Contains(m.FieldsV1.GetRawString(), `"f:`+f+`"`) {
 				out[f] = append(out[f], m.Manager)
 			}
 		}

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gate is the controller that keeps nodes whose GPUs fail a
 // QuantGatePolicy's validation away from training: a node where the latest run
 // of a policy on some GPU has verdict Fail gets what the policy's actions say,

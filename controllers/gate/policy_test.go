@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package gate
 
 import (
@@ -15,8 +18,8 @@ import (
 
 func TestDecide(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
-	obs := func(policy, family, gpu string, min int, v kquantv1alpha1.Verdict) Observation {
-		return Observation{Policy: policy, Family: family, GPU: gpu, Completed: t0.Add(time.Duration(min) * time.Minute), Run: policy + "-" + family + "-" + gpu, Verdict: v}
+	obs := func(policy, family, gpu string, minutes int, v kquantv1alpha1.Verdict) Observation {
+		return Observation{Policy: policy, Family: family, GPU: gpu, Completed: t0.Add(time.Duration(minutes) * time.Minute), Run: policy + "-" + family + "-" + gpu, Verdict: v}
 	}
 	pf := func(policy, family string) PolicyFamily { return PolicyFamily{policy, family} }
 	tests := []struct {

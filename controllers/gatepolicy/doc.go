@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gatepolicy is the controller of QuantGatePolicies: it runs each
 // policy's validation as QuantJobs in the manager's own namespace, and reports
 // the gates the policy holds. Package gate, not this one, changes Nodes.

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hooks is what the chart's Helm hooks run, through kquant-manager,
 // so that they need no image but kquant's own (air-gapped clusters mirror one
 // image, and the local cluster has no registry).

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics holds kquant's Prometheus metrics. Counters and histograms
 // are fed by the controllers; gauges (pending runs, unschedulable jobs) are
 // computed from the cache at scrape time, so a deleted object never leaves a

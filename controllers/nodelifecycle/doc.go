@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nodelifecycle is the controller that notices lost nodes in
 // in-agent mode (gpuAllocation None), where the agent itself executes the
 // runs, as the Kubernetes node lifecycle controller does from kubelets'

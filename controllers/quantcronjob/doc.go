@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quantcronjob is the controller of QuantCronJobs: it creates
 // QuantJobs from spec.jobTemplate on a cron schedule and, with
 // triggers.driverChange, on one node whenever that node's GPUNodeProfile

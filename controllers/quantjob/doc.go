@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quantjob is the QuantJob controller: it resolves the job's recipe,
 // expands the job into QuantRuns (one per slot: one for AnyGPU, one per
 // eligible node for EachNode, one per eligible GPU for EachGPU), retries failed

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package quantjob
 
 import (
@@ -46,7 +49,7 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	}
 	req, err := scheduling.NewRequirements(&recipe.spec, &job.Spec.Placement)
 	if err != nil {
-		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil
+		return runs, outcome{waitReason: kquantv1alpha1.ReasonUnschedulable, waitMessage: err.Error()}, nil //nolint:nilerr // a placement that cannot be met is the job's condition, not a reconcile error
 	}
 	ev, err := r.evaluate(ctx, &recipe.spec, &job.Spec.Placement, &req, now)
 	if err != nil {

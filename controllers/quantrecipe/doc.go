@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quantrecipe is the QuantRecipe controller. It validates what the CRD's
 // CEL rules cannot, computes status.key (the canonical text of the effective
 // recipe) and status.format once per generation, and keeps status.nodes, the

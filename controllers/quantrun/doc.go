@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quantrun is what the controllers know about a QuantRun beyond its API
 // type: deterministic names, the slot bookkeeping kept in annotations, the
 // activity predicates every controller must agree on, and the one way the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package runpod turns a bound QuantRun into the objects that execute it on
 // its GPU, and maps those objects' status back to the run. Everything here is
 // a pure function of its inputs, table-tested without an API server; the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package scheduling
 
 import (
@@ -42,12 +45,12 @@ func LeaseFresh(lease *coordinationv1.Lease, now time.Time) bool {
 	return ok && now.Before(exp)
 }
 
-// LeaseRevived reports whether an update from old to new brings a Lease back to
-// life: new is fresh where old had already expired by the time of new's renewal.
+// LeaseRevived reports whether an update from old to cur brings a Lease back to
+// life: cur is fresh where old had already expired by the time of cur's renewal.
 // Controllers use it to react to a returning node without waking up on every
 // routine renewal.
-func LeaseRevived(old, new *coordinationv1.Lease) bool {
-	newExp, ok := LeaseExpiry(new)
+func LeaseRevived(old, cur *coordinationv1.Lease) bool {
+	curExp, ok := LeaseExpiry(cur)
 	if !ok {
 		return false
 	}
@@ -55,6 +58,6 @@ func LeaseRevived(old, new *coordinationv1.Lease) bool {
 	if !ok {
 		return true
 	}
-	renew := newExp.Add(-time.Duration(*new.Spec.LeaseDurationSeconds) * time.Second)
+	renew := curExp.Add(-time.Duration(*cur.Spec.LeaseDurationSeconds) * time.Second)
 	return !renew.Before(oldExp)
 }

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package summary aggregates a job's succeeded runs into its status summary:
 // min / median / max per metric, verdict counts and outliers (runs more than
 // three median absolute deviations worse than the median of their GPU product).

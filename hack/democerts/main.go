@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command democerts writes the certificates and keys of the local control planes,
 // for machines without openssl. All keys are ECDSA P-256, PEM-encoded.
 //

@@ -1,3 +1,6 @@
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # shellcheck shell=bash
 # assets.sh: the one way kquant's scripts build a pinned binary from a tools
 # module under hack/tools/ into a cache directory outside the repository.
@@ -8,6 +11,7 @@ ETCD_VERSION=3.7.0
 CONTAINERD_VERSION=2.2.1
 CRICTL_VERSION=1.37.0
 ASSETS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck disable=SC2034 # read by the scripts that source this file
 ASSETS_CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/kquant
 # shellcheck source=hack/lib/progress.sh
 source "$ASSETS_ROOT/hack/lib/progress.sh"

@@ -1,3 +1,6 @@
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # shellcheck shell=bash
 # procs.sh: the one way kquant's local scripts (demo.sh, cluster.sh) print
 # progress and run background processes. A sourcing script sets PROCS_DIR (its

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command pause is the local cluster's pod sandbox process, built here so that
 // nothing is pulled: it holds the pod's namespaces, reaps the zombies of
 // containers that share its PID namespace, and exits 0 on SIGINT or SIGTERM,

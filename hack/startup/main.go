@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command startup times a fresh process's start-up on the GPU, the part of
 // a run pod's life that holds the GPU before its first result: the CUDA
 // driver's initialisation, the device's context, the kernels' load and a

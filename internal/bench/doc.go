@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bench is kquant's measurement engine, shared by the node agent
 // (through Runner, the agent executor's Runner) and kquantctl (through
 // Engine): given a recipe, a workload, an execution, tolerances and a mode,

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package bench
 
 import (
@@ -45,7 +48,6 @@ func (r *shapeRunner) run(ctx context.Context, i int) (shapeOutcome, error) {
 			return out, fmt.Errorf("observing: %w", err)
 		}
 	}
-	arts = nil // the tensors may be large; let them go before timing
 	exec := v1alpha1.ExecutionForLevel(v1alpha1.LevelStandard, r.spec.Execution)
 	opts := measure.Options{
 		Mode: r.spec.Mode, Graphs: r.spec.Execution.Graphs,

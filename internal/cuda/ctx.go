@@ -1,6 +1,10 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -166,7 +170,9 @@ func (c *Ctx) DestroyEvent(e Event) error {
 func (c *Ctx) LoadModule(ptx []byte) (Module, error) {
 	h, log, r := c.lib.moduleLoad(ptx)
 	if err := c.lib.check(r, "cuModuleLoadDataEx"); err != nil {
-		err.(*Error).Log = log
+		if cerr := (*Error)(nil); errors.As(err, &cerr) {
+			cerr.Log = log
+		}
 		return Module{}, err
 	}
 	return Module{h: h}, nil

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cuda is kquant's thin binding of the CUDA driver API.
 //
 // The driver library is opened at run time with dlopen("libcuda.so.1"), so

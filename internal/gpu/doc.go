@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gpu is the CUDA backend of internal/quant: a quant.Backend that
 // runs the recipes on a GPU with the kernels of package kernels, through
 // the driver binding of internal/cuda, and returns the same bytes as the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build gpu
 
 package gpu
@@ -98,14 +101,6 @@ func TestBenchmarkPart2(t *testing.T) {
 		fmt.Printf("    %s; split-size payload (64 int32 through kernel parameters) %.2f us\n", path, m.PointerLoadMicros)
 	}
 	linearBench(t)
-}
-
-func mustPlan(t *testing.T, r quant.Recipe, role quant.TensorRole) quant.Plan {
-	p, err := r.Plan(role)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func printRow(sh, name string, m measure.Measurement, launch float64) {

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build gpu
 
 package gpu
@@ -96,11 +99,11 @@ func TestBlockScaling(t *testing.T) {
 // and another RHT sign vector.
 func TestNVFP4Backend(t *testing.T) {
 	type variant struct {
-		name                 string
-		rht, sr, twoD        bool
-		signs                uint16
-		roles                []quant.TensorRole
-		seedEvery, smallOnly bool
+		name          string
+		rht, sr, twoD bool
+		signs         uint16
+		roles         []quant.TensorRole
+		smallOnly     bool
 	}
 	def := quant.DefaultRecipe(quant.NVFP4BlockScaling)
 	all := []quant.TensorRole{quant.Input, quant.Gradient, quant.Weight}

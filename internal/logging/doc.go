@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package logging is kquant's one logging setup: the flags both binaries
 // take (-v, --log-format), the logger they build from them (log/slog behind
 // logr, JSON or text), the verbosity ladder every package logs at, and the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package measure is the contract between the measurement harness
 // (internal/bench) and a backend that times its own steps (internal/gpu):
 // the Step to time, the Options of how often, the Measurement that comes

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quant is the agent's model of low-precision quantization: the
 // recipes of docs/quantization-formats.md as plain Go values (Recipe, with
 // TransformerEngine's defaults from DefaultRecipe), the role of a tensor in

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package runoutcome carries how a run ended through its run pod's
 // termination message, the one channel from a pod to the manager that needs
 // no API write: the kubelet copies the container's /dev/termination-log into

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package admission tests what the API server admits and refuses of kquant's
 // CRDs, and what kubectl shows of them, against a real kube-apiserver.
 package admission

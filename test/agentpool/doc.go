@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package agentpool runs many simulated node agents in one process for scale
 // tests, through the agent's own code: each node has its own simulated NVML
 // library, profile Reporter, LeaseKeeper and run Executor (agent/profile and

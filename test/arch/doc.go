@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package arch checks the import graph against the layering of
 // docs/architecture.md: every arrow points down (api, the driver binding
 // and the kernels at the bottom; the engine under internal/; the daemon and

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package builders makes kquant objects for tests in a few readable lines, in
 // the style of Kueue's test wrappers:
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package builders
 
 import (
@@ -8,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 )
 
 // GPUNodeProfileWrapper builds a GPUNodeProfile.
@@ -120,20 +124,12 @@ func (w *GPUNodeProfileWrapper) setCondition(typ string, s metav1.ConditionStatu
 // Obj returns the profile.
 func (w *GPUNodeProfileWrapper) Obj() *kquantv1alpha1.GPUNodeProfile { return &w.GPUNodeProfile }
 
-// nodeRecipes is the node's best support per scheme over its GPUs.
+// nodeRecipes is the node's best support per scheme over its GPUs, as the
+// agent reports it (capability.Best).
 func nodeRecipes(gpus []kquantv1alpha1.GPU) []kquantv1alpha1.RecipeSupport {
-	rank := map[kquantv1alpha1.Support]int{kquantv1alpha1.SupportUnsupported: 0, kquantv1alpha1.SupportEmulated: 1, kquantv1alpha1.SupportNative: 2}
-	var out []kquantv1alpha1.RecipeSupport
-	for _, s := range kquantv1alpha1.Schemes {
-		best := kquantv1alpha1.RecipeSupport{Scheme: s, Support: kquantv1alpha1.SupportUnsupported}
-		for _, g := range gpus {
-			for _, r := range g.Recipes {
-				if r.Scheme == s && rank[r.Support] > rank[best.Support] {
-					best = r
-				}
-			}
-		}
-		out = append(out, best)
+	perGPU := make([][]kquantv1alpha1.RecipeSupport, 0, len(gpus))
+	for _, g := range gpus {
+		perGPU = append(perGPU, g.Recipes)
 	}
-	return out
+	return capability.Best(perGPU)
 }

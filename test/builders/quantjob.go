@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package builders
 
 import (
@@ -192,7 +195,7 @@ func (w *QuantJobWrapper) Obj() *kquantv1alpha1.QuantJob { return &w.QuantJob }
 
 // YAML is the job as a manifest for kubectl apply.
 func (w *QuantJobWrapper) YAML() string {
-	job := w.QuantJob.DeepCopy()
+	job := w.DeepCopy()
 	job.TypeMeta = metav1.TypeMeta{APIVersion: kquantv1alpha1.GroupVersion.String(), Kind: "QuantJob"}
 	data, err := yaml.Marshal(job)
 	if err != nil {

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package chart tests kquant's installation manifests: the Helm chart in
 // charts/kquant and the kustomize configuration in config/default.
 //

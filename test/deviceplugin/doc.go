@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deviceplugin is a kubelet device plugin for simulated GPUs: test
 // infrastructure for the local real cluster, never part of the product.
 //

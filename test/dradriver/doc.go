@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dradriver is a DRA (Dynamic Resource Allocation) kubelet plugin for
 // simulated GPUs: test infrastructure for the local real cluster, never part
 // of the product. It is the resource.k8s.io/v1 counterpart of

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e tests kquant as it runs in a cluster: the real manager and
 // agent binaries as processes against etcd and kube-apiserver also run as
 // processes (with certificates from hack/democerts, as `make demo` does), so

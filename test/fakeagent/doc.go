@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fakeagent stands in for the kquant node agent in controller tests. It
 // writes what an agent writes, the way an agent writes it (server-side apply
 // under the field manager "kquant-agent"): the node's GPUNodeProfile, the Lease

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command nvmlrelease runs the agent's driver release (agent/nvml's Release
 // and Reopen, what the agent does for a GPU Operator driver upgrade) against
 // the real NVML and prints the process's open /dev/nvidia* descriptors

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package policy tests the admission policies kquant ships against a real API
 // server: what the server itself refuses, whatever RBAC grants.
 package policy

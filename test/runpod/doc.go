@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package runpod runs the agent binary in run mode (`agent run
 // --run=<ns>/<name>`, what a run pod starts) on a real GPU against a real
 // kube-apiserver and etcd started by envtest, without a kubelet (build tag

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # bundle.sh builds what the scale harness needs on a machine without Go (the
 # device machine, where the 1,000-node scenarios run on idle cores): the harness
 # as a compiled test binary, the manager, kube-apiserver and etcd, stripped and

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # device-run.sh runs the scale harness from a bundle made by bundle.sh, on a
 # machine without the Go toolchain. Run it from anywhere inside a copy of the
 # repository (the harness reads config/crd/bases from it).
@@ -26,7 +29,7 @@ cd "$ROOT/test/scale"
 status=0
 KQUANT_REPO_ROOT=$ROOT KUBEBUILDER_ASSETS=$BIN "$BIN/scale.test" -test.run '^TestScale$' -test.v -test.timeout 60m \
   -manager-bin "$BIN/manager" -log-dir "$BIN" "$@" 2>&1 | tee -a "$OUTDIR/scale.log" || status=$?
-[[ -f $BIN/manager.log ]] && xz -c "$BIN/manager.log" >"$OUTDIR/manager.log.xz" 2>/dev/null || true
+if [[ -f $BIN/manager.log ]]; then xz -c "$BIN/manager.log" >"$OUTDIR/manager.log.xz" 2>/dev/null || true; fi
 # API server CPU profiles of -profile-apiserver, if any.
 cp "$BIN"/apiserver-*.pprof "$OUTDIR/" 2>/dev/null || true
 rm -rf "$BIN"

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package scale measures the controller against a real kube-apiserver and
 // etcd with a fleet of simulated nodes (test/agentpool): binding throughput,
 // job-creation-to-bound latency, time to finish, API requests per run, and

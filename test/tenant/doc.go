@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tenant is the tenant suite: a user bound only to the built-in edit
 // role in one namespace tries, against a real API server with kquant's CRDs,
 // RBAC and admission policies installed from config/ as they ship, every way

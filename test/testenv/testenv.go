@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testenv starts a real kube-apiserver and etcd (controller-runtime's
 // envtest) with kquant's CRDs installed, for tests of anything the API server
 // does: admission, defaults, the status subresource, watches and controllers.

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package wait is how kquant's end-to-end tests wait for the cluster to reach
 // a state: poll a condition until it holds or a timeout passes, and the most
 // common condition, a QuantJob reaching a phase. The envtest, process-based

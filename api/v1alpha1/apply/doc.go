@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package apply turns kquant's typed status values into the generated apply
 // configurations (api/v1alpha1/applyconfiguration), so that every
 // server-side apply is typed: the controller's and the agent's QuantRun

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package capability decides, from a GPU's compute capability and the CUDA
 // version its driver supports, how the GPU supports each quantization
 // scheme: Native (the recipe's GEMM runs on the hardware), Emulated (the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gateowners reads and writes the record of who owns each gate key on
 // a Node: the annotation kquant.dev/gate-owners (v1alpha1.AnnotationGateOwners),
 // a JSON object from key (gate.kquant.dev/<family>) to the QuantGatePolicy that

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package validation checks kquant's specs the way the API server's schema
 // and CEL rules do, plus what they cannot express (an amaxEpsilon finite in
 // float32, explicit group sizes adding up to each shape's rows). It is the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package version holds the build's version, stamped by the Makefile with
 // -ldflags "-X github.com/kquant/kquant/cmd/internal/version.Version=...".
 package version

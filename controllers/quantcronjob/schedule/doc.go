@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package schedule parses QuantCronJob schedules and computes their due
 // times, as batch/v1 CronJob does, with bounded work and without panics: a
 // schedule that names its own time zone or never fires is refused by Parse,

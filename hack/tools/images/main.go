@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command images builds one container image, for one or more platforms, as an
 // OCI image-layout archive that both `ctr images import` and `docker load`
 // accept, without Docker and without a registry.

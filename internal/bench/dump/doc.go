@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dump writes a run's tensors as NumPy .npy files for checking
 // outside kquant (kquantctl run --dump-dir). It is a bench.Observer.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package npy writes and reads NumPy .npy files, format version 1.0, as
 // NumPy's format specification (numpy.lib.format) defines them: the magic
 // "\x93NUMPY", the version bytes 1 and 0, a little-endian uint16 header

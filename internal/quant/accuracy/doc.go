@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package accuracy measures how far a dequantized tensor is from the input
 // it was quantized from: signal-to-noise ratio in dB, maximum absolute
 // error, and counts of saturated and flushed-to-zero elements.

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package element converts float32 values to and from the narrow element
 // types of the quantization contract (docs/quantization-formats.md):
 // E4M3 ("fn"), E5M2, E2M1 (FP4) and the E8M0 scale type, and widens BF16

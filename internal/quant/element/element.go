@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package element
 
 import (
@@ -333,10 +336,10 @@ func E5M2ToFloat32(c uint8) float32 {
 // manBits mantissa bits: E5M2 and binary16. sign is the float32 sign bit, e
 // the biased exponent and m the mantissa.
 func widenIEEE(sign, e, m, manBits uint32) float32 {
-	switch {
-	case e == 0x1F:
+	switch e {
+	case 0x1F:
 		return math.Float32frombits(sign | infBits | m<<(23-manBits))
-	case e == 0:
+	case 0:
 		// m times the smallest subnormal, 2^(-14-manBits): exact.
 		return math.Float32frombits(sign | math.Float32bits(float32(m)*math.Float32frombits((113-manBits)<<23)))
 	default:

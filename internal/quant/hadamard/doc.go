@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hadamard implements the 16-point random Hadamard transform (RHT)
 // that NVFP4 applies to the columnwise operand of inputs and gradients, in
 // the float32 evaluation order that the contract fixes

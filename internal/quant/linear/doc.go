@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package linear implements the QuantizedLinear operation: quantize an
 // input x [M, K] (Input role) and a weight W [N, K] (Weight role) with a
 // recipe, multiply the dequantized rowwise operands in float32,

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package philox implements the Philox 4x32-10 counter-based random number
 // generator (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 // SC'11) and the exact mapping from a run's seed and an element's position

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package philox
 
 // Philox 4x32 multipliers and Weyl key increments (Random123).

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package reference is the pure-Go reference backend of quant.Backend: the
 // byte-for-byte definition of every recipe in docs/quantization-formats.md
 // that the CUDA backend is tested against. It runs on one goroutine, with

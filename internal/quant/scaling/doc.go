@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package scaling holds the scale rules of the quantization contract as
 // scalar functions: the per-tensor and per-block FP8 scale from an amax
 // (current and block scaling), the delayed-scaling update, the MXFP8 E8M0

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package swizzle rearranges block-scale matrices into the layout that
 // Blackwell block-scaled GEMMs read, and back. For a scale matrix with R rows
 // (a multiple of 128) and C columns (a multiple of 4), entry (i, j) goes to

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package workload generates the deterministic inputs of a quantization job
 // from a distribution and a seed, shared by kquantctl and the agent so that
 // the same job gives the same bytes everywhere: the random stream is

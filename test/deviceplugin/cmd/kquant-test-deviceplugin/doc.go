@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kquant-test-deviceplugin advertises simulated GPUs to a real
 // kubelet as nvidia.com/gpu, for the local test cluster: it is test
 // infrastructure, not part of kquant. It runs as a host process beside the

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kquant-test-dradriver is the local cluster's DRA driver for
 // simulated GPUs (package test/dradriver): it registers with the kubelet,
 // publishes the node's GPUs in a ResourceSlice, applies the DeviceClass that
