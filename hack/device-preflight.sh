@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # device-preflight.sh times `kquant-agent preflight` on a real GPU, as an init
 # container would run it (no API server: --offline), phase by phase: the
 # agent's log stamps the driver's opening ("Backend ready", seconds since the

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # dist.sh builds kquantctl's release archives and its krew manifest:
 #   dist/kquantctl_<version>_<os>_<arch>.tar.gz   kubectl-kquant (also kquantctl under
 #                                                  that name), README.md, LICENSE

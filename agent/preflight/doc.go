@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package preflight is the agent image's preflight mode: `kquant-agent
 // preflight --recipes nvfp4,mxfp8`, an init container of any GPU workload
 // that validates recipes on exactly the GPUs the kubelet gave its pod before

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package preflight
 
 import (

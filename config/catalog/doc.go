@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package catalog embeds the cluster's recipe catalog, catalog.yaml: the
 // ClusterQuantRecipes that hack/chart-sync.sh makes from recipes/*.yaml and
 // the chart installs. A binary that must know TransformerEngine's recipes by

@@ -1,3 +1,6 @@
+# Copyright 2026 The kquant Authors.
+# SPDX-License-Identifier: Apache-2.0
+
 # shellcheck shell=bash
 # progress.sh: the one way kquant's scripts keep a long step from going silent.
 # A step that can take minutes (a cold Go build, the test suite) first says what

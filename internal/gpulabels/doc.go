@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gpulabels names the labels that identify a GPU in kquant's
 // Prometheus series, as NVIDIA's dcgm-exporter names them in its current
 // release, so that kquant's series and DCGM_FI_* ones join in PromQL:

@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package docs tests the documentation against the demo: every shell block
 // of README.md and docs/*.md that `make demo` can run is run against it, and
 // the output a `console` block shows is compared with what its command

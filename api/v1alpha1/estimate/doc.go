@@ -1,3 +1,6 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package estimate says about how long a run takes on the reference backend,
 // the pure-Go quantizers an agent falls back to without a CUDA driver (make
 // demo on a machine without a GPU, a simulated fleet). A job sized for GPUs
