@@ -91,7 +91,7 @@ func TestRecorder(t *testing.T) {
 			for _, r := range runs.Items {
 				succeeded := r.Status.Phase == v1alpha1.RunPhaseSucceeded && r.Status.Results != nil && r.Status.Results.Verdict == v1alpha1.VerdictFail
 				failed := r.Status.Phase == v1alpha1.RunPhaseFailed && r.Status.Reason == ReasonCheckError && r.Status.Results == nil
-				if r.Labels[v1alpha1.LabelPreflight] != "true" || r.Status.Phase != tc.wantPhase || !(succeeded || failed) || !recorded[r.Name] {
+				if r.Labels[v1alpha1.LabelPreflight] != "true" || r.Status.Phase != tc.wantPhase || (!succeeded && !failed) || !recorded[r.Name] {
 					t.Errorf("run %s: labels %v phase %s results %+v", r.Name, r.Labels, r.Status.Phase, r.Status.Results)
 				}
 				if len(r.OwnerReferences) != 1 || r.OwnerReferences[0].UID != pod.UID || r.OwnerReferences[0].Kind != "Pod" {

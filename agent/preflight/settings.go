@@ -63,7 +63,8 @@ func SettingsFor(job *v1alpha1.QuantJob, level v1alpha1.Level) (Settings, error)
 	switch level {
 	case v1alpha1.LevelQuick, v1alpha1.LevelStandard, v1alpha1.LevelExtended:
 	default:
-		return Settings{}, fmt.Errorf("%w: %v", ErrConfig, field.NotSupported(field.NewPath("level"), string(level), []string{"Quick", "Standard", "Extended"}))
+		levels := []string{string(v1alpha1.LevelQuick), string(v1alpha1.LevelStandard), string(v1alpha1.LevelExtended)}
+		return Settings{}, fmt.Errorf("%w: %w", ErrConfig, field.NotSupported(field.NewPath("level"), string(level), levels))
 	}
 	s := Settings{
 		Mode: job.Spec.Mode, Level: level, Workload: *job.Spec.Workload.DeepCopy(),

@@ -39,16 +39,16 @@ assets_fresh() { # dir stamp binary...
 # packages: unstamped, binaries report v0.0.0-master+$Format:%H$, which kubectl,
 # Helm and the kubelet's version checks refuse to parse.
 kube_version_ldflags() {
-  local flags="" pkg minor=${KUBE_VERSION#*.}
+  local version_flags="" pkg minor=${KUBE_VERSION#*.}
   minor=${minor%%.*}
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    flags+=" -X ${pkg}.gitVersion=v${KUBE_VERSION}"
-    flags+=" -X ${pkg}.gitMajor=${KUBE_VERSION%%.*}"
-    flags+=" -X ${pkg}.gitMinor=${minor}"
-    flags+=" -X ${pkg}.gitTreeState=clean"
-    flags+=" -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+    version_flags+=" -X ${pkg}.gitVersion=v${KUBE_VERSION}"
+    version_flags+=" -X ${pkg}.gitMajor=${KUBE_VERSION%%.*}"
+    version_flags+=" -X ${pkg}.gitMinor=${minor}"
+    version_flags+=" -X ${pkg}.gitTreeState=clean"
+    version_flags+=" -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
   done
-  echo "$flags"
+  echo "$version_flags"
 }
 
 # assets_build builds main packages of one tools module into dir, static and

@@ -107,7 +107,7 @@ func parseTable(lines []string) table {
 // alike each of want's rows.
 func tableIn(want []string, got [][]string) error {
 	w := parseTable(want)
-	var closest error = fmt.Errorf("no table with the columns %s in the output", strings.Join(w.columns, " "))
+	closest := fmt.Errorf("no table with the columns %s in the output", strings.Join(w.columns, " "))
 	for _, g := range got {
 		if !isTable(g) {
 			continue
@@ -136,7 +136,7 @@ func rowsIn(want, got table) error {
 	key := want.columns[0]
 	for _, wr := range want.rows {
 		found := false
-		var diff error = fmt.Errorf("no row with %s %q", key, wr[key])
+		diff := fmt.Errorf("no row with %s %q", key, wr[key])
 		for _, gr := range got.rows {
 			if wr[key] != gr[key] {
 				continue
