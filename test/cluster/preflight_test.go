@@ -6,6 +6,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -77,9 +79,13 @@ func preflightInitContainer(t *testing.T, cl *cluster) {
 			t.Fatalf("creating pod %s: %v", p.Name, err)
 		}
 	}
+	// t.Context() is cancelled before cleanups run: the pods hold every
+	// simulated GPU, so their deletion must not be skipped with it.
 	t.Cleanup(func() {
 		for _, p := range []*corev1.Pod{passing, failing} {
-			_ = cl.c.Delete(ctx, p, client.GracePeriodSeconds(0))
+			if err := cl.c.Delete(context.WithoutCancel(ctx), p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting pod %s: %v", p.Name, err)
+			}
 		}
 	})
 
@@ -149,7 +155,8 @@ func preflightInitContainer(t *testing.T, cl *cluster) {
 		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(failing), p); err != nil {
 			return err
 		}
-		if len(p.Status.InitContainerStatuses) == 0 || p.Status.InitContainerStatuses[0].State.Terminated == nil {
+		// The kubelet reports the init container's end before the pod's phase.
+		if len(p.Status.InitContainerStatuses) == 0 || p.Status.InitContainerStatuses[0].State.Terminated == nil || p.Status.Phase == corev1.PodPending {
 			return fmt.Errorf("phase %s, init %+v", p.Status.Phase, p.Status.InitContainerStatuses)
 		}
 		return nil
