@@ -17,11 +17,12 @@ import (
 	"github.com/kquant/kquant/internal/logging"
 )
 
-// FleetTTL is how long a view of the fleet taken by a pass or for a binding at
-// creation serves later bindings at creation. Fleet events (profiles, Leases
-// appearing or reviving, Node labels) drop it at once; a Lease that expires
-// (no event) goes unseen at most this long, as in the job controller's
-// evaluations.
+// FleetTTL is how long the views of the fleet taken by passes and for
+// bindings at creation serve later bindings at creation, counted from the
+// first view a memo.Timed generation holds. Fleet events (profiles, Leases
+// appearing or reviving, Node labels) drop it at once, and a view read
+// before such an event is not kept; a Lease that expires (no event) goes
+// unseen at most this long, as in the job controller's evaluations.
 const FleetTTL = time.Second
 
 // creationGrace is how long an assumption made for a run being created
