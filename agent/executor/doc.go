@@ -4,10 +4,11 @@
 // Package executor runs the QuantRuns bound to this agent's node, when the
 // agent executes runs itself (gpuAllocation None, --execution=None: nodes
 // drained of other GPU work). By default runs execute in run pods
-// (agent/runmode), which share two pieces of this package: Guarded, the GPU
-// guard around a Runner (no foreign process before the first kernel or while
-// the run executes), and Status/ApplyStatus, a run's status write under a
-// writer's field manager.
+// (agent/runmode), which share with this package only what both import:
+// the runner contract (agent/runner), the GPU guard around it
+// (gpuguard.Guarded) and a run's status write (agent/runstatus). Run mode
+// imports nothing from here, so the opt-in mode can change without
+// touching the default one.
 //
 // The Executor is a controller on a cache that holds only the QuantRuns
 // labelled kquant.dev/node=<node> (the controller sets the label when it
@@ -43,7 +44,7 @@
 //
 // What a run measures is the Runner's business: the real runner (reference
 // or CUDA backend plus the measurement harness) plugs in through the Runner
-// interface; simulate.Runner produces plausible deterministic results for
+// interface (agent/runner); simulate.Runner produces plausible deterministic results for
 // tests and large simulations.
 //
 // Verbosity (internal/logging's ladder): Info transitions and failures,

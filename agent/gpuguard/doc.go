@@ -27,9 +27,9 @@
 //     be told apart and fail as GPUInUse);
 //   - while it runs, Watch with Self.Allowed() accepts exactly that PID.
 //
-// So the whole guard runs in the unprivileged run pod (agent/executor's
-// Guarded, shared with in-agent execution, where one Self serves every GPU
-// of the agent process), and neither the run pod nor the agent DaemonSet
+// So the whole guard runs in the unprivileged run pod (Guarded around the
+// run's runner.Runner, shared with in-agent execution, where one Self serves
+// every GPU of the agent process), and neither the run pod nor the agent DaemonSet
 // needs hostPID: giving it to run pods would need the privileged PodSecurity
 // level in the users' namespaces, and an agent watching for them would need
 // hostPID and each run pod's UID. PodProcesses (a host PID to its pod through

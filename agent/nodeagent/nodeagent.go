@@ -31,6 +31,7 @@ import (
 	"github.com/kquant/kquant/agent/gpuguard"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/profile"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -89,7 +90,7 @@ type Options struct {
 	GuardNVML gonvml.Interface
 	// Open creates a run's CUDA context before its first kernel (in-agent
 	// execution on the CUDA backend), for the guard.
-	Open executor.Opener
+	Open runner.Opener
 	// Simulate, when set, replaces NVML with a simulated node of these GPUs.
 	Simulate simulate.Spec
 	// Discoverer replaces NVML discovery (tests); ignored when Simulate is set.
@@ -98,7 +99,7 @@ type Options struct {
 	Prober baseline.Prober
 	// Runner executes runs; nil is simulate.Runner (synthetic results;
 	// cmd/agent passes the measurement harness).
-	Runner executor.Runner
+	Runner runner.Runner
 	// Registerer receives the agent's metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
 	// GPULabels name the node and UUID labels of per-GPU metrics, as the
@@ -250,9 +251,9 @@ func setupExecutor(mgr ctrl.Manager, opts Options, reporter *profile.Reporter) (
 			return nil, err
 		}
 	}
-	runner := opts.Runner
+	r := opts.Runner
 	if opts.GuardNVML != nil {
-		runner = executor.Guarded(runner, executor.GuardOptions{
+		r = gpuguard.Guarded(r, gpuguard.RunOptions{
 			Guard: gpuguard.New(opts.GuardNVML), Open: opts.Open, Clock: opts.Clock,
 		})
 	}
@@ -262,7 +263,7 @@ func setupExecutor(mgr ctrl.Manager, opts Options, reporter *profile.Reporter) (
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
 		GPUs:         reporter,
-		Runner:       runner,
+		Runner:       r,
 		Clock:        opts.Clock,
 		Metrics:      metrics,
 		BusyRequeue:  opts.BusyRequeue,

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/profile"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -53,11 +53,11 @@ type Options struct {
 	NVML gonvml.Interface
 	// Runner runs one recipe on one GPU: the measurement harness, as in a
 	// run pod.
-	Runner executor.Runner
+	Runner runner.Runner
 	// Open opens a GPU's backend (its CUDA context and kernels) before its
 	// first recipe, so that the log times it apart; nil on the reference
 	// backend.
-	Open executor.Opener
+	Open runner.Opener
 	Pod  Pod
 	// Recorder records each check as a QuantRun and the verdict as an
 	// Event on the pod; nil records nothing.

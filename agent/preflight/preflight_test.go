@@ -13,7 +13,7 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/bench"
@@ -65,7 +65,7 @@ func TestRun(t *testing.T) {
 		name        string
 		lib         gonvml.Interface
 		minSNR      string
-		runner      executor.Runner
+		runner      runner.Runner
 		wantVerdict v1alpha1.Verdict
 		wantReason  string
 		wantGPUs    []string

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/runstatus"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/logging"
 	"github.com/kquant/kquant/internal/runoutcome"
@@ -73,7 +73,7 @@ func (r *Recorder) run(ctx context.Context, opts Options, c Check) string {
 		return ""
 	}
 	now := metav1.NewTime(opts.Clock.Now())
-	st := executor.Status{
+	st := runstatus.Status{
 		Phase: v1alpha1.RunPhaseSucceeded, AgentID: v1alpha1.RunPodAgentID(opts.Pod.Name, opts.Pod.UID),
 		StartTime: &now, CompletionTime: &now, AllocatedGPU: &v1alpha1.AllocatedGPU{UUID: c.GPU},
 		Results: c.Results, Message: c.Message,
@@ -81,7 +81,7 @@ func (r *Recorder) run(ctx context.Context, opts Options, c Check) string {
 	if c.Results == nil {
 		st.Phase, st.Reason = v1alpha1.RunPhaseFailed, c.Reason
 	}
-	if _, err := executor.ApplyStatus(ctx, r.Client, FieldManager, run, st); err != nil {
+	if _, err := runstatus.Apply(ctx, r.Client, FieldManager, run, st); err != nil {
 		r.runsRefused = r.refused(ctx, err, "QuantRun status")
 		if !r.runsRefused {
 			log.Error(err, "Recording a check's result failed", "quantRun", run.Name)

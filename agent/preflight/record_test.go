@@ -11,7 +11,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -34,7 +34,7 @@ func TestRecorder(t *testing.T) {
 	}
 	lib := simulate.NewNode("node-a", spec).Library()
 	ref := reference.New()
-	runner := &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }}
+	onReference := &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }}
 	f := mustRead(t, "small.yaml", fmt.Sprintf(smallJob, "200"))
 	s, err := SettingsFor(f.Job, "")
 	if err != nil {
@@ -53,17 +53,17 @@ func TestRecorder(t *testing.T) {
 	cases := []struct {
 		name       string
 		client     client.Client
-		runner     executor.Runner
+		runner     runner.Runner
 		wantReason string
 		wantPhase  v1alpha1.RunPhase
 		wantRuns   int
 		wantEvents int
 	}{
-		{name: "allowed: runs and an event", client: env.Client, runner: runner, wantReason: v1alpha1.VerdictReasonSNRBelowTolerance,
+		{name: "allowed: runs and an event", client: env.Client, runner: onReference, wantReason: v1alpha1.VerdictReasonSNRBelowTolerance,
 			wantPhase: v1alpha1.RunPhaseSucceeded, wantRuns: 2, wantEvents: 1},
 		{name: "a check that could not run is a Failed run", client: env.Client, runner: failingRunner{}, wantReason: ReasonCheckError,
 			wantPhase: v1alpha1.RunPhaseFailed, wantRuns: 2, wantEvents: 1},
-		{name: "not allowed: nothing, same verdict", client: nobody, runner: runner, wantReason: v1alpha1.VerdictReasonSNRBelowTolerance},
+		{name: "not allowed: nothing, same verdict", client: nobody, runner: onReference, wantReason: v1alpha1.VerdictReasonSNRBelowTolerance},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@
 // fails the run),
 // records Running and status.allocatedGPU (UUID, the node's index when it is
 // the GPU the run was bound to, the MIG device, the source), runs the same
-// guarded runner as the in-agent executor (executor.Guarded around the
+// guarded runner as the in-agent executor (gpuguard.Guarded around the
 // measurement harness), and records the end: Succeeded with the results
 // whatever the verdict, or Failed with a reason. It writes only the run
 // pod's fields of apply.QuantRunStatusOwners, under the field manager

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
-	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/runmode"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
 )
@@ -45,7 +45,7 @@ func TestRunOnAMIGSliceRecordsTheSliceItGot(t *testing.T) {
 			only, _ := f.node.Only(given)
 			opts.NVML = func(*v1alpha1.QuantRun) gonvml.Interface { return only.Library() }
 			var ranOn string
-			opts.Runner = executor.RunnerFunc(func(_ context.Context, _ *v1alpha1.QuantRun, g v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+			opts.Runner = runner.Func(func(_ context.Context, _ *v1alpha1.QuantRun, g v1alpha1.GPU) (*v1alpha1.RunResults, error) {
 				ranOn = g.UUID
 				return &v1alpha1.RunResults{Verdict: v1alpha1.VerdictPass}, nil
 			})

@@ -19,8 +19,9 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/gpuguard"
+	"github.com/kquant/kquant/agent/runner"
+	"github.com/kquant/kquant/agent/runstatus"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/internal/logging"
@@ -92,10 +93,10 @@ type Options struct {
 	// Source is how the kubelet allocated the GPU (DevicePlugin or DRA).
 	Source v1alpha1.AllocationSource
 	// Runner executes the run: the measurement harness, as in the agent.
-	Runner executor.Runner
+	Runner runner.Runner
 	// Open creates the run's CUDA context before its first kernel (see
-	// executor.GuardOptions); nil on the reference backend.
-	Open executor.Opener
+	// gpuguard.RunOptions); nil on the reference backend.
+	Open runner.Opener
 	// Baselines measures the GPU's reference costs after a finished run, for
 	// the node's profile (results.baselines); nil measures none (reference
 	// backend). A failure is logged, never fails the run.
@@ -148,7 +149,7 @@ func (o Outcome) TerminationMessage() string {
 }
 
 // outcomeOf is the Outcome of a run that ended here with st.
-func outcomeOf(st executor.Status) Outcome {
+func outcomeOf(st runstatus.Status) Outcome {
 	return Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message, Results: st.Results, CompletionTime: st.CompletionTime}
 }
 
@@ -208,10 +209,10 @@ func Execute(ctx context.Context, opts Options) (Outcome, error) {
 	}
 	log.Info("Run started", "allocatedGPU", gpu.status.UUID, "boundGPU", run.Spec.GPUUUID, "source", gpu.status.Source)
 
-	runner := executor.Guarded(opts.Runner, executor.GuardOptions{
+	guarded := gpuguard.Guarded(opts.Runner, gpuguard.RunOptions{
 		Guard: gpuguard.New(lib), Open: opts.Open, Interval: opts.GuardInterval, Clock: opts.Clock,
 	})
-	results, err := runner.Run(ctx, claimed, gpu.gpu)
+	results, err := guarded.Run(ctx, claimed, gpu.gpu)
 	if err == nil && results != nil && opts.Baselines != nil && ctx.Err() == nil {
 		b, berr := opts.Baselines(ctx, gpu.gpu)
 		if berr != nil {
@@ -278,7 +279,7 @@ func awaitRecord(ctx context.Context, opts Options) (*v1alpha1.QuantRun, error) 
 }
 
 // end is the run's final status from what the runner returned.
-func end(run *v1alpha1.QuantRun, opts Options, results *v1alpha1.RunResults, err, cause error) executor.Status {
+func end(run *v1alpha1.QuantRun, opts Options, results *v1alpha1.RunResults, err, cause error) runstatus.Status {
 	now := metav1.NewTime(opts.Clock.Now())
 	st := running(run, opts, run.Status.AllocatedGPU)
 	st.CompletionTime = &now
@@ -300,8 +301,8 @@ func end(run *v1alpha1.QuantRun, opts Options, results *v1alpha1.RunResults, err
 }
 
 // running is the Running status of run on gpu.
-func running(run *v1alpha1.QuantRun, opts Options, gpu *v1alpha1.AllocatedGPU) executor.Status {
-	st := executor.Status{
+func running(run *v1alpha1.QuantRun, opts Options, gpu *v1alpha1.AllocatedGPU) runstatus.Status {
+	st := runstatus.Status{
 		Phase: v1alpha1.RunPhaseRunning, AgentID: opts.Pod.AgentID(), BindTime: run.BindTime(),
 		StartTime: run.Status.StartTime, AllocatedGPU: gpu,
 	}
@@ -333,7 +334,7 @@ func claim(ctx context.Context, opts Options, run *v1alpha1.QuantRun, gpu *v1alp
 		now := metav1.NewTime(opts.Clock.Now())
 		cur.Status.StartTime = &now
 		st := running(cur, opts, gpu)
-		rv, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, cur, st)
+		rv, err := runstatus.Apply(ctx, opts.Client, FieldManager, cur, st)
 		if err != nil {
 			return err
 		}
@@ -357,7 +358,7 @@ func failEarly(ctx context.Context, opts Options, run *v1alpha1.QuantRun, gpu *v
 	st.Phase, st.Reason, st.Message = v1alpha1.RunPhaseFailed, v1alpha1.RunReasonRunPodFailed, cause.Error()
 	out := Outcome{Phase: st.Phase, Reason: st.Reason, Message: st.Message}
 	logging.FromContext(ctx).Info("Run failed before starting", "message", st.Message)
-	if _, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, run, st); err != nil {
+	if _, err := runstatus.Apply(ctx, opts.Client, FieldManager, run, st); err != nil {
 		return out, fmt.Errorf("recording that run %s cannot run here: %w", opts.Run, err)
 	}
 	return out, nil
@@ -370,7 +371,7 @@ func failEarly(ctx context.Context, opts Options, run *v1alpha1.QuantRun, gpu *v
 // FinishBackoff until ctx ends: an API server that is restarting, a
 // connection refused or reset, a timeout all pass, and the results are what
 // the run was for.
-func finish(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st executor.Status) error {
+func finish(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st runstatus.Status) error {
 	log := logging.FromContext(ctx)
 	rv := claimed.ResourceVersion
 	backoff := opts.FinishBackoff
@@ -398,7 +399,7 @@ func finish(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st ex
 
 // finishOnce makes one try of finish: conditional on rv when set, else on a
 // fresh read that must still show this pod running the run.
-func finishOnce(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st executor.Status, rv string) error {
+func finishOnce(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, st runstatus.Status, rv string) error {
 	cur := &v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Namespace: claimed.Namespace, Name: claimed.Name, ResourceVersion: rv}}
 	if rv == "" {
 		if err := opts.Client.Get(ctx, opts.Run, cur); err != nil {
@@ -409,7 +410,7 @@ func finishOnce(ctx context.Context, opts Options, claimed *v1alpha1.QuantRun, s
 			return nil
 		}
 	}
-	_, err := executor.ApplyStatus(ctx, opts.Client, FieldManager, cur, st)
+	_, err := runstatus.Apply(ctx, opts.Client, FieldManager, cur, st)
 	return err
 }
 

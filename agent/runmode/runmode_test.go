@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/runmode"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 
 // referenceRunner is the measurement harness on the pure-Go reference
 // backend: what a run pod without a CUDA driver runs.
-func referenceRunner() executor.Runner {
+func referenceRunner() runner.Runner {
 	ref := reference.New()
 	return &bench.Runner{BackendFor: func(context.Context, v1alpha1.GPU) (quant.Backend, error) { return ref, nil }}
 }
@@ -101,10 +101,10 @@ func (f *fixture) gpuOnly(t *testing.T) func(*v1alpha1.QuantRun) gonvml.Interfac
 	return func(*v1alpha1.QuantRun) gonvml.Interface { return only.Library() }
 }
 
-func (f *fixture) options(t *testing.T, runner executor.Runner) runmode.Options {
+func (f *fixture) options(t *testing.T, r runner.Runner) runmode.Options {
 	return runmode.Options{
 		Run: types.NamespacedName{Namespace: f.run.Namespace, Name: f.run.Name}, Pod: f.pod, Client: env.Client,
-		NVML: f.gpuOnly(t), Source: v1alpha1.AllocationSourceDevicePlugin, Runner: runner,
+		NVML: f.gpuOnly(t), Source: v1alpha1.AllocationSourceDevicePlugin, Runner: r,
 		GuardInterval: 20 * time.Millisecond,
 	}
 }
@@ -194,11 +194,11 @@ func TestRunFailsWithGPUInUseBeforeItsFirstKernel(t *testing.T) {
 	f := newFixture(t, "H100:1")
 	f.node.SetProcesses(f.run.Spec.GPUUUID, 4242)
 	ran := false
-	runner := executor.RunnerFunc(func(context.Context, *v1alpha1.QuantRun, v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+	r := runner.Func(func(context.Context, *v1alpha1.QuantRun, v1alpha1.GPU) (*v1alpha1.RunResults, error) {
 		ran = true
 		return &v1alpha1.RunResults{}, nil
 	})
-	out, err := runmode.Execute(t.Context(), f.options(t, runner))
+	out, err := runmode.Execute(t.Context(), f.options(t, r))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +218,8 @@ func TestRunFailsWithGPUInUseBeforeItsFirstKernel(t *testing.T) {
 
 // blockingRunner runs until its context ends, after the test said when the
 // run is under way.
-func blockingRunner(started chan<- struct{}) executor.Runner {
-	return executor.RunnerFunc(func(ctx context.Context, _ *v1alpha1.QuantRun, _ v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+func blockingRunner(started chan<- struct{}) runner.Runner {
+	return runner.Func(func(ctx context.Context, _ *v1alpha1.QuantRun, _ v1alpha1.GPU) (*v1alpha1.RunResults, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, context.Cause(ctx)

@@ -12,7 +12,7 @@
 // node name and GPU index, so a restarted agent finds the same GPUs, and two
 // simulated nodes never share one.
 //
-// Runner is the executor.Runner of simulated GPUs: it measures nothing and
+// Runner is the runner.Runner of simulated GPUs: it measures nothing and
 // makes up plausible, deterministic results (from the product's copy
 // bandwidth, the scheme and the shapes), for tests and for scale tests with
 // thousands of GPUs. It lives here, beside the products it models, so that

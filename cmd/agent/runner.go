@@ -11,8 +11,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kquant/kquant/agent/baseline"
-	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nodeagent"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/bench"
@@ -34,18 +34,18 @@ const (
 )
 
 // The compile-time proof that the measurement harness is what the executor runs.
-var _ executor.Runner = (*bench.Runner)(nil)
+var _ runner.Runner = (*bench.Runner)(nil)
 
 // execution is how this agent runs its runs and measures its baselines.
 type execution struct {
-	runner executor.Runner
+	runner runner.Runner
 	prober baseline.Prober
 	// bench is the measurement harness behind runner; nil for synthetic
 	// results.
 	bench *bench.Runner
 	// open creates a run's CUDA context before its first kernel, for the
 	// guard; nil on the reference backend.
-	open executor.Opener
+	open runner.Opener
 	// close releases the GPUs; never nil.
 	close func() error
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kquant/kquant/agent/executor"
+	"github.com/kquant/kquant/agent/gpuguard"
 	"github.com/kquant/kquant/agent/nodeagent"
 	"github.com/kquant/kquant/agent/runmode"
 	"github.com/kquant/kquant/agent/simulate"
@@ -53,7 +53,7 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.StringVar(&c.simulate, "simulate", "", "simulate the node's GPUs as <product>:<count>[,...]; the run pod sees the run's GPU alone (tests, no kubelet)")
 	fs.StringVar(&c.allocation, "allocation", string(v1alpha1.AllocationSourceDevicePlugin), "how the kubelet allocated the GPU: DevicePlugin or DRA (recorded in status.allocatedGPU.source)")
 	fs.StringVar(&c.terminationLog, "termination-log", defaultTerminationLog, `file for the termination message (the run's outcome, see internal/runoutcome); empty writes none`)
-	fs.DurationVar(&c.guardInterval, "guard-interval", executor.DefaultGuardInterval, "how often the GPU is checked for other processes while the run executes")
+	fs.DurationVar(&c.guardInterval, "guard-interval", gpuguard.DefaultInterval, "how often the GPU is checked for other processes while the run executes")
 	c.log.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err

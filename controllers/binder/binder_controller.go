@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +33,7 @@ import (
 	"github.com/kquant/kquant/controllers/conflict"
 	"github.com/kquant/kquant/controllers/fleet"
 	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/memo"
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/controllers/scheduling"
@@ -58,7 +58,7 @@ const BindWriters = 16
 
 // Reconciler binds runs. The work queue never runs the single request twice at
 // once; within a pass, the bindings are written concurrently, so assumed is
-// guarded by mu. passMu orders a pass's decisions with bindings at creation
+// a memo.Map, safe for that. passMu orders a pass's decisions with bindings at creation
 // (BindAtCreation): each decides on the assumptions of the other.
 type Reconciler struct {
 	client         client.Client
@@ -69,12 +69,10 @@ type Reconciler struct {
 	leaseNamespace string
 	opts           Options
 
-	passMu sync.Mutex
-	fleet  fleetMemo
-	held   *heldGPUs
-
-	mu      sync.Mutex
-	assumed map[types.NamespacedName]assumption
+	passMu  sync.Mutex
+	fleet   *fleetMemo
+	held    *heldGPUs
+	assumed memo.Map[types.NamespacedName, assumption]
 }
 
 // assumption is a binding decided, being written or written, but maybe not
@@ -99,7 +97,7 @@ type Options struct {
 // New returns a Reconciler.
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, m *metrics.Metrics, leaseNamespace string, opts Options) *Reconciler {
 	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, metrics: m, leaseNamespace: leaseNamespace, opts: opts,
-		held: newHeldGPUs(), assumed: map[types.NamespacedName]assumption{}}
+		fleet: &fleetMemo{TTL: FleetTTL}, held: newHeldGPUs()}
 }
 
 // TrackRuns keeps the binder's set of GPUs held by active runs from informer,
@@ -168,11 +166,12 @@ func (r *Reconciler) decidePass(ctx context.Context) (*pass, error) {
 		return nil, nil
 	}
 	now := r.clock.Now()
-	view, err := r.loadFleet(ctx, now)
+	epoch := r.fleet.Begin()
+	view, err := r.loadFleet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r.fleet.put(view)
+	r.fleet.Put(struct{}{}, view, now, epoch)
 	p, err := r.decide(ctx, waiting, view, now)
 	if err != nil {
 		return nil, err
@@ -191,48 +190,31 @@ func (r *Reconciler) decidePass(ctx context.Context) (*pass, error) {
 // the cache, and until then only the assumption keeps the GPU busy.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
 	now := r.clock.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for key, a := range r.assumed {
+	r.assumed.DeleteFunc(func(key types.NamespacedName, a assumption) bool {
 		if r.held.seenBound(key) {
-			delete(r.assumed, key)
-			continue
+			return true
 		}
 		run := &kquantv1alpha1.QuantRun{}
 		err := r.client.Get(ctx, key, run, client.UnsafeDisableDeepCopy)
 		if a.creating && apierrors.IsNotFound(err) && now.Sub(a.at) < creationGrace {
-			continue
+			return false
 		}
-		if err != nil {
-			delete(r.assumed, key)
-		}
-	}
+		return err != nil
+	})
 }
 
 func (r *Reconciler) isAssumed(key types.NamespacedName) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.assumed[key]
+	_, ok := r.assumed.Get(key)
 	return ok
 }
 
-func (r *Reconciler) assume(key types.NamespacedName, a assumption) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.assumed[key] = a
-}
+func (r *Reconciler) assume(key types.NamespacedName, a assumption) { r.assumed.Put(key, a) }
 
-func (r *Reconciler) unassume(key types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.assumed, key)
-}
+func (r *Reconciler) unassume(key types.NamespacedName) { r.assumed.Delete(key) }
 
 // assumptions is a copy of the assumed bindings, to read without the lock.
 func (r *Reconciler) assumptions() map[types.NamespacedName]assumption {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.assumed)
+	return r.assumed.Snapshot()
 }
 
 // decide binds what it can of waiting (runs in the cache, or runs about to be
@@ -490,7 +472,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// A fleet change first drops the fleet view that bindings at creation
 	// reuse.
 	fleetPass := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		r.fleet.invalidate()
+		r.fleet.Invalidate()
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: passName}}}
 	})
 	return ctrl.NewControllerManagedBy(mgr).

@@ -5,7 +5,6 @@ package binder
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -13,15 +12,17 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/memo"
 	"github.com/kquant/kquant/controllers/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
 
-// FleetTTL is how long a view of the fleet taken by a pass or for a binding at
-// creation serves later bindings at creation. Fleet events (profiles, Leases
-// appearing or reviving, Node labels) drop it at once; a Lease that expires
-// (no event) goes unseen at most this long, as in the job controller's
-// evaluations.
+// FleetTTL is how long the views of the fleet taken by passes and for
+// bindings at creation serve later bindings at creation, counted from the
+// first view a memo.Timed generation holds. Fleet events (profiles, Leases
+// appearing or reviving, Node labels) drop it at once, and a view read
+// before such an event is not kept; a Lease that expires (no event) goes
+// unseen at most this long, as in the job controller's evaluations.
 const FleetTTL = time.Second
 
 // creationGrace is how long an assumption made for a run being created
@@ -30,49 +31,25 @@ const FleetTTL = time.Second
 const creationGrace = 30 * time.Second
 
 // fleetView is the fleet as a pass or a binding at creation saw it, with the
-// eligible GPUs per requirement. Shared: read only.
+// eligible GPUs per requirement (filled by decisions, under passMu). Shared:
+// read only otherwise.
 type fleetView struct {
-	at       time.Time
 	nodes    []scheduling.NodeState
 	foreign  map[string]string
 	eligible map[string][]scheduling.GPU
 }
 
-// fleetMemo holds the latest fleetView.
-type fleetMemo struct {
-	mu   sync.Mutex
-	view *fleetView
-}
-
-func (m *fleetMemo) get(now time.Time) *fleetView {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.view == nil || now.Sub(m.view.at) > FleetTTL || now.Before(m.view.at) {
-		return nil
-	}
-	return m.view
-}
-
-func (m *fleetMemo) put(v *fleetView) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.view = v
-}
-
-func (m *fleetMemo) invalidate() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.view = nil
-}
+// fleetMemo holds the latest fleetView for FleetTTL, under a single key.
+type fleetMemo = memo.Timed[struct{}, *fleetView]
 
 // loadFleet reads the fleet from the cache.
-func (r *Reconciler) loadFleet(ctx context.Context, now time.Time) (*fleetView, error) {
+func (r *Reconciler) loadFleet(ctx context.Context) (*fleetView, error) {
 	nodes, err := fleet.Load(ctx, r.client, r.leaseNamespace)
 	if err != nil {
 		return nil, err
 	}
 	foreign := scheduling.ForeignAllocations(nodes, r.isRunPod(ctx), r.opts.AllowSharedGPUs)
-	return &fleetView{at: now, nodes: nodes, foreign: foreign, eligible: map[string][]scheduling.GPU{}}, nil
+	return &fleetView{nodes: nodes, foreign: foreign, eligible: map[string][]scheduling.GPU{}}, nil
 }
 
 // BindAtCreation binds runs that the job controller is about to create, in
@@ -104,14 +81,15 @@ func (r *Reconciler) BindAtCreation(ctx context.Context, runs []*kquantv1alpha1.
 	}
 	log := logging.FromContext(ctx)
 	now := r.clock.Now()
-	view := r.fleet.get(now)
-	if view == nil {
+	view, ok := r.fleet.Get(struct{}{}, now)
+	if !ok {
+		epoch := r.fleet.Begin()
 		var err error
-		if view, err = r.loadFleet(ctx, now); err != nil {
+		if view, err = r.loadFleet(ctx); err != nil {
 			log.V(logging.Debug).Info("Not binding at creation", "error", err.Error())
 			return settle
 		}
-		r.fleet.put(view)
+		r.fleet.Put(struct{}{}, view, now, epoch)
 	}
 	p, err := r.decide(ctx, runs, view, now)
 	if err != nil {

@@ -6,7 +6,7 @@ package execution
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +23,8 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/conflict"
+	"github.com/kquant/kquant/controllers/expectations"
+	"github.com/kquant/kquant/controllers/memo"
 	"github.com/kquant/kquant/controllers/quantrun"
 	"github.com/kquant/kquant/controllers/runpod"
 	"github.com/kquant/kquant/internal/logging"
@@ -79,26 +81,20 @@ type Reconciler struct {
 	clock    clock.PassiveClock
 	opts     Options
 
-	mu sync.Mutex
 	// seen are the runs whose run pod this process has seen in its cache: a
-	// pod seen and then missing is lost. Both maps are keyed by the run's
-	// name, so that a run deleted outright (its reconcile knows only the
-	// name) is forgotten, and hold its UID, so that a run re-created under
-	// the same name starts afresh.
-	seen map[types.NamespacedName]types.UID
-	// created are the runs whose run pod this process created and the cache
-	// has not shown yet, with when: missing from the cache, it is not lost.
-	created map[types.NamespacedName]creation
+	// pod seen and then missing is lost. Keyed by the run's name, so that a
+	// run deleted outright (its reconcile knows only the name) is
+	// forgotten, with its UID, so that a run re-created under the same name
+	// starts afresh.
+	seen memo.Map[types.NamespacedName, types.UID]
+	// created are the run pods this process created and the cache has not
+	// shown yet, per run, by the run's UID: missing from the cache, such a
+	// pod is not lost.
+	created *expectations.Store[types.NamespacedName]
 	// ready are the namespaces whose ServiceAccount and RoleBinding exist.
-	ready map[string]bool
+	ready memo.Map[string, bool]
 	// priorityClassReady is set once the PriorityClass exists.
-	priorityClassReady bool
-}
-
-// creation is a run pod this process created: for which run, and when.
-type creation struct {
-	uid types.UID
-	at  time.Time
+	priorityClassReady atomic.Bool
 }
 
 // New returns a Reconciler.
@@ -110,7 +106,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 		opts.RunClusterRole = DefaultRunClusterRole
 	}
 	return &Reconciler{client: c, reader: c, recorder: recorder, clock: clk, opts: opts,
-		seen: map[types.NamespacedName]types.UID{}, created: map[types.NamespacedName]creation{}, ready: map[string]bool{}}
+		created: &expectations.Store[types.NamespacedName]{TTL: expectationTTL}}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
@@ -222,40 +218,26 @@ func (r *Reconciler) recordRunPod(ctx context.Context, run *kquantv1alpha1.Quant
 // hadRunPod reports whether run had a run pod that is now gone: this process
 // saw it, or the run's status records one or says a run pod executed it.
 func (r *Reconciler) hadRunPod(run *kquantv1alpha1.QuantRun) bool {
-	r.mu.Lock()
-	seen := r.seen[client.ObjectKeyFromObject(run)] == run.UID
-	r.mu.Unlock()
-	return seen || run.Status.RunPod != nil || run.Status.AllocatedGPU != nil && run.Status.AllocatedGPU.Source != ""
+	uid, seen := r.seen.Get(client.ObjectKeyFromObject(run))
+	return seen && uid == run.UID || run.Status.RunPod != nil || run.Status.AllocatedGPU != nil && run.Status.AllocatedGPU.Source != ""
 }
 
 func (r *Reconciler) markSeen(run *kquantv1alpha1.QuantRun) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	key := client.ObjectKeyFromObject(run)
-	r.seen[key] = run.UID
-	delete(r.created, key)
+	r.seen.Put(key, run.UID)
+	r.created.Observed(key, string(run.UID))
 }
 
 // expected reports whether this process created run's run pod within
 // expectationTTL and the cache has not shown it yet.
 func (r *Reconciler) expected(run *kquantv1alpha1.QuantRun) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := client.ObjectKeyFromObject(run)
-	c, ok := r.created[key]
-	if ok && (c.uid != run.UID || r.clock.Since(c.at) > expectationTTL) {
-		delete(r.created, key)
-		return false
-	}
-	return ok
+	return r.created.Expecting(client.ObjectKeyFromObject(run), string(run.UID), r.clock.Now())
 }
 
 // forget drops what this process remembers of the run named key.
 func (r *Reconciler) forget(key types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.seen, key)
-	delete(r.created, key)
+	r.seen.Delete(key)
+	r.created.Forget(key)
 }
 
 // start creates what the run pod needs and the run pod. A run that already
@@ -288,14 +270,10 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 		return reconcile.Result{RequeueAfter: creationWait}, nil
 	} else if err != nil {
 		// A missing ServiceAccount is created again next time.
-		r.mu.Lock()
-		delete(r.ready, run.Namespace)
-		r.mu.Unlock()
+		r.ready.Delete(run.Namespace)
 		return reconcile.Result{}, fmt.Errorf("creating run pod of %s: %w", run.Name, err)
 	}
-	r.mu.Lock()
-	r.created[client.ObjectKeyFromObject(run)] = creation{uid: run.UID, at: r.clock.Now()}
-	r.mu.Unlock()
+	r.created.Expect(client.ObjectKeyFromObject(run), string(run.UID), r.clock.Now())
 	log := logging.FromContext(ctx)
 	log.V(logging.Debug).Info("Run pod created", "quantRun", client.ObjectKeyFromObject(run), "node", run.Spec.NodeName, "gpu", run.Spec.GPUUUID)
 	// Recorded at once, in the same write as RunPodRestarted: the pod waits
@@ -387,10 +365,7 @@ func isWaitingReason(reason string) bool {
 // (the chart may ship it); an existing one of another value or preemption
 // policy is reported, not changed: PriorityClasses are immutable.
 func (r *Reconciler) ensurePriorityClass(ctx context.Context) error {
-	r.mu.Lock()
-	done := r.priorityClassReady
-	r.mu.Unlock()
-	if done {
+	if r.priorityClassReady.Load() {
 		return nil
 	}
 	want := runpod.PriorityClass(r.opts.RunPod.PriorityClassName)
@@ -409,19 +384,14 @@ func (r *Reconciler) ensurePriorityClass(ctx context.Context) error {
 	} else if err != nil {
 		return fmt.Errorf("creating PriorityClass %s: %w", want.Name, err)
 	}
-	r.mu.Lock()
-	r.priorityClassReady = true
-	r.mu.Unlock()
+	r.priorityClassReady.Store(true)
 	return nil
 }
 
 // ensureNamespace creates the run ServiceAccount of ns and binds it to the
 // run ClusterRole, once per process and namespace.
 func (r *Reconciler) ensureNamespace(ctx context.Context, ns string) error {
-	r.mu.Lock()
-	done := r.ready[ns]
-	r.mu.Unlock()
-	if done {
+	if done, _ := r.ready.Get(ns); done {
 		return nil
 	}
 	sa := r.opts.RunPod.ServiceAccountName
@@ -439,9 +409,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, ns string) error {
 			return fmt.Errorf("creating %T %s/%s for run pods: %w", obj, ns, sa, err)
 		}
 	}
-	r.mu.Lock()
-	r.ready[ns] = true
-	r.mu.Unlock()
+	r.ready.Put(ns, true)
 	return nil
 }
 

@@ -6,9 +6,7 @@ package execution
 // Remembered is how many runs this process keeps pod bookkeeping for (seen
 // or created run pods): what a long-lived manager must not let grow.
 func (r *Reconciler) Remembered() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.seen) + len(r.created)
+	return r.seen.Len() + r.created.Len()
 }
 
 // TimeLeft is timeLeft, for table tests of the time limit.

@@ -4,9 +4,9 @@
 package quantjob
 
 import (
-	"sync"
 	"time"
 
+	"github.com/kquant/kquant/controllers/memo"
 	"github.com/kquant/kquant/controllers/scheduling"
 )
 
@@ -20,17 +20,16 @@ const EvaluationTTL = time.Second
 // job, which made the job controller the manager's main CPU cost. Fleet events
 // that can make a job schedulable (profiles, Leases appearing or reviving,
 // Node labels) clear it before they requeue the waiting jobs, so those
-// reconciles see the change.
+// reconciles see the change; an evaluation that started before such a clear
+// read the fleet before the change and is not kept (a reconcile that started
+// before a Lease appeared stored its result after the Lease's event had
+// cleared the memo, and the job stayed Unschedulable on it).
 type evaluations struct {
-	mu    sync.Mutex
-	at    time.Time
-	byKey map[string]*evaluation
-	// epoch counts invalidations: an evaluation that started before the
-	// latest one read a fleet older than that change, and is not kept (a
-	// reconcile that started before a Lease appeared stored its result
-	// after the Lease's event had cleared the memo, and the job stayed
-	// Unschedulable on it).
-	epoch uint64
+	byKey memo.Timed[string, *evaluation]
+}
+
+func newEvaluations() *evaluations {
+	return &evaluations{byKey: memo.Timed[string, *evaluation]{TTL: EvaluationTTL}}
 }
 
 // evaluation is the fleet evaluated for one requirement, with its eligible
@@ -50,44 +49,19 @@ func (e *evaluations) get(key string, now time.Time) (*evaluation, bool) {
 	if key == "" {
 		return nil, false
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.byKey == nil || now.Sub(e.at) > EvaluationTTL || now.Before(e.at) {
-		return nil, false
-	}
-	r, ok := e.byKey[key]
-	return r, ok
+	return e.byKey.Get(key, now)
 }
 
 // begin returns the epoch to pass to put for an evaluation starting now.
-func (e *evaluations) begin() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.epoch
-}
+func (e *evaluations) begin() memo.Epoch { return e.byKey.Begin() }
 
-// put records results for key, evaluated at now from a fleet read in epoch;
-// an older generation of results is dropped whole, and results read before
-// the latest invalidation are not kept.
-func (e *evaluations) put(key string, ev *evaluation, now time.Time, epoch uint64) {
+// put records results for key, evaluated at now from a fleet read in epoch.
+func (e *evaluations) put(key string, ev *evaluation, now time.Time, epoch memo.Epoch) {
 	if key == "" {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if epoch != e.epoch {
-		return
-	}
-	if e.byKey == nil || now.Sub(e.at) > EvaluationTTL || now.Before(e.at) {
-		e.byKey, e.at = map[string]*evaluation{}, now
-	}
-	e.byKey[key] = ev
+	e.byKey.Put(key, ev, now, epoch)
 }
 
 // invalidate forgets every evaluation: the fleet changed.
-func (e *evaluations) invalidate() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.byKey = nil
-	e.epoch++
-}
+func (e *evaluations) invalidate() { e.byKey.Invalidate() }

@@ -19,7 +19,7 @@ func TestEvaluationsMemo(t *testing.T) {
 		t.Fatalf("keys %q and %q: want distinct and non-empty", anyKey, eachKey)
 	}
 	results := newEvaluation([]scheduling.NodeResult{{Node: "a", GPUs: []scheduling.GPU{{Node: "a", UUID: "GPU-a-0"}}}})
-	var e evaluations
+	e := newEvaluations()
 	if _, ok := e.get(anyKey, t0); ok {
 		t.Error("empty memo answered")
 	}

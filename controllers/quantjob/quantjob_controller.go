@@ -57,8 +57,8 @@ type Binder interface {
 // creates runs bound through b (nil: every run is created unbound, for the
 // binder's pass).
 func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, leaseNamespace string, b Binder) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: &evaluations{},
-		written: &written{}, creations: &creations{}, summaries: &summaries{}, binder: b}
+	return &Reconciler{client: c, recorder: recorder, clock: clk, leaseNamespace: leaseNamespace, evaluations: newEvaluations(),
+		written: &written{}, creations: newCreations(), summaries: &summaries{}, binder: b}
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete

@@ -4,11 +4,10 @@
 package quantjob
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/memo"
 	"github.com/kquant/kquant/controllers/summary"
 )
 
@@ -16,10 +15,10 @@ import (
 // runs, so that a reconcile adds the runs that succeeded since the last one
 // instead of parsing and sorting every run's results again (an EachGPU job of
 // 8,000 runs is reconciled hundreds of times while its runs finish).
-// Reconciles of one job never run at once; the lock guards the map.
+// Reconciles of one job never run at once, so a job's accumulator is only
+// ever used by one reconcile at a time.
 type summaries struct {
-	mu   sync.Mutex
-	jobs map[types.NamespacedName]*jobSummary
+	jobs memo.Map[types.NamespacedName, *jobSummary]
 }
 
 type jobSummary struct {
@@ -32,16 +31,11 @@ type jobSummary struct {
 // among them (deleted, or its slot ran again), the job's accumulator starts
 // afresh.
 func (s *summaries) summarize(key types.NamespacedName, uid types.UID, succeeded []summary.Run) *kquantv1alpha1.JobSummary {
-	s.mu.Lock()
-	js := s.jobs[key]
-	if js == nil || js.uid != uid {
+	js, ok := s.jobs.Get(key)
+	if !ok || js.uid != uid {
 		js = &jobSummary{uid: uid, acc: summary.NewAccumulator()}
-		if s.jobs == nil {
-			s.jobs = map[types.NamespacedName]*jobSummary{}
-		}
-		s.jobs[key] = js
+		s.jobs.Put(key, js)
 	}
-	s.mu.Unlock()
 	known := 0
 	for i := range succeeded {
 		if js.acc.Has(succeeded[i].Name) {
@@ -58,8 +52,4 @@ func (s *summaries) summarize(key types.NamespacedName, uid types.UID, succeeded
 }
 
 // forget drops the job's accumulator: the job finished or is gone.
-func (s *summaries) forget(key types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.jobs, key)
-}
+func (s *summaries) forget(key types.NamespacedName) { s.jobs.Delete(key) }

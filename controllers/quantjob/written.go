@@ -5,11 +5,11 @@ package quantjob
 
 import (
 	"slices"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/memo"
 )
 
 // written remembers, per job, the status this process last wrote and the
@@ -29,9 +29,11 @@ import (
 // cache at one of those is behind; a cache at the written version has caught
 // up; a cache at any other version has moved on past the memo (or someone
 // else wrote the job), and the cache is what counts again.
+//
+// Reconciles of one job never run at once, so a record read and then
+// replaced is never raced by another write of the same job.
 type written struct {
-	mu   sync.Mutex
-	jobs map[types.NamespacedName]writtenStatus
+	jobs memo.Map[types.NamespacedName, writtenStatus]
 }
 
 type writtenStatus struct {
@@ -47,18 +49,13 @@ type writtenStatus struct {
 // on version base and the API server gave it resourceVersion. status must
 // not be changed afterwards.
 func (w *written) record(key types.NamespacedName, uid types.UID, base, resourceVersion string, status *kquantv1alpha1.QuantJobStatus) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.jobs == nil {
-		w.jobs = map[types.NamespacedName]writtenStatus{}
-	}
 	writtenOn := []string{base}
-	if prev, ok := w.jobs[key]; ok && prev.uid == uid && prev.resourceVersion == base {
+	if prev, ok := w.jobs.Get(key); ok && prev.uid == uid && prev.resourceVersion == base {
 		// Written on the memo itself: the cache may still be at any
 		// version of the chain.
-		writtenOn = append(prev.writtenOn, base)
+		writtenOn = append(slices.Clip(prev.writtenOn), base)
 	}
-	w.jobs[key] = writtenStatus{uid: uid, resourceVersion: resourceVersion, status: status, writtenOn: writtenOn}
+	w.jobs.Put(key, writtenStatus{uid: uid, resourceVersion: resourceVersion, status: status, writtenOn: writtenOn})
 }
 
 // newerThanCache returns what this process last wrote for job (key, uid) when
@@ -66,14 +63,12 @@ func (w *written) record(key types.NamespacedName, uid types.UID, base, resource
 // once the cache has caught up or the name belongs to another job. The
 // returned status is shared: read only.
 func (w *written) newerThanCache(key types.NamespacedName, uid types.UID, cachedVersion string) (resourceVersion string, status *kquantv1alpha1.QuantJobStatus, ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	rec, ok := w.jobs[key]
+	rec, ok := w.jobs.Get(key)
 	if !ok {
 		return "", nil, false
 	}
 	if rec.uid != uid || !slices.Contains(rec.writtenOn, cachedVersion) {
-		delete(w.jobs, key)
+		w.jobs.Delete(key)
 		return "", nil, false
 	}
 	return rec.resourceVersion, rec.status, true
@@ -81,8 +76,4 @@ func (w *written) newerThanCache(key types.NamespacedName, uid types.UID, cached
 
 // forget drops the record of job key: it was deleted, or a write on the
 // recorded version conflicted (someone else wrote the job since).
-func (w *written) forget(key types.NamespacedName) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.jobs, key)
-}
+func (w *written) forget(key types.NamespacedName) { w.jobs.Delete(key) }

@@ -65,7 +65,7 @@ func TestWrittenChainsWritesMadeOnTheMemo(t *testing.T) {
 
 func TestCreationsUntilSeen(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "j"}
-	var c creations
+	c := newCreations()
 	if c.unseen(key, nil, now) {
 		t.Fatal("nothing created: nothing to wait for")
 	}

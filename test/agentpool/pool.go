@@ -27,6 +27,7 @@ import (
 	"github.com/kquant/kquant/agent/executor"
 	"github.com/kquant/kquant/agent/nvml"
 	"github.com/kquant/kquant/agent/profile"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -44,7 +45,7 @@ type Options struct {
 	Spec  simulate.Spec
 	// Runner executes runs; nil is simulate.Runner (what the agent's
 	// --results synthetic selects).
-	Runner executor.Runner
+	Runner runner.Runner
 	// Workers is how many runs are claimed at once across the pool.
 	Workers int
 	// StartParallelism is how many nodes publish their first profile at once.

@@ -136,6 +136,11 @@ var rules = []rule{
 		forbidden: anyOf("agent", "cmd", "internal/gpu", "internal/cuda", "internal/bench", "kernels"), tests: true},
 	{name: "the daemon runs no kernels itself", from: under("agent"),
 		forbidden: anyOf("controllers", "cmd", "internal/gpu", "internal/cuda", "kernels"), tests: true},
+	// Run pods are the default run path; in-agent execution is opt-in, and
+	// what both use lives in agent/runner, agent/runstatus and agent/gpuguard.
+	{name: "the run path does not import the opt-in in-agent executor",
+		from:      under("agent/runmode", "agent/runner", "agent/runstatus", "agent/gpuguard", "agent/preflight"),
+		forbidden: anyOf("agent/executor"), tests: true},
 	{name: "only cmd/agent and tests import agent/", from: func(p string) bool { return !under("agent", "cmd/agent", "test")(p) },
 		forbidden: anyOf("agent"), tests: true},
 }

@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package executor
+package runstatus
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestAgentStatusWritesOnlyTheAgentsFields(t *testing.T) {
 		Phase: v1alpha1.RunPhaseSucceeded, AgentID: "a", BindTime: &now, StartTime: &now, CompletionTime: &now,
 		AllocatedGPU: &v1alpha1.AllocatedGPU{UUID: "GPU-1"},
 		Results:      &v1alpha1.RunResults{Verdict: v1alpha1.VerdictPass}, Message: "m",
-		Conditions: []metav1.Condition{{Type: v1alpha1.RunConditionRestarted, Status: metav1.ConditionTrue, LastTransitionTime: now, Reason: ReasonAgentRestarted}},
+		Conditions: []metav1.Condition{{Type: v1alpha1.RunConditionRestarted, Status: metav1.ConditionTrue, LastTransitionTime: now, Reason: "AgentRestarted"}},
 	}
 	obj := st.applyConfiguration(&v1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"}})
 	fields, err := apply.StatusFields(obj.Status)
@@ -32,7 +32,7 @@ func TestAgentStatusWritesOnlyTheAgentsFields(t *testing.T) {
 		t.Errorf("fields = %v, want all nine of the agent's", fields)
 	}
 	for _, f := range fields {
-		if !apply.Owns(FieldManager, f) {
+		if !apply.Owns(apply.ManagerAgent, f) {
 			t.Errorf("the agent applies status.%s, which apply.QuantRunStatusOwners does not give it", f)
 		}
 	}

@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package executor
+package gpuguard
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/kquant/kquant/agent/gpuguard"
+	"github.com/kquant/kquant/agent/runner"
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -23,28 +23,22 @@ const (
 	learnWait  = 100 * time.Millisecond
 )
 
-// DefaultGuardInterval is how often a running run's GPU is checked for
-// foreign processes.
-const DefaultGuardInterval = 2 * time.Second
+// DefaultInterval is how often a running run's GPU is checked for foreign
+// processes.
+const DefaultInterval = 2 * time.Second
 
-// Opener creates the run's CUDA context on gpu before its first kernel, so
-// that the guard can learn the process's own host PID; it reports whether a
-// context now exists (false on the reference backend, which has none). The
-// backend keeps the context for the run: opening here costs nothing extra.
-type Opener func(ctx context.Context, gpu v1alpha1.GPU) (context bool, err error)
-
-// GuardOptions configure Guarded.
-type GuardOptions struct {
+// RunOptions configure Guarded.
+type RunOptions struct {
 	// Guard asks NVML for the GPU's processes; nil runs unguarded (no NVML).
-	Guard *gpuguard.Guard
+	Guard *Guard
 	// Self is this process's host PID as learned; shared by every run of
 	// the process. Nil takes a fresh one.
-	Self *gpuguard.Self
+	Self *Self
 	// Open creates the run's context before its first kernel; nil opens
 	// nothing (the runner opens its backend itself).
-	Open Opener
+	Open runner.Opener
 	// Interval is how often a running run's GPU is checked; zero takes
-	// DefaultGuardInterval.
+	// DefaultInterval.
 	Interval time.Duration
 	Clock    clock.WithTicker
 }
@@ -52,29 +46,29 @@ type GuardOptions struct {
 // Guarded wraps r with the GPU guard, the same for the in-agent executor and
 // for a run pod: before the run's first kernel NVML must show no process on
 // its GPU but this process's own; the run's context is then opened and this
-// process's host PID learned (gpuguard.Self); while the run executes the GPU
+// process's host PID learned (Self); while the run executes the GPU
 // is checked every Interval, and a foreign process cancels the run. A run
-// stopped by the guard returns an error matching gpuguard.ErrGPUInUse. The
+// stopped by the guard returns an error matching ErrGPUInUse. The
 // guard checks gpu.UUID, a MIG device's own UUID for a slice.
-func Guarded(r Runner, opts GuardOptions) Runner {
+func Guarded(r runner.Runner, opts RunOptions) runner.Runner {
 	if opts.Guard == nil {
 		return r
 	}
 	if opts.Self == nil {
-		opts.Self = &gpuguard.Self{}
+		opts.Self = &Self{}
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = DefaultGuardInterval
+		opts.Interval = DefaultInterval
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return RunnerFunc(func(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+	return runner.Func(func(ctx context.Context, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
 		return guardedRun(ctx, r, opts, run, gpu)
 	})
 }
 
-func guardedRun(ctx context.Context, r Runner, opts GuardOptions, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
+func guardedRun(ctx context.Context, r runner.Runner, opts RunOptions, run *v1alpha1.QuantRun, gpu v1alpha1.GPU) (*v1alpha1.RunResults, error) {
 	log := logging.FromContext(ctx)
 	if err := opts.Guard.Check(gpu.UUID, opts.Self.Allowed()); err != nil {
 		return nil, fmt.Errorf("before the first kernel: %w", err)
@@ -94,7 +88,7 @@ func guardedRun(ctx context.Context, r Runner, opts GuardOptions, run *v1alpha1.
 	watched, stop := opts.Guard.Watch(ctx, opts.Clock, gpu.UUID, opts.Self.Allowed(), opts.Interval)
 	defer stop()
 	results, err := r.Run(watched, run, gpu)
-	if cause := context.Cause(watched); errors.Is(cause, gpuguard.ErrGPUInUse) {
+	if cause := context.Cause(watched); errors.Is(cause, ErrGPUInUse) {
 		// The guard stopped the run: whatever the runner returned, the run
 		// did not measure alone.
 		return nil, fmt.Errorf("while running: %w", cause)
@@ -107,7 +101,7 @@ func guardedRun(ctx context.Context, r Runner, opts GuardOptions, run *v1alpha1.
 // learn still gives it a few polls. Should it never appear, the run goes on
 // with nothing allowed, and the watch would then fail it as GPUInUse, retried
 // later: never a run beside an unknown process.
-func learn(ctx context.Context, opts GuardOptions, uuid string) error {
+func learn(ctx context.Context, opts RunOptions, uuid string) error {
 	for try := 0; ; try++ {
 		if err := opts.Guard.Learn(uuid, opts.Self); err != nil {
 			return fmt.Errorf("after opening the GPU: %w", err)
