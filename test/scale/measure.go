@@ -212,6 +212,23 @@ func (a RequestTotals) Writes(except ...string) float64 {
 	return t
 }
 
+// WritesPer returns the write counters ("verb resource=count"), largest
+// first, each divided by n (the runs of a scenario).
+func (a RequestTotals) WritesPer(n float64) []string {
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		if verb, _, _ := strings.Cut(k, " "); writeVerbs[verb] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return a[keys[i]] > a[keys[j]] })
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%s=%.3f", k, a[k]/n)
+	}
+	return out
+}
+
 // Total sums every counter.
 func (a RequestTotals) Total() float64 {
 	t := 0.0
