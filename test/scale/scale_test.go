@@ -28,6 +28,7 @@ import (
 
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/nodelabels"
 	"github.com/kquant/kquant/test/agentpool"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/runpodsim"
@@ -112,6 +113,12 @@ func TestScale(t *testing.T) {
 		t.Fatal("agent pool did not start within 10 minutes")
 	}
 	t.Logf("agent pool: %d nodes x %d GPUs published in %s", len(nodes), *flagGPUs, time.Since(started).Round(time.Millisecond))
+	if runPods {
+		// The manager labels each Node from its first profile (nodelabels): a
+		// write and an event per node, the fleet's coming up and not the
+		// scenarios' work.
+		awaitNodes(ctx, t, env, len(nodes), "labelled by the manager", func(n *corev1.Node) bool { return n.Labels[nodelabels.LabelFP8] != "" })
+	}
 	// The manager serves metrics once started; wait for it before the
 	// first scenario's scrape.
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -202,6 +209,7 @@ func TestScale(t *testing.T) {
 		t.Logf("%s: %s", name, row)
 		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Requests.Top(12), ", "))
 		t.Logf("%s: API writes per run by verb and resource: %s", name, strings.Join(delta.Requests.WritesPer(runs), ", "))
+		t.Logf("%s: API requests answered with an error: %s", name, strings.Join(delta.Refused.Top(8), ", "))
 		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
 		// Whether a controller's workers, not the API server, were the limit.
 		t.Logf("%s: controllers (per run): %s", name, strings.Join(ctrlAfter.Sub(ctrlBefore).Summary(res.finished, res.runs, 4), "; "))
@@ -273,25 +281,37 @@ func startKWOK(ctx context.Context, t *testing.T, env *testenv.Env, kubeconfig s
 	if err := scale.CreateNodes(ctx, c, nodes, *flagGPUs, *flagCreators); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &corev1.NodeList{}
-		if err := c.List(ctx, list); err != nil {
-			return false, nil
-		}
-		ready := 0
-		for _, n := range list.Items {
-			for _, cond := range n.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					ready++
-				}
+	awaitNodes(ctx, t, env, len(nodes), "Ready (KWOK, log "+logFile.Name()+")", func(n *corev1.Node) bool {
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				return cond.Status == corev1.ConditionTrue
 			}
 		}
-		return ready == len(nodes), nil
-	}); err != nil {
-		t.Fatalf("KWOK did not make %d nodes Ready (log %s): %v", len(nodes), logFile.Name(), err)
-	}
+		return false
+	})
 	t.Logf("kwok: %s, %d nodes Ready in %s, log %s", bin, len(nodes), time.Since(started).Round(time.Millisecond), logFile.Name())
 	return cmd
+}
+
+// awaitNodes waits until want Nodes are what ok says, described by what.
+func awaitNodes(ctx context.Context, t *testing.T, env *testenv.Env, want int, what string, ok func(*corev1.Node) bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &corev1.NodeList{}
+		if err := env.Client.List(ctx, list); err != nil {
+			return false, nil
+		}
+		n := 0
+		for i := range list.Items {
+			if ok(&list.Items[i]) {
+				n++
+			}
+		}
+		return n == want, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d nodes %s: %v", want, what, err)
+	}
 }
 
 // startRunPods starts the simulated run pods (test/runpodsim) and waits for
