@@ -156,7 +156,7 @@ func TestScale(t *testing.T) {
 
 	var rows []string
 	for _, name := range strings.Split(*flagScenarios, ",") {
-		sc := scenario{name: name, tr: tr, c: harness, nodes: len(nodes), gpus: *flagGPUs}
+		sc := scenario{name: name, tr: tr, c: harness, nodes: len(nodes), gpus: *flagGPUs, managerPID: manager.Process.Pid}
 		before, err := scale.ScrapeRequests(ctx, metricsClient)
 		if err != nil {
 			t.Fatal(err)
@@ -499,6 +499,9 @@ type scenario struct {
 	tr          *tracker
 	c           client.Client
 	nodes, gpus int
+	// managerPID is read for the progress lines: a scenario cut short
+	// still says how large the manager grew.
+	managerPID int
 }
 
 type result struct {
@@ -559,7 +562,11 @@ func (s scenario) run(ctx context.Context, t *testing.T) (result, error) {
 			return result{}, fmt.Errorf("not finished after %s: %d/%d jobs done, runs %d seen, %d bound, %d finished", *flagTimeout, done, len(jobs), runs, bound, finished)
 		}
 		if time.Since(lastLog) > 10*time.Second {
-			t.Logf("%s [%s]: %d/%d jobs done, runs %d seen, %d bound, %d finished", s.name, time.Since(start).Round(time.Second), done, len(jobs), runs, bound, finished)
+			rss := "?"
+			if p, err := scale.ReadProc(s.managerPID); err == nil {
+				rss = fmt.Sprintf("%d MiB", p.PeakRSSBytes>>20)
+			}
+			t.Logf("%s [%s]: %d/%d jobs done, runs %d seen, %d bound, %d finished; manager peak RSS %s", s.name, time.Since(start).Round(time.Second), done, len(jobs), runs, bound, finished, rss)
 			lastLog = time.Now()
 		}
 		time.Sleep(200 * time.Millisecond)
