@@ -29,7 +29,7 @@ status=0
 KQUANT_REPO_ROOT=$ROOT KUBEBUILDER_ASSETS=$BIN "$BIN/scale.test" -test.run '^TestScale$' -test.v -test.timeout 60m \
   -manager-bin "$BIN/manager" -kwok-bin "$BIN/kwok" -log-dir "$BIN" "$@" 2>&1 | tee -a "$OUTDIR/scale.log" || status=$?
 for log in manager kwok; do
-  [[ -f $BIN/$log.log ]] && xz -c "$BIN/$log.log" >"$OUTDIR/$log.log.xz" 2>/dev/null || true
+  if [[ -f $BIN/$log.log ]]; then xz -c "$BIN/$log.log" >"$OUTDIR/$log.log.xz" 2>/dev/null || true; fi
 done
 # API server CPU profiles of -profile-apiserver, if any.
 cp "$BIN"/apiserver-*.pprof "$OUTDIR/" 2>/dev/null || true
