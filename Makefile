@@ -109,6 +109,8 @@ e2e: envtest-assets ## Fault scenarios only: real binaries, etcd and kube-apiser
 # `make scale` measures the controller with a simulated fleet (test/scale,
 # build tag scale): the real manager binary as a process, a real API server and
 # etcd, an in-process agent pool. Smaller runs: make scale SCALE_ARGS="-nodes 100 -jobs 1000".
+# Run pods (the chart's default) on KWOK's kubelets: hack/kwok-assets.sh once, then
+# make scale SCALE_ARGS="-nodes 50 -jobs 500 -gpu-allocation DevicePlugin".
 SCALE_ARGS ?= -nodes 1000 -gpus 8 -jobs 10000
 
 .PHONY: scale

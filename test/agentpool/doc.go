@@ -17,4 +17,8 @@
 // per node that matters for the controller (profile publish, Lease renewals,
 // claim and finish writes with a fresh read before each) is unchanged; only
 // the watch fan-out differs (one watch instead of N).
+//
+// With Options.Observe the agents are what they are beside run pods (the
+// chart's default): observers that publish their profile and renew their
+// Lease; the runs execute in run pods (test/runpodsim stands in for them).
 package agentpool

@@ -48,6 +48,11 @@ type Options struct {
 	Runner runner.Runner
 	// Workers is how many runs are claimed at once across the pool.
 	Workers int
+	// Observe makes the agents observers, as with run pods (gpuAllocation
+	// DevicePlugin or DRA, the chart's default): they publish their profile
+	// and renew their Lease, and execute nothing, so the pool has no
+	// executors and no watch of runs.
+	Observe bool
 	// StartParallelism is how many nodes publish their first profile at once.
 	StartParallelism   int
 	LeaseRenewInterval time.Duration
@@ -137,13 +142,15 @@ func (p *Pool) Run(ctx context.Context, ready func()) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	err = ctrl.NewControllerManagedBy(mgr).
-		Named("kquant-agent-pool").
-		For(&v1alpha1.QuantRun{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: p.opts.Workers, SkipNameValidation: ptr.To(true)}).
-		Complete(p)
-	if err != nil {
-		return fmt.Errorf("building pool controller: %w", err)
+	if !p.opts.Observe {
+		err = ctrl.NewControllerManagedBy(mgr).
+			Named("kquant-agent-pool").
+			For(&v1alpha1.QuantRun{}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: p.opts.Workers, SkipNameValidation: ptr.To(true)}).
+			Complete(p)
+		if err != nil {
+			return fmt.Errorf("building pool controller: %w", err)
+		}
 	}
 	if ready != nil {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -165,7 +172,8 @@ func (p *Pool) Run(ctx context.Context, ready func()) error {
 
 // startNode does for one node what nodeagent.Run does before its manager
 // starts: discover the simulated GPUs, publish the first profile, and build
-// the Lease keeper, the health refresher and the executor.
+// the Lease keeper, the health refresher and the executor (none for an
+// observer).
 func (p *Pool) startNode(ctx context.Context, direct client.Client, mgr ctrl.Manager, node string) (*executor.Executor, []manager.Runnable, error) {
 	clk := clock.RealClock{}
 	discoverer, err := nvml.Open(ctx, simulate.NewNode(node, p.opts.Spec).Library())
@@ -184,6 +192,10 @@ func (p *Pool) startNode(ctx context.Context, direct client.Client, mgr ctrl.Man
 	}
 	agentID := fmt.Sprintf("%s-pool-%d", node, clk.Now().UnixNano())
 	lease := profile.NewLeaseKeeper(direct, clk, p.opts.Namespace, node, agentID, p.opts.LeaseRenewInterval, p.opts.LeaseDuration)
+	loops := []manager.Runnable{manager.RunnableFunc(lease.Run), manager.RunnableFunc(reporter.Run)}
+	if p.opts.Observe {
+		return nil, loops, nil
+	}
 	exec := executor.New(executor.Options{
 		NodeName:  node,
 		AgentID:   agentID,
@@ -193,7 +205,7 @@ func (p *Pool) startNode(ctx context.Context, direct client.Client, mgr ctrl.Man
 		Runner:    p.opts.Runner,
 		Clock:     clk,
 	})
-	return exec, []manager.Runnable{exec, manager.RunnableFunc(lease.Run), manager.RunnableFunc(reporter.Run)}, nil
+	return exec, append(loops, exec), nil
 }
 
 // Reconcile hands a run to the Executor of the node it is bound to.

@@ -5,6 +5,9 @@
 // etcd with a fleet of simulated nodes (test/agentpool): binding throughput,
 // job-creation-to-bound latency, time to finish, API requests per run, and
 // the manager's peak memory and CPU read from /proc of the manager process.
+// With -gpu-allocation DevicePlugin (the chart's default) runs execute in run
+// pods: KWOK (kwok.yaml) is the fleet's kubelets and test/runpodsim the
+// scheduler's binding and the run pods' containers.
 //
 // The harness itself is scale_test.go, behind the build tag `scale`, run by
 // `make scale`; this file's package also holds the measuring helpers, which

@@ -104,6 +104,9 @@ type RequestTotals map[string]float64
 type APIStats struct {
 	// Requests is apiserver_request_total.
 	Requests RequestTotals
+	// Refused is the part of Requests answered with an error ("verb
+	// resource code"): conflicts of conditional writes, above all.
+	Refused RequestTotals
 	// Seconds and Observed are apiserver_request_duration_seconds' sum and count.
 	Seconds, Observed RequestTotals
 }
@@ -120,7 +123,7 @@ func ScrapeRequests(ctx context.Context, c rest.Interface) (APIStats, error) {
 
 // Sub returns a - b.
 func (a APIStats) Sub(b APIStats) APIStats {
-	return APIStats{Requests: a.Requests.Sub(b.Requests), Seconds: a.Seconds.Sub(b.Seconds), Observed: a.Observed.Sub(b.Observed)}
+	return APIStats{Requests: a.Requests.Sub(b.Requests), Refused: a.Refused.Sub(b.Refused), Seconds: a.Seconds.Sub(b.Seconds), Observed: a.Observed.Sub(b.Observed)}
 }
 
 // MeanLatency returns the mean latency of the n most frequent requests as
@@ -136,7 +139,7 @@ func (a APIStats) MeanLatency(n int) []string {
 }
 
 func parseAPIStats(r io.Reader) (APIStats, error) {
-	out := APIStats{Requests: RequestTotals{}, Seconds: RequestTotals{}, Observed: RequestTotals{}}
+	out := APIStats{Requests: RequestTotals{}, Refused: RequestTotals{}, Seconds: RequestTotals{}, Observed: RequestTotals{}}
 	metrics := map[string]RequestTotals{
 		"apiserver_request_total{":                  out.Requests,
 		"apiserver_request_duration_seconds_sum{":   out.Seconds,
@@ -148,6 +151,9 @@ func parseAPIStats(r io.Reader) (APIStats, error) {
 			key += "/" + sub
 		}
 		metrics[prefix][key] += v
+		if code := label(labels, "code"); prefix == "apiserver_request_total{" && code != "" && code[0] != '2' {
+			out.Refused[key+" "+code] += v
+		}
 	})
 	if err != nil {
 		return out, fmt.Errorf("reading API server metrics: %w", err)
@@ -213,6 +219,23 @@ func (a RequestTotals) Writes(except ...string) float64 {
 		}
 	}
 	return t
+}
+
+// WritesPer returns the write counters ("verb resource=count"), largest
+// first, each divided by n (the runs of a scenario).
+func (a RequestTotals) WritesPer(n float64) []string {
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		if verb, _, _ := strings.Cut(k, " "); writeVerbs[verb] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return a[keys[i]] > a[keys[j]] })
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%s=%.3f", k, a[k]/n)
+	}
+	return out
 }
 
 // Total sums every counter.

@@ -17,6 +17,7 @@ apiserver_request_total{code="200",component="apiserver",group="kquant.dev",reso
 apiserver_request_total{code="200",component="apiserver",group="kquant.dev",resource="quantruns",scope="cluster",subresource="",verb="WATCH",version="v1alpha1"} 3
 apiserver_request_total{code="200",component="apiserver",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 200
 apiserver_request_total{code="201",component="apiserver",group="events.k8s.io",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 2
+apiserver_request_total{code="409",component="apiserver",group="kquant.dev",resource="quantruns",scope="resource",subresource="status",verb="APPLY",version="v1alpha1"} 40
 `
 	stats, err := parseAPIStats(strings.NewReader(metrics))
 	if err != nil {
@@ -27,14 +28,32 @@ apiserver_request_total{code="201",component="apiserver",group="events.k8s.io",r
 		except []string
 		want   float64
 	}{
-		{name: "every write", want: 800 + 1600 + 800 + 200 + 2},
-		{name: "without Lease renewals", except: []string{"leases"}, want: 800 + 1600 + 800 + 2},
+		{name: "every write", want: 800 + 1640 + 800 + 200 + 2},
+		{name: "without Lease renewals", except: []string{"leases"}, want: 800 + 1640 + 800 + 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := stats.Requests.Writes(tc.except...); got != tc.want {
 				t.Errorf("Writes(%v) = %v, want %v", tc.except, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWritesPerRunAndRefused(t *testing.T) {
+	metrics := `apiserver_request_total{code="200",component="apiserver",group="kquant.dev",resource="quantruns",scope="resource",subresource="status",verb="APPLY",version="v1alpha1"} 1600
+apiserver_request_total{code="409",component="apiserver",group="kquant.dev",resource="quantruns",scope="resource",subresource="status",verb="APPLY",version="v1alpha1"} 40
+apiserver_request_total{code="201",component="apiserver",group="",resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 800
+apiserver_request_total{code="200",component="apiserver",group="kquant.dev",resource="quantruns",scope="resource",subresource="",verb="GET",version="v1alpha1"} 800
+`
+	stats, err := parseAPIStats(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(stats.Requests.WritesPer(800), ", "), "APPLY quantruns/status=2.050, POST pods/binding=1.000"; got != want {
+		t.Errorf("WritesPer(800) = %q, want %q", got, want)
+	}
+	if got, want := strings.Join(stats.Refused.Top(5), ", "), "APPLY quantruns/status 409=40"; got != want {
+		t.Errorf("Refused = %q, want %q", got, want)
 	}
 }
 

@@ -31,8 +31,10 @@ import (
 
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/nodelabels"
 	"github.com/kquant/kquant/test/agentpool"
 	"github.com/kquant/kquant/test/builders"
+	"github.com/kquant/kquant/test/runpodsim"
 	"github.com/kquant/kquant/test/scale"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -49,7 +51,14 @@ var (
 	flagTimeout     = flag.Duration("scenario-timeout", 30*time.Minute, "give up on a scenario after this long")
 	flagLogDir      = flag.String("log-dir", "", "where the manager's log (and API server profiles) go (default a temporary directory)")
 	flagProfile     = flag.Duration("profile-apiserver", 0, "take a CPU profile of the API server for this long at each scenario's start, written to -log-dir as apiserver-SCENARIO.pprof (0: none)")
+	flagAllocation  = flag.String("gpu-allocation", "None", "the manager's --gpu-allocation: None (the agents run the runs) or DevicePlugin (run pods, the chart's default: KWOK's kubelets and test/runpodsim's run pods)")
+	flagKWOK        = flag.String("kwok-bin", "", "KWOK binary for -gpu-allocation DevicePlugin (default: hack/kwok-assets.sh --cached)")
+	flagRunPods     = flag.Int("runpod-workers", 256, "run pods executed at once by the simulated run pods (-gpu-allocation DevicePlugin)")
 )
+
+// runImage is the run pods' image: no kubelet pulls it, KWOK only reports
+// the pod Running.
+const runImage = "kquant-agent:scale"
 
 const leaseNamespace = "kquant-system"
 
@@ -74,7 +83,8 @@ func TestScale(t *testing.T) {
 	if err := env.Kubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	manager, managerMetrics := startManager(ctx, t, kubeconfig)
+	runPods := runsInPods(t)
+	manager, managerMetrics := startManager(ctx, t, kubeconfig, runPods)
 
 	spec, err := simulate.Parse(fmt.Sprintf("H100:%d", *flagGPUs))
 	if err != nil {
@@ -84,12 +94,16 @@ func TestScale(t *testing.T) {
 	for i := range nodes {
 		nodes[i] = fmt.Sprintf("sim-%04d", i)
 	}
+	var kwok *exec.Cmd
+	if runPods {
+		kwok = startKWOK(ctx, t, env, kubeconfig, nodes)
+	}
 	// Client-side rate limits off for the pool and the harness: they stand
 	// for many processes, and must not be what limits the measurement.
 	poolCfg := rest.CopyConfig(env.Config)
 	poolCfg.QPS = -1
 	poolCount := scale.Count(poolCfg)
-	pool := agentpool.New(agentpool.Options{Config: poolCfg, Namespace: leaseNamespace, Nodes: nodes, Spec: spec, Workers: *flagWorkers})
+	pool := agentpool.New(agentpool.Options{Config: poolCfg, Namespace: leaseNamespace, Nodes: nodes, Spec: spec, Workers: *flagWorkers, Observe: runPods})
 	ready := make(chan struct{})
 	poolDone := make(chan error, 1)
 	started := time.Now()
@@ -102,6 +116,12 @@ func TestScale(t *testing.T) {
 		t.Fatal("agent pool did not start within 10 minutes")
 	}
 	t.Logf("agent pool: %d nodes x %d GPUs published in %s", len(nodes), *flagGPUs, time.Since(started).Round(time.Millisecond))
+	if runPods {
+		// The manager labels each Node from its first profile (nodelabels): a
+		// write and an event per node, the fleet's coming up and not the
+		// scenarios' work.
+		awaitNodes(ctx, t, env, len(nodes), "labelled by the manager", func(n *corev1.Node) bool { return n.Labels[nodelabels.LabelFP8] != "" })
+	}
 	// The manager serves metrics once started; wait for it before the
 	// first scenario's scrape.
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -114,6 +134,11 @@ func TestScale(t *testing.T) {
 	harnessCfg := rest.CopyConfig(env.Config)
 	harnessCfg.QPS = -1
 	harnessCount := scale.Count(harnessCfg)
+	// The simulated run pods' requests are counted with the pool's: both
+	// stand for processes on the nodes.
+	if runPods {
+		startRunPods(ctx, t, poolCfg, spec)
+	}
 	tr := newTracker()
 	harness := startWatch(ctx, t, harnessCfg, env, tr)
 	metricsClient := kubernetes.NewForConfigOrDie(env.Config).Discovery().RESTClient()
@@ -126,10 +151,15 @@ func TestScale(t *testing.T) {
 	}
 	processes["manager"] = manager.Process.Pid
 	processes["harness"] = os.Getpid()
+	cpuBeside := []string{"kube-apiserver", "etcd", "harness"}
+	if kwok != nil {
+		processes["kwok"] = kwok.Process.Pid
+		cpuBeside = append(cpuBeside, "kwok")
+	}
 
 	var rows []string
 	for _, name := range strings.Split(*flagScenarios, ",") {
-		sc := scenario{name: name, tr: tr, c: harness, nodes: len(nodes), gpus: *flagGPUs}
+		sc := scenario{name: name, tr: tr, c: harness, nodes: len(nodes), gpus: *flagGPUs, managerPID: manager.Process.Pid}
 		before, err := scale.ScrapeRequests(ctx, metricsClient)
 		if err != nil {
 			t.Fatal(err)
@@ -181,13 +211,15 @@ func TestScale(t *testing.T) {
 		// finished scenarios.
 		t.Logf("%s: %s", name, row)
 		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Requests.Top(12), ", "))
+		t.Logf("%s: API writes per run by verb and resource: %s", name, strings.Join(delta.Requests.WritesPer(runs), ", "))
+		t.Logf("%s: API requests answered with an error: %s", name, strings.Join(delta.Refused.Top(8), ", "))
 		t.Logf("%s: mean API server latency: %s", name, strings.Join(delta.MeanLatency(8), ", "))
 		// Whether a controller's workers, not the API server, were the limit.
 		t.Logf("%s: controllers (per run): %s", name, strings.Join(ctrlAfter.Sub(ctrlBefore).Summary(res.finished, res.runs, 4), "; "))
 		// Whether the API server or etcd ran out of cores, and what the
 		// harness itself took of them.
 		var cp []string
-		for _, n := range []string{"kube-apiserver", "etcd", "harness"} {
+		for _, n := range cpuBeside {
 			used := procAfter[n].CPU - procBefore[n].CPU
 			cp = append(cp, fmt.Sprintf("%s %.1f s (%.2f cores, %.2f ms per run)", n, used.Seconds(), used.Seconds()/res.finished.Seconds(), float64(used.Microseconds())/1000/runs))
 		}
@@ -198,6 +230,107 @@ func TestScale(t *testing.T) {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Println(r)
+	}
+}
+
+// runsInPods reports whether -gpu-allocation asks for run pods.
+func runsInPods(t *testing.T) bool {
+	switch *flagAllocation {
+	case "None":
+		return false
+	case "DevicePlugin":
+		return true
+	}
+	t.Fatalf("-gpu-allocation=%s: want None or DevicePlugin", *flagAllocation)
+	return false
+}
+
+// startKWOK starts KWOK and creates the fleet's Nodes for it, and waits
+// until KWOK has made every one Ready.
+func startKWOK(ctx context.Context, t *testing.T, env *testenv.Env, kubeconfig string, nodes []string) *exec.Cmd {
+	t.Helper()
+	bin := *flagKWOK
+	if bin == "" {
+		out, err := exec.Command(filepath.Join(testenv.RepoRoot(), "hack", "kwok-assets.sh"), "--cached").Output()
+		if err != nil {
+			t.Fatalf("no KWOK binary: pass -kwok-bin or run hack/kwok-assets.sh first: %v", err)
+		}
+		bin = filepath.Join(strings.TrimSpace(string(out)), "kwok")
+	}
+	logDir := *flagLogDir
+	if logDir == "" {
+		logDir = t.TempDir()
+	}
+	logFile, err := os.Create(filepath.Join(logDir, "kwok.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := scale.StartKWOK(ctx, bin, kubeconfig, testenv.RepoRoot(), logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	})
+	started := time.Now()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS = -1
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scale.CreateNodes(ctx, c, nodes, *flagGPUs, *flagCreators); err != nil {
+		t.Fatal(err)
+	}
+	awaitNodes(ctx, t, env, len(nodes), "Ready (KWOK, log "+logFile.Name()+")", func(n *corev1.Node) bool {
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				return cond.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	})
+	t.Logf("kwok: %s, %d nodes Ready in %s, log %s", bin, len(nodes), time.Since(started).Round(time.Millisecond), logFile.Name())
+	return cmd
+}
+
+// awaitNodes waits until want Nodes are what ok says, described by what.
+func awaitNodes(ctx context.Context, t *testing.T, env *testenv.Env, want int, what string, ok func(*corev1.Node) bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &corev1.NodeList{}
+		if err := env.Client.List(ctx, list); err != nil {
+			return false, nil
+		}
+		n := 0
+		for i := range list.Items {
+			if ok(&list.Items[i]) {
+				n++
+			}
+		}
+		return n == want, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d nodes %s: %v", want, what, err)
+	}
+}
+
+// startRunPods starts the simulated run pods (test/runpodsim) and waits for
+// their watch.
+func startRunPods(ctx context.Context, t *testing.T, cfg *rest.Config, spec simulate.Spec) {
+	t.Helper()
+	sim := runpodsim.New(runpodsim.Options{Config: cfg, Spec: spec, Workers: *flagRunPods})
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(ctx, func() { close(ready) }) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("run pod simulator: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("run pod simulator did not start within a minute")
 	}
 }
 
@@ -242,7 +375,7 @@ func profileAPIServer(ctx context.Context, t *testing.T, c rest.Interface, scena
 // startManager runs the manager binary against the test API server and
 // returns it with the address of its plain-HTTP metrics endpoint, which the
 // harness scrapes for controller-runtime's worker and queue counters.
-func startManager(ctx context.Context, t *testing.T, kubeconfig string) (*exec.Cmd, string) {
+func startManager(ctx context.Context, t *testing.T, kubeconfig string, runPods bool) (*exec.Cmd, string) {
 	t.Helper()
 	bin := *flagManagerBin
 	if bin == "" {
@@ -257,9 +390,11 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string) (*exec.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No kubelet: the simulated agents run the runs themselves (gpuAllocation None).
-	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace, "--gpu-allocation=None",
+	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace, "--gpu-allocation=" + *flagAllocation,
 		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0"}
+	if runPods {
+		args = append(args, "--run-image="+runImage)
+	}
 	args = append(args, strings.Fields(*flagManagerArgs)...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -367,6 +502,9 @@ type scenario struct {
 	tr          *tracker
 	c           client.Client
 	nodes, gpus int
+	// managerPID is read for the progress lines: a scenario cut short
+	// still says how large the manager grew.
+	managerPID int
 }
 
 type result struct {
@@ -427,7 +565,11 @@ func (s scenario) run(ctx context.Context, t *testing.T) (result, error) {
 			return result{}, fmt.Errorf("not finished after %s: %d/%d jobs done, runs %d seen, %d bound, %d finished", *flagTimeout, done, len(jobs), runs, bound, finished)
 		}
 		if time.Since(lastLog) > 10*time.Second {
-			t.Logf("%s [%s]: %d/%d jobs done, runs %d seen, %d bound, %d finished", s.name, time.Since(start).Round(time.Second), done, len(jobs), runs, bound, finished)
+			rss := "?"
+			if p, err := scale.ReadProc(s.managerPID); err == nil {
+				rss = fmt.Sprintf("%d MiB", p.PeakRSSBytes>>20)
+			}
+			t.Logf("%s [%s]: %d/%d jobs done, runs %d seen, %d bound, %d finished; manager peak RSS %s", s.name, time.Since(start).Round(time.Second), done, len(jobs), runs, bound, finished, rss)
 			lastLog = time.Now()
 		}
 		time.Sleep(200 * time.Millisecond)
