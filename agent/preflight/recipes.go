@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -149,16 +148,8 @@ func (f *File) add(data []byte) error {
 // CRD of plural: the strict pass names unknown fields, the second fills in
 // what the API server would.
 func decode(j []byte, plural string, obj any) error {
-	strict, err := sjson.UnmarshalStrict(j, obj, sjson.DisallowDuplicateFields, sjson.DisallowUnknownFields)
-	if err != nil {
+	if err := crd.DecodeStrict(j, obj); err != nil {
 		return err
-	}
-	if len(strict) > 0 {
-		msgs := make([]string, len(strict))
-		for i, e := range strict {
-			msgs[i] = e.Error()
-		}
-		return errors.New(strings.Join(msgs, "; "))
 	}
 	schema, err := crd.Load(plural, v1alpha1.GroupVersion.Version)
 	if err != nil {

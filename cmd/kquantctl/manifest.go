@@ -25,7 +25,6 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -194,7 +193,7 @@ func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*
 		default:
 			return nil, usagef("%s: kind %q is not QuantRecipe or QuantJob", d.source, tm.Kind)
 		}
-		if err := decodeStrict(j, obj); err != nil {
+		if err := crd.DecodeStrict(j, obj); err != nil {
 			return nil, usagef("%s: %w", d.source, err)
 		}
 		if errs := validateObjectMeta(meta); len(errs) > 0 {
@@ -281,22 +280,6 @@ func (m *manifests) checkAsRun(ctx context.Context, schemas schemaCache) error {
 	}
 	if err := schemas.decodeChecked(ctx, j, "quantruns", &v1alpha1.QuantRun{}); err != nil {
 		return usagef("%s with QuantRecipe %s (%s): %w", m.jobSource, m.recipe.Name, m.recipeSource, err)
-	}
-	return nil
-}
-
-// decodeStrict decodes j into obj, failing on unknown and duplicate fields.
-func decodeStrict(j []byte, obj any) error {
-	strict, err := sjson.UnmarshalStrict(j, obj, sjson.DisallowDuplicateFields, sjson.DisallowUnknownFields)
-	if err != nil {
-		return err
-	}
-	if len(strict) > 0 {
-		msgs := make([]string, len(strict))
-		for i, e := range strict {
-			msgs[i] = e.Error()
-		}
-		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ package crd
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
+	"strings"
 
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -16,6 +18,7 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -80,4 +83,23 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorLi
 	}
 	celErrs, _ := s.cel.Validate(ctx, nil, s.s, obj, nil, celconfig.RuntimeCELCostBudget)
 	return celErrs
+}
+
+// DecodeStrict decodes the JSON j into obj as the API server's strict field
+// validation does: an unknown or duplicate field is an error, each named.
+// Manifests read from files (kquantctl's, the preflight's recipe file) go
+// through it so that a misspelt field is refused rather than dropped.
+func DecodeStrict(j []byte, obj any) error {
+	strict, err := sjson.UnmarshalStrict(j, obj, sjson.DisallowDuplicateFields, sjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return nil
 }
