@@ -4,8 +4,6 @@
 package gateowners
 
 import (
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -21,29 +19,13 @@ type Conditions map[string]string
 // ConditionsOf returns the condition record in annotations; a malformed
 // record is an error, and the caller must then leave every condition alone.
 func ConditionsOf(annotations map[string]string) (Conditions, error) {
-	v, ok := annotations[kquantv1alpha1.AnnotationGateConditions]
-	if !ok || v == "" {
-		return Conditions{}, nil
-	}
-	out := Conditions{}
-	if err := json.Unmarshal([]byte(v), &out); err != nil {
-		return nil, fmt.Errorf("reading annotation %s: %w", kquantv1alpha1.AnnotationGateConditions, err)
-	}
-	return out, nil
+	return readRecord[Conditions](annotations, kquantv1alpha1.AnnotationGateConditions)
 }
 
 // Encode is c as the annotation's value; nil when c is empty (the annotation
 // removed by a merge patch).
 func (c Conditions) Encode() (*string, error) {
-	if len(c) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(c) // sorted keys: a stable value
-	if err != nil {
-		return nil, fmt.Errorf("encoding annotation %s: %w", kquantv1alpha1.AnnotationGateConditions, err)
-	}
-	s := string(b)
-	return &s, nil
+	return encodeRecord(c, kquantv1alpha1.AnnotationGateConditions)
 }
 
 // Types are c's condition types, sorted.

@@ -36,26 +36,38 @@ type Owners map[string]Owner
 // Of returns the owners recorded in annotations; a malformed record is an
 // error, and the caller must then leave every gate key alone.
 func Of(annotations map[string]string) (Owners, error) {
-	v, ok := annotations[kquantv1alpha1.AnnotationGateOwners]
-	if !ok || v == "" {
-		return Owners{}, nil
-	}
-	out := Owners{}
-	if err := json.Unmarshal([]byte(v), &out); err != nil {
-		return nil, fmt.Errorf("reading annotation %s: %w", kquantv1alpha1.AnnotationGateOwners, err)
-	}
-	return out, nil
+	return readRecord[Owners](annotations, kquantv1alpha1.AnnotationGateOwners)
 }
 
 // Encode is o as the annotation's value; nil when o is empty (the annotation
 // removed by a merge patch).
 func (o Owners) Encode() (*string, error) {
-	if len(o) == 0 {
+	return encodeRecord(o, kquantv1alpha1.AnnotationGateOwners)
+}
+
+// readRecord decodes the JSON map in annotation key; absent or empty is an
+// empty record. Both of the package's records are such maps.
+func readRecord[M ~map[string]V, V any](annotations map[string]string, key string) (M, error) {
+	out := M{}
+	v, ok := annotations[key]
+	if !ok || v == "" {
+		return out, nil
+	}
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("reading annotation %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// encodeRecord is m as annotation key's value, nil when m is empty.
+// encoding/json sorts map keys, so equal records encode to equal values.
+func encodeRecord[M ~map[string]V, V any](m M, key string) (*string, error) {
+	if len(m) == 0 {
 		return nil, nil
 	}
-	b, err := json.Marshal(o) // encoding/json sorts map keys: a stable value
+	b, err := json.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("encoding annotation %s: %w", kquantv1alpha1.AnnotationGateOwners, err)
+		return nil, fmt.Errorf("encoding annotation %s: %w", key, err)
 	}
 	s := string(b)
 	return &s, nil
