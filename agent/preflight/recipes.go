@@ -62,6 +62,9 @@ func (r Recipe) Snapshot() v1alpha1.RecipeSnapshot {
 type File struct {
 	Recipes map[string]Recipe
 	Job     *v1alpha1.QuantJob
+
+	// schemas are the CRDs' schemas, loaded once for the whole file.
+	schemas crd.Schemas
 }
 
 // ReadFile decodes the QuantRecipes, ClusterQuantRecipes and at most one
@@ -70,7 +73,7 @@ type File struct {
 // server would, and validates each as the API server does. name labels the
 // errors.
 func ReadFile(name string, r io.Reader) (*File, error) {
-	f := &File{Recipes: map[string]Recipe{}}
+	f := &File{Recipes: map[string]Recipe{}, schemas: crd.Schemas{}}
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	for i := 1; ; i++ {
 		data, err := yr.Read()
@@ -108,13 +111,13 @@ func (f *File) add(data []byte) error {
 		var recipeSpec v1alpha1.QuantRecipeSpec
 		if tm.Kind == string(v1alpha1.RecipeKindCluster) {
 			r := &v1alpha1.ClusterQuantRecipe{}
-			if err := decode(j, "clusterquantrecipes", r); err != nil {
+			if err := f.decode(j, "clusterquantrecipes", r); err != nil {
 				return err
 			}
 			meta, recipeSpec = r.ObjectMeta, r.Spec
 		} else {
 			r := &v1alpha1.QuantRecipe{}
-			if err := decode(j, "quantrecipes", r); err != nil {
+			if err := f.decode(j, "quantrecipes", r); err != nil {
 				return err
 			}
 			meta, recipeSpec = r.ObjectMeta, r.Spec
@@ -134,7 +137,7 @@ func (f *File) add(data []byte) error {
 			return errors.New("a second QuantJob; give at most one")
 		}
 		job := &v1alpha1.QuantJob{}
-		if err := decode(j, "quantjobs", job); err != nil {
+		if err := f.decode(j, "quantjobs", job); err != nil {
 			return err
 		}
 		f.Job = job
@@ -147,24 +150,15 @@ func (f *File) add(data []byte) error {
 // decode decodes j into obj strictly, then again with the defaults of the
 // CRD of plural: the strict pass names unknown fields, the second fills in
 // what the API server would.
-func decode(j []byte, plural string, obj any) error {
+func (f *File) decode(j []byte, plural string, obj any) error {
 	if err := crd.DecodeStrict(j, obj); err != nil {
 		return err
 	}
-	schema, err := crd.Load(plural, v1alpha1.GroupVersion.Version)
+	schema, err := f.schemas.Load(plural, v1alpha1.GroupVersion.Version)
 	if err != nil {
 		return err
 	}
-	var u map[string]any
-	if err := json.Unmarshal(j, &u); err != nil {
-		return err
-	}
-	schema.Default(u)
-	defaulted, err := json.Marshal(u)
-	if err != nil {
-		return fmt.Errorf("encoding the defaulted object: %w", err)
-	}
-	return json.Unmarshal(defaulted, obj)
+	return crd.DecodeDefaulted(context.Background(), schema, j, obj, false)
 }
 
 // CatalogReader reads a ClusterQuantRecipe of the cluster's catalog by

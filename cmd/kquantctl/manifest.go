@@ -22,7 +22,6 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -154,7 +153,7 @@ func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*
 		source string
 	}
 	var recipes []named
-	schemas := schemaCache{}
+	schemas := crd.Schemas{}
 	for _, d := range docs {
 		j, err := yaml.YAMLToJSONStrict(d.data)
 		if err != nil {
@@ -200,7 +199,7 @@ func decodeManifests(ctx context.Context, docs []document, recipeFlag string) (*
 			return nil, usagef("%s: %w", d.source, errs.ToAggregate())
 		}
 		// The API server's defaults and rules, from the CRD's structural schema.
-		if err := schemas.decodeChecked(ctx, j, plural, obj); err != nil {
+		if err := decodeChecked(ctx, schemas, j, plural, obj); err != nil {
 			return nil, usagef("%s: %w", d.source, err)
 		}
 	}
@@ -260,7 +259,7 @@ func validateObjectMeta(meta *metav1.ObjectMeta) field.ErrorList {
 // checkAsRun checks the recipe and the job together as the QuantRun the job
 // controller creates from them, with the QuantRun CRD's rules; an error
 // names the job's field (the run's spec repeats the job's paths).
-func (m *manifests) checkAsRun(ctx context.Context, schemas schemaCache) error {
+func (m *manifests) checkAsRun(ctx context.Context, schemas crd.Schemas) error {
 	spec := m.spec()
 	run := &v1alpha1.QuantRun{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "QuantRun"},
@@ -278,42 +277,20 @@ func (m *manifests) checkAsRun(ctx context.Context, schemas schemaCache) error {
 	if err != nil {
 		return fmt.Errorf("encoding the run of %s: %w", m.jobSource, err)
 	}
-	if err := schemas.decodeChecked(ctx, j, "quantruns", &v1alpha1.QuantRun{}); err != nil {
+	if err := decodeChecked(ctx, schemas, j, "quantruns", &v1alpha1.QuantRun{}); err != nil {
 		return usagef("%s with QuantRecipe %s (%s): %w", m.jobSource, m.recipe.Name, m.recipeSource, err)
 	}
 	return nil
 }
 
-// schemaCache holds the CRD schemas one decodeManifests has loaded, by
-// plural: loading one compiles its CEL rules.
-type schemaCache map[string]*crd.Schema
-
 // decodeChecked decodes j into obj with the defaults of the CRD of plural,
 // after checking the defaulted object with the CRD's schema and CEL rules.
-func (sc schemaCache) decodeChecked(ctx context.Context, j []byte, plural string, obj any) error {
-	schema, ok := sc[plural]
-	if !ok {
-		var err error
-		if schema, err = crd.Load(plural, v1alpha1.GroupVersion.Version); err != nil {
-			return err
-		}
-		sc[plural] = schema
-	}
-	// apimachinery's JSON decoding, as the API server's: integers stay
-	// int64, which the CEL rules' integer fields want.
-	var u map[string]any
-	if err := utiljson.Unmarshal(j, &u); err != nil {
+func decodeChecked(ctx context.Context, schemas crd.Schemas, j []byte, plural string, obj any) error {
+	schema, err := schemas.Load(plural, v1alpha1.GroupVersion.Version)
+	if err != nil {
 		return err
 	}
-	schema.Default(u)
-	if errs := schema.Validate(ctx, u); len(errs) > 0 {
-		return errs.ToAggregate()
-	}
-	defaulted, err := json.Marshal(u)
-	if err != nil {
-		return fmt.Errorf("encoding the defaulted object: %w", err)
-	}
-	return json.Unmarshal(defaulted, obj)
+	return crd.DecodeDefaulted(ctx, schema, j, obj, true)
 }
 
 // nonFiniteNumber names the first field whose YAML value is .nan or ±.inf:

@@ -6,6 +6,7 @@ package crd
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	sjson "sigs.k8s.io/json"
@@ -102,4 +104,46 @@ func DecodeStrict(j []byte, obj any) error {
 		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// Schemas loads each kind's schema once for a reader of many manifests:
+// loading one compiles its CEL rules. Keyed by plural; the zero value is not
+// usable, make one with make(Schemas) or Schemas{}.
+type Schemas map[string]*Schema
+
+// Load returns the schema of plural at the API's version, loading it on
+// first use.
+func (s Schemas) Load(plural, version string) (*Schema, error) {
+	if schema, ok := s[plural]; ok {
+		return schema, nil
+	}
+	schema, err := Load(plural, version)
+	if err != nil {
+		return nil, err
+	}
+	s[plural] = schema
+	return schema, nil
+}
+
+// DecodeDefaulted decodes the JSON j into obj with the defaults of schema
+// filled in, as the API server stores an object. With check set, the
+// defaulted object must also pass the schema and its CEL rules.
+func DecodeDefaulted(ctx context.Context, schema *Schema, j []byte, obj any, check bool) error {
+	// apimachinery's JSON decoding, as the API server's: integers stay
+	// int64, which the CEL rules' integer fields want.
+	var u map[string]any
+	if err := utiljson.Unmarshal(j, &u); err != nil {
+		return err
+	}
+	schema.Default(u)
+	if check {
+		if errs := schema.Validate(ctx, u); len(errs) > 0 {
+			return errs.ToAggregate()
+		}
+	}
+	defaulted, err := json.Marshal(u)
+	if err != nil {
+		return fmt.Errorf("encoding the defaulted object: %w", err)
+	}
+	return json.Unmarshal(defaulted, obj)
 }
