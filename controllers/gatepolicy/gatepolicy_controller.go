@@ -118,8 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(&p.Status, status) {
-		if err := r.client.Status().Apply(ctx, statusApply(p, status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
-			return conflict.Requeue(fmt.Errorf("applying status of QuantGatePolicy %s: %w", p.Name, err))
+		if _, err := apply.QuantGatePolicyStatus(ctx, r.client, p, status); err != nil {
+			return conflict.Requeue(err)
 		}
 	}
 	return result, nil

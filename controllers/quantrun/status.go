@@ -49,9 +49,9 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 	if change.RunPod == nil {
 		change.RunPod = run.Status.RunPod
 	}
-	obj := statusApply(run, change, bindTime)
-	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status %s of run %s: %w", change.Phase, run.Name, err)
+	rv, err := apply.QuantRunStatus(ctx, c, FieldManager, run, statusApply(change, bindTime))
+	if err != nil {
+		return fmt.Errorf("writing phase %s: %w", change.Phase, err)
 	}
 	run.Status.Phase = change.Phase
 	run.Status.BindTime = bindTime
@@ -63,16 +63,16 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 	if change.Results != nil {
 		run.Status.Results = change.Results
 	}
-	if obj.ResourceVersion != nil {
-		run.ResourceVersion = *obj.ResourceVersion
+	if rv != "" {
+		run.ResourceVersion = rv
 	}
 	return nil
 }
 
-// statusApply is the apply configuration of change: the run's identity, its
-// resourceVersion as a precondition, and the controller's status fields.
-func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
-	return apply.QuantRunStatus(run, &ac.QuantRunStatusApplyConfiguration{
+// statusApply is the apply configuration of change: the controller's status
+// fields.
+func statusApply(change StatusChange, bindTime *metav1.Time) *ac.QuantRunStatusApplyConfiguration {
+	return &ac.QuantRunStatusApplyConfiguration{
 		Phase:          &change.Phase,
 		BindTime:       apply.Time(bindTime),
 		CompletionTime: apply.Time(change.CompletionTime),
@@ -80,5 +80,5 @@ func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *me
 		Message:        apply.String(change.Message),
 		RunPod:         apply.RunPod(change.RunPod),
 		Results:        apply.RunResults(change.Results),
-	})
+	}
 }
