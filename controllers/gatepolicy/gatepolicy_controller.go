@@ -70,7 +70,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // OwnerReferencesPermissionEnforcement admission plugin allows only to who
 // may update the policy's finalizers.
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch

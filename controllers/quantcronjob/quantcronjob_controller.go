@@ -66,7 +66,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock)
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs/status,verbs=get;patch
 // Its jobs name it as controller with blockOwnerDeletion (OwnerReferencesPermissionEnforcement).
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;create;delete

@@ -63,10 +63,10 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch

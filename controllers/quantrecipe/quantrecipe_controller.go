@@ -99,9 +99,9 @@ func (r recipe) applyStatus(ctx context.Context, c client.StatusClient, status *
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
