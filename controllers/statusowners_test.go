@@ -95,7 +95,7 @@ func statusManagers(t *testing.T, entries []metav1.ManagedFieldsEntry) map[strin
 			continue
 		}
 		var fields map[string]map[string]json.RawMessage
-		if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatalf("decoding managedFields of %s: %v", e.Manager, err)
 		}
 		for f := range fields["f:status"] {

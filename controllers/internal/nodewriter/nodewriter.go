@@ -178,10 +178,10 @@ func checkKeys(what string, changes map[string]any) error {
 	return nil
 }
 
-// foreignTaint returns the key of a taint that is in one of old and new but
+// foreignTaint returns the key of a taint that is in one of read and written but
 // not the other, and is not kquant's.
-func foreignTaint(old, new []corev1.Taint) (string, bool) {
-	for _, pair := range [][2][]corev1.Taint{{old, new}, {new, old}} {
+func foreignTaint(read, written []corev1.Taint) (string, bool) {
+	for _, pair := range [][2][]corev1.Taint{{read, written}, {written, read}} {
 		for _, t := range pair[0] {
 			kept := slices.ContainsFunc(pair[1], func(o corev1.Taint) bool { return equality.Semantic.DeepEqual(t, o) })
 			if !kept && !IsKquantKey(t.Key) {
