@@ -19,7 +19,7 @@ import (
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
 	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/test/builders"
 )
 
