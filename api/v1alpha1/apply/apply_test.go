@@ -120,6 +120,13 @@ func TestOwners(t *testing.T) {
 	if Owns(ManagerRunPod, "conditions") || Owns(ManagerController, "allocatedGPU") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
 	}
+	// A preflight records finished checks: never a binding, a pod or the
+	// agent's conditions.
+	for _, f := range []string{"bindTime", "runPod", "conditions"} {
+		if Owns(ManagerPreflight, f) {
+			t.Errorf("the preflight owns %s", f)
+		}
+	}
 }
 
 func TestControllerStatusesEncodeAsTheTypedValues(t *testing.T) {
