@@ -37,6 +37,7 @@ import (
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/gpulabels"
 	"github.com/kquant/kquant/internal/logging"
+	"github.com/kquant/kquant/internal/metricsreg"
 )
 
 // Backend choices of --backend.
@@ -376,10 +377,8 @@ func registerDriverMetrics(reg prometheus.Registerer, reporter *profile.Reporter
 			Help: "Handles the agent holds to its simulated driver: NVML initialisations and event sets not yet closed.",
 		}, func() float64 { return float64(sim.OpenHandles()) }))
 	}
-	for _, c := range collectors {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("registering driver metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, collectors...); err != nil {
+		return fmt.Errorf("registering driver metrics: %w", err)
 	}
 	return nil
 }
