@@ -362,17 +362,29 @@ func E8M0ToFloat32(c uint8) float32 {
 // ignored.
 func E8M0RoundUp(t float32) uint8 {
 	a := math.Float32bits(t) & absMask
-	switch {
-	case a > infBits:
-		return 0xFF
-	case a == infBits:
-		return 0xFE
+	if c, ok := e8m0NonFinite(a); ok {
+		return c
 	}
 	e, m := a>>23, a&0x7FFFFF
 	if m != 0 && e != 0xFE && (e != 0 || m > 0x400000) {
 		e++
 	}
 	return uint8(e)
+}
+
+// e8m0NonFinite is the E8M0 code of a NaN (0xFF, E8M0's only special
+// code) or an infinity (0xFE, the largest finite code, as satfinite gives)
+// of magnitude bits a, and ok false for a finite a: every scale rule shares
+// it.
+func e8m0NonFinite(a uint32) (code uint8, ok bool) {
+	switch {
+	case a > infBits:
+		return 0xFF, true
+	case a == infBits:
+		return 0xFE, true
+	default:
+		return 0, false
+	}
 }
 
 // E8M0FloorOCP returns the OCP MX v1.0 shared exponent for a block whose
@@ -383,12 +395,10 @@ func E8M0RoundUp(t float32) uint8 {
 // gives 0xFF and infinity 0xFE.
 func E8M0FloorOCP(amax float32, emax int) uint8 {
 	a := math.Float32bits(amax) & absMask
-	switch {
-	case a > infBits:
-		return 0xFF
-	case a == infBits:
-		return 0xFE
-	case a == 0:
+	if c, ok := e8m0NonFinite(a); ok {
+		return c
+	}
+	if a == 0 {
 		return 0
 	}
 	var floorLog2 int
