@@ -16,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
 
 KUEUE_MODULE=sigs.k8s.io/kueue
-KUEUE_VERSION=$(cd "$ASSETS_ROOT/hack/tools/kueue" && go list -m -f '{{.Version}}' "$KUEUE_MODULE")
+KUEUE_VERSION=$(assets_module_version kueue "$KUEUE_MODULE")
 CACHE=${KQUANT_KUEUE_ASSETS_DIR:-$ASSETS_CACHE_ROOT/kueue/${KUEUE_VERSION}}
 STAMP=$(assets_stamp kueue)
 

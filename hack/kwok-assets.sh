@@ -15,7 +15,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
 
 KWOK_MODULE=sigs.k8s.io/kwok
-KWOK_VERSION=$(cd "$ASSETS_ROOT/hack/tools/kwok" && go list -m -f '{{.Version}}' "$KWOK_MODULE")
+KWOK_VERSION=$(assets_module_version kwok "$KWOK_MODULE")
 CACHE=${KQUANT_KWOK_ASSETS_DIR:-$ASSETS_CACHE_ROOT/kwok/${KWOK_VERSION}}
 STAMP=$(assets_stamp kwok)
 
