@@ -42,6 +42,29 @@ assets_fresh() { # dir stamp binary...
   for bin in "$@"; do [[ -x "$dir/$bin" ]] || return 1; done
 }
 
+# assets_reuse is how every asset script starts: when dir holds every
+# binary under stamp it prints dir and ends the script, so that a second
+# call returns at once; otherwise, when flag is --cached (never build), it
+# ends the script with status 1, and else it returns for the caller to build.
+assets_reuse() { # dir stamp flag binary...
+  local dir=$1 stamp=$2 flag=$3
+  shift 3
+  if assets_fresh "$dir" "$stamp" "$@"; then
+    echo "$dir"
+    exit 0
+  fi
+  [[ $flag != --cached ]] || exit 1
+}
+
+# assets_done is how every asset script ends: it marks dir complete under
+# stamp (written last, so that an interrupted build is never reused) and
+# prints dir.
+assets_done() { # dir stamp what
+  echo "$2" >"$1/.stamp"
+  assets_log "$3 ready in $1"
+  echo "$1"
+}
+
 # kube_version_ldflags stamps the real release into Kubernetes' version
 # packages: unstamped, binaries report v0.0.0-master+$Format:%H$, which kubectl,
 # Helm and the kubelet's version checks refuse to parse.
