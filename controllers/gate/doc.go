@@ -20,9 +20,10 @@
 // naming the policy, the family, the GPU and the run.
 //
 // The gate owns the gate.kquant.dev/ keys and nothing else; the recipe-support
-// labels kquant.dev/<family>=native|emulated belong to package nodelabels, so
-// the two never write the same key. A node whose runs are gone keeps its gate
-// until a later validation passes, or its policy is deleted.
+// labels kquant.dev/<family>=native|emulated belong to the nodelabels
+// controller (package supportlabels), so the two never write the same key. A
+// node whose runs are gone keeps its gate until a later validation passes, or
+// its policy is deleted.
 //
 // A policy's actions.condition (the default) also sets the Node condition
 // kquant.dev/<Family>Validated (ConditionType): False while the gate holds,
