@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package quantrun
+package runstatus
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ import (
 // apply against the ownership table of apply.QuantRunStatusOwners.
 func TestStatusApplyWritesOnlyTheControllersFields(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
-	status := statusApply(StatusChange{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now,
+	status := statusApply(Change{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now,
 		RunPod: &kquantv1alpha1.RunPodReference{Name: "r", UID: "u"}, Results: &kquantv1alpha1.RunResults{Verdict: kquantv1alpha1.VerdictPass}}, &now)
 	fields, err := apply.StatusFields(status)
 	if err != nil {
