@@ -312,7 +312,7 @@ template <typename T, int FMT>
 __device__ __forceinline__ void kq_blk_row(const T *x, int rows, int cols, u8 *out, float *sinv, int scols,
 		float eps, int pow2, int vec, const int *offsets, int ngroups, const int *flag) {
 	if (flag != 0 && *flag != 0) return;
-	const float fp8max = FMT == 0 ? 448.0f : 57344.0f;
+	const float fp8max = FMT == 0 ? KQ_E4M3_MAX : KQ_E5M2_MAX;
 	const int nkb = (cols + 127) >> 7;
 	const int nct = (cols + KQ_ROW_COLS - 1) / KQ_ROW_COLS;
 	const int mt = blockIdx.x / nct, ct = blockIdx.x - mt * nct;

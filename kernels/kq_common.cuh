@@ -19,6 +19,7 @@ typedef unsigned long long u64;
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 #define KQ_QNAN_BITS 0x7FC00000u
 
+#include "kq_constants.cuh"
 #include "kq_fp8_sw.cuh"
 
 // Element formats, as the host passes them.

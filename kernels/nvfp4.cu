@@ -99,11 +99,11 @@ KQ_DEV int kq_grp_block(const int *offsets, int ngroups, const int *flag, int m0
 	return g;
 }
 
-// Tensor encode scale S = 2688 / amax; float32 max on overflow; 1 for a
+// Tensor encode scale S = KQ_NVFP4_TENSOR_NUM / amax; float32 max on overflow; 1 for a
 // zero (or NaN) amax and when S is 0.
 KQ_DEV float kq_tensor_scale(float amax) {
 	if (amax == 0.0f || amax != amax) return 1.0f;
-	float s = __fdiv_rn(2688.0f, amax);
+	float s = __fdiv_rn(KQ_NVFP4_TENSOR_NUM, amax);
 	if (!kq_finite(s)) return __uint_as_float(KQ_FLT_MAX_BITS);
 	if (s == 0.0f) return 1.0f;
 	return s;

@@ -32,7 +32,7 @@ KQ_DEV void kq_load4(const float *x, long long g, float v[4]) {
 	float4 q = reinterpret_cast<const float4 *>(x)[g];
 	v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
 }
-KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? 448.0f : 57344.0f; }
+KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? KQ_E4M3_MAX : KQ_E5M2_MAX; }
 
 // kq_cvt2 converts two floats with one rounding, round to nearest even,
 // saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
