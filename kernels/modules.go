@@ -70,7 +70,7 @@ func moduleTable() []moduleKernels {
 			noOp: []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_"}},
 		{name: ModuleNVFP4, typed: []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_"},
 			plain: []string{"kq_swizzle", "kq_nvf4_dequant", "kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16", "kq_nvf4_zero"},
-			noOp: []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_", "kq_nvf4_2dp_", "kq_swizzle", "kq_nvf4_zero"}},
+			noOp:  []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_", "kq_nvf4_2dp_", "kq_swizzle", "kq_nvf4_zero"}},
 		{name: ModuleGrouped, plain: []string{"kq_grp_offsets"}},
 		{name: ModulePayload, plain: []string{"kq_payload_copy"}, optional: payloadClassKernels()},
 		{name: ModuleGEMM, plain: []string{"kq_blk_dequant", "kq_sgemm_nt"}},
