@@ -4,8 +4,10 @@
 package kernels
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -88,6 +90,9 @@ func TestCUDAConstants(t *testing.T) {
 		}
 	}
 	got, err := os.ReadFile(constantsHeader)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("not running in the kernels package directory")
+	}
 	if err != nil {
 		t.Fatalf("reading %s: %v", constantsHeader, err)
 	}
