@@ -22,11 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/expectations"
-	"github.com/kquant/kquant/controllers/memo"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/expectations"
+	"github.com/kquant/kquant/controllers/internal/memo"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/internal/logging"
 )
 

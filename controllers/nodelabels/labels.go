@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 // The labels this controller owns.

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/internal/logging"
 )
 

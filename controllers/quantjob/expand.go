@@ -20,10 +20,10 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/validation"
-	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/quantrecipe"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 // expand resolves the recipe, evaluates the fleet and creates the first

@@ -23,7 +23,7 @@ import (
 
 	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/gate"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/test/testenv"
 )
 
