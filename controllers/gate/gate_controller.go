@@ -5,16 +5,15 @@ package gate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,12 +25,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/internal/indexer"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/controllers/internal/nodewriter"
+	gatedomain "github.com/kquant/kquant/domain/gate"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -42,10 +42,6 @@ const ControllerName = "gate"
 // kquant.dev/gate-conditions record is not valid JSON; no gate on that node
 // changes until someone repairs or removes it.
 const ReasonGateOwnersUnreadable = "GateOwnersUnreadable"
-
-// ReasonConditionChanged: a gate's Node condition was set, changed status or
-// reason, or was removed (an Event on the Node).
-const ReasonConditionChanged = "ConditionChanged"
 
 // Reconciler keeps the gate labels and taints of one Node (request name = node
 // name) in line with the QuantGatePolicies' validation runs there.
@@ -117,9 +113,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	now := r.clock.Now()
-	findings := Decide(obs)
-	plan := PlanNode(Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, findings, now)
-	conds := PlanConditions(node.Status.Conditions, record, plan.Owners, live, findings, now)
+	findings := gatedomain.Decide(obs)
+	plan := gatedomain.PlanNode(gatedomain.Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, findings, now)
+	conds := gatedomain.PlanConditions(node.Status.Conditions, record, plan.Owners, live, findings, now)
 	if plan.Write || !maps.Equal(record, conds.Record) {
 		if err := r.patch(ctx, node, plan, conds.Record); err != nil {
 			return conflict.Requeue(err)
@@ -129,11 +125,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		logging.FromContext(ctx).Info("Node gates updated", "node", req.Name, "changes", len(plan.Changes))
 	}
-	if !conditionsEqual(node.Status.Conditions, record, conds.Conditions) {
-		if err := r.applyConditions(ctx, node.Name, conds.Conditions); err != nil {
+	if !gatedomain.ConditionsEqual(node.Status.Conditions, record, conds.Conditions) {
+		if _, err := nodewriter.WriteConditions(ctx, r.client, node, conditionWrite(conds, record)); err != nil {
 			return conflict.Requeue(err)
 		}
-		for _, c := range conditionChanges(node.Status.Conditions, record, conds) {
+		for _, c := range gatedomain.ConditionChanges(node.Status.Conditions, record, conds) {
 			r.recorder.Eventf(node, policyOrNil(policies[c.Policy]), corev1.EventTypeNormal, c.Reason, "Gate", "%s", c.Message)
 		}
 	}
@@ -143,30 +139,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: conds.RequeueAfter}, nil
 }
 
-// applyConditions makes conds the gate's whole set of Node conditions by a
-// server-side apply to the status subresource: conditions are keyed by type,
-// so the apply owns exactly kquant's types, and one it set before and leaves
-// out now is removed, while the kubelet's and other tools' stay untouched.
-func (r *Reconciler) applyConditions(ctx context.Context, node string, conds []corev1.NodeCondition) error {
-	status := corev1ac.NodeStatus()
-	for _, c := range conds {
-		status.WithConditions(corev1ac.NodeCondition().
-			WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
-			WithLastHeartbeatTime(c.LastHeartbeatTime).WithLastTransitionTime(c.LastTransitionTime))
-	}
-	if err := r.client.Status().Apply(ctx, corev1ac.Node(node).WithStatus(status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying gate conditions of node %s: %w", node, err)
-	}
-	return nil
-}
-
-// patch writes the plan's labels, taints and ownership records in one merge
-// patch; the condition record goes before the conditions it names, so that a
-// condition kquant sets is never without its record. Labels and annotations are merged key by key; taints is a list that
-// a merge patch replaces whole, so the patch is conditional on the version
-// read, and a conflict (someone else changed the Node) retries from a fresh
-// read.
-func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan, conditions gateowners.Conditions) error {
+// patch writes the plan's labels, taints and ownership records in one Node
+// write, and then, when they changed, the gate's whole set of Node
+// conditions; the condition record goes before the conditions it names, so
+// that a condition kquant sets is never without its record. Each write is
+// conditional on the version read (nodewriter), and a conflict (someone else
+// changed the Node) retries from a fresh read.
+func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan gatedomain.Plan, conditions gateowners.Conditions) error {
 	record, err := plan.Owners.Encode()
 	if err != nil {
 		return err
@@ -175,21 +154,31 @@ func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan, co
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"labels":          plan.Labels,
-			"annotations":     map[string]any{kquantv1alpha1.AnnotationGateOwners: record, kquantv1alpha1.AnnotationGateConditions: condRecord},
-			"resourceVersion": node.ResourceVersion,
-		},
-		"spec": map[string]any{"taints": plan.Taints},
-	})
+	marks := nodewriter.Marks{
+		Labels:      plan.Labels,
+		Annotations: map[string]any{kquantv1alpha1.AnnotationGateOwners: record, kquantv1alpha1.AnnotationGateConditions: condRecord},
+		Taints:      plan.Taints, SetTaints: true,
+	}
+	rv, err := nodewriter.Write(ctx, r.client, node, marks)
 	if err != nil {
-		return fmt.Errorf("encoding gate patch of node %s: %w", node.Name, err)
+		return err
 	}
-	if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("patching gates of node %s: %w", node.Name, err)
-	}
+	// The write changed no condition: the conditions as read still hold at
+	// the new version.
+	node.ResourceVersion = rv
 	return nil
+}
+
+// conditionWrite is plan as a Node write: its conditions set, and every type
+// of record (the node's, as read) that the plan no longer sets removed.
+func conditionWrite(p gatedomain.ConditionPlan, record gateowners.Conditions) nodewriter.Conditions {
+	w := nodewriter.Conditions{Set: p.Conditions}
+	for _, t := range slices.Sorted(maps.Keys(record)) {
+		if !slices.ContainsFunc(p.Conditions, func(c corev1.NodeCondition) bool { return string(c.Type) == t }) {
+			w.Remove = append(w.Remove, corev1.NodeConditionType(t))
+		}
+	}
+	return w
 }
 
 // observe returns the node's finished runs of QuantGatePolicies' validation
@@ -197,7 +186,7 @@ func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan, co
 // counts only when it is in the manager's namespace and its job's controller
 // is an existing QuantGatePolicy of the same UID: a tenant's job, whatever
 // its owner references say, never gates or clears a node.
-func (r *Reconciler) observe(ctx context.Context, node string, policies map[string]*kquantv1alpha1.QuantGatePolicy) ([]Observation, error) {
+func (r *Reconciler) observe(ctx context.Context, node string, policies map[string]*kquantv1alpha1.QuantGatePolicy) ([]gatedomain.Observation, error) {
 	// Read only: no deep copies of the node's runs, which this controller
 	// lists again on every run that finishes there.
 	runs := &kquantv1alpha1.QuantRunList{}
@@ -205,7 +194,7 @@ func (r *Reconciler) observe(ctx context.Context, node string, policies map[stri
 		return nil, fmt.Errorf("listing runs of node %s: %w", node, err)
 	}
 	jobPolicy := map[string]string{}
-	var out []Observation
+	var out []gatedomain.Observation
 	for i := range runs.Items {
 		run := &runs.Items[i]
 		if !hasVerdict(run) {
@@ -222,9 +211,9 @@ func (r *Reconciler) observe(ctx context.Context, node string, policies map[stri
 		if name == "" {
 			continue
 		}
-		o := Observation{
+		o := gatedomain.Observation{
 			Policy:  name,
-			Family:  nodelabels.Family(run.Spec.Recipe.Spec.Scheme),
+			Family:  supportlabels.Family(run.Spec.Recipe.Spec.Scheme),
 			GPU:     run.Spec.GPUUUID,
 			Run:     run.Name,
 			Verdict: run.Status.Results.Verdict,
@@ -287,10 +276,10 @@ func (r *Reconciler) policy(ctx context.Context, name string, uid types.UID, pol
 
 // planPolicies is what PlanNode needs of the live policies, each with the
 // family of its ClusterQuantRecipe (unknown while the recipe is missing).
-func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kquantv1alpha1.QuantGatePolicy) (map[string]Policy, error) {
-	out := make(map[string]Policy, len(policies))
+func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kquantv1alpha1.QuantGatePolicy) (map[string]gatedomain.Policy, error) {
+	out := make(map[string]gatedomain.Policy, len(policies))
 	for name, p := range policies {
-		pol := Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions, Recipe: p.Spec.RecipeRef.Name}
+		pol := gatedomain.Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions, Recipe: p.Spec.RecipeRef.Name}
 		if p.Spec.Period != nil {
 			pol.Period = p.Spec.Period.Duration
 		}
@@ -298,7 +287,7 @@ func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kqua
 		if err := r.client.Get(ctx, types.NamespacedName{Name: p.Spec.RecipeRef.Name}, recipe); client.IgnoreNotFound(err) != nil {
 			return nil, fmt.Errorf("getting ClusterQuantRecipe %s of policy %s: %w", p.Spec.RecipeRef.Name, name, err)
 		} else if err == nil {
-			pol.Family = nodelabels.Family(recipe.Spec.Scheme)
+			pol.Family = supportlabels.Family(recipe.Spec.Scheme)
 		}
 		out[name] = pol
 	}

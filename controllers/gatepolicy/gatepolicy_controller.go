@@ -35,7 +35,7 @@ import (
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/internal/indexer"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -70,7 +70,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // OwnerReferencesPermissionEnforcement admission plugin allows only to who
 // may update the policy's finalizers.
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
@@ -118,8 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(&p.Status, status) {
-		if err := r.client.Status().Apply(ctx, statusApply(p, status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
-			return conflict.Requeue(fmt.Errorf("applying status of QuantGatePolicy %s: %w", p.Name, err))
+		if _, err := apply.QuantGatePolicyStatus(ctx, r.client, p, status); err != nil {
+			return conflict.Requeue(err)
 		}
 	}
 	return result, nil
@@ -284,7 +284,7 @@ func (r *Reconciler) conflicts(ctx context.Context, p *kquantv1alpha1.QuantGateP
 			qr := &kquantv1alpha1.ClusterQuantRecipe{}
 			if err := r.client.Get(ctx, types.NamespacedName{Name: q.Spec.RecipeRef.Name}, qr); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("getting ClusterQuantRecipe %s: %w", q.Spec.RecipeRef.Name, err)
-			} else if err == nil && nodelabels.Family(qr.Spec.Scheme) == nodelabels.Family(recipe.Spec.Scheme) {
+			} else if err == nil && supportlabels.Family(qr.Spec.Scheme) == supportlabels.Family(recipe.Spec.Scheme) {
 				older = append(older, q.Name)
 			}
 		}
@@ -292,7 +292,7 @@ func (r *Reconciler) conflicts(ctx context.Context, p *kquantv1alpha1.QuantGateP
 			slices.Sort(older)
 			cond.Status, cond.Reason = metav1.ConditionTrue, kquantv1alpha1.ReasonKeyHeldByOlderPolicy
 			cond.Message = fmt.Sprintf("older policies %s gate %s%s too: on a node one of them holds, this policy sets nothing and records a GateBlocked event",
-				strings.Join(older, ", "), kquantv1alpha1.GateLabelPrefix, nodelabels.Family(recipe.Spec.Scheme))
+				strings.Join(older, ", "), kquantv1alpha1.GateLabelPrefix, supportlabels.Family(recipe.Spec.Scheme))
 		}
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)

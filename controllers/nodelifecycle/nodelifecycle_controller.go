@@ -23,6 +23,7 @@ import (
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/controllers/internal/runstatus"
 	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/logging"
@@ -45,7 +46,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock)
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile fails the active runs of the Lease's node once the Lease expired,
@@ -86,7 +87,7 @@ func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordin
 			continue
 		}
 		completed := metav1.NewTime(now)
-		err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{
+		err := runstatus.Apply(ctx, r.client, run, runstatus.Change{
 			Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonNodeLost, Message: msg, CompletionTime: &completed,
 		})
 		if err != nil {

@@ -23,6 +23,10 @@ import (
 // the policy leaves it alone.
 const ReasonConditionBlocked = "ConditionBlocked"
 
+// ReasonConditionChanged: a gate's Node condition was set, changed status or
+// reason, or was removed (an Event on the Node).
+const ReasonConditionChanged = "ConditionChanged"
+
 // ConditionType is the Node condition of family's gate,
 // kquant.dev/<Family>Validated: the family's first word is an acronym and is
 // upper-cased (fp8 → FP8Validated, fp8-block → FP8BlockValidated, nvfp4 →
@@ -42,8 +46,7 @@ func ConditionType(family string) corev1.NodeConditionType {
 // ConditionPlan is what to write of a Node's gate conditions.
 type ConditionPlan struct {
 	// Conditions are every condition the gate sets on the node, sorted by
-	// type: a server-side apply of exactly these removes the ones it set
-	// before and no longer wants.
+	// type; those it set before (the old record) and no longer wants go.
 	Conditions []corev1.NodeCondition
 	// Record is the node's new condition record (type → policy).
 	Record gateowners.Conditions
@@ -192,9 +195,9 @@ func nodeCondition(typ string, pol Policy, owner gateowners.Owner, f Finding, ol
 	return c, true
 }
 
-// conditionsEqual reports whether the node's kquant conditions of record are
+// ConditionsEqual reports whether the node's kquant conditions of record are
 // want, ignoring nothing: a changed heartbeat is a write too.
-func conditionsEqual(existing []corev1.NodeCondition, record gateowners.Conditions, want []corev1.NodeCondition) bool {
+func ConditionsEqual(existing []corev1.NodeCondition, record gateowners.Conditions, want []corev1.NodeCondition) bool {
 	var have []corev1.NodeCondition
 	for _, c := range existing {
 		if _, ours := record[string(c.Type)]; ours {
@@ -208,10 +211,10 @@ func conditionsEqual(existing []corev1.NodeCondition, record gateowners.Conditio
 	})
 }
 
-// conditionChanges are the Events of a condition write: a condition set, or
+// ConditionChanges are the Events of a condition write: a condition set, or
 // changed in status or reason (a new heartbeat alone is no Event), or one
 // kquant set before removed.
-func conditionChanges(existing []corev1.NodeCondition, record gateowners.Conditions, plan ConditionPlan) []Change {
+func ConditionChanges(existing []corev1.NodeCondition, record gateowners.Conditions, plan ConditionPlan) []Change {
 	old := map[string]corev1.NodeCondition{}
 	for _, c := range existing {
 		if _, ours := record[string(c.Type)]; ours {

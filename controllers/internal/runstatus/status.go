@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package quantrun
+package runstatus
 
 import (
 	"context"
@@ -15,8 +15,11 @@ import (
 	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
 
-// StatusChange is a transition the controller makes.
-type StatusChange struct {
+// FieldManager is the controller's server-side apply field manager.
+const FieldManager = apply.ManagerController
+
+// Change is a transition the controller makes.
+type Change struct {
 	Phase   kquantv1alpha1.RunPhase
 	Reason  string
 	Message string
@@ -34,14 +37,14 @@ type StatusChange struct {
 	Results *kquantv1alpha1.RunResults
 }
 
-// ApplyStatus writes change to run's status with server-side apply, only if the
+// Apply writes change to run's status with server-side apply, only if the
 // run is still at run.ResourceVersion (a conflict error otherwise). It applies
 // the controller's fields of apply.QuantRunStatusOwners and no others, so the
 // agent's stay the agent's. bindTime is carried over from run (its status,
 // else its bind-time annotation), because server-side apply would otherwise
 // remove a field the manager applied before and left out now; runPod for
 // the same reason.
-func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change StatusChange) error {
+func Apply(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change Change) error {
 	bindTime := change.BindTime
 	if bindTime == nil {
 		bindTime = run.BindTime()
@@ -49,9 +52,9 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 	if change.RunPod == nil {
 		change.RunPod = run.Status.RunPod
 	}
-	obj := statusApply(run, change, bindTime)
-	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status %s of run %s: %w", change.Phase, run.Name, err)
+	rv, err := apply.QuantRunStatus(ctx, c, FieldManager, run, statusApply(change, bindTime))
+	if err != nil {
+		return fmt.Errorf("writing phase %s: %w", change.Phase, err)
 	}
 	run.Status.Phase = change.Phase
 	run.Status.BindTime = bindTime
@@ -63,16 +66,16 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 	if change.Results != nil {
 		run.Status.Results = change.Results
 	}
-	if obj.ResourceVersion != nil {
-		run.ResourceVersion = *obj.ResourceVersion
+	if rv != "" {
+		run.ResourceVersion = rv
 	}
 	return nil
 }
 
-// statusApply is the apply configuration of change: the run's identity, its
-// resourceVersion as a precondition, and the controller's status fields.
-func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
-	return apply.QuantRunStatus(run, &ac.QuantRunStatusApplyConfiguration{
+// statusApply is the apply configuration of change: the controller's status
+// fields.
+func statusApply(change Change, bindTime *metav1.Time) *ac.QuantRunStatusApplyConfiguration {
+	return &ac.QuantRunStatusApplyConfiguration{
 		Phase:          &change.Phase,
 		BindTime:       apply.Time(bindTime),
 		CompletionTime: apply.Time(change.CompletionTime),
@@ -80,5 +83,5 @@ func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *me
 		Message:        apply.String(change.Message),
 		RunPod:         apply.RunPod(change.RunPod),
 		Results:        apply.RunResults(change.Results),
-	})
+	}
 }
