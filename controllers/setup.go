@@ -24,6 +24,7 @@ import (
 	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/gatepolicy"
+	"github.com/kquant/kquant/controllers/idlevalidation"
 	"github.com/kquant/kquant/controllers/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/nodelabels"
@@ -155,6 +156,7 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{nodelabels.ControllerName, nodelabels.New(c, rec).SetupWithManager},
 		{gate.ControllerName, gate.New(c, mgr.GetAPIReader(), rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{gatepolicy.ControllerName, gatepolicy.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
+		{idlevalidation.ControllerName, idlevalidation.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
 	}
 	// A run follows what executes it: in run-pod mode its pod and, through

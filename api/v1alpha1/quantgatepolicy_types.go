@@ -276,6 +276,12 @@ const LabelGatePolicy = "kquant.dev/gate-policy"
 // "true".
 const LabelIdleValidation = "kquant.dev/idle-validation"
 
+// IsIdleValidation reports whether obj (a QuantJob or a QuantRun) belongs
+// to a policy's idle validation.
+func IsIdleValidation(obj metav1.Object) bool {
+	return obj.GetLabels()[LabelIdleValidation] == "true"
+}
+
 // AnnotationIdleNode names the Node an idle validation QuantJob validates:
 // a Node's name may be longer than a label value.
 const AnnotationIdleNode = "kquant.dev/idle-node"

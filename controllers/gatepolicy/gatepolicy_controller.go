@@ -125,7 +125,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return result, nil
 }
 
-// jobs are the validation jobs that p controls.
+// jobs are the validation jobs that p controls, by generation and period;
+// its idle validations (package idlevalidation) are not among them.
 func (r *Reconciler) jobs(ctx context.Context, p *kquantv1alpha1.QuantGatePolicy) ([]*kquantv1alpha1.QuantJob, error) {
 	list := &kquantv1alpha1.QuantJobList{}
 	if err := r.client.List(ctx, list, client.InNamespace(r.namespace), client.MatchingFields{indexer.JobGatePolicyKey: p.Name}); err != nil {
@@ -133,7 +134,7 @@ func (r *Reconciler) jobs(ctx context.Context, p *kquantv1alpha1.QuantGatePolicy
 	}
 	var out []*kquantv1alpha1.QuantJob
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], p) {
+		if metav1.IsControlledBy(&list.Items[i], p) && !kquantv1alpha1.IsIdleValidation(&list.Items[i]) {
 			out = append(out, &list.Items[i])
 		}
 	}

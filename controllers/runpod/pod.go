@@ -149,7 +149,7 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 			// The run pod writes its run's status with its own token.
 			AutomountServiceAccountToken: ptr.To(true),
 			EnableServiceLinks:           ptr.To(false),
-			PriorityClassName:            cfg.PriorityClassName,
+			PriorityClassName:            PriorityClassFor(run, cfg).Name,
 			Affinity:                     nodeAffinity(run.Spec.NodeName),
 			// Gated nodes stay open to validation: a later pass clears the gate.
 			Tolerations: append(append([]corev1.Toleration(nil), cfg.Tolerations...), gate.Tolerations()...),
