@@ -128,6 +128,10 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 	if cfg.KueueQueueName != "" {
 		labels[LabelKueueQueue] = cfg.KueueQueueName
 	}
+	if kquantv1alpha1.IsIdleValidation(run) {
+		// kubectl get pods -l kquant.dev/idle-validation=true finds them.
+		labels[kquantv1alpha1.LabelIdleValidation] = "true"
+	}
 	resources := *cfg.Resources.DeepCopy()
 	if resources.Limits == nil {
 		resources.Limits = corev1.ResourceList{}

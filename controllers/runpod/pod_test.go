@@ -288,6 +288,9 @@ func TestPriorityClass(t *testing.T) {
 			if got := objs.Pod.Spec.PriorityClassName; got != tc.wantName {
 				t.Errorf("run pod's priorityClassName = %s, want %s", got, tc.wantName)
 			}
+			if got, want := kquantv1alpha1.IsIdleValidation(objs.Pod), kquantv1alpha1.IsIdleValidation(tc.run); got != want {
+				t.Errorf("run pod labelled as an idle validation: %t, want %t", got, want)
+			}
 		})
 	}
 }

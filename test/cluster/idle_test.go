@@ -1,0 +1,232 @@
+// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build cluster
+
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/test/builders"
+)
+
+// plainStarts is how many plain GPU pods are started, one after the other,
+// for the comparison.
+const plainStarts = 3
+
+// podPoll is how often the delay measurements look at a pod: far below the
+// delays measured.
+const podPoll = 20 * time.Millisecond
+
+// idleValidationYields measures what idle validation costs a workload.
+// First, plainStarts pods that ask for one free GPU each start, for the
+// comparison. Then a QuantGatePolicy validates the node once its GPUs have
+// been idle for a minute: its idle job's run pods hold every simulated GPU
+// at the lowest priority (they are frozen, SIGSTOP, so that they stay in
+// flight however fast the machine runs them). A workload pod that asks for
+// one GPU is created; the scheduler preempts one idle run pod (an Event
+// Preempted), the frozen pods are thawed as soon as one is marked for
+// deletion (so that the victim handles its SIGTERM, as a live run pod
+// does), and the workload runs. The victim's run is RunPodLost, a
+// disruption; the idle job ends there (disruptionLimit 0) and retries
+// nothing. The delays, from Create to Running as the test sees them, are
+// logged; nothing is timed as an assertion.
+func idleValidationYields(t *testing.T, cl *cluster) {
+	ctx := t.Context()
+	ns := cl.namespace(t, "e2e-idle")
+	var plain []time.Duration
+	for i := range plainStarts {
+		pod := gpuPod(ns, fmt.Sprintf("plain-%d", i))
+		plain = append(plain, cl.startPod(t, pod, nil))
+		cl.deletePod(t, pod)
+	}
+
+	policy := builders.MakeQuantGatePolicy("e2e-idle", "fp8-current-scaling").Label(false).Condition(true).
+		IdleValidation(time.Minute, 10*time.Minute).Obj()
+	// Large enough that the runs are still in flight when they are frozen.
+	policy.Spec.Validation.Workload.Shapes = []v1alpha1.Shape{{Rows: 8192, Cols: 8192}}
+	if err := cl.c.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	defer cl.idleCleanup(t, policy)
+
+	// The policy's own job validates every GPU once; then the GPUs are
+	// free, and a minute later the idle job holds them all.
+	cl.waitJob(t, systemNamespace, "e2e-idle-1-0", v1alpha1.JobPhaseSucceeded, 6*time.Minute)
+	var running []v1alpha1.QuantRun
+	eventually(t, 4*time.Minute, fmt.Sprintf("%d idle validation runs Running", simulatedGPUs), func() error {
+		running = running[:0]
+		for _, r := range cl.runs(t, systemNamespace) {
+			if v1alpha1.IsIdleValidation(&r) && r.Status.Phase == v1alpha1.RunPhaseRunning {
+				running = append(running, r)
+			}
+		}
+		if len(running) < simulatedGPUs {
+			return fmt.Errorf("%d idle validation runs Running", len(running))
+		}
+		return nil
+	})
+	frozen := cl.signalRunPods(t, systemNamespace, running, "STOP")
+	if len(frozen) != simulatedGPUs {
+		t.Fatalf("froze %d idle run pods (%v), want every GPU's", len(frozen), frozen)
+	}
+	job := running[0].Spec.JobRef.Name
+	for _, name := range frozen {
+		p := &corev1.Pod{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: name}, p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Spec.PriorityClassName != runpod.DefaultIdlePriorityClassName || p.Spec.Priority == nil || *p.Spec.Priority != math.MinInt32 ||
+			p.Spec.PreemptionPolicy == nil || *p.Spec.PreemptionPolicy != corev1.PreemptNever {
+			t.Errorf("idle run pod %s: priorityClass %q priority %v preemptionPolicy %v", name, p.Spec.PriorityClassName, p.Spec.Priority, p.Spec.PreemptionPolicy)
+		}
+	}
+	t.Logf("idle validation job %s holds every GPU:\n%s", job, cl.kubectl(t, "get", "pods", "-n", systemNamespace, "-l", v1alpha1.LabelIdleValidation+"=true", "-o", "wide"))
+
+	workload := gpuPod(ns, "workload")
+	thawed := false
+	preempted := cl.startPod(t, workload, func() {
+		// The scheduler chose a victim: thaw them all, once.
+		if thawed {
+			return
+		}
+		pods := &corev1.PodList{}
+		if err := cl.c.List(ctx, pods, client.InNamespace(systemNamespace), client.MatchingLabels{v1alpha1.LabelIdleValidation: "true"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				cl.signalRunPods(t, systemNamespace, running, "CONT")
+				thawed = true
+				return
+			}
+		}
+	})
+	if !thawed {
+		// Started without a preemption: a GPU was free after all.
+		cl.signalRunPods(t, systemNamespace, running, "CONT")
+		t.Fatalf("the workload started without preempting an idle run pod")
+	}
+
+	// The victim's run is a disruption; the job retried nothing.
+	done := cl.waitJob(t, systemNamespace, job, v1alpha1.JobPhaseFailed, 5*time.Minute)
+	var victims, retries []string
+	for _, r := range cl.runs(t, systemNamespace) {
+		if r.Spec.JobRef.Name != job {
+			continue
+		}
+		if r.Spec.Attempt > 0 {
+			retries = append(retries, r.Name)
+		}
+		if r.Status.Reason == v1alpha1.RunReasonRunPodLost && v1alpha1.IsRunDisruption(r.Status.Reason) {
+			victims = append(victims, r.Name+": "+r.Status.Message)
+		}
+	}
+	if len(victims) == 0 || len(retries) != 0 || done.Status.Disruptions < 1 || done.Status.Failed != 0 {
+		t.Errorf("job %s: runs lost %v, retries %v, disruptions %d, own failures %d; want a RunPodLost, no retry, no own failure",
+			job, victims, retries, done.Status.Disruptions, done.Status.Failed)
+	}
+	events := &corev1.EventList{}
+	if err := cl.c.List(ctx, events, client.InNamespace(systemNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	var preemptions []string
+	for _, e := range events.Items {
+		if e.Reason == "Preempted" && slices.Contains(frozen, e.InvolvedObject.Name) {
+			preemptions = append(preemptions, e.InvolvedObject.Name+": "+e.Message)
+		}
+	}
+	if len(preemptions) == 0 {
+		t.Errorf("no Preempted event on an idle run pod %v", frozen)
+	}
+	t.Logf("preempted: %v; lost runs: %v", preemptions, victims)
+	t.Logf("workload delay, Create to Running: plain pod on a free GPU %v; workload preempting an idle validation run %v",
+		plain, preempted)
+	cl.deletePod(t, workload)
+}
+
+// gpuPod is a pause pod that asks for one GPU.
+func gpuPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Tolerations:                   []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Containers: []corev1.Container{{
+				Name: "work", Image: "kquant.local/pause:3.10", ImagePullPolicy: corev1.PullNever,
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
+			}},
+		},
+	}
+}
+
+// startPod creates pod and returns how long it took, as the test sees it,
+// from Create to the pod Running; meanwhile each poll calls observe, when
+// set.
+func (cl *cluster) startPod(t *testing.T, pod *corev1.Pod, observe func()) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := cl.c.Create(t.Context(), pod); err != nil {
+		t.Fatalf("creating pod %s: %v", pod.Name, err)
+	}
+	for deadline := start.Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(podPoll) {
+		if observe != nil {
+			observe()
+		}
+		p := &corev1.Pod{}
+		if err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(pod), p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.Phase == corev1.PodRunning {
+			return time.Since(start).Round(time.Millisecond)
+		}
+	}
+	t.Fatalf("pod %s not Running within 3m:\n%s", pod.Name, cl.kubectl(t, "describe", "pod", "-n", pod.Namespace, pod.Name))
+	return 0
+}
+
+// deletePod deletes pod at once and waits until it is gone, its GPU free.
+func (cl *cluster) deletePod(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	if err := cl.c.Delete(t.Context(), pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "pod "+pod.Name+" gone", func() error {
+		err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		if err == nil {
+			return fmt.Errorf("pod %s still there", pod.Name)
+		}
+		return client.IgnoreNotFound(err)
+	})
+}
+
+// idleCleanup deletes the policy and waits until its idle run pods are gone,
+// so that the scenarios after this one find every GPU free.
+func (cl *cluster) idleCleanup(t *testing.T, policy *v1alpha1.QuantGatePolicy) {
+	if err := cl.c.Delete(t.Context(), policy); client.IgnoreNotFound(err) != nil {
+		t.Error(err)
+	}
+	eventually(t, 3*time.Minute, "idle validation pods gone", func() error {
+		pods := &corev1.PodList{}
+		if err := cl.c.List(t.Context(), pods, client.InNamespace(systemNamespace), client.MatchingLabels{v1alpha1.LabelIdleValidation: "true"}); err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d idle validation pods left", len(pods.Items))
+		}
+		return nil
+	})
+}
