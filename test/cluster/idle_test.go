@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -121,9 +122,11 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 		t.Fatalf("the workload started without preempting an idle run pod")
 	}
 
-	// The victim's run is a disruption; the job retried nothing.
+	// The victim's run is a disruption; the job ends there (its other runs
+	// are failed with the job's reason, freeing their GPUs) and retries
+	// nothing.
 	done := cl.waitJob(t, systemNamespace, job, v1alpha1.JobPhaseFailed, 5*time.Minute)
-	var victims, retries []string
+	var victims, retries, others []string
 	for _, r := range cl.runs(t, systemNamespace) {
 		if r.Spec.JobRef.Name != job {
 			continue
@@ -131,13 +134,19 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 		if r.Spec.Attempt > 0 {
 			retries = append(retries, r.Name)
 		}
-		if r.Status.Reason == v1alpha1.RunReasonRunPodLost && v1alpha1.IsRunDisruption(r.Status.Reason) {
+		switch {
+		case r.Status.Reason == v1alpha1.RunReasonRunPodLost && v1alpha1.IsRunDisruption(r.Status.Reason):
 			victims = append(victims, r.Name+": "+r.Status.Message)
+		case r.Status.Phase == v1alpha1.RunPhaseFailed && r.Status.Reason != v1alpha1.ReasonDisruptionLimitExceeded:
+			others = append(others, r.Name+": "+r.Status.Reason)
 		}
 	}
-	if len(victims) == 0 || len(retries) != 0 || done.Status.Disruptions < 1 || done.Status.Failed != 0 {
-		t.Errorf("job %s: runs lost %v, retries %v, disruptions %d, own failures %d; want a RunPodLost, no retry, no own failure",
-			job, victims, retries, done.Status.Disruptions, done.Status.Failed)
+	if len(victims) == 0 || len(retries) != 0 || len(others) != 0 || done.Status.Disruptions < 1 {
+		t.Errorf("job %s: runs lost %v, retries %v, other failures %v, disruptions %d; want a RunPodLost, no retry, no other failure",
+			job, victims, retries, others, done.Status.Disruptions)
+	}
+	if c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.JobConditionFailed); c == nil || c.Reason != v1alpha1.ReasonDisruptionLimitExceeded {
+		t.Errorf("job %s Failed condition %+v, want reason %s", job, c, v1alpha1.ReasonDisruptionLimitExceeded)
 	}
 	events := &corev1.EventList{}
 	if err := cl.c.List(ctx, events, client.InNamespace(systemNamespace)); err != nil {
