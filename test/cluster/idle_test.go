@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,9 +40,11 @@ const podPoll = 20 * time.Millisecond
 // at the lowest priority (they are frozen, SIGSTOP, so that they stay in
 // flight however fast the machine runs them). A workload pod that asks for
 // one GPU is created; the scheduler preempts one idle run pod (an Event
-// Preempted), the frozen pods are thawed as soon as one is marked for
-// deletion (so that the victim handles its SIGTERM, as a live run pod
-// does), and the workload runs. The victim's run is RunPodLost, a
+// Preempted), the victim is thawed as soon as it is marked for deletion (so
+// that it handles its SIGTERM, as a live run pod does; its siblings stay
+// frozen, spending no CPU, as GPU runs would not), and the workload runs.
+// The timeline (victim marked, its container ended and how, workload bound,
+// Running) is logged. The victim's run is RunPodLost, a
 // disruption; the idle job ends there (disruptionLimit 0) and retries
 // nothing. The delays, from Create to Running as the test sees them, are
 // logged; nothing is timed as an assertion.
@@ -97,30 +100,55 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 	}
 	t.Logf("idle validation job %s holds every GPU:\n%s", job, cl.kubectl(t, "get", "pods", "-n", systemNamespace, "-l", v1alpha1.LabelIdleValidation+"=true", "-o", "wide"))
 
+	// The timeline of the preemption, as the test sees it: when the
+	// scheduler marked a victim, when the victim's container ended (and how:
+	// its own SIGTERM handling, or killed at the end of its grace period),
+	// when the workload was bound to the node.
 	workload := gpuPod(ns, "workload")
-	thawed := false
+	var victim *corev1.Pod
+	var marked, exited, bound time.Duration
+	created := time.Now()
 	preempted := cl.startPod(t, workload, func() {
-		// The scheduler chose a victim: thaw them all, once.
-		if thawed {
-			return
-		}
 		pods := &corev1.PodList{}
 		if err := cl.c.List(ctx, pods, client.InNamespace(systemNamespace), client.MatchingLabels{v1alpha1.LabelIdleValidation: "true"}); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil {
-				cl.signalRunPods(t, systemNamespace, running, "CONT")
-				thawed = true
-				return
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			switch {
+			case victim == nil && p.DeletionTimestamp != nil:
+				// Thaw the victim alone, so that it handles its SIGTERM as a
+				// live run pod does; its siblings stay frozen and spend no
+				// CPU, as GPU runs would not on a real node.
+				victim, marked = p, time.Since(created)
+				cl.thaw(t, []string{p.Name})
+			case victim != nil && p.Name == victim.Name:
+				victim = p
+				if exited == 0 && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
+					exited = time.Since(created)
+				}
 			}
 		}
+		if victim != nil && exited == 0 && !slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool { return p.Name == victim.Name }) {
+			exited = time.Since(created) // gone between two polls
+		}
+		w := &corev1.Pod{}
+		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(workload), w); err == nil && bound == 0 && w.Spec.NodeName != "" {
+			bound = time.Since(created)
+		}
 	})
-	if !thawed {
-		// Started without a preemption: a GPU was free after all.
-		cl.signalRunPods(t, systemNamespace, running, "CONT")
+	cl.thaw(t, frozen)
+	if victim == nil {
 		t.Fatalf("the workload started without preempting an idle run pod")
 	}
+	how := "gone before its status was seen"
+	for _, cs := range victim.Status.ContainerStatuses {
+		if term := cs.State.Terminated; term != nil {
+			how = fmt.Sprintf("exit code %d (%s), ran %s to %s", term.ExitCode, term.Reason, term.StartedAt.Format(time.TimeOnly), term.FinishedAt.Format(time.TimeOnly))
+		}
+	}
+	t.Logf("preemption timeline after the workload's Create: victim %s marked %s, its container ended by %s (%s), workload bound %s, Running %s",
+		victim.Name, marked.Round(time.Millisecond), exited.Round(time.Millisecond), how, bound.Round(time.Millisecond), preempted)
 
 	// The victim's run is a disruption; the job ends there (its other runs
 	// are failed with the job's reason, freeing their GPUs) and retries
@@ -238,4 +266,27 @@ func (cl *cluster) idleCleanup(t *testing.T, policy *v1alpha1.QuantGatePolicy) {
 		}
 		return nil
 	})
+}
+
+// thaw sends SIGCONT to the run containers of the named run pods in the
+// manager's namespace that still run; unlike signalRunPods, finding none is
+// not an error (their job may have deleted them meanwhile).
+func (cl *cluster) thaw(t *testing.T, pods []string) {
+	t.Helper()
+	for _, name := range pods {
+		id := strings.TrimSpace(cl.crictl(t, "ps", "-q", "--label", "io.kubernetes.pod.namespace="+systemNamespace,
+			"--label", "io.kubernetes.pod.name="+name, "--state", "running"))
+		if id == "" {
+			continue
+		}
+		var inspect struct {
+			Info struct {
+				PID int `json:"pid"`
+			} `json:"info"`
+		}
+		decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
+		if _, err := run(t.Context(), nil, "kill", "-CONT", fmt.Sprint(inspect.Info.PID)); err != nil {
+			t.Logf("thawing %s: %v", name, err)
+		}
+	}
 }
