@@ -291,6 +291,10 @@ func TestPriorityClass(t *testing.T) {
 			if got, want := kquantv1alpha1.IsIdleValidation(objs.Pod), kquantv1alpha1.IsIdleValidation(tc.run); got != want {
 				t.Errorf("run pod labelled as an idle validation: %t, want %t", got, want)
 			}
+			if idle, grace := kquantv1alpha1.IsIdleValidation(tc.run), objs.Pod.Spec.TerminationGracePeriodSeconds; idle != (grace != nil) ||
+				idle && *grace != IdleTerminationGracePeriodSeconds {
+				t.Errorf("run pod's terminationGracePeriodSeconds = %v", grace)
+			}
 		})
 	}
 }
