@@ -32,10 +32,11 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	domaingatepolicy "github.com/kquant/kquant/domain/gatepolicy"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -198,7 +199,7 @@ func (r *Reconciler) validate(ctx context.Context, p *kquantv1alpha1.QuantGatePo
 // create creates p's validation job name; one that exists already (a stale
 // cache) is not an error.
 func (r *Reconciler) create(ctx context.Context, p *kquantv1alpha1.QuantGatePolicy, name string) (*kquantv1alpha1.QuantJob, error) {
-	job := JobFor(p, r.namespace, name)
+	job := domaingatepolicy.JobFor(p, r.namespace, name)
 	if err := controllerutil.SetControllerReference(p, job, r.client.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning job %s: %w", name, err)
 	}
@@ -211,26 +212,6 @@ func (r *Reconciler) create(ctx context.Context, p *kquantv1alpha1.QuantGatePoli
 	r.recorder.Eventf(p, job, corev1.EventTypeNormal, ReasonValidationCreated, "Validate", "created job %s/%s", r.namespace, name)
 	logging.FromContext(ctx).Info("Validation job created", "quantGatePolicy", p.Name, "quantJob", klog.KObj(job))
 	return job, nil
-}
-
-// JobFor is p's validation QuantJob name in namespace: the policy's
-// validation settings, always mode Validation, on the policy's
-// ClusterQuantRecipe.
-func JobFor(p *kquantv1alpha1.QuantGatePolicy, namespace, name string) *kquantv1alpha1.QuantJob {
-	v := p.Spec.Validation.DeepCopy()
-	return &kquantv1alpha1.QuantJob{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{kquantv1alpha1.LabelGatePolicy: p.Name}},
-		Spec: kquantv1alpha1.QuantJobSpec{
-			RecipeRef:             kquantv1alpha1.RecipeReference{Kind: kquantv1alpha1.RecipeKindCluster, Name: p.Spec.RecipeRef.Name},
-			Mode:                  kquantv1alpha1.JobModeValidation,
-			Level:                 v.Level,
-			Workload:              v.Workload,
-			Execution:             v.Execution,
-			Placement:             v.Placement,
-			Tolerances:            v.Tolerances,
-			ActiveDeadlineSeconds: v.ActiveDeadlineSeconds,
-		},
-	}
 }
 
 // delete deletes job and its runs.
@@ -285,7 +266,7 @@ func (r *Reconciler) conflicts(ctx context.Context, p *kquantv1alpha1.QuantGateP
 			qr := &kquantv1alpha1.ClusterQuantRecipe{}
 			if err := r.client.Get(ctx, types.NamespacedName{Name: q.Spec.RecipeRef.Name}, qr); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("getting ClusterQuantRecipe %s: %w", q.Spec.RecipeRef.Name, err)
-			} else if err == nil && nodelabels.Family(qr.Spec.Scheme) == nodelabels.Family(recipe.Spec.Scheme) {
+			} else if err == nil && supportlabels.Family(qr.Spec.Scheme) == supportlabels.Family(recipe.Spec.Scheme) {
 				older = append(older, q.Name)
 			}
 		}
@@ -293,7 +274,7 @@ func (r *Reconciler) conflicts(ctx context.Context, p *kquantv1alpha1.QuantGateP
 			slices.Sort(older)
 			cond.Status, cond.Reason = metav1.ConditionTrue, kquantv1alpha1.ReasonKeyHeldByOlderPolicy
 			cond.Message = fmt.Sprintf("older policies %s gate %s%s too: on a node one of them holds, this policy sets nothing and records a GateBlocked event",
-				strings.Join(older, ", "), kquantv1alpha1.GateLabelPrefix, nodelabels.Family(recipe.Spec.Scheme))
+				strings.Join(older, ", "), kquantv1alpha1.GateLabelPrefix, supportlabels.Family(recipe.Spec.Scheme))
 		}
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)

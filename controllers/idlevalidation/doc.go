@@ -13,7 +13,7 @@
 // does not read the allocations has no freeSince and is never idle.
 //
 // For such a node the controller creates one validation QuantJob of the
-// policy (gatepolicy.JobFor, narrowed to the node by its
+// policy (domain/gatepolicy.JobFor, narrowed to the node by its
 // kubernetes.io/hostname label), controlled by the policy so that its runs
 // gate the node like any other validation (package gate), labelled
 // kquant.dev/idle-validation=true and annotated with the node's name

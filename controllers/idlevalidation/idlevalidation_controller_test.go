@@ -5,7 +5,7 @@ package idlevalidation_test
 
 import (
 	"context"
-	"maps"
+
 	"slices"
 	"testing"
 	"time"
@@ -19,10 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/gatepolicy"
 	"github.com/kquant/kquant/controllers/idlevalidation"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -224,17 +223,6 @@ func TestIdleNodesAreValidated(t *testing.T) {
 		job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != int32(interval/time.Second) ||
 		job.Spec.Mode != kquantv1alpha1.JobModeValidation || job.Spec.RecipeRef.Name != "fp8-current-scaling" {
 		t.Errorf("idle job %s: owners %+v annotations %v spec %+v", first, job.OwnerReferences, job.Annotations, job.Spec)
-	}
-
-	// The periodic controller neither counts nor replaces it: its own job
-	// is created beside it.
-	periodic := gatepolicy.New(mgr.GetClient(), mgr.GetEventRecorder("test"), f.clock, managerNS)
-	if _, err := periodic.Reconcile(t.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "idle"}}); err != nil {
-		t.Fatal(err)
-	}
-	all := f.jobs(c)
-	if _, ok := all[first]; !ok || len(all) != 2 {
-		t.Errorf("jobs after the periodic controller's pass: %v, want %s and the periodic job", slices.Sorted(maps.Keys(all)), first)
 	}
 
 	// In flight: no second job, whatever the time.

@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package nodelabels
+package supportlabels
 
 import (
 	"maps"
@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
-// The labels this controller owns.
+// The recipe-support labels, which the nodelabels controller owns.
 const (
 	LabelFP8      = "kquant.dev/fp8"
 	LabelFP8Block = "kquant.dev/fp8-block"
