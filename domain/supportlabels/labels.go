@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
 	"github.com/kquant/kquant/domain/scheduling"
 )
 
@@ -46,14 +47,7 @@ func Desired(profile *kquantv1alpha1.GPUNodeProfile) map[string]string {
 	for label, schemes := range labelSchemes() {
 		best := kquantv1alpha1.SupportUnsupported
 		for _, s := range schemes {
-			switch support(profile, s) {
-			case kquantv1alpha1.SupportNative:
-				best = kquantv1alpha1.SupportNative
-			case kquantv1alpha1.SupportEmulated:
-				if best != kquantv1alpha1.SupportNative {
-					best = kquantv1alpha1.SupportEmulated
-				}
-			}
+			best = capability.Better(best, support(profile, s))
 		}
 		switch best {
 		case kquantv1alpha1.SupportNative:
