@@ -25,7 +25,10 @@
 //   - the names are deterministic, <policy>-idle-<hash of node>-<interval
 //     index>, so a stale cache never creates one twice;
 //   - of each node's finished idle jobs only the newest is kept, the one
-//     that says when the node was last validated.
+//     that says when the node was last validated, and it goes interval
+//     after it finished (ttlSecondsAfterFinished), when it no longer holds
+//     anything back;
+//   - one pass creates at most MaxCreatesPerPass jobs.
 //
 // The runs inherit the label, and the execution controller gives their run
 // pods the idle PriorityClass (runpod.IdlePriorityClass): the lowest
