@@ -6,7 +6,7 @@
 // metrics, then each controller with its dependencies passed in. Nothing
 // registers itself in init.
 //
-// The controllers, one concern each:
+// The reconcilers, one package and one concern each, none importing another:
 //
 //	quantrecipe    recipe validation, status.key, node counts
 //	quantjob       job expansion into runs, retries, deadlines, TTL, status
@@ -16,13 +16,16 @@
 //	               DRA; not registered for None), its status mapped back
 //	nodelifecycle  failing runs of nodes whose agent Lease expired (NodeLost)
 //	nodelabels     kquant.dev/{fp8,fp8-block,mxfp8,nvfp4} labels on Nodes
+//	gate           gate.kquant.dev/<family> labels, taints and conditions
+//	gatepolicy     QuantGatePolicy: its validation jobs and status
+//	quantcronjob   QuantCronJob: jobs on a schedule and on driver changes
 //
-// and what they share: runpod (the run pod, claim and PriorityClass as pure
-// functions), scheduling (placement policy as pure functions),
-// summary (min/median/max and outliers), fleet (reading profiles, Leases and
-// Node labels from the cache), indexer (every field index), quantrun (run
-// names, slot annotations, the controller's status writes), conflict (quiet
-// retries of lost write races) and metrics.
+// What only they share is under controllers/internal: fleet (reading
+// profiles, Leases and Node labels from the cache), indexer (every field
+// index), runstatus (the controller's run status write), conflict (quiet
+// retries of lost write races), expectations and memo (what they remember
+// beside the cache); and metrics. What every side knows of an object (run
+// names, summaries, placement, the run pod, gates) is in domain/.
 //
 // Log verbosity follows internal/logging's ladder: Info for transitions a
 // user cares about (job phases, lost nodes), Debug for each write

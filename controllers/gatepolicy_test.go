@@ -19,7 +19,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
-	"github.com/kquant/kquant/controllers/gate"
+	"github.com/kquant/kquant/domain/gate"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/fakeagent"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/fakeagent"
 )

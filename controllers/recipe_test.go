@@ -14,6 +14,7 @@ import (
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/nodelabels"
 	"github.com/kquant/kquant/controllers/quantrecipe"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/fakeagent"
 )
@@ -98,7 +99,7 @@ func TestRecipeEditMidJobDoesNotChangeRuns(t *testing.T) {
 func TestNodeLabelsFollowProfiles(t *testing.T) {
 	a := agent("labels-a", builders.H100, 2, fakeagent.WithNode(map[string]string{"team": "research"}))
 	startAgents(t, a)
-	want := map[string]string{"team": "research", nodelabels.LabelFP8: "native", nodelabels.LabelFP8Block: "native", nodelabels.LabelMXFP8: "emulated", nodelabels.LabelNVFP4: "emulated"}
+	want := map[string]string{"team": "research", supportlabels.LabelFP8: "native", supportlabels.LabelFP8Block: "native", supportlabels.LabelMXFP8: "emulated", supportlabels.LabelNVFP4: "emulated"}
 	waitLabels(t, "labels-a", want)
 	waitForEventNote(t, metav1.NamespaceDefault, "labels-a", nodelabels.ReasonRecipeLabelsChanged, "recipe-support labels from the node's GPUNodeProfile: kquant.dev/fp8=native, kquant.dev/fp8-block=native")
 

@@ -24,14 +24,14 @@ import (
 	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/gatepolicy"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/nodelabels"
 	"github.com/kquant/kquant/controllers/nodelifecycle"
 	"github.com/kquant/kquant/controllers/quantcronjob"
 	"github.com/kquant/kquant/controllers/quantjob"
 	"github.com/kquant/kquant/controllers/quantrecipe"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/internal/gpulabels"
 )
 

@@ -21,11 +21,7 @@ CACHE=${KQUANT_CLUSTER_ASSETS_DIR:-$ASSETS_CACHE_ROOT/cluster/${KUBE_VERSION}}
 STAMP=$(assets_stamp kube containerd crictl)
 BINARIES=(kubelet kube-controller-manager kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr crictl)
 
-if assets_fresh "$CACHE" "$STAMP" "${BINARIES[@]}"; then
-  echo "$CACHE"
-  exit 0
-fi
-[[ ${1:-} != --cached ]] || exit 1
+assets_reuse "$CACHE" "$STAMP" "${1:-}" "${BINARIES[@]}"
 
 mkdir -p "$CACHE"
 progress_intro "building kubelet, kube-controller-manager, kube-scheduler, kube-proxy v${KUBE_VERSION}, containerd v${CONTAINERD_VERSION} and crictl v${CRICTL_VERSION} from their Go modules" \
@@ -59,6 +55,4 @@ else
   build_runtime
 fi
 
-echo "$STAMP" > "$CACHE/.stamp"
-assets_log "cluster assets ready in $CACHE"
-echo "$CACHE"
+assets_done "$CACHE" "$STAMP" "cluster assets"

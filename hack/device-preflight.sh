@@ -32,8 +32,8 @@ bundle() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   CGO_ENABLED=1 go build -tags kquant_nocode -trimpath -ldflags='-s -w' -o "$tmp/agent" ./cmd/agent
-  xz -6 -T0 -c "$tmp/agent" >"$dir/agent.xz"
-  echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo +dirty)" >"$dir/commit"
+  assets_xz "$tmp" "$dir" agent
+  bundle_stamp "$dir"
   du -sh "$dir" >&2
 }
 run() {
@@ -43,10 +43,7 @@ run() {
   out=$(cd "$2" && pwd)
   bin=$(mktemp -d /tmp/kquant-preflight.XXXXXX)
   assets_unxz "$dir/agent.xz" "$bin/agent"
-  {
-    echo "bundle of commit $(cat "$dir/commit" 2>/dev/null || echo unknown)"
-    nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv,noheader || true
-  } | tee "$out/preflight.log"
+  bundle_log_start "$dir" "$out/preflight.log"
   local cache status=0
   cache=$(mktemp -d /tmp/kquant-cuda-cache.XXXXXX)
   for mode in cold-no-jit-cache fresh-jit-cache warm-jit-cache; do

@@ -33,9 +33,9 @@ bundle() {
   trap 'rm -rf "$tmp"' RETURN
   CGO_ENABLED=1 go build -trimpath -ldflags='-s -w' -o "$tmp/agent" ./cmd/agent
   CGO_ENABLED=1 go test -c -tags gpu -trimpath -ldflags='-s -w' -o "$tmp/runpod.test" ./test/runpod
-  for b in agent runpod.test; do xz -6 -T0 -c "$tmp/$b" >"$dir/$b.xz"; done
+  assets_xz "$tmp" "$dir" agent runpod.test
   assets_pack_control_plane "$dir"
-  echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo +dirty)" >"$dir/commit"
+  bundle_stamp "$dir"
   ls -l "$dir" >&2
   du -sh "$dir" >&2
 }
@@ -47,10 +47,7 @@ run() {
   out=$(cd "$2" && pwd)
   bin=$(mktemp -d /tmp/kquant-runpod.XXXXXX)
   for b in agent runpod.test kube-apiserver etcd; do assets_unxz "$dir/$b.xz" "$bin/$b"; done
-  {
-    echo "bundle of commit $(cat "$dir/commit" 2>/dev/null || echo unknown)"
-    nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv,noheader || true
-  } | tee "$out/runpod.log"
+  bundle_log_start "$dir" "$out/runpod.log"
   local status=0
   (cd "$ROOT/test/runpod" && KQUANT_REPO_ROOT=$ROOT KUBEBUILDER_ASSETS=$bin KQUANT_AGENT_BIN=$bin/agent \
     "$bin/runpod.test" -test.v -test.count=1 -test.timeout=9m) 2>&1 | tee -a "$out/runpod.log" || status=$?

@@ -17,10 +17,7 @@ CACHE=${KQUANT_ASSETS_DIR:-$ASSETS_CACHE_ROOT/assets/${KUBE_VERSION}}
 STAMP=$(assets_stamp kube etcd)
 BINARIES=(kube-apiserver kubectl etcd)
 
-if assets_fresh "$CACHE" "$STAMP" "${BINARIES[@]}"; then
-  echo "$CACHE"
-  exit 0
-fi
+assets_reuse "$CACHE" "$STAMP" "" "${BINARIES[@]}"
 
 mkdir -p "$CACHE"
 progress_intro "building kube-apiserver and kubectl v${KUBE_VERSION} and etcd v${ETCD_VERSION} from their Go modules" \
@@ -46,6 +43,4 @@ else
   build_kube
 fi
 
-echo "$STAMP" > "$CACHE/.stamp"
-assets_log "assets ready in $CACHE"
-echo "$CACHE"
+assets_done "$CACHE" "$STAMP" assets

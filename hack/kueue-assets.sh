@@ -16,15 +16,13 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
 
 KUEUE_MODULE=sigs.k8s.io/kueue
-KUEUE_VERSION=$(cd "$ASSETS_ROOT/hack/tools/kueue" && go list -m -f '{{.Version}}' "$KUEUE_MODULE")
+KUEUE_VERSION=$(assets_module_version kueue "$KUEUE_MODULE")
 CACHE=${KQUANT_KUEUE_ASSETS_DIR:-$ASSETS_CACHE_ROOT/kueue/${KUEUE_VERSION}}
 STAMP=$(assets_stamp kueue)
 
-if assets_fresh "$CACHE" "$STAMP" kueue && [[ -f $CACHE/webhooks.yaml ]]; then
-  echo "$CACHE"
-  exit 0
-fi
-[[ ${1:-} != --cached ]] || exit 1
+# A cache made before webhooks.yaml was kept has the same stamp: not reused.
+[[ -f $CACHE/webhooks.yaml ]] || rm -f "$CACHE/.stamp"
+assets_reuse "$CACHE" "$STAMP" "${1:-}" kueue
 
 mkdir -p "$CACHE"
 progress_intro "building Kueue ${KUEUE_VERSION} from its Go module" \
@@ -38,6 +36,4 @@ cp "$src"/config/components/crd/bases/*.yaml "$CACHE/crds/"
 cp "$src/config/components/webhook/manifests.yaml" "$CACHE/webhooks.yaml"
 chmod -R u+w "$CACHE/crds" "$CACHE/webhooks.yaml"
 
-echo "$STAMP" > "$CACHE/.stamp"
-assets_log "kueue ${KUEUE_VERSION} ready in $CACHE"
-echo "$CACHE"
+assets_done "$CACHE" "$STAMP" "kueue ${KUEUE_VERSION}"

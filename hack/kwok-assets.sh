@@ -15,18 +15,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/assets.sh"
 
 KWOK_MODULE=sigs.k8s.io/kwok
-KWOK_VERSION=$(cd "$ASSETS_ROOT/hack/tools/kwok" && go list -m -f '{{.Version}}' "$KWOK_MODULE")
+KWOK_VERSION=$(assets_module_version kwok "$KWOK_MODULE")
 CACHE=${KQUANT_KWOK_ASSETS_DIR:-$ASSETS_CACHE_ROOT/kwok/${KWOK_VERSION}}
 STAMP=$(assets_stamp kwok)
 
-if assets_fresh "$CACHE" "$STAMP" kwok; then
-  echo "$CACHE"
-  exit 0
-fi
-[[ ${1:-} != --cached ]] || exit 1
+assets_reuse "$CACHE" "$STAMP" "${1:-}" kwok
 
 mkdir -p "$CACHE"
 assets_build kwok "$CACHE" "" "" "${KWOK_MODULE}/cmd/kwok"
-echo "$STAMP" > "$CACHE/.stamp"
-assets_log "kwok ${KWOK_VERSION} ready in $CACHE"
-echo "$CACHE"
+assets_done "$CACHE" "$STAMP" "kwok ${KWOK_VERSION}"

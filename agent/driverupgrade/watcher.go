@@ -9,11 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kquant/kquant/internal/logging"
@@ -47,8 +45,6 @@ func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("kquant-agent-driver-upgrade").
 		For(&corev1.Node{}, builder.WithPredicates(own, labelChanged)).
-		// One agent per node, several per process in tests and simulations.
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		Complete(w)
 	if err != nil {
 		return fmt.Errorf("building the driver upgrade watcher: %w", err)

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,12 +124,8 @@ func (e *Executor) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("kquant-agent-quantrun").
 		For(&v1alpha1.QuantRun{}, builder.WithPredicates(onNode)).
-		WithOptions(controller.Options{
-			// Several agents (simulated nodes) may share one process.
-			SkipNameValidation: ptr.To(true),
-			// Reconciles only claim runs; execution runs in goroutines.
-			MaxConcurrentReconciles: 2,
-		}).
+		// Reconciles only claim runs; execution runs in goroutines.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(e)
 	if err != nil {
 		return fmt.Errorf("building QuantRun controller: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/gpulabels"
+	"github.com/kquant/kquant/internal/metricsreg"
 )
 
 // Metrics are the executor's Prometheus metrics. Each agent registers its
@@ -25,19 +26,17 @@ type Metrics struct {
 // NewMetrics creates the metrics and registers them with reg; per-GPU series
 // name the node and the UUID as labels says.
 func NewMetrics(reg prometheus.Registerer, labels gpulabels.Names) (*Metrics, error) {
-	if err := labels.Validate("recipe", "phase"); err != nil {
+	if err := labels.Validate("recipe", metricsreg.Phase); err != nil {
 		return nil, fmt.Errorf("agent metrics GPU labels: %w", err)
 	}
 	m := &Metrics{
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kquant_agent_runs_total",
-			Help: "Runs this agent moved into a phase, by phase (Running, Succeeded, Failed).",
-		}, []string{"phase"}),
+		runs: metricsreg.PhaseCounter("kquant_agent_runs_total",
+			"Runs this agent moved into a phase, by phase (Running, Succeeded, Failed)."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "kquant_agent_run_duration_seconds",
 			Help:    "Time from Running to the end of a run, by phase reached (Succeeded, Failed).",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16),
-		}, []string{"phase"}),
+		}, []string{metricsreg.Phase}),
 		// Base units, and dcgm-exporter's GPU labels: this was
 		// kquant_agent_last_bandwidth_gbps{gpu=<UUID>,recipe}.
 		bandwidth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -45,10 +44,8 @@ func NewMetrics(reg prometheus.Registerer, labels gpulabels.Names) (*Metrics, er
 			Help: "Bytes one step moves over its GPU time, in the last successful in-agent run on the GPU; " + labels.Help() + "; recipe (the recipe's name).",
 		}, labels.Labels("recipe")),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.bandwidth} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering agent metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, m.runs, m.duration, m.bandwidth); err != nil {
+		return nil, fmt.Errorf("registering agent metrics: %w", err)
 	}
 	return m, nil
 }

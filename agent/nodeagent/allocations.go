@@ -6,7 +6,6 @@ package nodeagent
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -23,13 +22,12 @@ import (
 // MIG parents) and this node's ResourceSlices (DRA devices), both re-read
 // before each List so that a new MIG layout or a republished slice is seen.
 type allocations struct {
-	reader   *podresources.Reader
-	resolver *liveInventory
-	lib      gonvml.Interface
-	slices   client.Reader
-	node     string
-	driver   string
-	domain   string
+	reader *podresources.Reader
+	lib    gonvml.Interface
+	slices client.Reader
+	node   string
+	driver string
+	domain string
 }
 
 // openAllocations connects to the PodResources socket; nil when none is
@@ -38,12 +36,12 @@ func openAllocations(ctx context.Context, opts Options, c client.Reader, lib gon
 	if opts.PodResourcesSocket == "" {
 		return nil, nil
 	}
-	a := &allocations{resolver: &liveInventory{}, lib: lib, slices: c, node: opts.NodeName,
+	a := &allocations{lib: lib, slices: c, node: opts.NodeName,
 		driver: opts.DRADriver, domain: opts.DRAAttributeDomain}
 	if a.driver == "" {
 		a.driver = podresources.DefaultDRADriver
 	}
-	r, err := podresources.Dial(opts.PodResourcesSocket, a.resolver, podresources.Options{DRADriver: a.driver})
+	r, err := podresources.Dial(opts.PodResourcesSocket, podresources.Options{DRADriver: a.driver})
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +77,7 @@ func (a *allocations) Allocations(ctx context.Context) (map[string][]v1alpha1.GP
 	} else {
 		inv.DRADevices = podresources.DRADevicesFromSlices(a.driver, a.domain, slices.Items)
 	}
-	a.resolver.set(inv)
-	snap, err := a.reader.List(ctx)
+	snap, err := a.reader.List(ctx, inv)
 	if err != nil {
 		return nil, err
 	}
@@ -89,42 +86,4 @@ func (a *allocations) Allocations(ctx context.Context) (map[string][]v1alpha1.GP
 			"resource", u.ResourceName, "device", u.DeviceID, "reason", u.Reason)
 	}
 	return snap.ByGPU(), nil
-}
-
-// liveInventory is a Resolver whose tables are replaced before each read.
-type liveInventory struct {
-	mu  sync.RWMutex
-	inv podresources.Inventory
-}
-
-var _ podresources.Resolver = (*liveInventory)(nil)
-
-func (l *liveInventory) set(inv podresources.Inventory) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.inv = inv
-}
-
-func (l *liveInventory) GPUByIndex(index string) (string, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.inv.GPUByIndex(index)
-}
-
-func (l *liveInventory) MIGParent(migUUID string) (string, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.inv.MIGParent(migUUID)
-}
-
-func (l *liveInventory) MIGAlias(name string) (string, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.inv.MIGAlias(name)
-}
-
-func (l *liveInventory) DRADevice(key podresources.DRAKey) (podresources.DRADevice, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.inv.DRADevice(key)
 }

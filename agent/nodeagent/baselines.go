@@ -10,11 +10,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kquant/kquant/agent/profile"
@@ -42,7 +40,6 @@ func setupRunBaselines(mgr ctrl.Manager, opts Options, reporter *profile.Reporte
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("kquant-agent-baselines").
 		For(&v1alpha1.QuantRun{}, builder.WithPredicates(onNode)).
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		Complete(b)
 	if err != nil {
 		return fmt.Errorf("building the baselines controller: %w", err)

@@ -18,9 +18,11 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -37,6 +39,7 @@ import (
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/internal/gpulabels"
 	"github.com/kquant/kquant/internal/logging"
+	"github.com/kquant/kquant/internal/metricsreg"
 )
 
 // Backend choices of --backend.
@@ -376,10 +379,8 @@ func registerDriverMetrics(reg prometheus.Registerer, reporter *profile.Reporter
 			Help: "Handles the agent holds to its simulated driver: NVML initialisations and event sets not yet closed.",
 		}, func() float64 { return float64(sim.OpenHandles()) }))
 	}
-	for _, c := range collectors {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("registering driver metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, collectors...); err != nil {
+		return fmt.Errorf("registering driver metrics: %w", err)
 	}
 	return nil
 }
@@ -406,6 +407,10 @@ func newManager(ctx context.Context, cfg *rest.Config, scheme *apiruntime.Scheme
 		},
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: opts.HealthProbeBindAddress,
+		// Controller names are checked for uniqueness across the process,
+		// and several agents (simulated nodes, tests) may share one, each
+		// with its own manager and the same controllers.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -41,7 +41,7 @@ const (
 type Device struct {
 	// GPUUUID is the UUID of the physical GPU (the parent for a MIG device).
 	GPUUUID string
-	// MIGDevice names the MIG device: its UUID when the Resolver knows it,
+	// MIGDevice names the MIG device: its UUID when the Inventory knows it,
 	// else as the kubelet reported it; empty for a
 	// whole GPU.
 	MIGDevice string
@@ -139,22 +139,10 @@ type DRADevice struct {
 	ParentUUID string
 }
 
-// Resolver maps the names a device ID may use to GPU UUIDs. Its answers come
-// from NVML (indexes, MIG parents) and from ResourceSlices (DRA); it may be
-// backed by live caches, so the reader asks it on every read.
-type Resolver interface {
-	// GPUByIndex returns the UUID of the GPU with this NVML index.
-	GPUByIndex(index string) (uuid string, ok bool)
-	// MIGParent returns the UUID of the GPU a MIG device ("MIG-<uuid>") lives on.
-	MIGParent(migUUID string) (gpuUUID string, ok bool)
-	// MIGAlias returns the UUID of the MIG device that an older or index
-	// name ("MIG-GPU-<uuid>/<gi>/<ci>", "<gpu index>:<mig index>") names.
-	MIGAlias(name string) (migUUID string, ok bool)
-	// DRADevice returns what the ResourceSlices say about a DRA device.
-	DRADevice(key DRAKey) (DRADevice, bool)
-}
-
-// Inventory is a Resolver over fixed tables.
+// Inventory maps the names a device ID may use to GPU UUIDs. Its tables
+// come from NVML (indexes, MIG parents; InventoryFromNVML) and from
+// ResourceSlices (DRA; DRADevicesFromSlices). They change with the node, so
+// every read takes the inventory of the moment.
 type Inventory struct {
 	// GPUsByIndex maps an NVML index ("0") to the GPU's UUID.
 	GPUsByIndex map[string]string
@@ -166,32 +154,6 @@ type Inventory struct {
 	MIGAliases map[string]string
 	// DRADevices maps DRA devices to UUIDs (see DRADevicesFromSlices).
 	DRADevices map[DRAKey]DRADevice
-}
-
-var _ Resolver = Inventory{}
-
-// GPUByIndex implements Resolver.
-func (i Inventory) GPUByIndex(index string) (string, bool) {
-	uuid, ok := i.GPUsByIndex[index]
-	return uuid, ok
-}
-
-// MIGParent implements Resolver.
-func (i Inventory) MIGParent(migUUID string) (string, bool) {
-	uuid, ok := i.MIGParents[migUUID]
-	return uuid, ok
-}
-
-// MIGAlias implements Resolver.
-func (i Inventory) MIGAlias(name string) (string, bool) {
-	uuid, ok := i.MIGAliases[name]
-	return uuid, ok
-}
-
-// DRADevice implements Resolver.
-func (i Inventory) DRADevice(key DRAKey) (DRADevice, bool) {
-	d, ok := i.DRADevices[key]
-	return d, ok
 }
 
 // Options tune which devices count as GPUs.
@@ -215,12 +177,12 @@ func (o Options) draDriver() string { return cmp.Or(o.DRADriver, DefaultDRADrive
 // devicePluginGPUs resolves the device IDs of one device-plugin resource
 // to GPUs, and returns those it cannot resolve (without a container) with
 // the reason; nothing for a resource that is not a GPU's.
-func (o Options) devicePluginGPUs(devs *podresourcesv1.ContainerDevices, resolver Resolver) (found []Device, unresolved []Unresolved) {
+func (o Options) devicePluginGPUs(devs *podresourcesv1.ContainerDevices, inv Inventory) (found []Device, unresolved []Unresolved) {
 	if !o.isGPUResource(devs.GetResourceName()) {
 		return nil, nil
 	}
 	for _, id := range devs.GetDeviceIds() {
-		d, reason := resolveDevicePluginID(devs.GetResourceName(), id, resolver)
+		d, reason := resolveDevicePluginID(devs.GetResourceName(), id, inv)
 		if reason != "" {
 			unresolved = append(unresolved, Unresolved{ResourceName: devs.GetResourceName(), DeviceID: id, Reason: reason})
 			continue
@@ -231,13 +193,13 @@ func (o Options) devicePluginGPUs(devs *podresourcesv1.ContainerDevices, resolve
 }
 
 // FromList normalises a List response into a Snapshot.
-func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, opts Options) Snapshot {
+func FromList(resp *podresourcesv1.ListPodResourcesResponse, inv Inventory, opts Options) Snapshot {
 	var s Snapshot
 	for _, pod := range resp.GetPodResources() {
 		for _, ctr := range pod.GetContainers() {
 			owner := Container{Namespace: pod.GetNamespace(), Pod: pod.GetName(), Container: ctr.GetName()}
 			for _, devs := range ctr.GetDevices() {
-				found, unresolved := opts.devicePluginGPUs(devs, resolver)
+				found, unresolved := opts.devicePluginGPUs(devs, inv)
 				for _, d := range found {
 					s.Allocations = append(s.Allocations, Allocation{Device: d, Container: owner})
 				}
@@ -252,7 +214,7 @@ func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, 
 					if res.GetDriverName() != opts.draDriver() {
 						continue
 					}
-					d, reason := resolveDRADevice(res, resolver)
+					d, reason := resolveDRADevice(res, inv)
 					if reason != "" {
 						s.Unresolved = append(s.Unresolved, Unresolved{Container: owner,
 							ResourceName: res.GetDriverName(), DeviceID: d.DeviceID, Reason: reason})
@@ -273,10 +235,10 @@ func FromList(resp *podresourcesv1.ListPodResourcesResponse, resolver Resolver, 
 // FromAllocatable normalises a GetAllocatableResources response. DRA devices
 // are not in it (the kubelet reports only device-plugin devices there); the
 // ResourceSlices list those.
-func FromAllocatable(resp *podresourcesv1.AllocatableResourcesResponse, resolver Resolver, opts Options) Allocatable {
+func FromAllocatable(resp *podresourcesv1.AllocatableResourcesResponse, inv Inventory, opts Options) Allocatable {
 	var a Allocatable
 	for _, devs := range resp.GetDevices() {
-		found, unresolved := opts.devicePluginGPUs(devs, resolver)
+		found, unresolved := opts.devicePluginGPUs(devs, inv)
 		a.Devices = append(a.Devices, found...)
 		a.Unresolved = append(a.Unresolved, unresolved...)
 	}
@@ -287,7 +249,7 @@ func FromAllocatable(resp *podresourcesv1.AllocatableResourcesResponse, resolver
 }
 
 // resolveDevicePluginID returns the device, or a reason why its GPU is unknown.
-func resolveDevicePluginID(resourceName, id string, resolver Resolver) (Device, string) {
+func resolveDevicePluginID(resourceName, id string, inv Inventory) (Device, string) {
 	d := Device{Source: SourceDevicePlugin, ResourceName: resourceName, DeviceID: id}
 	p, ok := parseDeviceID(id)
 	if !ok {
@@ -298,13 +260,13 @@ func resolveDevicePluginID(resourceName, id string, resolver Resolver) (Device, 
 	case p.gpuUUID != "":
 		d.GPUUUID = p.gpuUUID
 	case p.gpuIndex != "":
-		uuid, ok := resolver.GPUByIndex(p.gpuIndex)
+		uuid, ok := inv.GPUsByIndex[p.gpuIndex]
 		if !ok {
 			return d, fmt.Sprintf("no GPU with index %s on this node", p.gpuIndex)
 		}
 		d.GPUUUID = uuid
 	case p.migUUID != "":
-		uuid, ok := resolver.MIGParent(p.migUUID)
+		uuid, ok := inv.MIGParents[p.migUUID]
 		if !ok {
 			return d, fmt.Sprintf("no GPU holds MIG device %s", p.migUUID)
 		}
@@ -313,7 +275,7 @@ func resolveDevicePluginID(resourceName, id string, resolver Resolver) (Device, 
 	// Name the MIG device by its UUID where the node knows it, so that the
 	// profile says which slice is whose whatever the plugin's ID strategy.
 	if d.MIGDevice != "" && p.migUUID == "" {
-		if uuid, ok := resolver.MIGAlias(d.MIGDevice); ok {
+		if uuid, ok := inv.MIGAliases[d.MIGDevice]; ok {
 			d.MIGDevice = uuid
 		}
 	}
@@ -321,10 +283,10 @@ func resolveDevicePluginID(resourceName, id string, resolver Resolver) (Device, 
 }
 
 // resolveDRADevice returns the device, or a reason why its GPU is unknown.
-func resolveDRADevice(res *podresourcesv1.ClaimResource, resolver Resolver) (Device, string) {
+func resolveDRADevice(res *podresourcesv1.ClaimResource, inv Inventory) (Device, string) {
 	d := Device{Source: SourceDRA, ResourceName: res.GetDriverName(),
 		DeviceID: res.GetPoolName() + "/" + res.GetDeviceName(), Replica: res.GetShareId()}
-	slice, ok := resolver.DRADevice(DRAKey{Driver: res.GetDriverName(), Pool: res.GetPoolName(), Device: res.GetDeviceName()})
+	slice, ok := inv.DRADevices[DRAKey{Driver: res.GetDriverName(), Pool: res.GetPoolName(), Device: res.GetDeviceName()}]
 	if !ok || slice.UUID == "" {
 		return d, fmt.Sprintf("no ResourceSlice of driver %s names a UUID for device %s", res.GetDriverName(), d.DeviceID)
 	}

@@ -33,7 +33,7 @@ type parsedID struct {
 	gpuUUID string
 	// gpuIndex is the physical GPU's NVML index when the ID names it that way.
 	gpuIndex string
-	// migUUID is a current-style MIG device UUID, whose parent the Resolver knows.
+	// migUUID is a current-style MIG device UUID, whose parent the Inventory knows.
 	migUUID string
 	// mig is the MIG device as the ID names it; empty for a whole GPU.
 	mig string

@@ -20,19 +20,19 @@
 // dcgm-exporter's rules:
 //   - "GPU-<uuid>": a whole GPU (deviceIDStrategy=uuid, the default);
 //   - "<index>": a whole GPU by NVML index (deviceIDStrategy=index), resolved
-//     through the caller's Resolver;
+//     through the caller's Inventory;
 //   - "MIG-GPU-<uuid>/<gi>/<ci>": a MIG device in the old (pre-R470) naming,
 //     whose parent GPU is in the ID itself;
 //   - "MIG-<uuid>": a MIG device in the current naming; its parent GPU comes
-//     from the Resolver (NVML knows it);
+//     from the Inventory (NVML knows it);
 //   - "<index>:<mig index>": a MIG device under deviceIDStrategy=index;
 //   - any of the above followed by "::<n>": replica n of a GPU shared by
 //     time-slicing or MPS, where "allocated" does not mean "exclusive";
 //   - "nvidia<index>/gi<n>" and "nvidia<index>/vgpu<n>": GKE's device plugin.
 //
-// InventoryFromNVML fills the Resolver's index and MIG tables from NVML.
+// InventoryFromNVML fills the Inventory's index and MIG tables from NVML.
 // DRA devices carry no UUID in PodResources, only (driver, pool, device): the
-// Resolver maps them to UUIDs, usually from the node's ResourceSlices
+// Inventory maps them to UUIDs, usually from the node's ResourceSlices
 // (DRADevicesFromSlices builds that table, reading the "uuid", "type" and
 // "parentUUID" attributes NVIDIA's DRA driver publishes).
 //

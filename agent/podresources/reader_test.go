@@ -28,13 +28,13 @@ func TestReaderAgainstFakeKubelet(t *testing.T) {
 		&podresourcesv1.AllocatableResourcesResponse{Devices: []*podresourcesv1.ContainerDevices{
 			devices(GPUResourceName, "0", "1"),
 		}}, false)
-	r, err := Dial(fakekubelet.Serve(t, f), node, Options{})
+	r, err := Dial(fakekubelet.Serve(t, f), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
 
-	snap, err := r.List(t.Context())
+	snap, err := r.List(t.Context(), node)
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestReaderAgainstFakeKubelet(t *testing.T) {
 		t.Errorf("List allocations (-want +got):\n%s", diff)
 	}
 
-	alloc, err := r.Allocatable(t.Context())
+	alloc, err := r.Allocatable(t.Context(), node)
 	if err != nil {
 		t.Fatalf("Allocatable: %v", err)
 	}
@@ -58,14 +58,14 @@ func TestReaderAgainstFakeKubelet(t *testing.T) {
 }
 
 func TestReaderWithoutKubelet(t *testing.T) {
-	r, err := Dial(filepath.Join(os.TempDir(), "no-such-kubelet.sock"), node, Options{})
+	r, err := Dial(filepath.Join(os.TempDir(), "no-such-kubelet.sock"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 2e9)
 	defer cancel()
-	if _, err := r.List(ctx); err == nil {
+	if _, err := r.List(ctx, node); err == nil {
 		t.Fatal("List without a kubelet succeeded, want an error")
 	}
 }
@@ -83,12 +83,12 @@ func TestReaderPod(t *testing.T) {
 	}}
 	for _, serveGet := range []bool{true, false} {
 		t.Run(fmt.Sprintf("kubelet serves Get: %v", serveGet), func(t *testing.T) {
-			r, err := Dial(fakekubelet.Serve(t, fakekubelet.New(list, nil, serveGet)), node, Options{})
+			r, err := Dial(fakekubelet.Serve(t, fakekubelet.New(list, nil, serveGet)), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = r.Close() })
-			got, err := r.Pod(t.Context(), "kquant", "run-a")
+			got, err := r.Pod(t.Context(), node, "kquant", "run-a")
 			if err != nil {
 				t.Fatalf("Pod: %v", err)
 			}

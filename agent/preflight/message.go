@@ -115,17 +115,14 @@ func (o Outcome) TerminationMessage() string {
 	}
 }
 
-// marshal is d as compact JSON without HTML escaping (nothing reads it as
-// HTML). A Document holds only strings, numbers and API structs, which
-// always encode.
+// marshal is d as runoutcome's compact JSON. A Document holds only
+// strings, numbers and API structs, which always encode.
 func marshal(d Document) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
+	b, err := runoutcome.CompactJSON(d)
+	if err != nil {
 		return []byte(fmt.Sprintf(`{"verdict":%q}`, d.Verdict))
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
 }
 
 // DecodeTerminationMessage reads the Document of a termination message

@@ -3,7 +3,7 @@
 
 // Package runmode executes one QuantRun inside its run pod: `kquant-agent run
 // --run=<ns>/<name>`, the agent image started by the controller
-// (controllers/runpod.Build) on the run's node with the one GPU the kubelet
+// (domain/runpod.Build) on the run's node with the one GPU the kubelet
 // allocated to it.
 //
 // Execute reads the run with the pod's own service account and waits, within

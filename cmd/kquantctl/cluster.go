@@ -17,7 +17,7 @@ import (
 
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -190,6 +190,19 @@ type resultColumn struct {
 	table func(string) string
 	// toCSV converts the value to the CSV's unit; nil: as is.
 	toCSV func(string) string
+	// describe names a measurement in describe's Results section; empty:
+	// not shown there.
+	describe string
+}
+
+// tableValue is the column's value of r as tables and describe show it:
+// humanised where the column says so, "" when r has none.
+func (c resultColumn) tableValue(r *row) string {
+	v := c.get(r)
+	if v != "" && c.table != nil {
+		v = c.table(v)
+	}
+	return v
 }
 
 // resultColumns are the columns of get results and export, in order.
@@ -207,16 +220,16 @@ func resultColumns() []resultColumn {
 		{title: "PHASE", key: "phase", csv: "phase", get: func(r *row) string { return r.Phase }},
 		{title: "VERDICT", key: "verdict", csv: "verdict", get: func(r *row) string { return r.Verdict }},
 		{title: "REASON", key: "reason", csv: "reason", get: func(r *row) string { return r.Reason }},
-		{title: "SNR-DB", key: "snr", csv: "snr_db", numeric: true, metric: true, label: "SNR", unit: "dB", get: func(r *row) string { return r.SNR }},
-		{title: "GB/S", key: "bandwidth", csv: "bandwidth_bytes_per_second", numeric: true, metric: true, label: "bandwidth", unit: "GB/s",
+		{title: "SNR-DB", key: "snr", csv: "snr_db", numeric: true, metric: true, label: "SNR", unit: "dB", describe: "SNR dB", get: func(r *row) string { return r.SNR }},
+		{title: "GB/S", key: "bandwidth", csv: "bandwidth_bytes_per_second", numeric: true, metric: true, label: "bandwidth", unit: "GB/s", describe: "Bandwidth GB/s",
 			get: func(r *row) string { return r.Bandwidth }, toCSV: func(s string) string { return scaleDecimal(s, bytesPerGB, 0) }},
-		{title: "OF-COPY-BW", key: "fraction", csv: "fraction_of_copy_bandwidth", numeric: true, metric: true, label: "fraction of copy bandwidth", unit: "ratio",
+		{title: "OF-COPY-BW", key: "fraction", csv: "fraction_of_copy_bandwidth", numeric: true, metric: true, label: "fraction of copy bandwidth", unit: "ratio", describe: "Of copy bandwidth",
 			get: func(r *row) string { return r.FractionOfBandwidth }},
-		{title: "GPU-TIME", key: "gpu-us", csv: "gpu_time_seconds", numeric: true, metric: true, label: "GPU time per step", unit: "µs",
+		{title: "GPU-TIME", key: "gpu-us", csv: "gpu_time_seconds", numeric: true, metric: true, label: "GPU time per step", unit: "µs", describe: "GPU time",
 			get: func(r *row) string { return r.GPUMicros }, table: humanMicros, toCSV: seconds},
-		{title: "EAGER", key: "eager", csv: "host_eager_seconds", numeric: true, metric: true, label: "host time per eager step", unit: "µs",
+		{title: "EAGER", key: "eager", csv: "host_eager_seconds", numeric: true, metric: true, label: "host time per eager step", unit: "µs", describe: "Host eager",
 			get: func(r *row) string { return r.Eager }, table: humanMicros, toCSV: seconds},
-		{title: "GRAPH", key: "graph", csv: "host_graph_seconds", numeric: true, metric: true, label: "host time per graph replay", unit: "µs",
+		{title: "GRAPH", key: "graph", csv: "host_graph_seconds", numeric: true, metric: true, label: "host time per graph replay", unit: "µs", describe: "Host graph",
 			get: func(r *row) string { return r.Graph }, table: humanMicros, toCSV: seconds},
 		{title: "MESSAGE", key: "message", csv: "message", wide: true, get: func(r *row) string { return r.Message }},
 	}

@@ -239,7 +239,7 @@ func TestClusterCommands(t *testing.T) {
 	})
 	t.Run("describe run", func(t *testing.T) {
 		out := kq(t, "describe", "run", "mxfp8-check-node-c-1")
-		for _, want := range []string{"Job:", "mxfp8-check", "Product:", "NVIDIA H200", "590.10.01", "Verdict:", "Pass", "Why:", "every check passed", "Bandwidth GB/s:", "4110"} {
+		for _, want := range []string{"Job:", "mxfp8-check", "Product:", "NVIDIA H200", "590.10.01", "Verdict:", "Pass", "Why:", "every check passed", "Bandwidth GB/s:", "4110", "SNR dB:", "GPU time:", "Host graph:"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("describe lacks %q:\n%s", want, out)
 			}

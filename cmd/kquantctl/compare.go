@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/summary"
+	"github.com/kquant/kquant/domain/summary"
 )
 
 // group is the runs of one product, node or driver.

@@ -62,23 +62,14 @@ func describeRun(w io.Writer, r row) error {
 		line(2, "Backend", res.Backend)
 		line(2, "Verdict", fmt.Sprintf("%s (%s)", res.Verdict, res.Reason))
 		line(2, "Why", r.Message)
-		line(2, "SNR dB", r.SNR)
-		line(2, "Bandwidth GB/s", r.Bandwidth)
-		line(2, "Of copy bandwidth", r.FractionOfBandwidth)
-		line(2, "GPU time", humanMicrosOrEmpty(r.GPUMicros))
-		line(2, "Host eager", humanMicrosOrEmpty(r.Eager))
-		line(2, "Host graph", humanMicrosOrEmpty(r.Graph))
+		for _, c := range resultColumns() {
+			if c.describe != "" {
+				line(2, c.describe, c.tableValue(&r))
+			}
+		}
 		if g := res.Graph; g != nil {
 			line(2, "Graph", fmt.Sprintf("capturable %v, replay matches eager %v", g.Capturable, g.ReplayMatchesEager))
 		}
 	}
 	return tw.Flush()
-}
-
-// humanMicrosOrEmpty is humanMicros, keeping "" for <none>.
-func humanMicrosOrEmpty(us string) string {
-	if us == "" {
-		return ""
-	}
-	return humanMicros(us)
 }

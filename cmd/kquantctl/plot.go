@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/kquant/kquant/controllers/summary"
+	"github.com/kquant/kquant/domain/summary"
 )
 
 // Plot colours: the boxes, the GPUs, the outliers.

@@ -196,12 +196,9 @@ func writeRows(w io.Writer, rows []row, wide, allNamespaces bool) error {
 			if j > 0 {
 				fmt.Fprint(tw, "\t")
 			}
-			v := c.get(&rows[i])
-			switch {
-			case v == "":
+			v := c.tableValue(&rows[i])
+			if v == "" {
 				v = "-"
-			case c.table != nil:
-				v = c.table(v)
 			}
 			fmt.Fprint(tw, v)
 		}

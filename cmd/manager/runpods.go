@@ -12,7 +12,7 @@ import (
 
 	"github.com/kquant/kquant/controllers"
 	"github.com/kquant/kquant/controllers/execution"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 )
 
 // runPodFlags are the run-pod settings the chart passes (gpuAllocation and

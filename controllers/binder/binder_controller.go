@@ -30,13 +30,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/memo"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/controllers/internal/memo"
 	"github.com/kquant/kquant/controllers/metrics"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
 

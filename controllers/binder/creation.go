@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/memo"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/memo"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
 

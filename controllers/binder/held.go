@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 )
 
 // heldGPUs is the set of GPUs held by active runs (bound, not finished), kept

@@ -19,8 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/controllers/internal/runstatus"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -100,7 +101,7 @@ func (r *Reconciler) clearWait(ctx context.Context, run *kquantv1alpha1.QuantRun
 		if run.Status.Reason != kquantv1alpha1.RunReasonWaitingForGPU || run.Status.Phase.IsTerminal() {
 			return nil
 		}
-		err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{Phase: quantrun.StoredPhase(run)})
+		err := runstatus.Apply(ctx, r.client, run.DeepCopy(), runstatus.Change{Phase: quantrun.StoredPhase(run)})
 		if apierrors.IsConflict(err) {
 			fresh := &kquantv1alpha1.QuantRun{}
 			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(run), fresh); gerr != nil {
@@ -125,7 +126,7 @@ func (r *Reconciler) writeWaits(ctx context.Context, waits []waiting, byName map
 		}
 		g.Go(func() error {
 			first := run.Status.Reason != kquantv1alpha1.RunReasonWaitingForGPU
-			err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
+			err := runstatus.Apply(ctx, r.client, run.DeepCopy(), runstatus.Change{
 				Phase: kquantv1alpha1.RunPhasePending, Reason: kquantv1alpha1.RunReasonWaitingForGPU, Message: w.message})
 			if err != nil {
 				errs[i] = client.IgnoreNotFound(err)

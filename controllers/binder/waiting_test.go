@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 func TestWaitingForGPU(t *testing.T) {

@@ -22,7 +22,7 @@
 // The run pod writes Running, the results and status.allocatedGPU under its
 // own field manager (kquant-run); this controller writes only the
 // controller's fields of apply.QuantRunStatusOwners, through
-// quantrun.ApplyStatus. One of them is the results, on one path: a run pod
+// runstatus.Apply. One of them is the results, on one path: a run pod
 // that ended its run and exited without its own write landing (the API
 // server was away for as long as it retried) left the outcome in its
 // termination message, and this controller records it (event

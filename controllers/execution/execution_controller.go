@@ -22,11 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/expectations"
-	"github.com/kquant/kquant/controllers/memo"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/expectations"
+	"github.com/kquant/kquant/controllers/internal/memo"
+	"github.com/kquant/kquant/controllers/internal/runstatus"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -181,7 +182,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Created by a process that stopped before recording it, or by a
 		// release that did not record run pods: the pod cannot write the
 		// run's status until it is recorded.
-		if err := r.recordRunPod(ctx, run, pod, quantrun.StatusChange{
+		if err := r.recordRunPod(ctx, run, pod, runstatus.Change{
 			Phase: quantrun.StoredPhase(run), Reason: run.Status.Reason, Message: run.Status.Message,
 		}); err != nil {
 			return reconcile.Result{}, err
@@ -207,9 +208,9 @@ func (r *Reconciler) isRunPod(pod *corev1.Pod, run *kquantv1alpha1.QuantRun) boo
 // token bound to that pod, and only such a token, may write the run's status
 // as its run pod (the run-pod admission policy compares the token's pod-uid
 // claim with it).
-func (r *Reconciler) recordRunPod(ctx context.Context, run *kquantv1alpha1.QuantRun, pod *corev1.Pod, change quantrun.StatusChange) error {
+func (r *Reconciler) recordRunPod(ctx context.Context, run *kquantv1alpha1.QuantRun, pod *corev1.Pod, change runstatus.Change) error {
 	change.RunPod = &kquantv1alpha1.RunPodReference{Name: pod.Name, UID: pod.UID}
-	if err := quantrun.ApplyStatus(ctx, r.client, run, change); err != nil {
+	if err := runstatus.Apply(ctx, r.client, run, change); err != nil {
 		return fmt.Errorf("recording run pod %s of %s: %w", pod.Name, run.Name, err)
 	}
 	return nil
@@ -279,7 +280,7 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 	// Recorded at once, in the same write as RunPodRestarted: the pod waits
 	// for it before it writes anything. A failed write is made again once
 	// the cache shows the pod (reconcile).
-	change := quantrun.StatusChange{Phase: quantrun.StoredPhase(run), Reason: run.Status.Reason, Message: run.Status.Message}
+	change := runstatus.Change{Phase: quantrun.StoredPhase(run), Reason: run.Status.Reason, Message: run.Status.Message}
 	restarted := run.Status.Phase == kquantv1alpha1.RunPhaseRunning
 	if restarted {
 		change.Reason = kquantv1alpha1.RunReasonRunPodRestarted
@@ -308,7 +309,7 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	switch {
 	case out.IsZero() && isWaitingReason(run.Status.Reason):
 		// The pod got past what it waited for: drop the waiting reason.
-		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{Phase: quantrun.StoredPhase(run)})
+		return runstatus.Apply(ctx, r.client, run.DeepCopy(), runstatus.Change{Phase: quantrun.StoredPhase(run)})
 	case out.IsZero():
 		return nil
 	case out.Phase == kquantv1alpha1.RunPhasePending:
@@ -320,10 +321,10 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 		if run.Status.Reason != out.Reason {
 			r.recorder.Eventf(run, nil, corev1.EventTypeNormal, out.Reason, "WaitForRunPod", "%s", out.Message)
 		}
-		return quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
+		return runstatus.Apply(ctx, r.client, run.DeepCopy(), runstatus.Change{
 			Phase: kquantv1alpha1.RunPhasePending, Reason: out.Reason, Message: out.Message})
 	}
-	change := quantrun.StatusChange{Phase: out.Phase, Reason: out.Reason, Message: out.Message,
+	change := runstatus.Change{Phase: out.Phase, Reason: out.Reason, Message: out.Message,
 		CompletionTime: out.CompletionTime, Results: out.Results}
 	if change.CompletionTime == nil {
 		now := metav1.NewTime(r.clock.Now())
@@ -333,7 +334,7 @@ func (r *Reconciler) applyOutcome(ctx context.Context, run *kquantv1alpha1.Quant
 	// result the cache has not shown yet, this conflicts and is decided again
 	// (and finds the run finished: nothing to write). So a run pod's own
 	// outcome (FromPod) is recorded here only when its write never landed.
-	if err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), change); err != nil {
+	if err := runstatus.Apply(ctx, r.client, run.DeepCopy(), change); err != nil {
 		return err
 	}
 	// What this process saw of the run pod is forgotten only once the cache

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/test/builders"
 )
 

@@ -19,7 +19,7 @@ import (
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/controllers/execution"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/internal/runoutcome"
 )
 

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/internal/runstatus"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -39,7 +39,7 @@ func (r *Reconciler) timeOut(ctx context.Context, run *kquantv1alpha1.QuantRun, 
 	message := fmt.Sprintf("run pod %s ran longer than the run's time limit (%s, spec.execution.runTimeoutSeconds or the level's default); deleted it to free GPU %s",
 		pod.Name, limit, run.Spec.GPUUUID)
 	now := metav1.NewTime(r.clock.Now())
-	if err := quantrun.ApplyStatus(ctx, r.client, run.DeepCopy(), quantrun.StatusChange{
+	if err := runstatus.Apply(ctx, r.client, run.DeepCopy(), runstatus.Change{
 		Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonRunTimedOut, Message: message, CompletionTime: &now,
 	}); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/gate"
+	gatedomain "github.com/kquant/kquant/domain/gate"
 	"github.com/kquant/kquant/test/builders"
 )
 
@@ -65,7 +65,7 @@ func TestConditionFollowsValidation(t *testing.T) {
 		t.Skip("starts a control plane")
 	}
 	node := "cond-node-1"
-	typ := gate.ConditionType("fp8")
+	typ := gatedomain.ConditionType("fp8")
 	foreign := corev1.NodeCondition{Type: "example.com/GPUHealthy", Status: corev1.ConditionTrue, Reason: "Probed",
 		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}
 	create(t, builders.MakeNode(node).Obj())
@@ -79,7 +79,7 @@ func TestConditionFollowsValidation(t *testing.T) {
 	finish(t, managerNS, "cond-1-1-0", "cond-1-1-0-0-0", node, 0, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictFail, t0)
 	waitCondition(t, node, typ, corev1.ConditionFalse, "SyntheticFail", "recipe fp8-current-scaling", "GPU "+builders.GPUUUID(node, 0), "run cond-1-1-0-0-0")
 	waitNode(t, node, nodeGate{labels: map[string]string{}, owners: map[string]string{kquantv1alpha1.GateLabelPrefix + "fp8": policy.Name}})
-	waitEvent(t, "Node", node, gate.ReasonConditionChanged, string(typ), "False")
+	waitEvent(t, "Node", node, gatedomain.ReasonConditionChanged, string(typ), "False")
 
 	// A later pass clears it: True, and the other tool's condition is untouched.
 	finish(t, managerNS, "cond-1-1-0", "cond-1-1-0-0-1", node, 0, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictPass, t0.Add(time.Minute))
@@ -114,7 +114,7 @@ func TestStaleConditionIsUnknown(t *testing.T) {
 		t.Skip("starts a control plane")
 	}
 	node := "cond-node-2"
-	typ := gate.ConditionType("nvfp4")
+	typ := gatedomain.ConditionType("nvfp4")
 	create(t, builders.MakeNode(node).Obj())
 	// The policy re-validates every 10 minutes; the node last passed an hour
 	// ago, so an old True would say nothing of today.
@@ -129,7 +129,7 @@ func TestPersonsConditionIsNeverTaken(t *testing.T) {
 		t.Skip("starts a control plane")
 	}
 	node := "cond-node-3"
-	typ := gate.ConditionType("mxfp8")
+	typ := gatedomain.ConditionType("mxfp8")
 	// A person (or another tool) set kquant's condition type by hand.
 	mine := corev1.NodeCondition{Type: typ, Status: corev1.ConditionTrue, Reason: "CheckedByHand", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}
 	create(t, builders.MakeNode(node).Obj())
@@ -137,7 +137,7 @@ func TestPersonsConditionIsNeverTaken(t *testing.T) {
 	policy := builders.MakeQuantGatePolicy("cond-3", "mxfp8").Obj()
 	policyJob(t, policy, "cond-3-1-0")
 	finish(t, managerNS, "cond-3-1-0", "cond-3-1-0-0-0", node, 0, kquantv1alpha1.SchemeMXFP8BlockScaling, kquantv1alpha1.VerdictFail, time.Now().Add(-time.Hour))
-	waitEvent(t, "QuantGatePolicy", policy.Name, gate.ReasonConditionBlocked, string(typ), node)
+	waitEvent(t, "QuantGatePolicy", policy.Name, gatedomain.ReasonConditionBlocked, string(typ), node)
 	// The label gate is still set; the person's condition stays as it was.
 	waitNode(t, node, nodeGate{labels: map[string]string{kquantv1alpha1.GateLabelPrefix + "mxfp8": "failed"}, owners: map[string]string{kquantv1alpha1.GateLabelPrefix + "mxfp8": policy.Name}})
 	waitCondition(t, node, typ, corev1.ConditionTrue, "CheckedByHand")

@@ -20,9 +20,10 @@
 // naming the policy, the family, the GPU and the run.
 //
 // The gate owns the gate.kquant.dev/ keys and nothing else; the recipe-support
-// labels kquant.dev/<family>=native|emulated belong to package nodelabels, so
-// the two never write the same key. A node whose runs are gone keeps its gate
-// until a later validation passes, or its policy is deleted.
+// labels kquant.dev/<family>=native|emulated belong to the nodelabels
+// controller (package supportlabels), so the two never write the same key. A
+// node whose runs are gone keeps its gate until a later validation passes, or
+// its policy is deleted.
 //
 // A policy's actions.condition (the default) also sets the Node condition
 // kquant.dev/<Family>Validated (ConditionType): False while the gate holds,
@@ -32,10 +33,9 @@
 // node's status that owns only kquant's condition types, and recorded per
 // policy in the annotation kquant.dev/gate-conditions: a condition of that
 // type without a record is someone else's and is left alone.
-// PlanConditions decides it, a pure function like PlanNode.
-//
-// Decide (the verdicts per policy) and PlanNode (the node's marks, record and
-// Events) are pure functions; the Reconciler (one request per node) reads the
+// The decisions are pure functions of domain/gate: Decide (the verdicts per
+// policy), PlanNode (the node's marks, record and Events) and PlanConditions
+// (its conditions). The Reconciler (one request per node) reads the
 // node's finished runs through the run-by-node index and patches labels,
 // taints and record in one merge patch conditioned on the Node's
 // resourceVersion. It also watches the Nodes' gate labels and records

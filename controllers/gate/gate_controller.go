@@ -28,10 +28,11 @@ import (
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	gatedomain "github.com/kquant/kquant/domain/gate"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -42,10 +43,6 @@ const ControllerName = "gate"
 // kquant.dev/gate-conditions record is not valid JSON; no gate on that node
 // changes until someone repairs or removes it.
 const ReasonGateOwnersUnreadable = "GateOwnersUnreadable"
-
-// ReasonConditionChanged: a gate's Node condition was set, changed status or
-// reason, or was removed (an Event on the Node).
-const ReasonConditionChanged = "ConditionChanged"
 
 // Reconciler keeps the gate labels and taints of one Node (request name = node
 // name) in line with the QuantGatePolicies' validation runs there.
@@ -117,9 +114,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	now := r.clock.Now()
-	findings := Decide(obs)
-	plan := PlanNode(Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, findings, now)
-	conds := PlanConditions(node.Status.Conditions, record, plan.Owners, live, findings, now)
+	findings := gatedomain.Decide(obs)
+	plan := gatedomain.PlanNode(gatedomain.Node{Labels: node.Labels, Taints: node.Spec.Taints, Owners: owners}, live, findings, now)
+	conds := gatedomain.PlanConditions(node.Status.Conditions, record, plan.Owners, live, findings, now)
 	if plan.Write || !maps.Equal(record, conds.Record) {
 		if err := r.patch(ctx, node, plan, conds.Record); err != nil {
 			return conflict.Requeue(err)
@@ -129,11 +126,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		logging.FromContext(ctx).Info("Node gates updated", "node", req.Name, "changes", len(plan.Changes))
 	}
-	if !conditionsEqual(node.Status.Conditions, record, conds.Conditions) {
+	if !gatedomain.ConditionsEqual(node.Status.Conditions, record, conds.Conditions) {
 		if err := r.applyConditions(ctx, node.Name, conds.Conditions); err != nil {
 			return conflict.Requeue(err)
 		}
-		for _, c := range conditionChanges(node.Status.Conditions, record, conds) {
+		for _, c := range gatedomain.ConditionChanges(node.Status.Conditions, record, conds) {
 			r.recorder.Eventf(node, policyOrNil(policies[c.Policy]), corev1.EventTypeNormal, c.Reason, "Gate", "%s", c.Message)
 		}
 	}
@@ -166,7 +163,7 @@ func (r *Reconciler) applyConditions(ctx context.Context, node string, conds []c
 // a merge patch replaces whole, so the patch is conditional on the version
 // read, and a conflict (someone else changed the Node) retries from a fresh
 // read.
-func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan, conditions gateowners.Conditions) error {
+func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan gatedomain.Plan, conditions gateowners.Conditions) error {
 	record, err := plan.Owners.Encode()
 	if err != nil {
 		return err
@@ -197,7 +194,7 @@ func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan Plan, co
 // counts only when it is in the manager's namespace and its job's controller
 // is an existing QuantGatePolicy of the same UID: a tenant's job, whatever
 // its owner references say, never gates or clears a node.
-func (r *Reconciler) observe(ctx context.Context, node string, policies map[string]*kquantv1alpha1.QuantGatePolicy) ([]Observation, error) {
+func (r *Reconciler) observe(ctx context.Context, node string, policies map[string]*kquantv1alpha1.QuantGatePolicy) ([]gatedomain.Observation, error) {
 	// Read only: no deep copies of the node's runs, which this controller
 	// lists again on every run that finishes there.
 	runs := &kquantv1alpha1.QuantRunList{}
@@ -205,7 +202,7 @@ func (r *Reconciler) observe(ctx context.Context, node string, policies map[stri
 		return nil, fmt.Errorf("listing runs of node %s: %w", node, err)
 	}
 	jobPolicy := map[string]string{}
-	var out []Observation
+	var out []gatedomain.Observation
 	for i := range runs.Items {
 		run := &runs.Items[i]
 		if !hasVerdict(run) {
@@ -222,9 +219,9 @@ func (r *Reconciler) observe(ctx context.Context, node string, policies map[stri
 		if name == "" {
 			continue
 		}
-		o := Observation{
+		o := gatedomain.Observation{
 			Policy:  name,
-			Family:  nodelabels.Family(run.Spec.Recipe.Spec.Scheme),
+			Family:  supportlabels.Family(run.Spec.Recipe.Spec.Scheme),
 			GPU:     run.Spec.GPUUUID,
 			Run:     run.Name,
 			Verdict: run.Status.Results.Verdict,
@@ -287,10 +284,10 @@ func (r *Reconciler) policy(ctx context.Context, name string, uid types.UID, pol
 
 // planPolicies is what PlanNode needs of the live policies, each with the
 // family of its ClusterQuantRecipe (unknown while the recipe is missing).
-func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kquantv1alpha1.QuantGatePolicy) (map[string]Policy, error) {
-	out := make(map[string]Policy, len(policies))
+func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kquantv1alpha1.QuantGatePolicy) (map[string]gatedomain.Policy, error) {
+	out := make(map[string]gatedomain.Policy, len(policies))
 	for name, p := range policies {
-		pol := Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions, Recipe: p.Spec.RecipeRef.Name}
+		pol := gatedomain.Policy{Name: name, Created: p.CreationTimestamp.Time, Actions: p.Spec.Actions, Recipe: p.Spec.RecipeRef.Name}
 		if p.Spec.Period != nil {
 			pol.Period = p.Spec.Period.Duration
 		}
@@ -298,7 +295,7 @@ func (r *Reconciler) planPolicies(ctx context.Context, policies map[string]*kqua
 		if err := r.client.Get(ctx, types.NamespacedName{Name: p.Spec.RecipeRef.Name}, recipe); client.IgnoreNotFound(err) != nil {
 			return nil, fmt.Errorf("getting ClusterQuantRecipe %s of policy %s: %w", p.Spec.RecipeRef.Name, name, err)
 		} else if err == nil {
-			pol.Family = nodelabels.Family(recipe.Spec.Scheme)
+			pol.Family = supportlabels.Family(recipe.Spec.Scheme)
 		}
 		out[name] = pol
 	}

@@ -23,7 +23,8 @@ import (
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
 	"github.com/kquant/kquant/controllers/gate"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	gatedomain "github.com/kquant/kquant/domain/gate"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -177,7 +178,7 @@ func TestPolicyGatesAndClearsWithEvents(t *testing.T) {
 	finish(t, managerNS, "fp8-gate-1-1-0", "fp8-gate-1-1-0-0-0", node, 0, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictFail, t0)
 	finish(t, managerNS, "fp8-gate-1-1-0", "fp8-gate-1-1-0-1-0", node, 1, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictPass, t0)
 	waitNode(t, node, nodeGate{labels: map[string]string{key: "failed"}, taints: []corev1.Taint{other, gated}, owners: map[string]string{key: policy.Name}})
-	set := waitEvent(t, "Node", node, gate.ReasonGateSet, policy.Name, key, builders.GPUUUID(node, 0), "fp8-gate-1-1-0-0-0")
+	set := waitEvent(t, "Node", node, gatedomain.ReasonGateSet, policy.Name, key, builders.GPUUUID(node, 0), "fp8-gate-1-1-0-0-0")
 	if set.Related == nil || set.Related.Kind != "QuantGatePolicy" || set.Related.Name != policy.Name {
 		t.Errorf("GateSet event related to %+v, want the policy", set.Related)
 	}
@@ -195,7 +196,7 @@ func TestPolicyGatesAndClearsWithEvents(t *testing.T) {
 	// A later pass on GPU 0 clears label and taint, and keeps the others' taint.
 	finish(t, managerNS, "fp8-gate-1-1-0", "fp8-gate-1-1-0-0-1", node, 0, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictPass, t0.Add(time.Minute))
 	waitNode(t, node, nodeGate{labels: map[string]string{}, taints: []corev1.Taint{other}, owners: map[string]string{}})
-	waitEvent(t, "Node", node, gate.ReasonGateCleared, policy.Name, key, "fp8-gate-1-1-0-0-1")
+	waitEvent(t, "Node", node, gatedomain.ReasonGateCleared, policy.Name, key, "fp8-gate-1-1-0-0-1")
 }
 
 func TestTenantRunsNeverGate(t *testing.T) {
@@ -224,7 +225,7 @@ func TestTenantRunsNeverGate(t *testing.T) {
 	// (the GateSet event names the policy's run, not theirs).
 	finish(t, managerNS, "fp8-gate-2-1-0", "fp8-gate-2-1-0-1-0", node, 1, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictFail, t0.Add(time.Minute))
 	waitNode(t, node, nodeGate{labels: map[string]string{key: "failed"}, owners: map[string]string{key: policy.Name}})
-	waitEvent(t, "Node", node, gate.ReasonGateSet, "fp8-gate-2-1-0-1-0")
+	waitEvent(t, "Node", node, gatedomain.ReasonGateSet, "fp8-gate-2-1-0-1-0")
 
 	// A tenant's later pass, forged owner and all, does not clear it.
 	finish(t, ns, "forged", "forged-1-0", node, 1, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictPass, t0.Add(2*time.Minute))
@@ -232,7 +233,7 @@ func TestTenantRunsNeverGate(t *testing.T) {
 	// Only the policy's own pass does; GPU 0 never failed for the policy.
 	finish(t, managerNS, "fp8-gate-2-1-0", "fp8-gate-2-1-0-1-1", node, 1, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictPass, t0.Add(3*time.Minute))
 	waitNode(t, node, nodeGate{labels: map[string]string{}, owners: map[string]string{}})
-	waitEvent(t, "Node", node, gate.ReasonGateCleared, "fp8-gate-2-1-0-1-1")
+	waitEvent(t, "Node", node, gatedomain.ReasonGateCleared, "fp8-gate-2-1-0-1-1")
 }
 
 func TestPersonsLabelIsNeverRemovedOrTaken(t *testing.T) {
@@ -250,7 +251,7 @@ func TestPersonsLabelIsNeverRemovedOrTaken(t *testing.T) {
 
 	// The policy's fp8 failure is blocked: the key is the person's.
 	finish(t, managerNS, "gate-3-1-0", "gate-3-1-0-0-0", node, 0, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.VerdictFail, t0)
-	waitEvent(t, "QuantGatePolicy", policy.Name, gate.ReasonGateBlocked, key, node, "someone else")
+	waitEvent(t, "QuantGatePolicy", policy.Name, gatedomain.ReasonGateBlocked, key, node, "someone else")
 	// Its mxfp8 failure gates mxfp8, which nobody held: the write after the
 	// block shows the fp8 label is still the person's, unrecorded.
 	finish(t, managerNS, "gate-3-1-0", "gate-3-1-0-1-0", node, 1, kquantv1alpha1.SchemeMXFP8BlockScaling, kquantv1alpha1.VerdictFail, t0)
@@ -277,5 +278,5 @@ func TestDeletedPolicyLiftsItsGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNode(t, node, nodeGate{labels: map[string]string{}, owners: map[string]string{}})
-	waitEvent(t, "Node", node, gate.ReasonGateCleared, fmt.Sprintf("policy %s is gone", policy.Name))
+	waitEvent(t, "Node", node, gatedomain.ReasonGateCleared, fmt.Sprintf("policy %s is gone", policy.Name))
 }

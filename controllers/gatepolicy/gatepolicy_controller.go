@@ -32,10 +32,10 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -284,7 +284,7 @@ func (r *Reconciler) conflicts(ctx context.Context, p *kquantv1alpha1.QuantGateP
 			qr := &kquantv1alpha1.ClusterQuantRecipe{}
 			if err := r.client.Get(ctx, types.NamespacedName{Name: q.Spec.RecipeRef.Name}, qr); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("getting ClusterQuantRecipe %s: %w", q.Spec.RecipeRef.Name, err)
-			} else if err == nil && nodelabels.Family(qr.Spec.Scheme) == nodelabels.Family(recipe.Spec.Scheme) {
+			} else if err == nil && supportlabels.Family(qr.Spec.Scheme) == supportlabels.Family(recipe.Spec.Scheme) {
 				older = append(older, q.Name)
 			}
 		}
@@ -292,7 +292,7 @@ func (r *Reconciler) conflicts(ctx context.Context, p *kquantv1alpha1.QuantGateP
 			slices.Sort(older)
 			cond.Status, cond.Reason = metav1.ConditionTrue, kquantv1alpha1.ReasonKeyHeldByOlderPolicy
 			cond.Message = fmt.Sprintf("older policies %s gate %s%s too: on a node one of them holds, this policy sets nothing and records a GateBlocked event",
-				strings.Join(older, ", "), kquantv1alpha1.GateLabelPrefix, nodelabels.Family(recipe.Spec.Scheme))
+				strings.Join(older, ", "), kquantv1alpha1.GateLabelPrefix, supportlabels.Family(recipe.Spec.Scheme))
 		}
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)

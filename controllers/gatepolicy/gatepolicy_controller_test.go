@@ -23,7 +23,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/gatepolicy"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )

@@ -7,15 +7,16 @@ import (
 	"cmp"
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/gpulabels"
 )
 
@@ -23,14 +24,6 @@ import (
 // job is Prometheus' own label), its recipe and scheme, and its mode.
 func runLabels(extra ...string) []string {
 	return append([]string{"quantjob", "recipe", "scheme", "mode"}, extra...)
-}
-
-// schemes are every scheme, for the one-hot support series.
-func schemes() []kquantv1alpha1.Scheme {
-	return []kquantv1alpha1.Scheme{
-		kquantv1alpha1.SchemeDelayedScaling, kquantv1alpha1.SchemeFloat8CurrentScaling, kquantv1alpha1.SchemeFloat8BlockScaling,
-		kquantv1alpha1.SchemeMXFP8BlockScaling, kquantv1alpha1.SchemeNVFP4BlockScaling,
-	}
 }
 
 func supports() []kquantv1alpha1.Support {
@@ -49,35 +42,39 @@ type gpuDescs struct {
 }
 
 func newGPUDescs(l gpulabels.Names) gpuDescs {
-	identity := l.Help()
+	// desc is a per-GPU series: the GPU's identity labels, then extra. Its
+	// help text names every label after what the series means, from the
+	// same lists, so that the two cannot drift.
+	desc := func(name, help string, extra ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help+"; "+l.Help()+"; "+strings.Join(extra, ", ")+".", l.Labels(extra...), nil)
+	}
 	return gpuDescs{
-		info: prometheus.NewDesc("kquant_gpu_info",
-			"1 for every GPU an agent reports; "+identity+"; computeCapability, driverVersion.",
-			l.Labels("computeCapability", "driverVersion"), nil),
-		support: prometheus.NewDesc("kquant_gpu_recipe_support",
-			"1 for how the GPU supports each scheme (support Native, Emulated or Unsupported), 0 for the others; "+identity+"; scheme, support.",
-			l.Labels("scheme", "support"), nil),
-		verdict: prometheus.NewDesc("kquant_gpu_verdict",
-			"1 for the verdict (Pass, Fail, Warn, Skip) of the latest finished run of a job on the GPU, 0 for the others; "+identity+"; quantjob, recipe, scheme, mode, verdict.",
-			l.Labels(runLabels("verdict")...), nil),
-		snr: prometheus.NewDesc("kquant_gpu_snr_decibels",
-			"Worst signal-to-noise ratio of the dequantized tensor in the latest finished run of a job on the GPU, in dB; "+identity+"; quantjob, recipe, scheme, mode.",
-			l.Labels(runLabels()...), nil),
-		bandwidth: prometheus.NewDesc("kquant_gpu_bandwidth_bytes_per_second",
-			"Bytes one step moves over its GPU time, in the latest finished run of a job on the GPU; "+identity+"; quantjob, recipe, scheme, mode.",
-			l.Labels(runLabels()...), nil),
-		hostEager: prometheus.NewDesc("kquant_gpu_host_eager_seconds",
-			"Host (CPU) time of one eager step in the latest finished run of a job on the GPU; "+identity+"; quantjob, recipe, scheme, mode.",
-			l.Labels(runLabels()...), nil),
-		hostGraph: prometheus.NewDesc("kquant_gpu_host_graph_seconds",
-			"Host (CPU) time of one CUDA-graph replay of a step in the latest finished run of a job on the GPU; "+identity+"; quantjob, recipe, scheme, mode.",
-			l.Labels(runLabels()...), nil),
-		completion: prometheus.NewDesc("kquant_gpu_run_completion_timestamp_seconds",
-			"When the latest finished run of a job on the GPU completed, Unix seconds; "+identity+"; quantjob, recipe, scheme, mode.",
-			l.Labels(runLabels()...), nil),
-		lastSuccess: prometheus.NewDesc("kquant_gpu_last_success_timestamp_seconds",
-			"When a Validation run of the recipe last passed (verdict Pass or Warn) on the GPU, Unix seconds, over the runs still stored; "+identity+"; recipe, scheme.",
-			l.Labels("recipe", "scheme"), nil),
+		info: desc("kquant_gpu_info", "1 for every GPU an agent reports",
+			"computeCapability", "driverVersion"),
+		support: desc("kquant_gpu_recipe_support",
+			"1 for how the GPU supports each scheme (support Native, Emulated or Unsupported), 0 for the others",
+			"scheme", "support"),
+		verdict: desc("kquant_gpu_verdict",
+			"1 for the verdict (Pass, Fail, Warn, Skip) of the latest finished run of a job on the GPU, 0 for the others",
+			runLabels("verdict")...),
+		snr: desc("kquant_gpu_snr_decibels",
+			"Worst signal-to-noise ratio of the dequantized tensor in the latest finished run of a job on the GPU, in dB",
+			runLabels()...),
+		bandwidth: desc("kquant_gpu_bandwidth_bytes_per_second",
+			"Bytes one step moves over its GPU time, in the latest finished run of a job on the GPU",
+			runLabels()...),
+		hostEager: desc("kquant_gpu_host_eager_seconds",
+			"Host (CPU) time of one eager step in the latest finished run of a job on the GPU",
+			runLabels()...),
+		hostGraph: desc("kquant_gpu_host_graph_seconds",
+			"Host (CPU) time of one CUDA-graph replay of a step in the latest finished run of a job on the GPU",
+			runLabels()...),
+		completion: desc("kquant_gpu_run_completion_timestamp_seconds",
+			"When the latest finished run of a job on the GPU completed, Unix seconds",
+			runLabels()...),
+		lastSuccess: desc("kquant_gpu_last_success_timestamp_seconds",
+			"When a Validation run of the recipe last passed (verdict Pass or Warn) on the GPU, Unix seconds, over the runs still stored",
+			"recipe", "scheme"),
 	}
 }
 
@@ -120,7 +117,7 @@ func (d gpuDescs) collectGPUs(ctx context.Context, reader client.Reader, ch chan
 				known[mig.UUID] = m
 			}
 			ch <- prometheus.MustNewConstMetric(d.info, prometheus.GaugeValue, 1, id.values(g.ComputeCapability, p.Status.DriverVersion)...)
-			for _, s := range schemes() {
+			for _, s := range kquantv1alpha1.Schemes {
 				got, _ := scheduling.GPUSupport(g, s)
 				for _, sup := range supports() {
 					ch <- prometheus.MustNewConstMetric(d.support, prometheus.GaugeValue, oneIf(got == sup), id.values(string(s), string(sup))...)

@@ -12,9 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/internal/gpulabels"
+	"github.com/kquant/kquant/internal/metricsreg"
 )
 
 // scrapeTimeout bounds a scrape's reads of the cache.
@@ -42,10 +43,8 @@ type Metrics struct {
 // series name the node and the UUID as labels says (validated by the caller).
 func New(reader client.Reader, elected <-chan struct{}, labels gpulabels.Names) *Metrics {
 	return &Metrics{
-		runsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kquant_runs_total",
-			Help: "QuantRuns that entered a phase, by phase (Pending, Bound, Running, Succeeded, Failed), as seen by the manager since it started.",
-		}, []string{"phase"}),
+		runsTotal: metricsreg.PhaseCounter("kquant_runs_total",
+			"QuantRuns that entered a phase, by phase (Pending, Bound, Running, Succeeded, Failed), as seen by the manager since it started."),
 		schedulingLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kquant_run_scheduling_latency_seconds",
 			Help:    "Binding latency: time from a QuantRun's creation to its binding to a GPU, in seconds. No labels.",
@@ -54,9 +53,9 @@ func New(reader client.Reader, elected <-chan struct{}, labels gpulabels.Names) 
 		pendingRuns:       prometheus.NewDesc("kquant_runs_pending", "QuantRuns waiting for a GPU. No labels.", nil, nil),
 		unschedulableJobs: prometheus.NewDesc("kquant_jobs_unschedulable", "QuantJobs in phase Unschedulable. No labels.", nil, nil),
 		runsByPhase: prometheus.NewDesc("kquant_runs",
-			"QuantRuns stored now, by phase (Pending, Bound, Running, Succeeded, Failed; Pending is the queue of runs waiting for a GPU).", []string{"phase"}, nil),
+			"QuantRuns stored now, by phase (Pending, Bound, Running, Succeeded, Failed; Pending is the queue of runs waiting for a GPU).", []string{metricsreg.Phase}, nil),
 		jobsByPhase: prometheus.NewDesc("kquant_jobs",
-			"QuantJobs stored now, by phase (Pending, Running, Succeeded, Failed, Unschedulable).", []string{"phase"}, nil),
+			"QuantJobs stored now, by phase (Pending, Running, Succeeded, Failed, Unschedulable).", []string{metricsreg.Phase}, nil),
 		gpus:    newGPUDescs(labels),
 		reader:  reader,
 		elected: elected,
@@ -65,12 +64,7 @@ func New(reader client.Reader, elected <-chan struct{}, labels gpulabels.Names) 
 
 // Register registers every metric with reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.runsTotal, m.schedulingLatency, gauges{m}} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return metricsreg.Register(reg, m.runsTotal, m.schedulingLatency, gauges{m})
 }
 
 // ObserveBinding records the scheduling latency of a run bound at boundAt.

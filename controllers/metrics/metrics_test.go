@@ -11,7 +11,7 @@ import (
 
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/internal/gpulabels"
 )
 

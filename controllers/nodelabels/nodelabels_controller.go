@@ -22,7 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/fleet"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -64,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else if err != nil {
 		profile = nil
 	}
-	changes := Changes(node.Labels, Desired(profile))
+	changes := supportlabels.Changes(node.Labels, supportlabels.Desired(profile))
 	if len(changes) == 0 {
 		return reconcile.Result{}, nil
 	}

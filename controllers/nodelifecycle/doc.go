@@ -12,5 +12,5 @@
 //
 // In run-pod mode the controller is not started: a run there follows its
 // pod, and its Node through the pod (controllers/execution), and an absent
-// agent only keeps new runs off its node (controllers/scheduling).
+// agent only keeps new runs off its node (domain/scheduling).
 package nodelifecycle

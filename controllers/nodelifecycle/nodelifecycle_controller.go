@@ -20,11 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/controllers/internal/runstatus"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -86,7 +87,7 @@ func (r *Reconciler) failRunsOn(ctx context.Context, node string, lease *coordin
 			continue
 		}
 		completed := metav1.NewTime(now)
-		err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{
+		err := runstatus.Apply(ctx, r.client, run, runstatus.Change{
 			Phase: kquantv1alpha1.RunPhaseFailed, Reason: kquantv1alpha1.RunReasonNodeLost, Message: msg, CompletionTime: &completed,
 		})
 		if err != nil {

@@ -30,8 +30,8 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/apply"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/controllers/quantcronjob/schedule"
 	"github.com/kquant/kquant/internal/logging"
 )

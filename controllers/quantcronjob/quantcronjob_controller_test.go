@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/indexer"
+	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/controllers/quantcronjob"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 )
 
 // MaxCoverageAttempts bounds the attempts of one EachGPU slot that reruns

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/test/builders"
 )
 

@@ -6,8 +6,8 @@ package quantjob
 import (
 	"time"
 
-	"github.com/kquant/kquant/controllers/memo"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/controllers/internal/memo"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 // EvaluationTTL is how long an evaluation of the fleet serves the jobs that

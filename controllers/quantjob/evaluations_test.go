@@ -8,7 +8,7 @@ import (
 	"time"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 func TestEvaluationsMemo(t *testing.T) {

@@ -20,10 +20,9 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/validation"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/quantrecipe"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 // expand resolves the recipe, evaluates the fleet and creates the first
@@ -39,7 +38,7 @@ func (r *Reconciler) expand(ctx context.Context, job *kquantv1alpha1.QuantJob, r
 	} else if err != nil {
 		return nil, outcome{}, fmt.Errorf("getting recipe %s: %w", job.Spec.RecipeRef.Name, err)
 	}
-	if problems := quantrecipe.Validate(&recipe.spec); len(problems) > 0 {
+	if problems := validation.QuantRecipeSpecProblems(&recipe.spec); len(problems) > 0 {
 		return runs, outcome{failReason: kquantv1alpha1.ReasonRecipeInvalid,
 			failMessage: fmt.Sprintf("%s %s is invalid: %s", recipe.kind, recipe.name, strings.Join(problems, "; "))}, nil
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/expectations"
+	"github.com/kquant/kquant/controllers/internal/expectations"
 )
 
 // createExpiry is how long a run this process created is expected to appear

@@ -17,8 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/controllers/internal/runstatus"
+	"github.com/kquant/kquant/domain/quantrun"
 )
 
 // runsOf lists job's runs through the job index, and deletes runs that carry
@@ -134,7 +135,7 @@ func (r *Reconciler) failRemaining(ctx context.Context, job *kquantv1alpha1.Quan
 			continue
 		}
 		run := runs[i].DeepCopy()
-		err := quantrun.ApplyStatus(ctx, r.client, run, quantrun.StatusChange{
+		err := runstatus.Apply(ctx, r.client, run, runstatus.Change{
 			Phase: kquantv1alpha1.RunPhaseFailed, Reason: reason, Message: "job failed: " + message, CompletionTime: &now,
 		})
 		if err != nil {

@@ -22,10 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/indexer"
-	"github.com/kquant/kquant/controllers/summary"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/domain/summary"
 	"github.com/kquant/kquant/internal/logging"
 )
 

@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/summary"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/summary"
 )
 
 // DefaultBackoffLimit is backoffLimit's default, for jobs written before the

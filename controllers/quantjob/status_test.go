@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/summary"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/summary"
 	"github.com/kquant/kquant/test/builders"
 )
 

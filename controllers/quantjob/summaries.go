@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/memo"
-	"github.com/kquant/kquant/controllers/summary"
+	"github.com/kquant/kquant/controllers/internal/memo"
+	"github.com/kquant/kquant/domain/summary"
 )
 
 // summaries keeps, per unfinished job, a summary.Accumulator of its succeeded

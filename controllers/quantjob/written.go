@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/memo"
+	"github.com/kquant/kquant/controllers/internal/memo"
 )
 
 // written remembers, per job, the status this process last wrote and the

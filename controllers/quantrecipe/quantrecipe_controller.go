@@ -24,9 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/conflict"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/api/v1alpha1/validation"
+	"github.com/kquant/kquant/controllers/internal/conflict"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/internal/logging"
 )
 
@@ -125,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // computeStatus is the recipe's whole new status, and its validation problems.
 func computeStatus(recipe recipe, nodes []scheduling.NodeState, now time.Time) (*kquantv1alpha1.QuantRecipeStatus, []string) {
 	st := recipe.status.DeepCopy()
-	problems := Validate(recipe.spec)
+	problems := validation.QuantRecipeSpecProblems(recipe.spec)
 	generation := recipe.GetGeneration()
 	cond := metav1.Condition{Type: kquantv1alpha1.ConditionReady, ObservedGeneration: generation}
 	if len(problems) > 0 {

@@ -4,7 +4,8 @@
 # shellcheck shell=bash
 # assets.sh: the one way kquant's scripts build a pinned binary from a tools
 # module under hack/tools/ into a cache directory outside the repository.
-# Sourced by envtest-assets.sh and cluster-assets.sh; nothing here runs on its own.
+# Sourced by the *-assets.sh scripts and by the device scripts, which also
+# pack and stamp their bundles here; nothing here runs on its own.
 
 KUBE_VERSION=1.36.3
 ETCD_VERSION=3.7.0
@@ -27,12 +28,41 @@ assets_stamp() { # module-dir...
   echo "kube=${KUBE_VERSION} etcd=${ETCD_VERSION} containerd=${CONTAINERD_VERSION} crictl=${CRICTL_VERSION} $(cat "${sums[@]}" | sha256sum | cut -c1-16)"
 }
 
+# assets_module_version prints the version of module that the tools module
+# hack/tools/<module-dir> pins: the one place a tool's release is chosen.
+assets_module_version() { # module-dir module
+  (cd "$ASSETS_ROOT/hack/tools/$1" && go list -m -f '{{.Version}}' "$2")
+}
+
 # assets_fresh succeeds when dir holds every named binary under the given stamp.
 assets_fresh() { # dir stamp binary...
   local dir=$1 stamp=$2 bin
   shift 2
   [[ -f "$dir/.stamp" && "$(cat "$dir/.stamp")" == "$stamp" ]] || return 1
   for bin in "$@"; do [[ -x "$dir/$bin" ]] || return 1; done
+}
+
+# assets_reuse is how every asset script starts: when dir holds every
+# binary under stamp it prints dir and ends the script, so that a second
+# call returns at once; otherwise, when flag is --cached (never build), it
+# ends the script with status 1, and else it returns for the caller to build.
+assets_reuse() { # dir stamp flag binary...
+  local dir=$1 stamp=$2 flag=$3
+  shift 3
+  if assets_fresh "$dir" "$stamp" "$@"; then
+    echo "$dir"
+    exit 0
+  fi
+  [[ $flag != --cached ]] || exit 1
+}
+
+# assets_done is how every asset script ends: it marks dir complete under
+# stamp (written last, so that an interrupted build is never reused) and
+# prints dir.
+assets_done() { # dir stamp what
+  echo "$2" >"$1/.stamp"
+  assets_log "$3 ready in $1"
+  echo "$1"
 }
 
 # kube_version_ldflags stamps the real release into Kubernetes' version
@@ -79,12 +109,33 @@ assets_pack_control_plane() { # dir
     return 0
   fi
   tmp=$(mktemp -d)
-  for b in kube-apiserver etcd; do
-    strip -o "$tmp/$b" "$assets/$b"
-    xz -6 -T0 -c "$tmp/$b" >"$dir/$b.xz"
-  done
+  for b in kube-apiserver etcd; do strip -o "$tmp/$b" "$assets/$b"; done
+  assets_xz "$tmp" "$dir" kube-apiserver etcd
   rm -rf "$tmp"
   cp "$assets/.stamp" "$dir/assets.stamp"
+}
+
+# assets_xz compresses each named file of src into dst/<name>.xz, the form
+# in which binaries travel to the device machine (assets_unxz undoes it).
+assets_xz() { # src dst name...
+  local src=$1 dst=$2 b
+  shift 2
+  for b in "$@"; do xz -6 -T0 -c "$src/$b" >"$dst/$b.xz"; done
+}
+
+# bundle_stamp records in dir the commit a device bundle is built from, with
+# +dirty when the working tree differs from it.
+bundle_stamp() { # dir
+  echo "$(git -C "$ASSETS_ROOT" rev-parse --short HEAD)$(git -C "$ASSETS_ROOT" diff --quiet HEAD || echo +dirty)" >"$1/commit"
+}
+
+# bundle_log_start begins a device run's log with the bundle's commit and
+# the GPUs the machine has, and echoes both.
+bundle_log_start() { # bundle-dir log
+  {
+    echo "bundle of commit $(cat "$1/commit" 2>/dev/null || echo unknown)"
+    nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv,noheader || true
+  } | tee "$2"
 }
 
 # assets_unxz decompresses src into an executable dst, with xz or, where it

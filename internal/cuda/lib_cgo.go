@@ -23,49 +23,61 @@ typedef uintptr_t kq_h;
 
 #define KQ_MAX_ARGS 32
 
+// KQ_SYMBOLS lists every driver function kquant calls, once: its field in
+// kq_lib, its parameters, the symbol to resolve and an older name to fall
+// back to (or NULL). The struct and kq_open both expand it, so that a field
+// cannot lack its symbol. cuEventElapsedTime_v2 appeared in CUDA 12.8 and is
+// what cuda.h maps the plain name to since 13.0; older drivers only export
+// the plain one, with the same signature.
+#define KQ_SYMBOLS(X) \
+	X(cuInit, (unsigned int), "cuInit", NULL) \
+	X(cuDriverGetVersion, (int *), "cuDriverGetVersion", NULL) \
+	X(cuDeviceGetCount, (int *), "cuDeviceGetCount", NULL) \
+	X(cuDeviceGet, (int *, int), "cuDeviceGet", NULL) \
+	X(cuDeviceGetAttribute, (int *, int, int), "cuDeviceGetAttribute", NULL) \
+	X(cuDeviceGetName, (char *, int, int), "cuDeviceGetName", NULL) \
+	X(cuDeviceGetUuid, (unsigned char *, int), "cuDeviceGetUuid_v2", "cuDeviceGetUuid") \
+	X(cuDeviceTotalMem, (size_t *, int), "cuDeviceTotalMem_v2", NULL) \
+	X(cuDevicePrimaryCtxRetain, (void **, int), "cuDevicePrimaryCtxRetain", NULL) \
+	X(cuDevicePrimaryCtxRelease, (int), "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease") \
+	X(cuCtxSetCurrent, (void *), "cuCtxSetCurrent", NULL) \
+	X(cuCtxSynchronize, (void), "cuCtxSynchronize", NULL) \
+	X(cuStreamCreate, (void **, unsigned int), "cuStreamCreate", NULL) \
+	X(cuStreamSynchronize, (void *), "cuStreamSynchronize", NULL) \
+	X(cuStreamDestroy, (void *), "cuStreamDestroy_v2", NULL) \
+	X(cuEventCreate, (void **, unsigned int), "cuEventCreate", NULL) \
+	X(cuEventRecord, (void *, void *), "cuEventRecord", NULL) \
+	X(cuEventSynchronize, (void *), "cuEventSynchronize", NULL) \
+	X(cuEventElapsedTime, (float *, void *, void *), "cuEventElapsedTime_v2", "cuEventElapsedTime") \
+	X(cuEventDestroy, (void *), "cuEventDestroy_v2", NULL) \
+	X(cuMemAlloc, (kq_dptr *, size_t), "cuMemAlloc_v2", NULL) \
+	X(cuMemFree, (kq_dptr), "cuMemFree_v2", NULL) \
+	X(cuMemcpyHtoD, (kq_dptr, const void *, size_t), "cuMemcpyHtoD_v2", NULL) \
+	X(cuMemcpyDtoH, (void *, kq_dptr, size_t), "cuMemcpyDtoH_v2", NULL) \
+	X(cuMemcpyDtoDAsync, (kq_dptr, kq_dptr, size_t, void *), "cuMemcpyDtoDAsync_v2", NULL) \
+	X(cuMemsetD8, (kq_dptr, unsigned char, size_t), "cuMemsetD8_v2", NULL) \
+	X(cuMemsetD8Async, (kq_dptr, unsigned char, size_t, void *), "cuMemsetD8Async", NULL) \
+	X(cuModuleLoadDataEx, (void **, const void *, unsigned int, int *, void **), "cuModuleLoadDataEx", NULL) \
+	X(cuModuleGetFunction, (void **, void *, const char *), "cuModuleGetFunction", NULL) \
+	X(cuModuleUnload, (void *), "cuModuleUnload", NULL) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, void *, int, size_t), \
+		"cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL) \
+	X(cuLaunchKernel, (void *, unsigned int, unsigned int, unsigned int, \
+		unsigned int, unsigned int, unsigned int, unsigned int, void *, void **, void **), "cuLaunchKernel", NULL) \
+	X(cuStreamBeginCapture, (void *, int), "cuStreamBeginCapture_v2", NULL) \
+	X(cuStreamEndCapture, (void *, void **), "cuStreamEndCapture", NULL) \
+	X(cuGraphInstantiateWithFlags, (void **, void *, unsigned long long), "cuGraphInstantiateWithFlags", NULL) \
+	X(cuGraphLaunch, (void *, void *), "cuGraphLaunch", NULL) \
+	X(cuGraphExecDestroy, (void *), "cuGraphExecDestroy", NULL) \
+	X(cuGraphDestroy, (void *), "cuGraphDestroy", NULL) \
+	X(cuGetErrorName, (kq_res, const char **), "cuGetErrorName", NULL) \
+	X(cuGetErrorString, (kq_res, const char **), "cuGetErrorString", NULL)
+
 typedef struct {
 	void *handle;
-	kq_res (*cuInit)(unsigned int);
-	kq_res (*cuDriverGetVersion)(int *);
-	kq_res (*cuDeviceGetCount)(int *);
-	kq_res (*cuDeviceGet)(int *, int);
-	kq_res (*cuDeviceGetAttribute)(int *, int, int);
-	kq_res (*cuDeviceGetName)(char *, int, int);
-	kq_res (*cuDeviceGetUuid)(unsigned char *, int);
-	kq_res (*cuDeviceTotalMem)(size_t *, int);
-	kq_res (*cuDevicePrimaryCtxRetain)(void **, int);
-	kq_res (*cuDevicePrimaryCtxRelease)(int);
-	kq_res (*cuCtxSetCurrent)(void *);
-	kq_res (*cuCtxSynchronize)(void);
-	kq_res (*cuStreamCreate)(void **, unsigned int);
-	kq_res (*cuStreamSynchronize)(void *);
-	kq_res (*cuStreamDestroy)(void *);
-	kq_res (*cuEventCreate)(void **, unsigned int);
-	kq_res (*cuEventRecord)(void *, void *);
-	kq_res (*cuEventSynchronize)(void *);
-	kq_res (*cuEventElapsedTime)(float *, void *, void *);
-	kq_res (*cuEventDestroy)(void *);
-	kq_res (*cuMemAlloc)(kq_dptr *, size_t);
-	kq_res (*cuMemFree)(kq_dptr);
-	kq_res (*cuMemcpyHtoD)(kq_dptr, const void *, size_t);
-	kq_res (*cuMemcpyDtoH)(void *, kq_dptr, size_t);
-	kq_res (*cuMemcpyDtoDAsync)(kq_dptr, kq_dptr, size_t, void *);
-	kq_res (*cuMemsetD8)(kq_dptr, unsigned char, size_t);
-	kq_res (*cuMemsetD8Async)(kq_dptr, unsigned char, size_t, void *);
-	kq_res (*cuModuleLoadDataEx)(void **, const void *, unsigned int, int *, void **);
-	kq_res (*cuModuleGetFunction)(void **, void *, const char *);
-	kq_res (*cuModuleUnload)(void *);
-	kq_res (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, void *, int, size_t);
-	kq_res (*cuLaunchKernel)(void *, unsigned int, unsigned int, unsigned int,
-		unsigned int, unsigned int, unsigned int, unsigned int, void *, void **, void **);
-	kq_res (*cuStreamBeginCapture)(void *, int);
-	kq_res (*cuStreamEndCapture)(void *, void **);
-	kq_res (*cuGraphInstantiateWithFlags)(void **, void *, unsigned long long);
-	kq_res (*cuGraphLaunch)(void *, void *);
-	kq_res (*cuGraphExecDestroy)(void *);
-	kq_res (*cuGraphDestroy)(void *);
-	kq_res (*cuGetErrorName)(kq_res, const char **);
-	kq_res (*cuGetErrorString)(kq_res, const char **);
+#define KQ_FIELD(field, params, sym, fallback) kq_res (*field) params;
+	KQ_SYMBOLS(KQ_FIELD)
+#undef KQ_FIELD
 } kq_lib;
 
 // kq_sym resolves the first of up to two names; versioned names come first so
@@ -88,53 +100,11 @@ static int kq_open(kq_lib *l, char *err, size_t errlen) {
 		return 1;
 	}
 	l->handle = h;
-#define KQ_LOAD(field, a, b) do { \
-		*(void **)(&l->field) = kq_sym(h, a, b); \
-		if (l->field == NULL) { snprintf(err, errlen, "symbol %s not found", a); return 2; } \
-	} while (0)
-	KQ_LOAD(cuInit, "cuInit", NULL);
-	KQ_LOAD(cuDriverGetVersion, "cuDriverGetVersion", NULL);
-	KQ_LOAD(cuDeviceGetCount, "cuDeviceGetCount", NULL);
-	KQ_LOAD(cuDeviceGet, "cuDeviceGet", NULL);
-	KQ_LOAD(cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL);
-	KQ_LOAD(cuDeviceGetName, "cuDeviceGetName", NULL);
-	KQ_LOAD(cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
-	KQ_LOAD(cuDeviceTotalMem, "cuDeviceTotalMem_v2", NULL);
-	KQ_LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL);
-	KQ_LOAD(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
-	KQ_LOAD(cuCtxSetCurrent, "cuCtxSetCurrent", NULL);
-	KQ_LOAD(cuCtxSynchronize, "cuCtxSynchronize", NULL);
-	KQ_LOAD(cuStreamCreate, "cuStreamCreate", NULL);
-	KQ_LOAD(cuStreamSynchronize, "cuStreamSynchronize", NULL);
-	KQ_LOAD(cuStreamDestroy, "cuStreamDestroy_v2", NULL);
-	KQ_LOAD(cuEventCreate, "cuEventCreate", NULL);
-	KQ_LOAD(cuEventRecord, "cuEventRecord", NULL);
-	KQ_LOAD(cuEventSynchronize, "cuEventSynchronize", NULL);
-	// cuEventElapsedTime_v2 appeared in CUDA 12.8 and is what cuda.h maps
-	// the plain name to since 13.0; older drivers only export the plain one,
-	// with the same signature.
-	KQ_LOAD(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-	KQ_LOAD(cuEventDestroy, "cuEventDestroy_v2", NULL);
-	KQ_LOAD(cuMemAlloc, "cuMemAlloc_v2", NULL);
-	KQ_LOAD(cuMemFree, "cuMemFree_v2", NULL);
-	KQ_LOAD(cuMemcpyHtoD, "cuMemcpyHtoD_v2", NULL);
-	KQ_LOAD(cuMemcpyDtoH, "cuMemcpyDtoH_v2", NULL);
-	KQ_LOAD(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL);
-	KQ_LOAD(cuMemsetD8, "cuMemsetD8_v2", NULL);
-	KQ_LOAD(cuMemsetD8Async, "cuMemsetD8Async", NULL);
-	KQ_LOAD(cuModuleLoadDataEx, "cuModuleLoadDataEx", NULL);
-	KQ_LOAD(cuModuleGetFunction, "cuModuleGetFunction", NULL);
-	KQ_LOAD(cuModuleUnload, "cuModuleUnload", NULL);
-	KQ_LOAD(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL);
-	KQ_LOAD(cuLaunchKernel, "cuLaunchKernel", NULL);
-	KQ_LOAD(cuStreamBeginCapture, "cuStreamBeginCapture_v2", NULL);
-	KQ_LOAD(cuStreamEndCapture, "cuStreamEndCapture", NULL);
-	KQ_LOAD(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", NULL);
-	KQ_LOAD(cuGraphLaunch, "cuGraphLaunch", NULL);
-	KQ_LOAD(cuGraphExecDestroy, "cuGraphExecDestroy", NULL);
-	KQ_LOAD(cuGraphDestroy, "cuGraphDestroy", NULL);
-	KQ_LOAD(cuGetErrorName, "cuGetErrorName", NULL);
-	KQ_LOAD(cuGetErrorString, "cuGetErrorString", NULL);
+#define KQ_LOAD(field, params, sym, fallback) do { \
+		*(void **)(&l->field) = kq_sym(h, sym, fallback); \
+		if (l->field == NULL) { snprintf(err, errlen, "symbol %s not found", sym); return 2; } \
+	} while (0);
+	KQ_SYMBOLS(KQ_LOAD)
 #undef KQ_LOAD
 	return 0;
 }

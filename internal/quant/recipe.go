@@ -332,15 +332,16 @@ const (
 	ScaleE4M3                         // E4M3 codes (NVFP4), with a float32 tensor scale
 )
 
-// String names the kind as the dumps do.
+// String names the kind as the dumps do: "float32", or the element type
+// of the scale codes.
 func (k ScaleKind) String() string {
 	switch k {
 	case ScaleFloat32:
 		return "float32"
 	case ScaleE8M0:
-		return "E8M0"
+		return element.E8M0.String()
 	case ScaleE4M3:
-		return "E4M3"
+		return element.E4M3.String()
 	default:
 		return fmt.Sprintf("ScaleKind(%d)", uint8(k))
 	}

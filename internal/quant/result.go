@@ -3,7 +3,11 @@
 
 package quant
 
-import "github.com/kquant/kquant/internal/quant/element"
+import (
+	"fmt"
+
+	"github.com/kquant/kquant/internal/quant/element"
+)
 
 // Usage selects which operands a quantize produces or a dequantize reads.
 type Usage uint8
@@ -14,6 +18,18 @@ const (
 	UsageColumnwise                   // the operand along columns (wgrad)
 	UsageBoth       = UsageRowwise | UsageColumnwise
 )
+
+// String names a single usage as messages do: "rowwise" or "columnwise".
+func (u Usage) String() string {
+	switch u {
+	case UsageRowwise:
+		return "rowwise"
+	case UsageColumnwise:
+		return "columnwise"
+	default:
+		return fmt.Sprintf("usage %d", uint8(u))
+	}
+}
 
 // Result is a quantized tensor. Rowwise and Columnwise are nil when the
 // request did not ask for them.

@@ -108,14 +108,24 @@ func Encode(d Document) (string, error) {
 	}
 }
 
-// marshal is d as compact JSON, with <, > and & as they are: nothing reads
-// the message as HTML, and escaping them would triple their size.
+// marshal is d as compact JSON (CompactJSON).
 func marshal(d Document) ([]byte, error) {
+	b, err := CompactJSON(d)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the outcome of a %s run: %w", d.Phase, err)
+	}
+	return b, nil
+}
+
+// CompactJSON is v as one line of JSON, with <, > and & as they are:
+// nothing reads a termination message as HTML, and escaping them would
+// triple their size within MaxBytes.
+func CompactJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
-		return nil, fmt.Errorf("encoding the outcome of a %s run: %w", d.Phase, err)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -105,10 +105,38 @@ func both(a, b func(from, imp string) string) func(from, imp string) string {
 	}
 }
 
+// reconciler matches the reconcilers' packages, controllers/<kind> and
+// below, but not controllers/ itself (the wiring), controllers/internal or
+// controllers/metrics (what the reconcilers share).
+func reconciler(p string) bool {
+	rest, ok := strings.CutPrefix(p, "controllers/")
+	return ok && !under("internal", "metrics")(rest)
+}
+
+// noOtherReconciler forbids a reconciler to import another one: what two
+// reconcilers share lives in controllers/internal or domain/.
+func noOtherReconciler(from, imp string) string {
+	p, ok := kq(imp)
+	if !ok || !reconciler(p) {
+		return ""
+	}
+	kind, _, _ := strings.Cut(strings.TrimPrefix(from, "controllers/"), "/")
+	if under("controllers/" + kind)(p) {
+		return ""
+	}
+	return "imports " + p
+}
+
+// theGPUEngine are the packages that run kernels; only cmd/ and tests
+// import them.
+var theGPUEngine = []string{"internal/gpu", "internal/cuda", "internal/bench", "kernels"}
+
 // rules is the layering of docs/architecture.md: every arrow points down.
 //
 //	cmd/, test/                          binaries and tests: anything
-//	agent/          controllers/         the node daemon, the manager
+//	controllers/<kind>                   the reconcilers (not each other)
+//	controllers/internal/...  agent/     what only reconcilers share; the node daemon
+//	domain/...                           what each object is, as pure functions
 //	internal/bench  internal/gpu         the harness, the CUDA backend
 //	internal/measure                     their contract
 //	internal/quant/...   kernels         recipes as code, CUDA launchers
@@ -130,10 +158,26 @@ var rules = []rule{
 		forbidden: anyOf("internal/bench"), tests: true},
 	{name: "the harness does not know the CUDA backend", from: under("internal/bench"),
 		forbidden: anyOf("internal/gpu", "internal/cuda", "kernels"), tests: true},
-	{name: "the engine does not import the daemon, the manager or API clients", from: under("internal", "kernels"),
-		forbidden: both(anyOf("agent", "controllers", "cmd", "test"), noKubernetesClients), tests: false},
+	{name: "the engine does not import the domain, the daemon, the manager or API clients", from: under("internal", "kernels"),
+		forbidden: both(anyOf("domain", "agent", "controllers", "cmd", "test"), noKubernetesClients), tests: false},
+	// domain/ is what the CLI, the fakes, the daemon and the reconcilers all
+	// know of an object; it acts on nothing, so it reads no API server.
+	{name: "domain imports only api, the engine's leaves and domain", from: under("domain"),
+		forbidden: both(both(onlyKquant("api", "internal", "domain"), anyOf(theGPUEngine...)), noKubernetesClients), tests: false},
+	{name: "domain's tests do not import the manager, the daemon or the binaries", from: under("domain"),
+		forbidden: anyOf("controllers", "agent", "cmd"), tests: true},
 	{name: "controllers do not import the daemon or the GPU engine", from: under("controllers"),
-		forbidden: anyOf("agent", "cmd", "internal/gpu", "internal/cuda", "internal/bench", "kernels"), tests: true},
+		forbidden: anyOf(append([]string{"agent", "cmd"}, theGPUEngine...)...), tests: true},
+	{name: "what reconcilers share imports only api, the engine's leaves, domain and itself", from: under("controllers/internal", "controllers/metrics"),
+		forbidden: onlyKquant("api", "internal", "domain", "controllers/internal"), tests: false},
+	{name: "what reconcilers share imports no reconciler, tests included", from: under("controllers/internal", "controllers/metrics"),
+		forbidden: func(_, imp string) string {
+			if p, ok := kq(imp); ok && reconciler(p) {
+				return "imports " + p
+			}
+			return ""
+		}, tests: true},
+	{name: "a reconciler does not import another", from: reconciler, forbidden: noOtherReconciler, tests: true},
 	{name: "the daemon runs no kernels itself", from: under("agent"),
 		forbidden: anyOf("controllers", "cmd", "internal/gpu", "internal/cuda", "kernels"), tests: true},
 	// Run pods are the default run path; in-agent execution is opt-in, and

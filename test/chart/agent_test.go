@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kquant/kquant/controllers/gate"
+	"github.com/kquant/kquant/domain/gate"
 )
 
 // agentPod is the agent DaemonSet's pod spec and its one container.

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kquant/kquant/controllers/gate"
+	"github.com/kquant/kquant/domain/gate"
 )
 
 // The default install upgrades its CRDs before every upgrade, cleans its

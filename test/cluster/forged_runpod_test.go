@@ -21,7 +21,7 @@ import (
 
 	"github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/execution"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/test/builders"
 )
 

@@ -29,8 +29,8 @@ import (
 
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/quantrun"
+	"github.com/kquant/kquant/domain/scheduling"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 	"github.com/kquant/kquant/test/wait"

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/test/builders"
 )
 

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kquant/kquant/controllers/execution"
-	"github.com/kquant/kquant/controllers/gate"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/gate"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/test/testenv"
 )
 

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kquant/kquant/controllers/gate"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/domain/gate"
+	"github.com/kquant/kquant/domain/supportlabels"
 )
 
 // docsPage holds the NodeHealthCheck example; nhcCRD is NodeHealthCheck's
@@ -162,7 +162,7 @@ func TestValidatorCatchesMistakes(t *testing.T) {
 
 func TestDocsNodeHealthCheckNamesKquantConditions(t *testing.T) {
 	var known []string
-	for _, f := range nodelabels.Families() {
+	for _, f := range supportlabels.Families() {
 		known = append(known, string(gate.ConditionType(f)))
 	}
 	for _, obj := range docsNodeHealthChecks(t) {

@@ -28,7 +28,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/runpod"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/internal/logging"
 )
 

@@ -17,7 +17,7 @@
 #          default);
 #   k5000: 5,000 nodes x 8 GPUs, one EachGPU job (40,000 runs),
 #          --memory-limit=1Gi (values.yaml's advice for that size).
-# Each is cut off in time (K1000_SECONDS, K5000_SECONDS: 200 and 340 by
+# Each is cut off in time (K1000_SECONDS, K5000_SECONDS: 190 and 330 by
 # default) so that both fit a 10-minute call on 16 cores; a scenario that
 # finished before the cut has its row logged already.
 #
@@ -95,9 +95,9 @@ run() {
 echo "$HEADER" >"$OUTDIR/tables.md"
 status=0
 if (($# == 0)); then
-  run k1000 "${K1000_SECONDS:-200}" -nodes 1000 -gpus 8 -jobs 10000 -scenarios eachgpu,anygpu \
+  run k1000 "${K1000_SECONDS:-190}" -nodes 1000 -gpus 8 -jobs 10000 -scenarios eachgpu,anygpu \
     -gpu-allocation DevicePlugin -scenario-timeout 150s -manager-args --memory-limit=512Mi || status=$?
-  run k5000 "${K5000_SECONDS:-340}" -nodes 5000 -gpus 8 -scenarios eachgpu \
+  run k5000 "${K5000_SECONDS:-330}" -nodes 5000 -gpus 8 -scenarios eachgpu \
     -gpu-allocation DevicePlugin -scenario-timeout 280s -manager-args --memory-limit=1Gi || status=$?
 else
   run custom 0 "$@" || status=$?

@@ -31,7 +31,7 @@ import (
 
 	"github.com/kquant/kquant/agent/simulate"
 	"github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/test/agentpool"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/runpodsim"
@@ -120,7 +120,7 @@ func TestScale(t *testing.T) {
 		// The manager labels each Node from its first profile (nodelabels): a
 		// write and an event per node, the fleet's coming up and not the
 		// scenarios' work.
-		awaitNodes(ctx, t, env, len(nodes), "labelled by the manager", func(n *corev1.Node) bool { return n.Labels[nodelabels.LabelFP8] != "" })
+		awaitNodes(ctx, t, env, len(nodes), "labelled by the manager", func(n *corev1.Node) bool { return n.Labels[supportlabels.LabelFP8] != "" })
 	}
 	// The manager serves metrics once started; wait for it before the
 	// first scenario's scrape.

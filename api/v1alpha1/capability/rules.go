@@ -114,6 +114,16 @@ func ForGPU(cc, cuda Version) []v1alpha1.RecipeSupport {
 	return out
 }
 
+// Better returns the better of two supports: Native over Emulated over
+// Unsupported (or anything else). A node's support of a scheme is the best
+// of its GPUs', and every reader that combines supports uses this order.
+func Better(a, b v1alpha1.Support) v1alpha1.Support {
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
 // rank orders supports from worst to best.
 func rank(s v1alpha1.Support) int {
 	switch s {

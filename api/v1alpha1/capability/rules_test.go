@@ -272,3 +272,24 @@ func TestReported(t *testing.T) {
 		t.Errorf("Result(native) = %+v", c)
 	}
 }
+
+func TestBetter(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b v1alpha1.Support
+		want v1alpha1.Support
+	}{
+		{name: "native beats emulated", a: v1alpha1.SupportEmulated, b: v1alpha1.SupportNative, want: v1alpha1.SupportNative},
+		{name: "native stays over emulated", a: v1alpha1.SupportNative, b: v1alpha1.SupportEmulated, want: v1alpha1.SupportNative},
+		{name: "emulated beats unsupported", a: v1alpha1.SupportUnsupported, b: v1alpha1.SupportEmulated, want: v1alpha1.SupportEmulated},
+		{name: "an unlisted scheme is no better than unsupported", a: v1alpha1.SupportUnsupported, b: "", want: v1alpha1.SupportUnsupported},
+		{name: "equal supports keep the first", a: v1alpha1.SupportEmulated, b: v1alpha1.SupportEmulated, want: v1alpha1.SupportEmulated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Better(tt.a, tt.b); got != tt.want {
+				t.Errorf("Better(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}

@@ -21,76 +21,68 @@ const (
 	E8M0
 )
 
+// format is what the package knows of one element type, each fact written
+// once: the methods below read it, so that adding a type is one row.
+type format struct {
+	name      string
+	maxFinite float32
+	maxCode   uint8 // the code of +maxFinite
+	signBit   uint8 // 0 for an unsigned type
+	emax      int   // largest normal unbiased exponent; 0 where OCP MX has none
+	encode    func(float32) uint8
+	decode    func(uint8) float32
+}
+
+// formats is indexed by Type; Invalid's row is empty.
+var formats = [...]format{
+	E4M3: {name: "E4M3", maxFinite: 448, maxCode: 0x7E, signBit: 0x80, emax: 8, encode: ToE4M3, decode: E4M3ToFloat32},
+	E5M2: {name: "E5M2", maxFinite: 57344, maxCode: 0x7B, signBit: 0x80, emax: 15, encode: ToE5M2, decode: E5M2ToFloat32},
+	E2M1: {name: "E2M1", maxFinite: 6, maxCode: 0x7, signBit: 0x8, emax: 2, encode: ToE2M1, decode: E2M1ToFloat32},
+	E8M0: {name: "E8M0", maxFinite: 0x1p127, maxCode: 0xFE, encode: E8M0RoundUp, decode: E8M0ToFloat32},
+}
+
+// format returns t's row, and ok false for Invalid or an undefined value.
+func (t Type) format() (f format, ok bool) {
+	if t == Invalid || int(t) >= len(formats) {
+		return format{}, false
+	}
+	return formats[t], true
+}
+
 // String returns the contract's name of the type.
 func (t Type) String() string {
-	switch t {
-	case E4M3:
-		return "E4M3"
-	case E5M2:
-		return "E5M2"
-	case E2M1:
-		return "E2M1"
-	case E8M0:
-		return "E8M0"
-	default:
-		return fmt.Sprintf("Type(%d)", uint8(t))
+	if f, ok := t.format(); ok {
+		return f.name
 	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
 }
 
 // Validate reports whether t is one of the defined types.
 func (t Type) Validate() error {
-	switch t {
-	case E4M3, E5M2, E2M1, E8M0:
-		return nil
-	default:
+	if _, ok := t.format(); !ok {
 		return fmt.Errorf("unknown element type %d", uint8(t))
 	}
+	return nil
 }
 
 // MaxFinite returns the largest finite magnitude of the type: 448 (E4M3),
 // 57344 (E5M2), 6 (E2M1), 2^127 (E8M0). It returns 0 for an invalid type.
 func (t Type) MaxFinite() float32 {
-	switch t {
-	case E4M3:
-		return 448
-	case E5M2:
-		return 57344
-	case E2M1:
-		return 6
-	case E8M0:
-		return 0x1p127
-	default:
-		return 0
-	}
+	f, _ := t.format()
+	return f.maxFinite
 }
 
 // MaxCode returns the code of +MaxFinite: 0x7E, 0x7B, 0x7, 0xFE.
 func (t Type) MaxCode() uint8 {
-	switch t {
-	case E4M3:
-		return 0x7E
-	case E5M2:
-		return 0x7B
-	case E2M1:
-		return 0x7
-	case E8M0:
-		return 0xFE
-	default:
-		return 0
-	}
+	f, _ := t.format()
+	return f.maxCode
 }
 
 // SignBit returns the sign bit of a code of the type (0 for E8M0, which is
 // unsigned).
 func (t Type) SignBit() uint8 {
-	switch t {
-	case E4M3, E5M2:
-		return 0x80
-	case E2M1:
-		return 0x8
-	default:
-		return 0
-	}
+	f, _ := t.format()
+	return f.signBit
 }
 
 // Bits returns the width of one code in bits.
@@ -101,38 +93,25 @@ func (t Type) Bits() int {
 	return 8
 }
 
-// Encode converts x with the type's round-to-nearest-even saturating rule.
-// It is a convenience for callers that pick the type at run time; hot loops
-// call the typed functions directly.
+// Encode converts x with the type's round-to-nearest-even saturating rule
+// (0 for an invalid type). It is a convenience for callers that pick the
+// type at run time; hot loops call the typed functions directly.
 func (t Type) Encode(x float32) uint8 {
-	switch t {
-	case E4M3:
-		return ToE4M3(x)
-	case E5M2:
-		return ToE5M2(x)
-	case E2M1:
-		return ToE2M1(x)
-	case E8M0:
-		return E8M0RoundUp(x)
-	default:
+	f, ok := t.format()
+	if !ok {
 		return 0
 	}
+	return f.encode(x)
 }
 
-// Decode returns the exact float32 value of a code of the type.
+// Decode returns the exact float32 value of a code of the type (NaN for an
+// invalid type).
 func (t Type) Decode(c uint8) float32 {
-	switch t {
-	case E4M3:
-		return E4M3ToFloat32(c)
-	case E5M2:
-		return E5M2ToFloat32(c)
-	case E2M1:
-		return E2M1ToFloat32(c)
-	case E8M0:
-		return E8M0ToFloat32(c)
-	default:
+	f, ok := t.format()
+	if !ok {
 		return float32(math.NaN())
 	}
+	return f.decode(c)
 }
 
 // DecodeTable returns the value of every code, indexed by code. For E2M1
@@ -383,17 +362,29 @@ func E8M0ToFloat32(c uint8) float32 {
 // ignored.
 func E8M0RoundUp(t float32) uint8 {
 	a := math.Float32bits(t) & absMask
-	switch {
-	case a > infBits:
-		return 0xFF
-	case a == infBits:
-		return 0xFE
+	if c, ok := e8m0NonFinite(a); ok {
+		return c
 	}
 	e, m := a>>23, a&0x7FFFFF
 	if m != 0 && e != 0xFE && (e != 0 || m > 0x400000) {
 		e++
 	}
 	return uint8(e)
+}
+
+// e8m0NonFinite is the E8M0 code of a NaN (0xFF, E8M0's only special
+// code) or an infinity (0xFE, the largest finite code, as satfinite gives)
+// of magnitude bits a, and ok false for a finite a: every scale rule shares
+// it.
+func e8m0NonFinite(a uint32) (code uint8, ok bool) {
+	switch {
+	case a > infBits:
+		return 0xFF, true
+	case a == infBits:
+		return 0xFE, true
+	default:
+		return 0, false
+	}
 }
 
 // E8M0FloorOCP returns the OCP MX v1.0 shared exponent for a block whose
@@ -404,12 +395,10 @@ func E8M0RoundUp(t float32) uint8 {
 // gives 0xFF and infinity 0xFE.
 func E8M0FloorOCP(amax float32, emax int) uint8 {
 	a := math.Float32bits(amax) & absMask
-	switch {
-	case a > infBits:
-		return 0xFF
-	case a == infBits:
-		return 0xFE
-	case a == 0:
+	if c, ok := e8m0NonFinite(a); ok {
+		return c
+	}
+	if a == 0 {
 		return 0
 	}
 	var floorLog2 int
@@ -434,16 +423,8 @@ func E8M0FloorOCP(amax float32, emax int) uint8 {
 }
 
 // EMax returns the largest normal unbiased exponent of the type, used by the
-// OCP shared-exponent rule: 8 (E4M3), 15 (E5M2), 2 (E2M1).
+// OCP shared-exponent rule: 8 (E4M3), 15 (E5M2), 2 (E2M1); 0 for E8M0.
 func (t Type) EMax() int {
-	switch t {
-	case E4M3:
-		return 8
-	case E5M2:
-		return 15
-	case E2M1:
-		return 2
-	default:
-		return 0
-	}
+	f, _ := t.format()
+	return f.emax
 }

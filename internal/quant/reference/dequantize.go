@@ -19,7 +19,7 @@ import (
 func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage) (quant.Tensor, error) {
 	o := r.Operand(u)
 	if o == nil {
-		return quant.Tensor{}, fmt.Errorf("dequantize: result has no %s operand", usageName(u))
+		return quant.Tensor{}, fmt.Errorf("dequantize: result has no %s operand", u)
 	}
 	out := quant.NewTensor(o.Rows, o.Cols)
 	columnwise := u == quant.UsageColumnwise
@@ -43,15 +43,4 @@ func (b *Backend) Dequantize(ctx context.Context, r *quant.Result, u quant.Usage
 		return quant.Tensor{}, fmt.Errorf("dequantize: %w", err)
 	}
 	return out, nil
-}
-
-func usageName(u quant.Usage) string {
-	switch u {
-	case quant.UsageRowwise:
-		return "rowwise"
-	case quant.UsageColumnwise:
-		return "columnwise"
-	default:
-		return fmt.Sprintf("usage %d", u)
-	}
 }

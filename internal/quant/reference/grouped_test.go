@@ -130,7 +130,7 @@ func TestDequantizeSNRPerRecipe(t *testing.T) {
 						t.Fatal(err)
 					}
 					if got.Rows != want.Rows || got.Cols != want.Cols {
-						t.Fatalf("%s dequantized [%d, %d], want [%d, %d]", usageName(u), got.Rows, got.Cols, want.Rows, want.Cols)
+						t.Fatalf("%s dequantized [%d, %d], want [%d, %d]", u, got.Rows, got.Cols, want.Rows, want.Cols)
 					}
 					var sig, noise float64
 					for i := range want.Data {
@@ -140,7 +140,7 @@ func TestDequantizeSNRPerRecipe(t *testing.T) {
 					}
 					snr := 10 * log10(sig/noise)
 					if snr < minSNR[o.Element.String()] {
-						t.Errorf("%s SNR %.1f dB below %.0f", usageName(u), snr, minSNR[o.Element.String()])
+						t.Errorf("%s SNR %.1f dB below %.0f", u, snr, minSNR[o.Element.String()])
 					}
 				}
 			})

@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package nodelabels
+package supportlabels
 
 import (
 	"maps"
@@ -9,10 +9,11 @@ import (
 	"strings"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/api/v1alpha1/capability"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
-// The labels this controller owns.
+// The recipe-support labels, which the nodelabels controller owns.
 const (
 	LabelFP8      = "kquant.dev/fp8"
 	LabelFP8Block = "kquant.dev/fp8-block"
@@ -46,14 +47,7 @@ func Desired(profile *kquantv1alpha1.GPUNodeProfile) map[string]string {
 	for label, schemes := range labelSchemes() {
 		best := kquantv1alpha1.SupportUnsupported
 		for _, s := range schemes {
-			switch support(profile, s) {
-			case kquantv1alpha1.SupportNative:
-				best = kquantv1alpha1.SupportNative
-			case kquantv1alpha1.SupportEmulated:
-				if best != kquantv1alpha1.SupportNative {
-					best = kquantv1alpha1.SupportEmulated
-				}
-			}
+			best = capability.Better(best, support(profile, s))
 		}
 		switch best {
 		case kquantv1alpha1.SupportNative:

@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package quantrun
+package runstatus
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ import (
 func TestStatusApplyWritesOnlyTheControllersFields(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
 	run := &kquantv1alpha1.QuantRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", ResourceVersion: "7"}}
-	obj := statusApply(run, StatusChange{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now,
+	obj := statusApply(run, Change{Phase: kquantv1alpha1.RunPhaseFailed, Reason: "NodeLost", Message: "m", CompletionTime: &now,
 		RunPod: &kquantv1alpha1.RunPodReference{Name: "r", UID: "u"}, Results: &kquantv1alpha1.RunResults{Verdict: kquantv1alpha1.VerdictPass}}, &now)
 	fields, err := apply.StatusFields(obj.Status)
 	if err != nil {

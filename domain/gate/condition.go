@@ -23,6 +23,10 @@ import (
 // the policy leaves it alone.
 const ReasonConditionBlocked = "ConditionBlocked"
 
+// ReasonConditionChanged: a gate's Node condition was set, changed status or
+// reason, or was removed (an Event on the Node).
+const ReasonConditionChanged = "ConditionChanged"
+
 // ConditionType is the Node condition of family's gate,
 // kquant.dev/<Family>Validated: the family's first word is an acronym and is
 // upper-cased (fp8 → FP8Validated, fp8-block → FP8BlockValidated, nvfp4 →
@@ -192,9 +196,9 @@ func nodeCondition(typ string, pol Policy, owner gateowners.Owner, f Finding, ol
 	return c, true
 }
 
-// conditionsEqual reports whether the node's kquant conditions of record are
+// ConditionsEqual reports whether the node's kquant conditions of record are
 // want, ignoring nothing: a changed heartbeat is a write too.
-func conditionsEqual(existing []corev1.NodeCondition, record gateowners.Conditions, want []corev1.NodeCondition) bool {
+func ConditionsEqual(existing []corev1.NodeCondition, record gateowners.Conditions, want []corev1.NodeCondition) bool {
 	var have []corev1.NodeCondition
 	for _, c := range existing {
 		if _, ours := record[string(c.Type)]; ours {
@@ -208,10 +212,10 @@ func conditionsEqual(existing []corev1.NodeCondition, record gateowners.Conditio
 	})
 }
 
-// conditionChanges are the Events of a condition write: a condition set, or
+// ConditionChanges are the Events of a condition write: a condition set, or
 // changed in status or reason (a new heartbeat alone is no Event), or one
 // kquant set before removed.
-func conditionChanges(existing []corev1.NodeCondition, record gateowners.Conditions, plan ConditionPlan) []Change {
+func ConditionChanges(existing []corev1.NodeCondition, record gateowners.Conditions, plan ConditionPlan) []Change {
 	old := map[string]corev1.NodeCondition{}
 	for _, c := range existing {
 		if _, ours := record[string(c.Type)]; ours {

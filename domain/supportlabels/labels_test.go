@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package nodelabels
+package supportlabels
 
 import (
 	"testing"

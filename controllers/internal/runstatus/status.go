@@ -1,7 +1,7 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package quantrun
+package runstatus
 
 import (
 	"context"
@@ -15,8 +15,11 @@ import (
 	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
 
-// StatusChange is a transition the controller makes.
-type StatusChange struct {
+// FieldManager is the controller's server-side apply field manager.
+const FieldManager = apply.ManagerController
+
+// Change is a transition the controller makes.
+type Change struct {
 	Phase   kquantv1alpha1.RunPhase
 	Reason  string
 	Message string
@@ -34,14 +37,14 @@ type StatusChange struct {
 	Results *kquantv1alpha1.RunResults
 }
 
-// ApplyStatus writes change to run's status with server-side apply, only if the
+// Apply writes change to run's status with server-side apply, only if the
 // run is still at run.ResourceVersion (a conflict error otherwise). It applies
 // the controller's fields of apply.QuantRunStatusOwners and no others, so the
 // agent's stay the agent's. bindTime is carried over from run (its status,
 // else its bind-time annotation), because server-side apply would otherwise
 // remove a field the manager applied before and left out now; runPod for
 // the same reason.
-func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change StatusChange) error {
+func Apply(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, change Change) error {
 	bindTime := change.BindTime
 	if bindTime == nil {
 		bindTime = run.BindTime()
@@ -71,7 +74,7 @@ func ApplyStatus(ctx context.Context, c client.Client, run *kquantv1alpha1.Quant
 
 // statusApply is the apply configuration of change: the run's identity, its
 // resourceVersion as a precondition, and the controller's status fields.
-func statusApply(run *kquantv1alpha1.QuantRun, change StatusChange, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
+func statusApply(run *kquantv1alpha1.QuantRun, change Change, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
 	return apply.QuantRunStatus(run, &ac.QuantRunStatusApplyConfiguration{
 		Phase:          &change.Phase,
 		BindTime:       apply.Time(bindTime),

@@ -1,16 +1,9 @@
 // Copyright 2026 The kquant Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package quantrun is what the controllers know about a QuantRun beyond its API
-// type: deterministic names, the slot bookkeeping kept in annotations, the
-// activity predicates every controller must agree on, and the one way the
-// controller writes run status.
-//
-// Phase: the controller writes no status when it creates a run (the CRD
-// defaults status.phase to Pending) or binds it (one spec write, with the
-// bind time in an annotation). Like a Pod, a bound run's stored phase stays
-// Pending until its agent starts it; Phase reports it as Bound, and the
-// controllers' phase index and metrics use that derived phase.
+// Package runstatus is the one way the controller writes a QuantRun's
+// status (Apply, a Change), used by every reconciler that fails, waits or
+// finishes a run.
 //
 // Status ownership: the controller and the node agents both write QuantRun
 // status, with server-side apply under different field managers
@@ -23,4 +16,4 @@
 // resourceVersion, so a stale cache can never overwrite an agent's Succeeded
 // with a NodeLost: the apply fails with a conflict and the reconcile retries
 // on fresh data.
-package quantrun
+package runstatus

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/quantrun"
 )
 
 // Allocation is how the kubelet gives a run pod its GPU (the chart's

@@ -16,7 +16,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
-	"github.com/kquant/kquant/controllers/nodelabels"
+	"github.com/kquant/kquant/domain/supportlabels"
 )
 
 // Event reasons of gate changes; each is recorded on the Node (GateBlocked,
@@ -114,7 +114,7 @@ func later(a, b Observation) bool {
 // earlier one gated, or the gate could never clear.
 func Tolerations() []corev1.Toleration {
 	var out []corev1.Toleration
-	for _, f := range nodelabels.Families() {
+	for _, f := range supportlabels.Families() {
 		out = append(out, corev1.Toleration{Key: Key(f), Operator: corev1.TolerationOpExists})
 	}
 	return out

@@ -12,8 +12,8 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
-	"github.com/kquant/kquant/controllers/fleet"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/domain/quantrun"
 )
 
 // Index keys.

@@ -47,12 +47,8 @@ func NodeSupport(profile *kquantv1alpha1.GPUNodeProfile, scheme kquantv1alpha1.S
 		if g.Health == kquantv1alpha1.HealthUnhealthy {
 			continue
 		}
-		switch s, _ := GPUSupport(g, scheme); s {
-		case kquantv1alpha1.SupportNative:
-			return s
-		case kquantv1alpha1.SupportEmulated:
-			best = s
-		}
+		s, _ := GPUSupport(g, scheme)
+		best = capability.Better(best, s)
 	}
 	return best
 }

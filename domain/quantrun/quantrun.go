@@ -11,11 +11,7 @@ import (
 	"strings"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/api/v1alpha1/apply"
 )
-
-// FieldManager is the controller's server-side apply field manager.
-const FieldManager = apply.ManagerController
 
 // Annotations the controller keeps on runs, for the controller only.
 const (

@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/gate"
+	"github.com/kquant/kquant/domain/gate"
 	"github.com/kquant/kquant/test/builders"
 )
 

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/scheduling"
+	"github.com/kquant/kquant/domain/scheduling"
 )
 
 // NodeMetadata is an empty Node of metadata only: the controllers read and

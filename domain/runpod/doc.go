@@ -4,8 +4,9 @@
 // Package runpod turns a bound QuantRun into the objects that execute it on
 // its GPU, and maps those objects' status back to the run. Everything here is
 // a pure function of its inputs, table-tested without an API server; the
-// QuantRun controller creates what Build returns and applies what Outcome
-// says.
+// execution controller (controllers/execution) creates what Build returns
+// and applies what PodOutcome says, and the run-pod simulator of the scale
+// tests (test/runpodsim) reads the same pods.
 //
 // A run pod is the agent image in run mode, `kquant-agent run --run=<ns>/<name>`:
 // the same binary as the node DaemonSet, so a run pod measures with exactly

@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/controllers/gate"
-	"github.com/kquant/kquant/controllers/quantrun"
+	"github.com/kquant/kquant/domain/gate"
+	"github.com/kquant/kquant/domain/quantrun"
 )
 
 // runAsUser is the images' non-root user (distroless "nonroot").
