@@ -51,7 +51,7 @@ func TestCachedPod(t *testing.T) {
 				Spec: corev1.PodSpec{ServiceAccountName: "kquant-run", NodeName: "gpu-node-1", ResourceClaims: pod.Spec.ResourceClaims,
 					Containers: []corev1.Container{{Name: ContainerName, Resources: corev1.ResourceRequirements{Limits: pod.Spec.Containers[0].Resources.Limits}}}},
 				Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low on memory", StartTime: &finished,
-					Conditions: pod.Status.Conditions,
+					Conditions:        pod.Status.Conditions,
 					ContainerStatuses: []corev1.ContainerStatus{{Name: ContainerName, State: pod.Status.ContainerStatuses[0].State}}},
 			}
 			if diff := cmp.Diff(want, cached); diff != "" {
