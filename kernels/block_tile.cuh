@@ -50,7 +50,7 @@ __device__ __forceinline__ void kq_blk_tile(kq_tile_smem &sm, const T *x, int ro
 		float *sinv_row, int scols_row, u8 *out_col, float *sinv_col, int scols_col, float eps, int pow2,
 		int vec, const int *offsets, int ngroups, const int *flag) {
 	if (flag != 0 && *flag != 0) return;
-	const float fp8max = FMT == 0 ? 448.0f : 57344.0f;
+	const float fp8max = FMT == 0 ? KQ_E4M3_MAX : KQ_E5M2_MAX;
 	const int kb = blockIdx.x, mb = blockIdx.y;
 	const int nkb = gridDim.x, nmb = gridDim.y;
 	const int m0 = mb * 128, kt0 = kb * 128;

@@ -4,6 +4,10 @@
 package kernels
 
 import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -14,45 +18,106 @@ import (
 	"github.com/kquant/kquant/internal/quant/element"
 )
 
-// TestCUDAConstantsMatchElement pins the numbers the CUDA sources write as
-// literals to internal/quant/element, the reference's owner of each
-// format's range: a kernel whose literal drifted from the reference would
-// compute other bytes. Each rule names the literal's context in the source,
-// so every copy is checked; a rule that matches nothing fails too (the
-// source was rewritten and the rule must follow it).
-func TestCUDAConstantsMatchElement(t *testing.T) {
+var updateCUDAConstants = flag.Bool("update-cuda-constants", false, "rewrite "+constantsHeader+" from internal/quant/element")
+
+// constantsHeader is the one CUDA header that holds the formats' limits.
+const constantsHeader = "kq_constants.cuh"
+
+// cudaConstant is one #define of constantsHeader: a float32 the kernels
+// compute with, written as a decimal literal or, where the kernels take
+// its bits (__uint_as_float), as hexadecimal bits.
+type cudaConstant struct {
+	name  string
+	doc   string
+	value float32
+	bits  bool
+}
+
+// cudaConstants are the header's values, each from element, the
+// reference's owner of each format's range.
+func cudaConstants() []cudaConstant {
 	e4m3, e5m2, e2m1 := element.E4M3.MaxFinite(), element.E5M2.MaxFinite(), element.E2M1.MaxFinite()
-	rules := []struct {
-		name string
-		// re's submatches are float literals, each checked against the
-		// value of the same position in want.
-		re   *regexp.Regexp
-		want []float32
-	}{
-		{"FP8 max finite, by format", regexp.MustCompile(`(?:FMT == 0|fmt == KQ_E4M3) \? ([0-9.]+)f : ([0-9.]+)f`), []float32{e4m3, e5m2}},
-		{"float32(1/FP8 max finite), by format", regexp.MustCompile(`fmt == KQ_E4M3 \? (0x[0-9A-F]+)u : (0x[0-9A-F]+)u`), []float32{1 / e4m3, 1 / e5m2}},
-		{"NVFP4 tensor scale numerator, E4M3 max x E2M1 max", regexp.MustCompile(`__fdiv_rn\(([0-9.]+)f, amax\)`), []float32{e4m3 * e2m1}},
-		{"E2M1 max finite, clamp", regexp.MustCompile(`fminf\(fabsf\(y\), ([0-9.]+)f\)`), []float32{e2m1}},
-		{"E2M1 max finite, block scale divisor", regexp.MustCompile(`__fdiv_rn\(s, ([0-9.]+)f\)`), []float32{e2m1}},
+	return []cudaConstant{
+		{name: "KQ_E4M3_MAX", doc: "FP8 E4M3's largest finite magnitude: the saturation bound and the scale numerator.", value: e4m3},
+		{name: "KQ_E5M2_MAX", doc: "FP8 E5M2's largest finite magnitude.", value: e5m2},
+		{name: "KQ_E4M3_MAX_INV_BITS", doc: "float32(1/KQ_E4M3_MAX), rounded to nearest even, as bits: MXFP8's\n// E8M0 rule multiplies by it rather than divide once a block.", value: 1 / e4m3, bits: true},
+		{name: "KQ_E5M2_MAX_INV_BITS", doc: "float32(1/KQ_E5M2_MAX), likewise.", value: 1 / e5m2, bits: true},
+		{name: "KQ_E2M1_MAX", doc: "FP4 E2M1's largest magnitude: NVFP4's clamp and block-scale divisor.", value: e2m1},
+		{name: "KQ_NVFP4_TENSOR_NUM", doc: "KQ_E4M3_MAX x KQ_E2M1_MAX, the numerator of NVFP4's per-tensor scale.", value: e4m3 * e2m1},
 	}
+}
+
+// literal is c as CUDA source writes it.
+func (c cudaConstant) literal() string {
+	if c.bits {
+		return fmt.Sprintf("0x%08Xu", math.Float32bits(c.value))
+	}
+	s := strconv.FormatFloat(float64(c.value), 'f', -1, 32)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s + "f"
+}
+
+// renderConstantsHeader is constantsHeader's text.
+func renderConstantsHeader() string {
+	var b strings.Builder
+	b.WriteString(`// Copyright 2026 The kquant Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// kq_constants.cuh: the format limits the kernels compute with, written
+// from internal/quant/element by
+//   go test ./kernels -run TestCUDAConstants -update-cuda-constants
+// A kernel that used another value than the reference would compute other
+// bytes, so the sources name these and never write the numbers:
+// TestCUDAConstants fails when this file and element disagree, and
+// TestCUDAConstantsOnlyInHeader when a source writes one as a literal.
+#pragma once
+`)
+	for _, c := range cudaConstants() {
+		fmt.Fprintf(&b, "\n// %s\n#define %s %s\n", c.doc, c.name, c.literal())
+	}
+	return b.String()
+}
+
+// TestCUDAConstants checks constantsHeader against element (rewriting it
+// with -update-cuda-constants).
+func TestCUDAConstants(t *testing.T) {
+	want := renderConstantsHeader()
+	if *updateCUDAConstants {
+		if err := os.WriteFile(constantsHeader, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(constantsHeader)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("not running in the kernels package directory")
+	}
+	if err != nil {
+		t.Fatalf("reading %s: %v", constantsHeader, err)
+	}
+	if string(got) != want {
+		t.Errorf("%s differs from what internal/quant/element gives; rerun with -update-cuda-constants and regenerate the PTX (hack/gen-kernels.sh)", constantsHeader)
+	}
+}
+
+// TestCUDAConstantsOnlyInHeader fails when a kernel source writes one of
+// constantsHeader's values as a literal (in code or a comment: a comment
+// that quotes the number drifts with it) instead of naming it.
+func TestCUDAConstantsOnlyInHeader(t *testing.T) {
 	sources := readSources(t)
-	for _, r := range rules {
-		t.Run(r.name, func(t *testing.T) {
-			var found int
-			for name, text := range sources {
-				for _, m := range r.re.FindAllStringSubmatch(text, -1) {
-					found++
-					for i, lit := range m[1:] {
-						if got := literal(t, lit); got != r.want[i] {
-							t.Errorf("%s: %q is %v; element says %v", name, m[0], got, r.want[i])
-						}
-					}
+	for _, c := range cudaConstants() {
+		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(c.literal()))
+		for name, text := range sources {
+			if name == constantsHeader {
+				continue
+			}
+			for _, line := range strings.Split(text, "\n") {
+				if re.MatchString(line) {
+					t.Errorf("%s writes %s (%s) as a literal: %q", name, c.literal(), c.name, strings.TrimSpace(line))
 				}
 			}
-			if found == 0 {
-				t.Errorf("no source matches %s: update the rule with the source", r.re)
-			}
-		})
+		}
 	}
 }
 
@@ -77,22 +142,4 @@ func readSources(t *testing.T) map[string]string {
 		t.Skip("not running in the kernels package directory")
 	}
 	return out
-}
-
-// literal is the float32 a CUDA literal denotes: a decimal float, or the
-// bits of one in hexadecimal (for __uint_as_float).
-func literal(t *testing.T, s string) float32 {
-	t.Helper()
-	if strings.HasPrefix(s, "0x") {
-		bits, err := strconv.ParseUint(s[2:], 16, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return math.Float32frombits(uint32(bits))
-	}
-	v, err := strconv.ParseFloat(s, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return float32(v)
 }

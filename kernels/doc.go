@@ -19,6 +19,13 @@
 // of the source it came from and the *.cuh headers; a unit test fails when
 // a source changed without its code being regenerated.
 //
+// Every kernel a quantize step launches takes TransformerEngine's
+// device-side no-op flag as its last parameter (kq_noop in kq_common.cuh):
+// Set.WithNoOp scopes a flag over a step's launches, which then skip
+// when it holds 1, and the launchers pass a null flag otherwise, so their
+// signatures do not carry it. The formats' limits the kernels compute
+// with come from kq_constants.cuh, written from internal/quant/element.
+//
 // What the kernels compute is fixed, bit for bit, by the numerical contract
 // in docs/quantization-formats.md; the reference quantizers in internal/quant
 // are the oracle that GPU tests (build tag gpu) compare them against.

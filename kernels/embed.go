@@ -12,3 +12,6 @@ import "embed"
 //
 //go:embed *.ptx.xz ptx80/*.ptx.xz sass/*/*.cubin.xz
 var codeFS embed.FS
+
+// codeEmbedded is true: codeFS holds the generated code.
+const codeEmbedded = true

@@ -13,3 +13,6 @@ import "embed"
 // GPU machine beside a checkout that has the code (hack/gpu-run.sh points
 // PTXDirEnv at it, or at the code it regenerates).
 var codeFS embed.FS
+
+// codeEmbedded is false: codeFS is empty.
+const codeEmbedded = false

@@ -19,6 +19,7 @@ typedef unsigned long long u64;
 #define KQ_FLT_MAX_BITS 0x7F7FFFFFu
 #define KQ_QNAN_BITS 0x7FC00000u
 
+#include "kq_constants.cuh"
 #include "kq_fp8_sw.cuh"
 
 // Element formats, as the host passes them.
@@ -36,6 +37,16 @@ typedef unsigned long long u64;
 #define KQ_ST_SCALE_INV 4
 #define KQ_ST_NEXT 5
 #define KQ_ST_DONE 6
+
+// TransformerEngine's device-side no-op flag (TE PRs 3246 and 3271): a
+// step kernel given a flag that holds exactly 1.0f returns before it reads
+// or writes anything, so that a captured CUDA graph can skip a quantize
+// at replay, chosen by a value in device memory, without being captured
+// again. A null flag, or any other value (NaN included), runs the kernel.
+// Every kernel of a step checks it, the amax and state kernels too: a
+// skipped step leaves its outputs, its amax and the delayed-scaling
+// history and scale as they were.
+KQ_DEV bool kq_noop(const float *noop) { return noop != 0 && *noop == 1.0f; }
 
 // The tile order of the persistent tiled kernels. A block's first AHEAD
 // tiles are static (block b's k-th: b + k nblocks, nblocks the grid's

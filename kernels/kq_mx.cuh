@@ -11,10 +11,10 @@
 // E8M0 block scales. kq_e8m0_te rounds the exponent up (TE); kq_e8m0_ocp
 // takes floor(log2(amax)) - emax (OCP MX v1.0).
 KQ_DEV u32 kq_e8m0_te(float amax, int fmt) {
-	// float32(1/fp8_max), rounded to nearest even: 1/448 and 1/57344. A
+	// float32(1/fp8_max), rounded to nearest even (kq_constants.cuh). A
 	// constant rather than a division per block, which costs more than the
 	// rest of the rule.
-	float inv = __uint_as_float(fmt == KQ_E4M3 ? 0x3B124925u : 0x37924925u);
+	float inv = __uint_as_float(fmt == KQ_E4M3 ? KQ_E4M3_MAX_INV_BITS : KQ_E5M2_MAX_INV_BITS);
 	float t = __fmul_rn(amax, inv);
 	u32 b = __float_as_uint(t) & 0x7FFFFFFFu;
 	// Round up, TE's float_to_e8m0, in integer arithmetic without branches

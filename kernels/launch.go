@@ -132,6 +132,11 @@ type Set struct {
 	// `threads` threads) one SM holds at once: the driver's occupancy for
 	// the registers and shared memory the code gives it (waveSlots).
 	perSM map[string]int
+	// noOpArg marks the loaded kernels that take the no-op flag
+	// (moduleKernels.noOp); launch passes them noop, the flag of the
+	// launches under way (WithNoOp), a null pointer outside.
+	noOpArg map[string]bool
+	noop    cuda.Buffer
 	// tileGridCap, when positive, caps the grids of the persistent tiled
 	// kernels (waveSlots, capSlots): the GPU tests' several tiles per block
 	// on small tensors (SetTileGridCap).
@@ -156,7 +161,7 @@ func Load(c *cuda.Ctx) (*Set, error) {
 		return nil, fmt.Errorf("loading kernels on %s: %w", info.Name, err)
 	}
 	s := &Set{
-		fns: map[string]cuda.Function{}, perSM: map[string]int{}, kernelModule: map[string]string{},
+		fns: map[string]cuda.Function{}, perSM: map[string]int{}, kernelModule: map[string]string{}, noOpArg: map[string]bool{},
 		sms: max(info.SMs, 1), target: target, sm: SMFor(info.Major, info.Minor), ptxOnly: ptxOnly,
 	}
 	if err := s.readVariants(); err != nil {
@@ -199,7 +204,7 @@ func (s *Set) Close(c *cuda.Ctx) error {
 	for _, m := range s.loaded {
 		errs = append(errs, c.UnloadModule(m.mod))
 	}
-	s.loaded, s.fns, s.perSM = nil, map[string]cuda.Function{}, map[string]int{}
+	s.loaded, s.fns, s.perSM, s.noOpArg = nil, map[string]cuda.Function{}, map[string]int{}, map[string]bool{}
 	return errors.Join(errs...)
 }
 
@@ -222,6 +227,9 @@ func (s *Set) launch(c *cuda.Ctx, name string, grid, block cuda.Dim3, st cuda.St
 	f, err := s.kernel(c, name)
 	if err != nil {
 		return err
+	}
+	if s.noOpArg[name] {
+		s.args.Ptr(optional(s.noop))
 	}
 	return c.Launch(f, grid, block, 0, st, &s.args)
 }

@@ -39,6 +39,10 @@ const (
 type moduleKernels struct {
 	name                         string
 	typed, half, plain, optional []string
+	// noOp are the kernels (names as in typed, half and plain) that take
+	// a step's no-op flag as their last parameter (noop.go): every kernel
+	// a quantize step launches.
+	noOp []string
 }
 
 // required is every kernel the module must have.
@@ -60,14 +64,17 @@ func (m moduleKernels) required() []string {
 // moduleTable lists every module and its kernels.
 func moduleTable() []moduleKernels {
 	return []moduleKernels{
-		{name: ModuleQuantize, typed: typedKernels, half: halfKernels, plain: plainKernels, optional: groupedQuantizeKernels()},
-		{name: ModuleBlock, typed: []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_", "kq_blk_2dg_"}},
+		{name: ModuleQuantize, typed: typedKernels, half: halfKernels, plain: plainKernels, optional: groupedQuantizeKernels(),
+			noOp: append(append([]string{"kq_delayed_update"}, typedKernels...), halfKernels...)},
+		{name: ModuleBlock, typed: []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_", "kq_blk_2dg_"},
+			noOp: []string{"kq_blk_row_", "kq_blk_col_", "kq_blk_2d_"}},
 		{name: ModuleNVFP4, typed: []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_"},
-			plain: []string{"kq_swizzle", "kq_nvf4_dequant", "kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16"}},
+			plain: []string{"kq_swizzle", "kq_nvf4_dequant", "kq_nvf4_2dp_bf16", "kq_nvf4_2dp_f16", "kq_nvf4_zero"},
+			noOp:  []string{"kq_nvf4_amax_", "kq_nvf4_amax_rht_", "kq_nvf4_row_", "kq_nvf4_col_", "kq_nvf4_2d_", "kq_nvf4_2dg_", "kq_nvf4_2dp_", "kq_swizzle", "kq_nvf4_zero"}},
 		{name: ModuleGrouped, plain: []string{"kq_grp_offsets"}},
 		{name: ModulePayload, plain: []string{"kq_payload_copy"}, optional: payloadClassKernels()},
 		{name: ModuleGEMM, plain: []string{"kq_blk_dequant", "kq_sgemm_nt"}},
-		{name: ModuleMX2D, typed: []string{"kq_mx2d_", "kq_grp_mx2d_"}},
+		{name: ModuleMX2D, typed: []string{"kq_mx2d_", "kq_grp_mx2d_"}, noOp: []string{"kq_mx2d_"}},
 		{name: ModuleTiming, plain: []string{"kq_l2_sweep"}},
 	}
 }
@@ -172,6 +179,11 @@ func (s *Set) loadModule(c *cuda.Ctx, module string) error {
 	}
 	maps.Copy(s.fns, fns)
 	maps.Copy(s.perSM, perSM)
+	for n := range fns {
+		if spec.takesNoOp(n) {
+			s.noOpArg[n] = true
+		}
+	}
 	s.loaded = append(s.loaded, LoadedModule{Name: module, Code: code, Took: took, mod: mod})
 	return nil
 }

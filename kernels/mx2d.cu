@@ -424,7 +424,8 @@ KQ_DEV void kq2_run(const T *x, int rows, int cols, u8 *out_row, u8 *sc_row, u8 
 #define KQ2_KERNEL(SUF, T, PF)                                                                          \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mx2d_##SUF(const T *x, int rows, int cols,  \
 			u8 *out_row, u8 *sc_row, u8 *swz_row, int scols_row, u8 *out_col, u8 *sc_col, u8 *swz_col, \
-			int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec) {                     \
+			int srows_col, int scols_col, int fmt, int ocp, u32 *st, int vec, const float *noop) {     \
+		if (kq_noop(noop)) return;                                                                         \
 		kq2_run<T, PF, 0>(x, rows, cols, out_row, sc_row, swz_row, scols_row, out_col, sc_col, swz_col, \
 			srows_col, scols_col, fmt, ocp, st, vec, 0, 0, 0, 0, 0);                                \
 	}                                                                                               \

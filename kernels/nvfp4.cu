@@ -99,11 +99,11 @@ KQ_DEV int kq_grp_block(const int *offsets, int ngroups, const int *flag, int m0
 	return g;
 }
 
-// Tensor encode scale S = 2688 / amax; float32 max on overflow; 1 for a
+// Tensor encode scale S = KQ_NVFP4_TENSOR_NUM / amax; float32 max on overflow; 1 for a
 // zero (or NaN) amax and when S is 0.
 KQ_DEV float kq_tensor_scale(float amax) {
 	if (amax == 0.0f || amax != amax) return 1.0f;
-	float s = __fdiv_rn(2688.0f, amax);
+	float s = __fdiv_rn(KQ_NVFP4_TENSOR_NUM, amax);
 	if (!kq_finite(s)) return __uint_as_float(KQ_FLT_MAX_BITS);
 	if (s == 0.0f) return 1.0f;
 	return s;
@@ -388,11 +388,13 @@ KQ_DEV u32 kq_vkey(const float *, u32 acc) { return kq_absbits(__uint_as_float(a
 // kq_sched_done: left zero); NULL, they stride statically.
 #define KQ_NVFP4_KERNELS(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_amax_##sfx(const T *x, int rows, int cols, u32 *amax, \
-		const int *offsets, int ngroups, const int *flag, int vec) { \
+		const int *offsets, int ngroups, const int *flag, int vec, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	kq_nvf4_amax<T>(x, rows, cols, amax, offsets, ngroups, flag, vec); \
 } \
 extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_amax_rht_##sfx(const T *x, int rows, int cols, u32 *amax, u32 signs, \
-		int fast, const int *offsets, int ngroups, const int *flag, u32 *pamax) { \
+		int fast, const int *offsets, int ngroups, const int *flag, u32 *pamax, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	if (offsets != 0) { \
 		int o, n; \
 		const int g = kq_grp_block(offsets, ngroups, flag, blockIdx.y * (fast ? 64 : 128), &o, &n); \
@@ -403,7 +405,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_amax_rht_##sfx(cons
 	else kq_nvf4_amax_rht<T>(x, rows, cols, amax, signs); \
 } \
 extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf4_row_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
-		u8 *scales, int srows, int scols, u8 *swz, int sr, u64 seed, int vec, const int *offsets, int ngroups, const int *flag) { \
+		u8 *scales, int srows, int scols, u8 *swz, int sr, u64 seed, int vec, const int *offsets, int ngroups, const int *flag, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	if (vec == 2) { \
 		if (flag != 0 && *flag != 0) return; \
 		if (offsets != 0) { \
@@ -420,7 +423,8 @@ extern "C" __global__ void __launch_bounds__(256, sizeof(T) == 2 ? 3 : 2) kq_nvf
 } \
 extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_col_##sfx(const T *x, int rows, int cols, const u32 *amax, u8 *out, \
 		u8 *scales, int srows, int scols, u8 *swz, int rht, u32 signs, int sr, u64 seed, u32 group, int fast, \
-		const int *offsets, int ngroups, const int *flag, u32 *st) { \
+		const int *offsets, int ngroups, const int *flag, u32 *st, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	kq_tiles tl; \
 	tl.ntx = srows >> 7; \
 	tl.st = 0; \
@@ -455,13 +459,15 @@ extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_col_##sfx(const T *
 } \
 extern "C" __global__ void __launch_bounds__(256) kq_nvf4_2dg_##sfx(const T *x, int rows, int cols, const u32 *amax, \
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
-		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
+		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	kq_nvf4_2d<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, \
 		offsets, ngroups, flag); \
 } \
 extern "C" __global__ void __launch_bounds__(256, 4) kq_nvf4_2d_##sfx(const T *x, int rows, int cols, const u32 *amax, \
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
-		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
+		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	if (!fast) return; /* the general path is kq_nvf4_2dg_ */ \
 	if (offsets == 0) { \
 		kq_nvf4_2d_one<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col, \
@@ -498,7 +504,8 @@ KQ_NVFP4_KERNELS(kq_f16, f16)
 #define KQ_NVFP4_2DP_KERNEL(T, sfx) \
 extern "C" __global__ void __launch_bounds__(256, 2) kq_nvf4_2dp_##sfx(const T *x, int rows, int cols, const u32 *amax, \
 		u8 *out_row, u8 *scales_row, int scols_row, u8 *out_col, u8 *scales_col, int scols_col, int fast, \
-		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag) { \
+		u8 *swz_row, u8 *swz_col, const int *offsets, int ngroups, const int *flag, const float *noop) { \
+	if (kq_noop(noop)) return; \
 	kq_nvf4_2dp<T>(x, rows, cols, amax, out_row, scales_row, scols_row, swz_row, out_col, scales_col, scols_col, swz_col); \
 }
 KQ_NVFP4_2DP_KERNEL(kq_bf16, bf16)
@@ -507,7 +514,9 @@ KQ_NVFP4_2DP_KERNEL(kq_f16, f16)
 // Standalone GEMM swizzle of a row-major [rows, cols] scale matrix (rows a
 // multiple of 128, cols of 4) into dst; with transpose, of its [cols, rows]
 // transpose (MXFP8's columnwise scales). One thread per entry.
-extern "C" __global__ void __launch_bounds__(256) kq_swizzle(const u8 *src, int rows, int cols, u8 *dst, int transpose) {
+extern "C" __global__ void __launch_bounds__(256) kq_swizzle(const u8 *src, int rows, int cols, u8 *dst, int transpose, const float *noop) {
+	if (kq_noop(noop))
+		return;
 	const int r = transpose ? cols : rows, c = transpose ? rows : cols;
 	const long long n = (long long)r * c;
 	for (long long it = (long long)blockIdx.x * blockDim.x + threadIdx.x; it < n; it += (long long)gridDim.x * blockDim.x) {
@@ -515,6 +524,18 @@ extern "C" __global__ void __launch_bounds__(256) kq_swizzle(const u8 *src, int 
 		const u8 v = transpose ? src[(long long)j * cols + i] : src[it];
 		dst[kq_swz(i, j, c)] = v;
 	}
+}
+
+// Zeroes n bytes (a tensor amax before kq_nvf4_amax's atomics, a padded
+// scale matrix) in a step that takes a no-op flag, where a memset does
+// otherwise: a memset cannot read the flag, and a skipped step must leave
+// its amax and scales as they were.
+extern "C" __global__ void __launch_bounds__(256) kq_nvf4_zero(u8 *p, long long n, const float *noop) {
+	if (kq_noop(noop))
+		return;
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+		p[i] = 0;
 }
 
 // NVFP4 dequantize of one operand as stored ([rows, cols] codes, rows of

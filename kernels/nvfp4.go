@@ -62,7 +62,7 @@ type NVFP4Opts struct {
 // input, or with rht the amax of the RHT of the columnwise operand, as the
 // bits of a float32. A memset and one launch.
 func (s *Set) NVFP4Amax(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, rows, cols int, amax cuda.Buffer, rht bool, signs uint16) error {
-	if err := c.MemsetAsync(amax.Slice(0, 4), 0, st); err != nil {
+	if err := s.zeroBytes(c, st, amax.Slice(0, 4)); err != nil {
 		return fmt.Errorf("kernels: zeroing the NVFP4 amax: %w", err)
 	}
 	if rows == 0 || cols == 0 {
@@ -90,7 +90,7 @@ func (s *Set) NVFP4Amaxes(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, 
 		return s.NVFP4Amax(c, st, dt, x, rows, cols, amaxRHT, true, signs)
 	}
 	for _, b := range []cuda.Buffer{amax, amaxRHT} {
-		if err := c.MemsetAsync(b.Slice(0, 4), 0, st); err != nil {
+		if err := s.zeroBytes(c, st, b.Slice(0, 4)); err != nil {
 			return fmt.Errorf("kernels: zeroing the NVFP4 amax: %w", err)
 		}
 	}
@@ -309,7 +309,7 @@ func (s *Set) NVFP4TwoD(c *cuda.Ctx, st cuda.Stream, dt DType, x cuda.Buffer, ro
 			return err
 		}
 		if b.padded || rows == 0 || cols == 0 {
-			if err := c.MemsetAsync(b.buf.Slice(0, b.n), 0, st); err != nil {
+			if err := s.zeroBytes(c, st, b.buf.Slice(0, b.n)); err != nil {
 				return fmt.Errorf("kernels: zeroing NVFP4 %s: %w", b.what, err)
 			}
 		}

@@ -81,7 +81,7 @@ KQ_DEV u32 kq_bkey16(const u32 P[8]) {
 // (checked for every float32 |y| < 7).
 template <bool CL = true>
 KQ_DEV u32 kq_rne_code2(float y) {
-	const float v = CL ? fminf(fabsf(y), 6.0f) : fabsf(y);
+	const float v = CL ? fminf(fabsf(y), KQ_E2M1_MAX) : fabsf(y);
 	const u32 t = __float_as_uint(fmaxf(v, 1.0f)) >> 23;
 	return __float_as_uint(__fadd_rn(v, __uint_as_float(t * 0x800002u + ((22u << 23) - 254u))));
 }
@@ -98,7 +98,7 @@ KQ_DEV u32 kq_rne_code2(float y) {
 // v 2^-14 is exact except below 2^-126, where rz gives 0 either way. A
 // half of the result is at most 0x0E00: y0 in the low half, y1 in the
 // high. Checked against the float32 magic-number form it replaces (the
-// session-14 kq_sr_code2) for every float32 y but NaN
+// earlier kq_sr_code2) for every float32 y but NaN
 // (hack/nvfp4_srcheck.cc). The arguments are y 2^-14 (kq_q16r scales
 // them, or its factor already carries the 2^-14).
 KQ_DEV u32 kq_sr_h2(float z0, float z1) {

@@ -35,7 +35,7 @@
 // RNE code of y (NaN excluded) in the low byte of the result (bits 3-7
 // zero): five instructions (two min/max, and, multiply-add, shifted add).
 KQ_DEV u32 kq_rne_code(float y) {
-	const float v = fminf(fabsf(y), 6.0f);
+	const float v = fminf(fabsf(y), KQ_E2M1_MAX);
 	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
 	return __float_as_uint(__fmaf_rn(__uint_as_float(eb), 4194305.0f, v)) + (eb >> 22);
 }
@@ -43,7 +43,7 @@ KQ_DEV u32 kq_rne_code(float y) {
 // SR code of y (NaN excluded) given nr = 255 - r, in byte 1 of the result
 // (bits 12-15 zero). The sum's bits above bit 15 carry nothing.
 KQ_DEV u32 kq_sr_code(float y, u32 nr) {
-	const float v = fminf(fabsf(y), 6.0f);
+	const float v = fminf(fabsf(y), KQ_E2M1_MAX);
 	const u32 eb = __float_as_uint(fmaxf(v, 1.0f)) & 0x7F800000u;
 	return __float_as_uint(__fmaf_rz(__uint_as_float(eb), 16385.0f, v)) + (eb >> 14) + nr;
 }
@@ -250,7 +250,7 @@ KQ_DEV kq_tscale kq_tscale_of(const u32 *amax) {
 	const float s = kq_tensor_scale(__uint_as_float(*amax));
 	kq_tscale t;
 	t.sinv = __fdiv_rn(1.0f, s);
-	t.s6 = __fdiv_rn(s, 6.0f);
+	t.s6 = __fdiv_rn(s, KQ_E2M1_MAX);
 	return t;
 }
 

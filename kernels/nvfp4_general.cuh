@@ -104,7 +104,7 @@ __device__ void kq_nvf4_row(const T *x, int rows, int cols, const u32 *amax, u8 
 		}
 		const float s = kq_tensor_scale(__uint_as_float(amax[g]));
 		const float sinv = __fdiv_rn(1.0f, s);
-		const u32 d = kq_e4m3(__fmul_rn(kq_block_amax(v, n), __fdiv_rn(s, 6.0f)));
+		const u32 d = kq_e4m3(__fmul_rn(kq_block_amax(v, n), __fdiv_rn(s, KQ_E2M1_MAX)));
 		const float f = kq_factor(d, sinv);
 		const u64 n0 = (u64)(m - m0) * (u64)cols + (u64)k0;
 		const u64 packed = kq_quant16(v, n, f, sr, n0, 0u, (u32)g, seed);
@@ -141,7 +141,7 @@ __device__ void kq_nvf4_col(const T *x, int rows, int cols, const u32 *amax, u8 
 		if (rht) kq_rht16(v, signs);
 		const float s = kq_tensor_scale(__uint_as_float(amax[0]));
 		const float sinv = __fdiv_rn(1.0f, s);
-		const u32 d = kq_e4m3(__fmul_rn(kq_block_amax(v, n), __fdiv_rn(s, 6.0f)));
+		const u32 d = kq_e4m3(__fmul_rn(kq_block_amax(v, n), __fdiv_rn(s, KQ_E2M1_MAX)));
 		const float f = kq_factor(d, sinv);
 		packed = kq_quant16(v, n, f, sr, (u64)k * (u64)rows + (u64)(mb * 16), 1u, group, seed);
 		scales[(long long)k * scols + mb] = (u8)d;
@@ -184,7 +184,7 @@ KQ_DEV void kq_nvf4_2d_tile(const T *x, int rows, int cols, const u32 *amax, int
 		const long long base = (long long)(m0 + i) * cols + k0;
 		for (int t = 0; t < nc; t++) a = max(a, kq_absbits(kq_ld(x, base + t)));
 	}
-	const u32 d = kq_e4m3(__fmul_rn(__uint_as_float(a), __fdiv_rn(s, 6.0f)));
+	const u32 d = kq_e4m3(__fmul_rn(__uint_as_float(a), __fdiv_rn(s, KQ_E2M1_MAX)));
 	const float f = kq_factor(d, sinv);
 	u64 rowcodes[16];
 #pragma unroll

@@ -32,7 +32,7 @@ KQ_DEV void kq_load4(const float *x, long long g, float v[4]) {
 	float4 q = reinterpret_cast<const float4 *>(x)[g];
 	v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
 }
-KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? 448.0f : 57344.0f; }
+KQ_DEV float kq_fp8_max(int fmt) { return fmt == KQ_E4M3 ? KQ_E4M3_MAX : KQ_E5M2_MAX; }
 
 // kq_cvt2 converts two floats with one rounding, round to nearest even,
 // saturating (satfinite: finite overflow and +-inf become +-max, NaN becomes
@@ -126,44 +126,53 @@ KQ_DEV uint2 kq_cvt8(const float v[8], const float f[8], int fmt) {
 
 #define KQ_TYPED_KERNELS(SUF, T)                                                                        \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_amax_##SUF(const T *x, long long n, u32 *st, \
-			float fp8max, float eps, int pow2) {                                                    \
+			float fp8max, float eps, int pow2, const float *noop) {                              \
+		if (kq_noop(noop)) return;                                                                   \
 		kq_amax_impl<T>(x, n, st, fp8max, eps, pow2);                                               \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_cast_##SUF(const T *x, long long n, u32 *st, \
 			u8 *out, float *scale_inv, float *history, int fmt, int ulen, float fp8max, int margin,  \
-			int most_recent) {                                                                      \
+			int most_recent, const float *noop) {                                                    \
+		if (kq_noop(noop)) return;                                                                       \
 		kq_cast_impl<T>(x, n, st, out, scale_inv, history, fmt, kq_upd{ulen, fp8max, margin, most_recent}); \
 	}                                                                                                   \
 	extern "C" __global__ void kq_cast_tr_##SUF(const T *x, int rows, int cols, u32 *st, u8 *out_row,   \
 			u8 *out_col, float *scale_inv, float *history, int fmt, int ulen, float fp8max,          \
-			int margin, int most_recent) {                                                          \
+			int margin, int most_recent, const float *noop) {                                        \
+		if (kq_noop(noop)) return;                                                                       \
 		kq_cast_tr_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt,            \
 			kq_upd{ulen, fp8max, margin, most_recent});                                         \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, KQ_TRW_BLOCKS) kq_cast_trw_##SUF(const T *x, int rows,        \
 			int cols, u32 *st, u8 *out_row, u8 *out_col, float *scale_inv, float *history, int fmt, \
-			int ulen, float fp8max, int margin, int most_recent) {                                  \
+			int ulen, float fp8max, int margin, int most_recent, const float *noop) {               \
+		if (kq_noop(noop)) return;                                                                      \
 		kq_cast_trw_impl<T>(x, rows, cols, st, out_row, out_col, scale_inv, history, fmt,           \
 			kq_upd{ulen, fp8max, margin, most_recent});                                         \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_row_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
-			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
+			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) {      \
+		if (kq_noop(noop)) return;                                                                  \
 		kq_mxfp8_row_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);              \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales,  \
-			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
+			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) {      \
+		if (kq_noop(noop)) return;                                                                  \
 		kq_mxfp8_col_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);              \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_row8_##SUF(const T *x, int rows,      \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) { \
+		if (kq_noop(noop)) return;                                                                  \
 		kq_mxfp8_row8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);             \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256) kq_mxfp8_colt_##SUF(const T *x, int rows, int cols,     \
-			u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {          \
+			u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) { \
+		if (kq_noop(noop)) return;                                                                        \
 		kq_mxfp8_colt_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);         \
 	}                                                                                                   \
 	extern "C" __global__ void kq_mxfp8_col8_##SUF(const T *x, int rows, int cols, u8 *out, u8 *scales, \
-			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) {                                      \
+			int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) {      \
+		if (kq_noop(noop)) return;                                                                  \
 		kq_mxfp8_col8_impl<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);             \
 	}
 
@@ -187,7 +196,8 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 #define KQ_HALF_KERNELS(SUF, T)                                                                         \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_both_##SUF(const T *x, int rows,      \
 			int cols, u8 *out_row, u8 *sc_row, int scols_row, u8 *out_col, u8 *sc_col, int srows_col, \
-			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col) {                   \
+			int scols_col, int fmt, int ocp, u32 *st, u8 *swz_row, u8 *swz_col, const float *noop) {  \
+		if (kq_noop(noop)) return;                                                                        \
 		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
 		if (out_col == 0)                                                                           \
 			kq_mxfp8_tiles<T, KQ_MX_ROW>(x, rows, cols, out_row, sc_row, swz_row, scols_row, 0, 0, 0, \
@@ -200,12 +210,14 @@ KQ_TYPED_KERNELS(f16, kq_f16)
 				out_col, sc_col, swz_col, srows_col, scols_col, fmt, ocp, st, esm);              \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 2) kq_mxfp8_colw_##SUF(const T *x, int rows,      \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) { \
+		if (kq_noop(noop)) return;                                                                  \
 		__shared__ __align__(16) u8 esm[KQ_MXM_SMEM];                                                  \
 		kq_mxfp8_tiles<T, KQ_MX_COL>(x, rows, cols, 0, 0, 0, 0, out, scales, swz, srows, scols, fmt, ocp, st, esm); \
 	}                                                                                                   \
 	extern "C" __global__ void __launch_bounds__(256, 4) kq_mxfp8_rowb_##SUF(const T *x, int rows,      \
-			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz) { \
+			int cols, u8 *out, u8 *scales, int srows, int scols, int fmt, int ocp, u32 *st, u8 *swz, const float *noop) { \
+		if (kq_noop(noop)) return;                                                                  \
 		kq_mxfp8_rowb<T>(x, rows, cols, out, scales, srows, scols, fmt, ocp, st, swz);                \
 	}
 
@@ -252,7 +264,9 @@ KQ_DEV void kq_delayed_update_impl(float *history, int len, float *scale, float 
 
 // The update alone (a step whose casts did not run it), with
 // kq_delayed_update_block: the same bytes as kq_delayed_update_impl.
-extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, float fp8max, int margin, int most_recent) {
+extern "C" __global__ void kq_delayed_update(float *history, int len, u32 *st, float fp8max, int margin, int most_recent, const float *noop) {
+	if (kq_noop(noop))
+		return;
 	float *stf = reinterpret_cast<float *>(st);
 	kq_delayed_update_block(history, len, stf + KQ_ST_SCALE, stf + KQ_ST_SCALE_INV, fp8max, margin, most_recent);
 }

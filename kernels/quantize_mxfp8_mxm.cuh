@@ -223,8 +223,8 @@ KQ_DEV void kq_mxm_tile(const uint4 (&q)[8], int rq, int cg, int qb, int half, b
 // slots in shared memory (odd rounds: cp.async, 16 bytes a lane and row,
 // zero-filled where kq_mxm_load loads zero), each issued two rounds ahead,
 // so that while a warp converts tile k, tiles k+1 and k+2 are on their way
-// (8 KiB a warp, 128 KiB a SM at 2 blocks; last session's pipeline had
-// 64 KiB, and its DRAM throughput was 69-81%). A lane reads back only its
+// (8 KiB a warp, 128 KiB a SM at 2 blocks; a one-tile pipeline of
+// 64 KiB reached 69-81% DRAM throughput). A lane reads back only its
 // own slots, after cp.async.wait_all, and overwrites them (the next
 // cp.async) only after it has read them, so no barrier is needed; the
 // tile's values are the ones kq_mxm_load gives, so the bytes are the same.

@@ -9,12 +9,12 @@
 //
 // The tile of block.cu's kq_blk_row (block 1x128 rowwise), the resident
 // blocks striding over the tiles so that the fused tensor amax
-// (kq_mxfp8_finish, a fenced commit) commits once a block. Session 12
-// measured it against the other shapes in TestBenchmarkUsage (rowwise
+// (kq_mxfp8_finish, a fenced commit) commits once a block. It was
+// measured against the other shapes in TestBenchmarkUsage (rowwise
 // step, 8192^2 / 16384^2, docs/benchmarks.md): roww, warps striding over
 // 4 x 512 units staged in shared memory by cp.async, was 1-3% faster at
 // 8192^2 and 1-3.5% slower at 16384^2 on both GPUs, and was removed (it
-// had 20 bytes of spill under CUDA 13). One block a tile (session 11's
+// had 20 bytes of spill under CUDA 13). One block a tile (an earlier
 // rowb, up to 32768 commits) was 10% slower on an H200; chunks of 2-8
 // tiles a block, the next tile's loads issued before the current tile's
 // work, 3 or 6 blocks per SM, and committing before the last tile's

@@ -136,6 +136,9 @@ func TestTargetFor(t *testing.T) {
 // line, so a file compressed by other means, or left uncompressed, fails
 // here rather than on a GPU.
 func TestEmbeddedCodeDecompresses(t *testing.T) {
+	if !codeEmbedded {
+		t.Skip("built with kquant_nocode: no code embedded")
+	}
 	var n int
 	err := fs.WalkDir(codeFS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -31,6 +31,6 @@ package nodeagent
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;create;patch
-// +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles/status;quantruns/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles/status;quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
 // +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceslices,verbs=list

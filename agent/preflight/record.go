@@ -15,13 +15,14 @@ import (
 
 	"github.com/kquant/kquant/agent/runstatus"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/internal/logging"
 	"github.com/kquant/kquant/internal/runoutcome"
 )
 
 // FieldManager is the preflight's field manager on the QuantRuns it
 // records.
-const FieldManager = "kquant-preflight"
+const FieldManager = apply.ManagerPreflight
 
 // ReportingController names the preflight as the source of its Events.
 const ReportingController = "kquant.dev/preflight"

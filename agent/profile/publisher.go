@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,12 +45,9 @@ func (p *Publisher) Publish(ctx context.Context, status v1alpha1.GPUNodeProfileS
 	if err := p.client.Apply(ctx, meta, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying GPUNodeProfile %s: %w", p.nodeName, err)
 	}
-	st := ac.GPUNodeProfile(p.nodeName)
-	st.Status = apply.GPUNodeProfileStatus(&status)
-	if err := p.client.Status().Apply(ctx, st, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying GPUNodeProfile %s status: %w", p.nodeName, err)
-	}
-	return nil
+	profile := &v1alpha1.GPUNodeProfile{ObjectMeta: metav1.ObjectMeta{Name: p.nodeName}}
+	_, err = apply.GPUNodeProfileStatus(ctx, p.client, profile, &status)
+	return err
 }
 
 // nodeOwner returns an owner reference to the Node, nil when the Node does

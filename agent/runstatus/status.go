@@ -5,7 +5,6 @@ package runstatus
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,9 +33,8 @@ type Status struct {
 	Conditions     []metav1.Condition
 }
 
-// applyConfiguration is st as the apply configuration of run's status, with
-// run's resourceVersion as a precondition.
-func (st Status) applyConfiguration(run *v1alpha1.QuantRun) *ac.QuantRunApplyConfiguration {
+// applyConfiguration is st as the apply configuration of a run's status.
+func (st Status) applyConfiguration() *ac.QuantRunStatusApplyConfiguration {
 	status := &ac.QuantRunStatusApplyConfiguration{
 		AgentID:        apply.String(st.AgentID),
 		BindTime:       apply.Time(st.BindTime),
@@ -51,20 +49,12 @@ func (st Status) applyConfiguration(run *v1alpha1.QuantRun) *ac.QuantRunApplyCon
 	if st.Phase != "" {
 		status.WithPhase(st.Phase)
 	}
-	return apply.QuantRunStatus(run, status)
+	return status
 }
 
 // Apply applies st to the run's status subresource under the field
 // manager, with run's resourceVersion as a precondition: a change since the
 // read conflicts. It returns the run's resourceVersion after the write.
 func Apply(ctx context.Context, c client.Client, manager string, run *v1alpha1.QuantRun, st Status) (string, error) {
-	obj := st.applyConfiguration(run)
-	// The client decodes the API server's answer into obj.
-	if err := c.Status().Apply(ctx, obj, client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("applying status of run %s/%s: %w", run.Namespace, run.Name, err)
-	}
-	if obj.ResourceVersion == nil {
-		return "", nil
-	}
-	return *obj.ResourceVersion, nil
+	return apply.QuantRunStatus(ctx, c, manager, run, st.applyConfiguration())
 }

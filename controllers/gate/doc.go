@@ -29,16 +29,17 @@
 // kquant.dev/<Family>Validated (ConditionType): False while the gate holds,
 // True after a pass, Unknown (ValidationStale) once the last pass is older
 // than the policy's period, so that remediation controllers (Medik8s
-// NodeHealthCheck) can act. It is written by a server-side apply to the
-// node's status that owns only kquant's condition types, and recorded per
+// NodeHealthCheck) can act. It is written to the node's status through
+// controllers/internal/nodewriter, which changes only kquant's condition
+// types, and recorded per
 // policy in the annotation kquant.dev/gate-conditions: a condition of that
 // type without a record is someone else's and is left alone.
 // The decisions are pure functions of domain/gate: Decide (the verdicts per
 // policy), PlanNode (the node's marks, record and Events) and PlanConditions
 // (its conditions). The Reconciler (one request per node) reads the
-// node's finished runs through the run-by-node index and patches labels,
-// taints and record in one merge patch conditioned on the Node's
-// resourceVersion. It also watches the Nodes' gate labels and records
+// node's finished runs through the run-by-node index and writes labels,
+// taints and record in one Node write (nodewriter: a merge patch conditioned
+// on the Node's resourceVersion). It also watches the Nodes' gate labels and records
 // (metadata only), so that a gate removed by hand while its failure stands
 // comes back and a freed key can be claimed, and the policies, so that their
 // changed actions or their deletion reach the nodes they hold.

@@ -5,16 +5,15 @@ package gate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,11 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/internal/indexer"
+	"github.com/kquant/kquant/controllers/internal/nodewriter"
 	gatedomain "github.com/kquant/kquant/domain/gate"
 	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
@@ -127,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		logging.FromContext(ctx).Info("Node gates updated", "node", req.Name, "changes", len(plan.Changes))
 	}
 	if !gatedomain.ConditionsEqual(node.Status.Conditions, record, conds.Conditions) {
-		if err := r.applyConditions(ctx, node.Name, conds.Conditions); err != nil {
+		if _, err := nodewriter.WriteConditions(ctx, r.client, node, conditionWrite(conds, record)); err != nil {
 			return conflict.Requeue(err)
 		}
 		for _, c := range gatedomain.ConditionChanges(node.Status.Conditions, record, conds) {
@@ -140,29 +139,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: conds.RequeueAfter}, nil
 }
 
-// applyConditions makes conds the gate's whole set of Node conditions by a
-// server-side apply to the status subresource: conditions are keyed by type,
-// so the apply owns exactly kquant's types, and one it set before and leaves
-// out now is removed, while the kubelet's and other tools' stay untouched.
-func (r *Reconciler) applyConditions(ctx context.Context, node string, conds []corev1.NodeCondition) error {
-	status := corev1ac.NodeStatus()
-	for _, c := range conds {
-		status.WithConditions(corev1ac.NodeCondition().
-			WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
-			WithLastHeartbeatTime(c.LastHeartbeatTime).WithLastTransitionTime(c.LastTransitionTime))
-	}
-	if err := r.client.Status().Apply(ctx, corev1ac.Node(node).WithStatus(status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying gate conditions of node %s: %w", node, err)
-	}
-	return nil
-}
-
-// patch writes the plan's labels, taints and ownership records in one merge
-// patch; the condition record goes before the conditions it names, so that a
-// condition kquant sets is never without its record. Labels and annotations are merged key by key; taints is a list that
-// a merge patch replaces whole, so the patch is conditional on the version
-// read, and a conflict (someone else changed the Node) retries from a fresh
-// read.
+// patch writes the plan's labels, taints and ownership records in one Node
+// write, and then, when they changed, the gate's whole set of Node
+// conditions; the condition record goes before the conditions it names, so
+// that a condition kquant sets is never without its record. Each write is
+// conditional on the version read (nodewriter), and a conflict (someone else
+// changed the Node) retries from a fresh read.
 func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan gatedomain.Plan, conditions gateowners.Conditions) error {
 	record, err := plan.Owners.Encode()
 	if err != nil {
@@ -172,21 +154,31 @@ func (r *Reconciler) patch(ctx context.Context, node *corev1.Node, plan gatedoma
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"labels":          plan.Labels,
-			"annotations":     map[string]any{kquantv1alpha1.AnnotationGateOwners: record, kquantv1alpha1.AnnotationGateConditions: condRecord},
-			"resourceVersion": node.ResourceVersion,
-		},
-		"spec": map[string]any{"taints": plan.Taints},
-	})
+	marks := nodewriter.Marks{
+		Labels:      plan.Labels,
+		Annotations: map[string]any{kquantv1alpha1.AnnotationGateOwners: record, kquantv1alpha1.AnnotationGateConditions: condRecord},
+		Taints:      plan.Taints, SetTaints: true,
+	}
+	rv, err := nodewriter.Write(ctx, r.client, node, marks)
 	if err != nil {
-		return fmt.Errorf("encoding gate patch of node %s: %w", node.Name, err)
+		return err
 	}
-	if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("patching gates of node %s: %w", node.Name, err)
-	}
+	// The write changed no condition: the conditions as read still hold at
+	// the new version.
+	node.ResourceVersion = rv
 	return nil
+}
+
+// conditionWrite is plan as a Node write: its conditions set, and every type
+// of record (the node's, as read) that the plan no longer sets removed.
+func conditionWrite(p gatedomain.ConditionPlan, record gateowners.Conditions) nodewriter.Conditions {
+	w := nodewriter.Conditions{Set: p.Conditions}
+	for _, t := range slices.Sorted(maps.Keys(record)) {
+		if !slices.ContainsFunc(p.Conditions, func(c corev1.NodeCondition) bool { return string(c.Type) == t }) {
+			w.Remove = append(w.Remove, corev1.NodeConditionType(t))
+		}
+	}
+	return w
 }
 
 // observe returns the node's finished runs of QuantGatePolicies' validation

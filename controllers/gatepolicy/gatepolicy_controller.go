@@ -70,7 +70,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 // OwnerReferencesPermissionEnforcement admission plugin allows only to who
 // may update the policy's finalizers.
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantgatepolicies/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
@@ -118,8 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(&p.Status, status) {
-		if err := r.client.Status().Apply(ctx, statusApply(p, status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
-			return conflict.Requeue(fmt.Errorf("applying status of QuantGatePolicy %s: %w", p.Name, err))
+		if _, err := apply.QuantGatePolicyStatus(ctx, r.client, p, status); err != nil {
+			return conflict.Requeue(err)
 		}
 	}
 	return result, nil

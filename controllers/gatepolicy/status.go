@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
-	"github.com/kquant/kquant/api/v1alpha1/apply"
-	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/kquant/kquant/api/v1alpha1/gateowners"
 )
 
@@ -51,45 +49,4 @@ func GatedNodes(policy string, nodes []metav1.PartialObjectMetadata) ([]kquantv1
 		out = out[:MaxGatedNodes]
 	}
 	return out, count
-}
-
-// statusApply is status as the apply configuration of p's status, with p's
-// resourceVersion as a precondition.
-func statusApply(p *kquantv1alpha1.QuantGatePolicy, status *kquantv1alpha1.QuantGatePolicyStatus) *ac.QuantGatePolicyApplyConfiguration {
-	st := ac.QuantGatePolicyStatus().
-		WithObservedGeneration(status.ObservedGeneration).
-		WithGatedCount(status.GatedCount)
-	if status.JobNamespace != "" {
-		st.WithJobNamespace(status.JobNamespace)
-	}
-	if status.CurrentJob != "" {
-		st.WithCurrentJob(status.CurrentJob)
-	}
-	if status.LastJob != "" {
-		st.WithLastJob(status.LastJob)
-	}
-	if t := apply.Time(status.LastValidationTime); t != nil {
-		st.WithLastValidationTime(*t)
-	}
-	for _, g := range status.GatedNodes {
-		gn := ac.GatedNode().WithNode(g.Node).WithFamily(g.Family)
-		if g.GPU != "" {
-			gn.WithGPU(g.GPU)
-		}
-		if g.Run != "" {
-			gn.WithRun(g.Run)
-		}
-		if t := apply.Time(g.Since); t != nil {
-			gn.WithSince(*t)
-		}
-		st.WithGatedNodes(gn)
-	}
-	for _, c := range apply.Conditions(status.Conditions) {
-		st.WithConditions(&c)
-	}
-	obj := ac.QuantGatePolicy(p.Name).WithStatus(st)
-	if p.ResourceVersion != "" {
-		obj.WithResourceVersion(p.ResourceVersion)
-	}
-	return obj
 }

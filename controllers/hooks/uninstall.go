@@ -5,34 +5,19 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/controllers/internal/nodewriter"
 	"github.com/kquant/kquant/internal/logging"
 )
-
-// Domain is kquant's (the API group's): every Node label and taint whose key
-// is in it or in a subdomain of it is kquant's and goes: the recipe labels
-// (kquant.dev/fp8) and the validation gates' labels and taints
-// (gate.kquant.dev/fp8, v1alpha1.GateLabelPrefix).
-const Domain = "kquant.dev"
-
-// IsKquantKey says whether a label or taint key is kquant's: its prefix is
-// Domain or a subdomain of it.
-func IsKquantKey(key string) bool {
-	prefix, _, found := strings.Cut(key, "/")
-	return found && (prefix == Domain || strings.HasSuffix(prefix, "."+Domain))
-}
 
 // UninstallOptions say which pods must be gone first.
 type UninstallOptions struct {
@@ -66,11 +51,7 @@ func Uninstall(ctx context.Context, c client.Client, opts UninstallOptions) erro
 		if err != nil {
 			return err
 		}
-		conditions, err := cleanConditions(ctx, c, &nodes.Items[i])
-		if err != nil {
-			return err
-		}
-		if changed || conditions {
+		if changed {
 			cleaned++
 		}
 	}
@@ -105,8 +86,9 @@ func waitForPods(ctx context.Context, c client.Client, opts UninstallOptions) er
 	return nil
 }
 
-// cleanNode removes kquant's labels and taints from a node; false when it
-// had none.
+// cleanNode removes kquant's labels, taints, gate records and conditions
+// from a node; false when it had none. Each try reads the Node afresh: the
+// writes are conditional on the version read.
 func cleanNode(ctx context.Context, c client.Client, name string) (bool, error) {
 	changed := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -114,68 +96,50 @@ func cleanNode(ctx context.Context, c client.Client, name string) (bool, error) 
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		old := node.DeepCopy()
-		changed = strip(node)
-		if !changed {
-			return nil
+		marks, strip := marksToStrip(node)
+		conditions := nodewriter.KquantConditionTypes(node)
+		changed = strip || len(conditions) > 0
+		if strip {
+			rv, err := nodewriter.Write(ctx, c, node, marks)
+			if err != nil {
+				return err
+			}
+			node.ResourceVersion = rv
 		}
-		return c.Patch(ctx, node, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{}))
+		if len(conditions) > 0 {
+			if _, err := nodewriter.WriteConditions(ctx, c, node, nodewriter.Conditions{Remove: conditions}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("removing kquant's labels and taints from node %s: %w", name, err)
+		return false, fmt.Errorf("removing kquant's marks from node %s: %w", name, client.IgnoreNotFound(err))
 	}
 	return changed, nil
 }
 
-// cleanConditions removes kquant's Node conditions (types in Domain, the
-// gates' kquant.dev/<Family>Validated) from node's status; false when it had
-// none. A strategic merge patch deletes exactly those types, so a condition
-// the kubelet writes meanwhile is kept.
-func cleanConditions(ctx context.Context, c client.Client, node *corev1.Node) (bool, error) {
-	var deletes []map[string]string
-	for _, cond := range node.Status.Conditions {
-		if IsKquantKey(string(cond.Type)) {
-			deletes = append(deletes, map[string]string{"type": string(cond.Type), "$patch": "delete"})
-		}
-	}
-	if len(deletes) == 0 {
-		return false, nil
-	}
-	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": deletes}})
-	if err != nil {
-		return false, fmt.Errorf("encoding the condition patch of node %s: %w", node.Name, err)
-	}
-	if err := c.Status().Patch(ctx, node, client.RawPatch(types.StrategicMergePatchType, body)); client.IgnoreNotFound(err) != nil {
-		return false, fmt.Errorf("removing kquant's conditions from node %s: %w", node.Name, err)
-	}
-	return true, nil
-}
-
-// strip removes kquant's labels and taints from node, and the gates'
-// ownership records that describe them and their conditions; false when it
-// had none.
-func strip(node *corev1.Node) bool {
-	changed := false
+// marksToStrip are the changes that remove kquant's labels and taints from
+// node, and the gates' ownership records that describe them and their
+// conditions; false when it has none.
+func marksToStrip(node *corev1.Node) (nodewriter.Marks, bool) {
+	marks := nodewriter.Marks{Labels: map[string]any{}, Annotations: map[string]any{}}
 	for _, record := range []string{kquantv1alpha1.AnnotationGateOwners, kquantv1alpha1.AnnotationGateConditions} {
 		if _, ok := node.Annotations[record]; ok {
-			delete(node.Annotations, record)
-			changed = true
+			marks.Annotations[record] = nil
 		}
 	}
 	for k := range node.Labels {
-		if IsKquantKey(k) {
-			delete(node.Labels, k)
-			changed = true
+		if nodewriter.IsKquantKey(k) {
+			marks.Labels[k] = nil
 		}
 	}
-	kept := node.Spec.Taints[:0]
 	for _, t := range node.Spec.Taints {
-		if IsKquantKey(t.Key) {
-			changed = true
+		if nodewriter.IsKquantKey(t.Key) {
+			marks.SetTaints = true
 			continue
 		}
-		kept = append(kept, t)
+		marks.Taints = append(marks.Taints, t)
 	}
-	node.Spec.Taints = kept
-	return changed
+	return marks, len(marks.Labels) > 0 || len(marks.Annotations) > 0 || marks.SetTaints
 }

@@ -5,8 +5,6 @@ package nodelabels
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -23,6 +21,7 @@ import (
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/internal/fleet"
+	"github.com/kquant/kquant/controllers/internal/nodewriter"
 	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -69,14 +68,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if len(changes) == 0 {
 		return reconcile.Result{}, nil
 	}
-	// A merge patch of only the owned keys, conditional on the version read, so
-	// that labels set by others in between are neither lost nor overwritten.
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": changes, "resourceVersion": node.ResourceVersion}})
-	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("encoding label patch of node %s: %w", req.Name, err)
-	}
-	if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return reconcile.Result{}, fmt.Errorf("patching labels of node %s: %w", req.Name, err)
+	if _, err := nodewriter.Write(ctx, r.client, node, nodewriter.Marks{Labels: changes}); err != nil {
+		return reconcile.Result{}, err
 	}
 	// The profile is the cause; a nil *GPUNodeProfile in the interface would
 	// not read as "no related object".

@@ -46,7 +46,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock)
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile fails the active runs of the Lease's node once the Lease expired,

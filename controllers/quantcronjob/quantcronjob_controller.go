@@ -66,7 +66,7 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock)
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs/status,verbs=get;patch
 // Its jobs name it as controller with blockOwnerDeletion (OwnerReferencesPermissionEnforcement).
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantcronjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;create;delete
@@ -100,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	slices.Sort(status.Active)
 	status.Active = slices.Compact(status.Active)
 	if !equality.Semantic.DeepEqual(&cj.Status, status) {
-		if err := r.applyStatus(ctx, cj, status); err != nil {
+		if _, err := apply.QuantCronJobStatus(ctx, r.client, cj, status); err != nil {
 			// A conflict: the cronjob changed since it was read; read it again.
 			return conflict.Requeue(err)
 		}
@@ -324,14 +324,6 @@ func (r *Reconciler) delete(ctx context.Context, cj *kquantv1alpha1.QuantCronJob
 		return fmt.Errorf("deleting job %s: %w", job.Name, err)
 	}
 	r.recorder.Eventf(cj, job, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "deleted job %s", job.Name)
-	return nil
-}
-
-// applyStatus writes status, the controller being its only writer.
-func (r *Reconciler) applyStatus(ctx context.Context, cj *kquantv1alpha1.QuantCronJob, status *kquantv1alpha1.QuantCronJobStatus) error {
-	if err := r.client.Status().Apply(ctx, statusApply(cj, status), client.FieldOwner(apply.ManagerController), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status of %s: %w", client.ObjectKeyFromObject(cj), err)
-	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/internal/indexer"
@@ -62,10 +63,10 @@ func New(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock,
 }
 
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantruns,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
@@ -160,16 +161,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kquantv1alpha1.QuantJ
 		return nil
 	}
 	key := client.ObjectKeyFromObject(job)
-	old := job.DeepCopy()
-	job.Status = *status
-	if err := r.client.Status().Patch(ctx, job, client.MergeFromWithOptions(old, client.MergeFromWithOptimisticLock{})); err != nil {
+	rv, err := apply.QuantJobStatus(ctx, r.client, job, status)
+	if err != nil {
 		// Someone else wrote the job since the version written on: start
 		// again from the cache. The runs were created all the same.
 		r.written.forget(key)
-		r.recordTransitions(ctx, old, old, expanded)
-		return fmt.Errorf("patching status of job %s: %w", job.Name, err)
+		r.recordTransitions(ctx, job, job, expanded)
+		return err
 	}
-	r.written.record(key, job.UID, old.ResourceVersion, job.ResourceVersion, job.Status.DeepCopy())
+	old := job.DeepCopy()
+	job.Status, job.ResourceVersion = *status, rv
+	r.written.record(key, job.UID, old.ResourceVersion, rv, job.Status.DeepCopy())
 	r.recordTransitions(ctx, old, job, expanded)
 	return nil
 }

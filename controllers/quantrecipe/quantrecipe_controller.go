@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
 	"github.com/kquant/kquant/api/v1alpha1/validation"
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
@@ -83,10 +84,25 @@ func (r *Reconciler) newRecipe() recipe {
 	return recipe{o, &o.Spec, &o.Status}
 }
 
+// applyStatus writes status as the recipe's whole status, conditional on the
+// version read.
+func (r recipe) applyStatus(ctx context.Context, c client.StatusClient, status *kquantv1alpha1.QuantRecipeStatus) error {
+	var err error
+	switch o := r.Object.(type) {
+	case *kquantv1alpha1.ClusterQuantRecipe:
+		_, err = apply.ClusterQuantRecipeStatus(ctx, c, o, status)
+	case *kquantv1alpha1.QuantRecipe:
+		_, err = apply.QuantRecipeStatus(ctx, c, o, status)
+	default:
+		err = fmt.Errorf("writing status of %T: not a recipe", r.Object)
+	}
+	return err
+}
+
 // +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=quantrecipes/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kquant.dev,resources=clusterquantrecipes/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kquant.dev,resources=gpunodeprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kquant-system,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -109,11 +125,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Warn once per invalid generation, not on every count change.
 		newlyInvalid := len(problems) > 0 && (recipe.status.ObservedGeneration != recipe.GetGeneration() ||
 			meta.IsStatusConditionTrue(recipe.status.Conditions, kquantv1alpha1.ConditionReady))
-		// The controller is the status' only writer: an update (conditional on
-		// the version read) writes zero counts too, so kubectl shows 0, not blank.
-		*recipe.status = *status
-		if err := r.client.Status().Update(ctx, recipe.Object); err != nil {
-			return conflict.Requeue(fmt.Errorf("updating status of recipe %s: %w", req.Name, err))
+		if err := recipe.applyStatus(ctx, r.client, status); err != nil {
+			return conflict.Requeue(err)
 		}
 		log.V(logging.Trace).Info("Recipe status updated", "key", status.Key, "native", status.Nodes.Native, "emulated", status.Nodes.Emulated)
 		if newlyInvalid {

@@ -46,8 +46,7 @@ func ConditionType(family string) corev1.NodeConditionType {
 // ConditionPlan is what to write of a Node's gate conditions.
 type ConditionPlan struct {
 	// Conditions are every condition the gate sets on the node, sorted by
-	// type: a server-side apply of exactly these removes the ones it set
-	// before and no longer wants.
+	// type; those it set before (the old record) and no longer wants go.
 	Conditions []corev1.NodeCondition
 	// Record is the node's new condition record (type → policy).
 	Record gateowners.Conditions

@@ -176,6 +176,10 @@ func (sc *stepCache) clear(c *cuda.Ctx) error {
 // Quantize implements quant.Backend: one eager step on a cached step of
 // x's shape. For DelayedScaling it records the amax in
 // req.State.AmaxHistory[0] (the caller ends the step with State.Update).
+// The no-op flag is the host's here (req.NoOp points at host memory), so
+// it is read before anything is launched: a skipped step returns
+// req.Output untouched, as the reference does; a Step takes the flag on
+// the device (Config, Step.SetNoOp).
 func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tensor) (*quant.Result, error) {
 	plan, err := quant.CheckRequest(req, x)
 	if err != nil {
@@ -184,9 +188,24 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 	if err := checkPlan(plan); err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
 	}
-	if err := checkNoOp(req); err != nil {
-		return nil, fmt.Errorf("quantize: %w", err)
+	if quant.Skipped(req.NoOp) {
+		if req.Output == nil {
+			return nil, fmt.Errorf("quantize: %w", quant.ErrNoOutputToKeep)
+		}
+		return req.Output, nil
 	}
+	out := req.Output
+	req.NoOp, req.Output = nil, nil
+	res, err := b.quantize(ctx, plan, req, x)
+	if err != nil || out == nil {
+		return res, err
+	}
+	*out = *res
+	return out, nil
+}
+
+// quantize is Quantize of a request that runs, without a no-op flag.
+func (b *Backend) quantize(ctx context.Context, plan quant.Plan, req quant.Request, x quant.Tensor) (*quant.Result, error) {
 	delayed := plan.Scheme == quant.DelayedScaling
 	if x.Rows == 0 || x.Cols == 0 {
 		// Nothing to launch: an empty tensor's result (amax 0, no codes)
@@ -201,7 +220,7 @@ func (b *Backend) Quantize(ctx context.Context, req quant.Request, x quant.Tenso
 		return nil, err
 	}
 	var res *quant.Result
-	err = b.dev.Do(func(c *cuda.Ctx) error {
+	err := b.dev.Do(func(c *cuda.Ctx) error {
 		s, err := b.cache.get(c, b, cfg)
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ package gpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/kquant/kquant/internal/cuda"
@@ -27,13 +28,20 @@ func (s *Step) alloc(c *cuda.Ctx, n int) (cuda.Buffer, error) {
 	return buf, nil
 }
 
-// out allocates an output buffer of p that Snapshot reads.
+// out allocates an output buffer of p that Snapshot reads, zeroed: a
+// buffer that no launch of the step writes (an amax computed only when
+// the result is read) then reads the same in every step of the config,
+// so that two steps' snapshots compare.
 func (s *Step) out(c *cuda.Ctx, p *part, n int) (cuda.Buffer, error) {
 	buf, err := s.alloc(c, n)
-	if err == nil {
-		p.outs = append(p.outs, buf)
+	if err != nil {
+		return buf, err
 	}
-	return buf, err
+	p.outs = append(p.outs, buf)
+	if err := c.Memset(buf, 0); err != nil {
+		return buf, fmt.Errorf("zeroing an output: %w", err)
+	}
+	return buf, nil
 }
 
 // outBuf is an output buffer to allocate and its size in bytes.

@@ -45,6 +45,12 @@
 //     16x16 weight tiles: amax, one 2D kernel for both operands (two
 //     memsets of the scales' padding) and one swizzle per operand.
 //
+// A tensor whose Config.Request has a NoOp gets a device-side no-op flag
+// (TransformerEngine's, docs/recipes.md): every kernel of its launches
+// reads the flag when it runs and returns at once when it holds 1, so a
+// graph replay skips the tensor by a value written to device memory
+// (Step.SetNoOp), leaving its outputs and state as they were.
+//
 // Kernels per step counts every launch, memsets included. Every scheme and
 // option of quant.Recipe runs on the kernels; a plan they do not cover
 // returns an error wrapping ErrNotImplemented (Backend.Covers says so

@@ -133,8 +133,8 @@ func (b *Backend) newGroupedStep(c *cuda.Ctx, cfg GroupedConfig) (*Step, error) 
 	if err := checkPlan(plan); err != nil {
 		return nil, fmt.Errorf("grouped cuda step: %w", err)
 	}
-	if err := checkNoOp(cfg.Request); err != nil {
-		return nil, fmt.Errorf("grouped cuda step: %w", err)
+	if cfg.Request.NoOp != nil || cfg.Request.Output != nil {
+		return nil, fmt.Errorf("grouped cuda step: %w", quant.ErrNoOpGrouped)
 	}
 	var states []*quant.State
 	if plan.Scheme == quant.DelayedScaling {

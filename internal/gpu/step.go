@@ -17,8 +17,12 @@ import (
 
 // Config describes one tensor of a Step.
 type Config struct {
-	// Request gives the recipe, role and usage; its State and Seed are not
-	// read (states are set with Step.SetState).
+	// Request gives the recipe, role and usage; its State, Seed and Output
+	// are not read (states are set with Step.SetState). A Request.NoOp
+	// gives the tensor a device-side no-op flag, set to *NoOp when the
+	// step is made and with Step.SetNoOp after: every kernel of the
+	// tensor's launches reads it when it runs, and a value of exactly 1
+	// skips them (quant.Skipped), in a graph replay too.
 	Request quant.Request
 	// Rows x Cols is the tensor's shape.
 	Rows, Cols int
@@ -34,8 +38,9 @@ type Config struct {
 // key identifies the buffers and launches of a config: what is not part of
 // the step (state, seed) is left out, so that steps are reused across calls.
 func (c Config) key() string {
-	c.Request.State, c.Request.Seed = nil, 0
-	return fmt.Sprintf("%+v", c)
+	flag := c.Request.NoOp != nil
+	c.Request.State, c.Request.Seed, c.Request.NoOp, c.Request.Output = nil, 0, nil, nil
+	return fmt.Sprintf("%+v noOp:%v", c, flag)
 }
 
 // Step is a fixed sequence of kernel launches over device buffers bound to
@@ -73,8 +78,9 @@ type part struct {
 	// graph keeps the seed it was captured with.
 	seed uint64
 	// x is the input; st the kernels' per-tensor state (amax scratch,
-	// amax, scale, scale_inv); hist the delayed-scaling amax history.
-	x, st, hist cuda.Buffer
+	// amax, scale, scale_inv); hist the delayed-scaling amax history;
+	// noop the no-op flag (Config.Request.NoOp), the zero Buffer without.
+	x, st, hist, noop cuda.Buffer
 	// row and col are the codes; sinv the per-tensor decode scale shared
 	// by both; rowSc and colSc the scale matrices (E8M0 for MXFP8, float32
 	// for block FP8, E4M3 for NVFP4); rowSwz and colSwz their GEMM
@@ -149,9 +155,6 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	if err := checkPlan(plan); err != nil {
 		return err
 	}
-	if err := checkNoOp(cfg.Request); err != nil {
-		return err
-	}
 	if cfg.Rows <= 0 || cfg.Cols <= 0 {
 		return fmt.Errorf("empty tensor")
 	}
@@ -172,6 +175,14 @@ func (s *Step) addPart(c *cuda.Ctx, cfg Config) error {
 	}
 	if err := c.CopyToDevice(p.st, initialState(1)); err != nil {
 		return err
+	}
+	if cfg.Request.NoOp != nil {
+		if p.noop, err = s.alloc(c, kernels.NoOpBytes); err != nil {
+			return err
+		}
+		if err := cuda.Upload(c, p.noop, []float32{*cfg.Request.NoOp}); err != nil {
+			return fmt.Errorf("setting the no-op flag: %w", err)
+		}
 	}
 	return p.fam.alloc(s, c, p)
 }
@@ -433,11 +444,34 @@ func (s *Step) enqueue(c *cuda.Ctx) error {
 		}
 	}
 	for i, p := range s.parts {
-		if err := p.fam.enqueue(c, s.b.set, s.b.stream, p); err != nil {
+		if err := p.enqueue(c, s.b.set, s.b.stream); err != nil {
 			return fmt.Errorf("tensor %d: %w", i, err)
 		}
 	}
 	return nil
+}
+
+// enqueue queues p's launches (family.enqueue), each reading p's no-op
+// flag when it has one.
+func (p *part) enqueue(c *cuda.Ctx, set *kernels.Set, st cuda.Stream) error {
+	if p.noop.Ptr() == 0 {
+		return p.fam.enqueue(c, set, st, p)
+	}
+	return set.WithNoOp(p.noop, func() error { return p.fam.enqueue(c, set, st, p) })
+}
+
+// SetNoOp sets tensor i's no-op flag (Config.Request.NoOp) to v, for the
+// runs and graph replays that follow: 1 skips the tensor's launches, any
+// other value runs them.
+func (s *Step) SetNoOp(ctx context.Context, i int, v float32) error {
+	p, err := s.part(i)
+	if err != nil {
+		return err
+	}
+	if p.noop.Ptr() == 0 {
+		return fmt.Errorf("tensor %d of the step has no no-op flag (Config.Request.NoOp)", i)
+	}
+	return onDevice0(ctx, s.b, func(c *cuda.Ctx) error { return cuda.Upload(c, p.noop, []float32{v}) })
 }
 
 // Snapshot returns every output and state byte of the step (codes, scales,

@@ -51,15 +51,6 @@ func checkPlan(p quant.Plan) error {
 	return nil
 }
 
-// checkNoOp refuses a request with TE's no-op flag (quant.Request.NoOp)
-// or outputs to keep, which the kernels do not read yet.
-func checkNoOp(req quant.Request) error {
-	if req.NoOp != nil || req.Output != nil {
-		return fmt.Errorf("the no-op flag (Request.NoOp, Request.Output): %w", ErrNotImplemented)
-	}
-	return nil
-}
-
 // format maps an FP8 element type to the kernels' format.
 func format(t element.Type) (kernels.Format, error) {
 	switch t {

@@ -47,14 +47,19 @@ func TestCoversRefusesNewNVFP4Options(t *testing.T) {
 	}
 }
 
-// TestCheckNoOpRefuses: the kernels do not read the no-op flag yet.
-func TestCheckNoOpRefuses(t *testing.T) {
-	flag := float32(0)
-	if err := checkNoOp(quant.Request{NoOp: &flag}); !errors.Is(err, ErrNotImplemented) {
-		t.Errorf("checkNoOp with a flag: %v, want ErrNotImplemented", err)
+// TestConfigKeyNoOp: steps are cached by what their launches depend on:
+// whether a tensor has a no-op flag, not where the request's flag value
+// lives or what it holds (the device flag is set per run).
+func TestConfigKeyNoOp(t *testing.T) {
+	on, off := float32(1), float32(0)
+	cfg := func(noOp *float32) Config {
+		return Config{Request: quant.Request{Recipe: quant.DefaultRecipe(quant.MXFP8BlockScaling), NoOp: noOp}, Rows: 32, Cols: 64}
 	}
-	if err := checkNoOp(quant.Request{}); err != nil {
-		t.Errorf("checkNoOp without a flag: %v", err)
+	if cfg(&on).key() != cfg(&off).key() {
+		t.Errorf("two flags' configs have different keys: %q, %q", cfg(&on).key(), cfg(&off).key())
+	}
+	if cfg(&on).key() == cfg(nil).key() {
+		t.Errorf("a config with a flag has the key of one without: %q", cfg(nil).key())
 	}
 }
 

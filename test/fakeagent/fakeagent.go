@@ -13,16 +13,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kquant/kquant/agent/runstatus"
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/api/v1alpha1/apply"
+	ac "github.com/kquant/kquant/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/kquant/kquant/domain/quantrun"
 	"github.com/kquant/kquant/test/builders"
 )
 
 // FieldManager is the agents' server-side apply field manager.
-const FieldManager = "kquant-agent"
+const FieldManager = apply.ManagerAgent
 
 // Outcome decides how a run ends: its results, or an error to fail it with.
 type Outcome func(run *kquantv1alpha1.QuantRun) (*kquantv1alpha1.RunResults, error)
@@ -154,27 +156,15 @@ func (a *Agent) loop(ctx context.Context) {
 	}
 }
 
-// PublishProfile applies the profile's metadata, then its status.
+// PublishProfile applies the profile's metadata, then its status, as the
+// agent's publisher does.
 func (a *Agent) PublishProfile(ctx context.Context, status kquantv1alpha1.GPUNodeProfileStatus) error {
-	obj := &unstructured.Unstructured{Object: map[string]any{}}
-	obj.SetAPIVersion(kquantv1alpha1.GroupVersion.String())
-	obj.SetKind("GPUNodeProfile")
-	obj.SetName(a.Node())
-	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := a.client.Apply(ctx, ac.GPUNodeProfile(a.Node()), client.FieldOwner(apply.ManagerAgent), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying profile %s: %w", a.Node(), err)
 	}
-	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
-	if err != nil {
-		return fmt.Errorf("converting profile status: %w", err)
-	}
-	obj = &unstructured.Unstructured{Object: map[string]any{"status": st}}
-	obj.SetAPIVersion(kquantv1alpha1.GroupVersion.String())
-	obj.SetKind("GPUNodeProfile")
-	obj.SetName(a.Node())
-	if err := a.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying profile %s status: %w", a.Node(), err)
-	}
-	return nil
+	profile := &kquantv1alpha1.GPUNodeProfile{ObjectMeta: metav1.ObjectMeta{Name: a.Node()}}
+	_, err := apply.GPUNodeProfileStatus(ctx, a.client, profile, &status)
+	return err
 }
 
 func (a *Agent) renew(ctx context.Context) error {
@@ -215,9 +205,9 @@ func (a *Agent) workOnRuns(ctx context.Context) error {
 		switch quantrun.Phase(run) {
 		case kquantv1alpha1.RunPhaseBound:
 			now := metav1.Now()
-			errs = append(errs, a.applyRun(ctx, run, map[string]any{
-				"phase": string(kquantv1alpha1.RunPhaseRunning), "agentID": a.Node() + "-fakeagent", "startTime": now.UTC().Format(time.RFC3339),
-				"bindTime": run.Annotations[kquantv1alpha1.AnnotationBindTime], // copied, as the agent does
+			errs = append(errs, a.applyRun(ctx, run, runstatus.Status{
+				Phase: kquantv1alpha1.RunPhaseRunning, AgentID: a.Node() + "-fakeagent", StartTime: &now,
+				BindTime: run.BindTime(), // copied from the annotation, as the agent does
 			}))
 			a.started[key] = time.Now()
 		case kquantv1alpha1.RunPhaseRunning:
@@ -232,37 +222,21 @@ func (a *Agent) workOnRuns(ctx context.Context) error {
 
 func (a *Agent) finishRun(ctx context.Context, run *kquantv1alpha1.QuantRun) error {
 	results, err := a.outcome(run)
-	st := map[string]any{"agentID": a.Node() + "-fakeagent", "completionTime": metav1.Now().UTC().Format(time.RFC3339)}
-	if run.Status.StartTime != nil {
-		st["startTime"] = run.Status.StartTime.UTC().Format(time.RFC3339)
-	}
-	if run.Status.BindTime != nil {
-		st["bindTime"] = run.Status.BindTime.UTC().Format(time.RFC3339)
+	now := metav1.Now()
+	st := runstatus.Status{
+		AgentID: a.Node() + "-fakeagent", BindTime: run.Status.BindTime, StartTime: run.Status.StartTime, CompletionTime: &now,
 	}
 	if err != nil {
-		st["phase"], st["reason"], st["message"] = string(kquantv1alpha1.RunPhaseFailed), "AgentError", err.Error()
+		// As the agent: a failure's message, no reason (the agent owns none).
+		st.Phase, st.Message = kquantv1alpha1.RunPhaseFailed, err.Error()
 		return a.applyRun(ctx, run, st)
 	}
-	// As every real writer (apply.RunResults), with the numeric mirrors.
-	results = results.DeepCopy()
-	results.Numbers = kquantv1alpha1.NumbersOf(results)
-	res, cerr := runtime.DefaultUnstructuredConverter.ToUnstructured(results)
-	if cerr != nil {
-		return cerr
-	}
-	st["phase"], st["results"] = string(kquantv1alpha1.RunPhaseSucceeded), res
+	st.Phase, st.Results = kquantv1alpha1.RunPhaseSucceeded, results
 	return a.applyRun(ctx, run, st)
 }
 
-func (a *Agent) applyRun(ctx context.Context, run *kquantv1alpha1.QuantRun, status map[string]any) error {
-	obj := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	obj.SetAPIVersion(kquantv1alpha1.GroupVersion.String())
-	obj.SetKind("QuantRun")
-	obj.SetName(run.Name)
-	obj.SetNamespace(run.Namespace)
-	obj.SetResourceVersion(run.ResourceVersion)
-	if err := a.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status of run %s: %w", run.Name, err)
-	}
-	return nil
+// applyRun writes st as the agent's status of run, on the version read.
+func (a *Agent) applyRun(ctx context.Context, run *kquantv1alpha1.QuantRun, st runstatus.Status) error {
+	_, err := runstatus.Apply(ctx, a.client, apply.ManagerAgent, run, st)
+	return err
 }

@@ -21,6 +21,9 @@ const (
 	// ManagerRunPod is a run pod's field manager, for the status of the one
 	// QuantRun it executes.
 	ManagerRunPod = "kquant-run"
+	// ManagerPreflight is a preflight init container's field manager, for
+	// the status of the QuantRuns that record its checks.
+	ManagerPreflight = "kquant-preflight"
 )
 
 // nz returns a pointer to v, or nil when v is zero: an omitempty field.
@@ -64,17 +67,6 @@ func Time(t *metav1.Time) *metav1.Time {
 		return nil
 	}
 	return ptr(*t)
-}
-
-// QuantRunStatus is the apply configuration of status on run: the run's
-// identity and, when it has one, its resourceVersion as a precondition, so
-// that an apply made from a stale read conflicts instead of overwriting.
-func QuantRunStatus(run *v1alpha1.QuantRun, status *ac.QuantRunStatusApplyConfiguration) *ac.QuantRunApplyConfiguration {
-	obj := ac.QuantRun(run.Name, run.Namespace).WithStatus(status)
-	if run.ResourceVersion != "" {
-		obj.WithResourceVersion(run.ResourceVersion)
-	}
-	return obj
 }
 
 // String is s as an omitempty apply value: nil when empty.
@@ -159,8 +151,8 @@ func accuracy(a *v1alpha1.Accuracy) *ac.AccuracyApplyConfiguration {
 	}
 }
 
-// GPUNodeProfileStatus is s as an apply configuration.
-func GPUNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileStatusApplyConfiguration {
+// gpuNodeProfileStatus is s as an apply configuration.
+func gpuNodeProfileStatus(s *v1alpha1.GPUNodeProfileStatus) *ac.GPUNodeProfileStatusApplyConfiguration {
 	return &ac.GPUNodeProfileStatusApplyConfiguration{
 		ObservedGeneration: nz(s.ObservedGeneration),
 		GPUCount:           nz(s.GPUCount),

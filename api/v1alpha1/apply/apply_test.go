@@ -79,7 +79,7 @@ func TestGPUNodeProfileStatusEncodesAsTheTypedValue(t *testing.T) {
 		"empty": {},
 	}
 	for name, s := range cases {
-		t.Run(name, func(t *testing.T) { sameJSON(t, GPUNodeProfileStatus(s), s) })
+		t.Run(name, func(t *testing.T) { sameJSON(t, gpuNodeProfileStatus(s), s) })
 	}
 }
 
@@ -119,5 +119,63 @@ func TestOwners(t *testing.T) {
 	}
 	if Owns(ManagerRunPod, "conditions") || Owns(ManagerController, "allocatedGPU") {
 		t.Errorf("QuantRunStatusOwners() = %v", QuantRunStatusOwners())
+	}
+	// A preflight records finished checks: never a binding, a pod or the
+	// agent's conditions.
+	for _, f := range []string{"bindTime", "runPod", "conditions"} {
+		if Owns(ManagerPreflight, f) {
+			t.Errorf("the preflight owns %s", f)
+		}
+	}
+}
+
+func TestControllerStatusesEncodeAsTheTypedValues(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1700000000, 0))
+	conds := []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: now, Reason: "R", Message: "m"}}
+	stat := &v1alpha1.Stat{Min: "1", Median: "2", Max: "3"}
+	cases := map[string]struct{ apply, typed any }{
+		"job, every field": {
+			apply: quantJobStatus(&v1alpha1.QuantJobStatus{
+				ObservedGeneration: 2, Phase: v1alpha1.JobPhaseRunning, Total: 4, Pending: 1, Running: 1, Succeeded: 1, Failed: 1,
+				Disruptions: 1, WaitingForGPU: 1, Progress: "1/4", StartTime: &now, CompletionTime: &now, Conditions: conds,
+				Summary: &v1alpha1.JobSummary{BandwidthGBps: stat, GPUMicros: stat, HostEagerMicros: stat, HostGraphMicros: stat, SNRdB: stat,
+					Verdicts: v1alpha1.VerdictCounts{Pass: 1, Fail: 2, Warn: 3, Skip: 4}, Medians: &v1alpha1.ResultNumbers{SNRdB: "31.5"},
+					Outliers: []v1alpha1.Outlier{{Run: "r", NodeName: "n", GPUUUID: "GPU-1", Product: "H100", Metric: "snrDB", Value: "1", Median: "2"}, {}}},
+			}),
+			typed: &v1alpha1.QuantJobStatus{
+				ObservedGeneration: 2, Phase: v1alpha1.JobPhaseRunning, Total: 4, Pending: 1, Running: 1, Succeeded: 1, Failed: 1,
+				Disruptions: 1, WaitingForGPU: 1, Progress: "1/4", StartTime: &now, CompletionTime: &now, Conditions: conds,
+				Summary: &v1alpha1.JobSummary{BandwidthGBps: stat, GPUMicros: stat, HostEagerMicros: stat, HostGraphMicros: stat, SNRdB: stat,
+					Verdicts: v1alpha1.VerdictCounts{Pass: 1, Fail: 2, Warn: 3, Skip: 4}, Medians: &v1alpha1.ResultNumbers{SNRdB: "31.5"},
+					Outliers: []v1alpha1.Outlier{{Run: "r", NodeName: "n", GPUUUID: "GPU-1", Product: "H100", Metric: "snrDB", Value: "1", Median: "2"}, {}}},
+			},
+		},
+		"job, zero counts are written": {apply: quantJobStatus(&v1alpha1.QuantJobStatus{Summary: &v1alpha1.JobSummary{}}), typed: &v1alpha1.QuantJobStatus{Summary: &v1alpha1.JobSummary{}}},
+		"recipe": {
+			apply: quantRecipeStatus(&v1alpha1.QuantRecipeStatus{ObservedGeneration: 1, Key: "k", Format: v1alpha1.FormatE4M3,
+				Nodes: v1alpha1.RecipeNodeCounts{Native: 1, Emulated: 2}, Conditions: conds}),
+			typed: &v1alpha1.QuantRecipeStatus{ObservedGeneration: 1, Key: "k", Format: v1alpha1.FormatE4M3,
+				Nodes: v1alpha1.RecipeNodeCounts{Native: 1, Emulated: 2}, Conditions: conds},
+		},
+		"recipe, zero counts are written": {apply: quantRecipeStatus(&v1alpha1.QuantRecipeStatus{}), typed: &v1alpha1.QuantRecipeStatus{}},
+		"gate policy": {
+			apply: quantGatePolicyStatus(&v1alpha1.QuantGatePolicyStatus{ObservedGeneration: 1, JobNamespace: "kquant-system", CurrentJob: "c",
+				LastJob: "l", LastValidationTime: &now, GatedCount: 2, Conditions: conds,
+				GatedNodes: []v1alpha1.GatedNode{{Node: "n", Family: "fp8", GPU: "GPU-1", Run: "r", Since: &now}, {}}}),
+			typed: &v1alpha1.QuantGatePolicyStatus{ObservedGeneration: 1, JobNamespace: "kquant-system", CurrentJob: "c",
+				LastJob: "l", LastValidationTime: &now, GatedCount: 2, Conditions: conds,
+				GatedNodes: []v1alpha1.GatedNode{{Node: "n", Family: "fp8", GPU: "GPU-1", Run: "r", Since: &now}, {}}},
+		},
+		"gate policy, empty": {apply: quantGatePolicyStatus(&v1alpha1.QuantGatePolicyStatus{}), typed: &v1alpha1.QuantGatePolicyStatus{}},
+		"cron job": {
+			apply: quantCronJobStatus(&v1alpha1.QuantCronJobStatus{Active: []string{"a"}, LastScheduleTime: &now, LastSuccessfulTime: &now,
+				NodeDrivers: []v1alpha1.NodeDriver{{NodeName: "n", DriverVersion: "580", CUDADriverVersion: "13.0"}, {}}, Conditions: conds}),
+			typed: &v1alpha1.QuantCronJobStatus{Active: []string{"a"}, LastScheduleTime: &now, LastSuccessfulTime: &now,
+				NodeDrivers: []v1alpha1.NodeDriver{{NodeName: "n", DriverVersion: "580", CUDADriverVersion: "13.0"}, {}}, Conditions: conds},
+		},
+		"cron job, empty": {apply: quantCronJobStatus(&v1alpha1.QuantCronJobStatus{}), typed: &v1alpha1.QuantCronJobStatus{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) { sameJSON(t, tc.apply, tc.typed) })
 	}
 }

@@ -11,12 +11,20 @@ import (
 
 // QuantRunStatusOwners is which field manager writes which QuantRun status
 // field (by JSON name), the table docs/architecture.md repeats. Every writer
-// applies with ForceOwnership and only the fields listed for it: the
-// controller binds runs and fails them from outside (NodeLost, deadlines, a
-// failed job, a lost run pod), the run pod executes its one run (the
-// default, gpuAllocation DevicePlugin or DRA), and the agent executes runs
-// itself only with gpuAllocation None. A field two managers write is the
-// phase's hand-over: whoever moved the run last owns it.
+// applies with ForceOwnership and only the fields listed for it (through
+// QuantRunStatus): the controller fails runs from outside (NodeLost,
+// deadlines, a failed job, a lost run pod) and records why a run waits and
+// which pod runs it, the run pod executes its one run (the default,
+// gpuAllocation DevicePlugin or DRA), the agent executes runs itself only
+// with gpuAllocation None, and a preflight init container records each of
+// its checks as a finished run of its own. A field two managers write is
+// the phase's hand-over: whoever moved the run last owns it.
+//
+// Binding is no status write: the binder writes the run's spec (node, GPU),
+// its node label and its bind-time annotation in one patch, and the stored
+// phase stays Pending until the run starts; quantrun.Phase reports such a run
+// as Bound. status.bindTime is copied from the annotation by the first status
+// write after binding, whoever makes it.
 //
 // Results have one writer per run: its executor (run pod or agent), or the
 // controller when a run pod ended the run and its own write never landed
@@ -26,32 +34,33 @@ import (
 // finished run takes no other write (the transition rules), so the two never
 // both write one run's results.
 //
-//	field           controller (kquant-manager)  run pod (kquant-run)        agent (kquant-agent)
-//	phase           Pending→Bound, →Failed,      Running, Succeeded, Failed  Running, Succeeded, Failed
+//	field           controller (kquant-manager)   run pod (kquant-run)        agent (kquant-agent)        preflight (kquant-preflight)
+//	phase           Pending carried over; Failed; Running, Succeeded, Failed  Running, Succeeded, Failed  Succeeded, Failed
 //	                the exited pod's end
-//	bindTime        set when binding             carried over                carried over
-//	startTime       -                            set when starting           set when starting
-//	completionTime  set when failing; the pod's   set when finishing          set when finishing
-//	agentID         -                            <pod>/<pod UID>             its own ID
-//	allocatedGPU    -                            the GPU the kubelet gave    the GPU it ran on
-//	results         from the exited pod's msg    the run's results           the run's results
-//	reason          the failure's reason         GPUInUse, RunPodLost, ...   -
-//	message         the failure's message        the run's message           the run's message
-//	runPod          set once the run pod exists  -                           -
-//	conditions      -                            -                           Restarted, Abandoned
+//	bindTime        copied from the annotation    copied from the annotation  copied from the annotation  -
+//	startTime       -                             set when starting           set when starting           the check's time
+//	completionTime  set when failing; the pod's   set when finishing          set when finishing          the check's time
+//	agentID         -                             <pod>/<pod UID>             its own ID                  <pod>/<pod UID>
+//	allocatedGPU    -                             the GPU the kubelet gave    the GPU it ran on           the GPU checked
+//	results         from the exited pod's msg     the run's results           the run's results           the check's results
+//	reason          waits (WaitingForGPU,         GPUInUse, RunPodLost, ...   -                           the failure's reason
+//	                RunPod*); the failure's
+//	message         the failure's message         the run's message           the run's message           the check's message
+//	runPod          set once the run pod exists   -                           -                           -
+//	conditions      -                             -                           Restarted, Abandoned        -
 //	observedGeneration  (none: runs are immutable once bound)
 func QuantRunStatusOwners() map[string][]string {
-	c, a, r := ManagerController, ManagerAgent, ManagerRunPod
+	c, a, r, p := ManagerController, ManagerAgent, ManagerRunPod, ManagerPreflight
 	return map[string][]string{
-		"phase":          {c, a, r},
+		"phase":          {c, a, r, p},
 		"bindTime":       {c, a, r},
-		"startTime":      {a, r},
-		"completionTime": {c, a, r},
-		"agentID":        {a, r},
-		"allocatedGPU":   {a, r},
-		"results":        {c, a, r},
-		"reason":         {c, r},
-		"message":        {c, a, r},
+		"startTime":      {a, r, p},
+		"completionTime": {c, a, r, p},
+		"agentID":        {a, r, p},
+		"allocatedGPU":   {a, r, p},
+		"results":        {c, a, r, p},
+		"reason":         {c, r, p},
+		"message":        {c, a, r, p},
 		"runPod":         {c},
 		"conditions":     {a},
 	}

@@ -52,9 +52,9 @@ func Apply(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, c
 	if change.RunPod == nil {
 		change.RunPod = run.Status.RunPod
 	}
-	obj := statusApply(run, change, bindTime)
-	if err := c.Status().Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status %s of run %s: %w", change.Phase, run.Name, err)
+	rv, err := apply.QuantRunStatus(ctx, c, FieldManager, run, statusApply(change, bindTime))
+	if err != nil {
+		return fmt.Errorf("writing phase %s: %w", change.Phase, err)
 	}
 	run.Status.Phase = change.Phase
 	run.Status.BindTime = bindTime
@@ -66,16 +66,16 @@ func Apply(ctx context.Context, c client.Client, run *kquantv1alpha1.QuantRun, c
 	if change.Results != nil {
 		run.Status.Results = change.Results
 	}
-	if obj.ResourceVersion != nil {
-		run.ResourceVersion = *obj.ResourceVersion
+	if rv != "" {
+		run.ResourceVersion = rv
 	}
 	return nil
 }
 
-// statusApply is the apply configuration of change: the run's identity, its
-// resourceVersion as a precondition, and the controller's status fields.
-func statusApply(run *kquantv1alpha1.QuantRun, change Change, bindTime *metav1.Time) *ac.QuantRunApplyConfiguration {
-	return apply.QuantRunStatus(run, &ac.QuantRunStatusApplyConfiguration{
+// statusApply is the apply configuration of change: the controller's status
+// fields.
+func statusApply(change Change, bindTime *metav1.Time) *ac.QuantRunStatusApplyConfiguration {
+	return &ac.QuantRunStatusApplyConfiguration{
 		Phase:          &change.Phase,
 		BindTime:       apply.Time(bindTime),
 		CompletionTime: apply.Time(change.CompletionTime),
@@ -83,5 +83,5 @@ func statusApply(run *kquantv1alpha1.QuantRun, change Change, bindTime *metav1.T
 		Message:        apply.String(change.Message),
 		RunPod:         apply.RunPod(change.RunPod),
 		Results:        apply.RunResults(change.Results),
-	})
+	}
 }
