@@ -120,10 +120,12 @@ func Build(run *kquantv1alpha1.QuantRun, gpu GPU, cfg Config) (Objects, error) {
 
 // IdleTerminationGracePeriodSeconds is an idle validation's run pod's
 // termination grace period, against the default 30 s of other run pods: a
-// workload that preempts the pod waits for its exit, and the run's outcome
-// (RunPodLost) is recorded from the pod's DisruptionTarget condition whether
-// or not the pod's own final write landed before the kubelet killed it.
-const IdleTerminationGracePeriodSeconds int64 = 5
+// workload that preempts the pod waits for its exit, so the grace is that
+// workload's worst extra wait, and the budget for it is a pod start
+// (about 1 s). The run loses nothing by the kill: its outcome (RunPodLost) is
+// recorded from the pod's DisruptionTarget condition whether or not the
+// pod's own final write landed first.
+const IdleTerminationGracePeriodSeconds int64 = 1
 
 // AnnotationGPU on a run pod is the GPU (or MIG device) UUID the run was
 // bound to: what DRA pins, and what the device plugin may or may not pick.
