@@ -127,7 +127,9 @@ func TestTTLDeletesFinishedJobAndRuns(t *testing.T) {
 	ns := newNamespace(t)
 	startAgents(t, agent("ttl-a", builders.H100, 2))
 	create(t, builders.MakeQuantRecipe("fp8", ns).Obj(),
-		builders.MakeQuantJob("short-lived", ns).Recipe("fp8").EachGPU().TTLAfterFinished(time.Second).Obj())
+		// completionTime has a resolution of one second, so a TTL of 1 s can
+		// delete the job before the test has seen it finish.
+		builders.MakeQuantJob("short-lived", ns).Recipe("fp8").EachGPU().TTLAfterFinished(5*time.Second).Obj())
 
 	job := waitForPhase(t, ns, "short-lived", kquantv1alpha1.JobPhaseSucceeded)
 	waitGone(t, job)

@@ -58,7 +58,10 @@ func TestEachGPUNeverTwoActiveRunsOnOneGPU(t *testing.T) {
 	ns := newNamespace(t)
 	var agents []*fakeagent.Agent
 	for i := range 3 {
-		agents = append(agents, agent(fmt.Sprintf("each-%d", i), builders.H100, 8, fakeagent.WithRunDuration(300*time.Millisecond)))
+		// Leases long enough that a starved renewal on a loaded machine
+		// never fails runs as NodeLost: retries would add runs to the count.
+		agents = append(agents, agent(fmt.Sprintf("each-%d", i), builders.H100, 8,
+			fakeagent.WithRunDuration(300*time.Millisecond), fakeagent.WithLeaseDuration(30*time.Second)))
 	}
 	startAgents(t, agents...)
 	create(t, builders.MakeQuantRecipe("fp8", ns).Obj(),

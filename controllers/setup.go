@@ -24,6 +24,7 @@ import (
 	"github.com/kquant/kquant/controllers/execution"
 	"github.com/kquant/kquant/controllers/gate"
 	"github.com/kquant/kquant/controllers/gatepolicy"
+	"github.com/kquant/kquant/controllers/idlevalidation"
 	"github.com/kquant/kquant/controllers/internal/indexer"
 	"github.com/kquant/kquant/controllers/metrics"
 	"github.com/kquant/kquant/controllers/nodelabels"
@@ -76,7 +77,8 @@ func (opts Options) runsInPods() bool {
 // ResourceClaims only kquant's run pods' (app.kubernetes.io/name=kquant,component=run),
 // QuantRuns only those a job expanded (never a workload's preflight
 // records, kquant.dev/preflight, which no controller binds, counts, gates on
-// or exports), and no managedFields in memory.
+// or exports), no managedFields in memory, and of a run pod only what the
+// manager reads (runpod.CachedPod).
 func CacheOptions(leaseNamespace string) cache.Options {
 	runPods := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "kquant", runpod.LabelComponent: runpod.ComponentRun})
 	notPreflight, err := labels.NewRequirement(kquantv1alpha1.LabelPreflight, selection.DoesNotExist, nil)
@@ -84,14 +86,22 @@ func CacheOptions(leaseNamespace string) cache.Options {
 		// The key is a constant and valid; a test holds it.
 		panic(fmt.Sprintf("selector of preflight runs: %v", err))
 	}
+	stripManagedFields := cache.TransformStripManagedFields()
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&coordinationv1.Lease{}:     {Namespaces: map[string]cache.Config{leaseNamespace: {}}},
-			&corev1.Pod{}:               {Label: runPods},
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{leaseNamespace: {}}},
+			// A type's own transform replaces the default one.
+			&corev1.Pod{}: {Label: runPods, Transform: func(obj any) (any, error) {
+				obj, err := stripManagedFields(obj)
+				if err != nil {
+					return nil, err
+				}
+				return runpod.CachedPod(obj)
+			}},
 			&resourcev1.ResourceClaim{}: {Label: runPods},
 			&kquantv1alpha1.QuantRun{}:  {Label: labels.NewSelector().Add(*notPreflight)},
 		},
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: stripManagedFields,
 	}
 }
 
@@ -155,6 +165,7 @@ func SetupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		{nodelabels.ControllerName, nodelabels.New(c, rec).SetupWithManager},
 		{gate.ControllerName, gate.New(c, mgr.GetAPIReader(), rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{gatepolicy.ControllerName, gatepolicy.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
+		{idlevalidation.ControllerName, idlevalidation.New(c, rec, opts.Clock, opts.LeaseNamespace).SetupWithManager},
 		{quantcronjob.ControllerName, quantcronjob.New(c, rec, opts.Clock).SetupWithManager},
 	}
 	// A run follows what executes it: in run-pod mode its pod and, through

@@ -57,7 +57,8 @@ type Input struct {
 	// condition keeps its transition time.
 	Previous *v1alpha1.GPUNodeProfileStatus
 	// Allocations are the containers holding each GPU (by UUID), from the
-	// kubelet's PodResources API; nil when not read.
+	// kubelet's PodResources API; nil when not read, and then no GPU has a
+	// freeSince: without the kubelet's word, idle is not guessed.
 	Allocations map[string][]v1alpha1.GPUAllocation
 }
 
@@ -87,6 +88,7 @@ func Build(in Input) v1alpha1.GPUNodeProfileStatus {
 		if a := in.Allocations[g.UUID]; len(a) > 0 {
 			gpu.Allocations = a[:min(len(a), maxAllocations)]
 		}
+		gpu.FreeSince = freeSince(in, g.UUID)
 		st.GPUs = append(st.GPUs, gpu)
 		perGPU = append(perGPU, gpu.Recipes)
 	}
@@ -101,6 +103,28 @@ func Build(in Input) v1alpha1.GPUNodeProfileStatus {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	return st
+}
+
+// freeSince is when the GPU with uuid was first seen free in the kubelet's
+// allocations and has stayed free since: the previous status's time while it
+// stays free, now when it has just become free (or the agent has just
+// started: what came before is unknown, so idle is counted from the first
+// read, never from a guess). Nil while a container holds the GPU (its MIG
+// slices and shared replicas are allocations of the GPU) or when the
+// allocations are not read.
+func freeSince(in Input, uuid string) *metav1.Time {
+	if in.Allocations == nil || len(in.Allocations[uuid]) > 0 {
+		return nil
+	}
+	if in.Previous != nil {
+		for _, g := range in.Previous.GPUs {
+			if g.UUID == uuid && g.FreeSince != nil {
+				return g.FreeSince.DeepCopy()
+			}
+		}
+	}
+	t := metav1.NewTime(in.Now)
+	return &t
 }
 
 // driverUpgradeCondition is True during an upgrade and False after one; a

@@ -171,3 +171,38 @@ func TestGPUPublishesMIGDevices(t *testing.T) {
 		t.Errorf("MIG %s pending %s, devices (-want +got):\n%s", got.MIGMode, got.MIGModePending, diff)
 	}
 }
+
+// TestBuildFreeSince follows one GPU through the kubelet's allocations: free
+// from the first read, held, freed again; and a node whose allocations are
+// not read, where no GPU is called free.
+func TestBuildFreeSince(t *testing.T) {
+	node := &nvml.Node{GPUs: []nvml.GPU{{Index: 0, UUID: "GPU-a", ComputeCapability: capability.V(9, 0)}}}
+	held := map[string][]v1alpha1.GPUAllocation{"GPU-a": {{Namespace: "ns", Pod: "train", Source: v1alpha1.AllocationSourceDevicePlugin}}}
+	heldSlice := map[string][]v1alpha1.GPUAllocation{"GPU-a": {{Namespace: "ns", Pod: "infer", Source: v1alpha1.AllocationSourceDRA,
+		MIGDevice: "MIG-1", Shared: true}}}
+	free := map[string][]v1alpha1.GPUAllocation{}
+	at := func(s int64) *metav1.Time { t := metav1.NewTime(time.Unix(s, 0)); return &t }
+	steps := []struct {
+		name          string
+		now           int64
+		allocations   map[string][]v1alpha1.GPUAllocation
+		wantFreeSince *metav1.Time
+	}{
+		{name: "allocations not read yet", now: 100, allocations: nil, wantFreeSince: nil},
+		{name: "first read finds it free", now: 110, allocations: free, wantFreeSince: at(110)},
+		{name: "still free keeps the time", now: 120, allocations: free, wantFreeSince: at(110)},
+		{name: "a pod takes it", now: 130, allocations: held, wantFreeSince: nil},
+		{name: "freed again", now: 140, allocations: free, wantFreeSince: at(140)},
+		{name: "a MIG slice through DRA holds it too", now: 150, allocations: heldSlice, wantFreeSince: nil},
+		{name: "free once more", now: 160, allocations: free, wantFreeSince: at(160)},
+		{name: "allocations no longer read", now: 170, allocations: nil, wantFreeSince: nil},
+	}
+	var prev *v1alpha1.GPUNodeProfileStatus
+	for _, step := range steps {
+		st := Build(Input{Node: node, Now: time.Unix(step.now, 0), Previous: prev, Allocations: step.allocations})
+		if diff := cmp.Diff(step.wantFreeSince, st.GPUs[0].FreeSince); diff != "" {
+			t.Errorf("%s: freeSince mismatch (-want +got):\n%s", step.name, diff)
+		}
+		prev = &st
+	}
+}

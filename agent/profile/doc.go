@@ -6,7 +6,9 @@
 //
 // Build is a pure function from discovery, backend, baselines and the
 // kubelet's GPU allocations to the profile status (per-GPU and node-level
-// recipe support, and status.gpus[].allocations, included). The Reporter
+// recipe support, status.gpus[].allocations and freeSince, included: when
+// the kubelet's allocations first showed the GPU free, kept from the
+// previous status while it stays free). The Reporter
 // re-reads health every RefreshInterval and the allocations (its Allocations
 // source, the PodResources API) every AllocationInterval, and publishes when
 // the status changed; SetBaselines takes the baselines a run pod measured.

@@ -138,6 +138,15 @@ type GPU struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Allocations []GPUAllocation `json:"allocations,omitempty"`
+	// freeSince is when the agent first saw this GPU free in the kubelet's
+	// PodResources List (no container holds it, nor a MIG slice, a shared
+	// replica or a DRA claim of it) after it was held, or after the agent
+	// started: the GPU has been idle at least since then. Unset while a
+	// container holds the GPU, and on a node whose agent does not read the
+	// kubelet's allocations (idle is never guessed). A QuantGatePolicy's
+	// spec.idleValidation reads it.
+	// +optional
+	FreeSince *metav1.Time `json:"freeSince,omitempty"`
 }
 
 // MIGDevice is one MIG device (a slice: a compute instance of a GPU

@@ -118,6 +118,35 @@ type QuantGatePolicySpec struct {
 	// +optional
 	// +kubebuilder:default={condition: true}
 	Actions GateActions `json:"actions,omitempty"`
+
+	// idleValidation, when set, also validates each node whose GPUs the
+	// kubelet has left idle: a node whose every GPU has been free (no
+	// container holds it, MIG slice, shared replica or DRA claim included;
+	// the agent's status.gpus[].freeSince) for idleValidation.idleFor gets a
+	// validation job of its own, at the lowest priority and never
+	// preempting, so any workload that wants a GPU takes it back.
+	// +optional
+	IdleValidation *IdleValidation `json:"idleValidation,omitempty"`
+}
+
+// IdleValidation asks for validation of GPUs that have been idle for a while:
+// the time a fleet's GPUs sit unallocated is spent checking them, and a
+// workload that wants one preempts the check.
+type IdleValidation struct {
+	// idleFor is how long every GPU of a node must have been free in the
+	// kubelet's allocations before the node is validated (a Go duration,
+	// between 1m and 168h).
+	// +required
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('168h')",message="spec.idleValidation.idleFor must be between 1m and 168h"
+	IdleFor metav1.Duration `json:"idleFor"`
+
+	// interval is the least time between the starts of two idle validations
+	// of one node (a Go duration, between 10m and 8760h; default 1h), so
+	// that a node left idle is not revalidated constantly.
+	// +optional
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10m') && duration(self) <= duration('8760h')",message="spec.idleValidation.interval must be between 10m and 8760h"
+	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 
 // GatedNode is one gate a policy holds on a node: the node's key and the GPU
@@ -240,6 +269,22 @@ const AnnotationGateConditions = "kquant.dev/gate-conditions"
 
 // LabelGatePolicy labels a QuantGatePolicy's QuantJobs with its name.
 const LabelGatePolicy = "kquant.dev/gate-policy"
+
+// LabelIdleValidation marks a QuantJob (and its runs, which inherit it) as a
+// policy's idle validation (spec.idleValidation): its run pods take the idle
+// PriorityClass, the lowest, and a preempted run is not retried. Its value is
+// "true".
+const LabelIdleValidation = "kquant.dev/idle-validation"
+
+// IsIdleValidation reports whether obj (a QuantJob or a QuantRun) belongs
+// to a policy's idle validation.
+func IsIdleValidation(obj metav1.Object) bool {
+	return obj.GetLabels()[LabelIdleValidation] == "true"
+}
+
+// AnnotationIdleNode names the Node an idle validation QuantJob validates:
+// a Node's name may be longer than a label value.
+const AnnotationIdleNode = "kquant.dev/idle-node"
 
 // AnnotationGateOwners records on a Node which QuantGatePolicy owns each gate
 // key, and which marks it set (GateOwners, as JSON): a gate removes only what

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -64,6 +65,8 @@ type flags struct {
 	// gpuLabels name the node and UUID labels of per-GPU metrics, as the
 	// fleet's dcgm-exporter does.
 	gpuLabels gpulabels.Names
+	// memoryLimit is the container's memory limit, for GOMEMLIMIT.
+	memoryLimit string
 }
 
 // DefaultWorkers is --max-concurrent-reconciles' default. A burst of one-run
@@ -103,6 +106,7 @@ func run() error {
 	// Reconciles of different objects are independent; the binder is one
 	// request whatever this says, so it stays one pass at a time.
 	fs.IntVar(&f.workers, "max-concurrent-reconciles", DefaultWorkers, "objects each controller reconciles at once (the binder always runs one pass at a time)")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "", "the container's memory limit (a quantity; the chart passes the downward API's limits.memory): the Go collector keeps the process under 90% of it, as GOMEMLIMIT would, unless GOMEMLIMIT is set")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", `address of the net/http/pprof endpoints; "0" disables them`)
 	// A manager that uses a few of many cores waits on something: CPU
 	// profiles do not show what, the mutex and block profiles do.
@@ -185,6 +189,14 @@ func hookClient(f flags) (client.Client, error) {
 
 func runManager(ctx context.Context, f flags) error {
 	log := logging.FromContext(ctx)
+	memLimit, ok, err := goMemoryLimit(f.memoryLimit, os.Getenv("GOMEMLIMIT"))
+	if err != nil {
+		return err
+	}
+	if ok {
+		debug.SetMemoryLimit(memLimit)
+		log.Info("Go memory limit set from the container's", "containerLimit", f.memoryLimit, "goMemoryLimitBytes", memLimit)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)

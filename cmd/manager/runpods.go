@@ -18,23 +18,24 @@ import (
 // runPodFlags are the run-pod settings the chart passes (gpuAllocation and
 // runPods.* values).
 type runPodFlags struct {
-	allocation      string
-	image           string
-	imagePullPolicy string
-	serviceAccount  string
-	clusterRole     string
-	priorityClass   string
-	resourceName    string
-	migPrefix       string
-	deviceClass     string
-	migDeviceClass  string
-	uuidDomain      string
-	allowShared     bool
-	kueueQueue      string
-	resourcesJSON   string
-	tolerationsJSON string
-	extraArgs       stringList
-	pullSecrets     stringList
+	allocation        string
+	image             string
+	imagePullPolicy   string
+	serviceAccount    string
+	clusterRole       string
+	priorityClass     string
+	idlePriorityClass string
+	resourceName      string
+	migPrefix         string
+	deviceClass       string
+	migDeviceClass    string
+	uuidDomain        string
+	allowShared       bool
+	kueueQueue        string
+	resourcesJSON     string
+	tolerationsJSON   string
+	extraArgs         stringList
+	pullSecrets       stringList
 }
 
 // stringList is a repeatable string flag.
@@ -51,6 +52,7 @@ func (f *runPodFlags) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.serviceAccount, "run-service-account", execution.DefaultServiceAccountName, "the run pods' ServiceAccount, created in each namespace with runs")
 	fs.StringVar(&f.clusterRole, "run-cluster-role", execution.DefaultRunClusterRole, "the ClusterRole bound to the run ServiceAccount in each namespace (get QuantRuns, patch their status)")
 	fs.StringVar(&f.priorityClass, "run-priority-class", runpod.DefaultPriorityClassName, "the run pods' PriorityClass (created with value -10 and preemptionPolicy Never when missing)")
+	fs.StringVar(&f.idlePriorityClass, "idle-run-priority-class", runpod.DefaultIdlePriorityClassName, "the PriorityClass of idle validations' run pods (created with the lowest value and preemptionPolicy Never when missing)")
 	fs.StringVar(&f.resourceName, "gpu-resource-name", runpod.DefaultGPUResourceName, "the device plugin's whole-GPU resource")
 	fs.StringVar(&f.migPrefix, "mig-resource-prefix", runpod.DefaultMIGResourcePrefix, "the device plugin's MIG resources' prefix (mixed strategy)")
 	fs.StringVar(&f.deviceClass, "dra-device-class", runpod.DefaultDeviceClassName, "the DRA DeviceClass of whole GPUs")
@@ -80,7 +82,7 @@ func (f *runPodFlags) options() (controllers.Options, error) {
 	}
 	cfg := runpod.Config{
 		Allocation: alloc, Image: f.image, ImagePullPolicy: corev1.PullPolicy(f.imagePullPolicy),
-		ServiceAccountName: f.serviceAccount, PriorityClassName: f.priorityClass,
+		ServiceAccountName: f.serviceAccount, PriorityClassName: f.priorityClass, IdlePriorityClassName: f.idlePriorityClass,
 		GPUResourceName: f.resourceName, MIGResourcePrefix: f.migPrefix,
 		DeviceClassName: f.deviceClass, MIGDeviceClassName: f.migDeviceClass, UUIDAttributeDomain: f.uuidDomain,
 		KueueQueueName: f.kueueQueue, ExtraArgs: f.extraArgs, ImagePullSecrets: f.pullSecrets,

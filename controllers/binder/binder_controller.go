@@ -190,11 +190,15 @@ func (r *Reconciler) decidePass(ctx context.Context) (*pass, error) {
 // the cache, and until then only the assumption keeps the GPU busy.
 func (r *Reconciler) forgetSettled(ctx context.Context) {
 	now := r.clock.Now()
+	// Only whether the run is in the cache matters: one object to read into
+	// for every assumption of a pass, not a new one each (a QuantRun is
+	// large, and a pass over a fleet's assumptions allocated a third of the
+	// manager's garbage; docs/benchmarks.md, "Controller at scale").
+	run := &kquantv1alpha1.QuantRun{}
 	r.assumed.DeleteFunc(func(key types.NamespacedName, a assumption) bool {
 		if r.held.seenBound(key) {
 			return true
 		}
-		run := &kquantv1alpha1.QuantRun{}
 		err := r.client.Get(ctx, key, run, client.UnsafeDisableDeepCopy)
 		if a.creating && apierrors.IsNotFound(err) && now.Sub(a.at) < creationGrace {
 			return false

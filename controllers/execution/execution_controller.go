@@ -6,12 +6,13 @@ package execution
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -94,8 +95,9 @@ type Reconciler struct {
 	created *expectations.Store[types.NamespacedName]
 	// ready are the namespaces whose ServiceAccount and RoleBinding exist.
 	ready memo.Map[string, bool]
-	// priorityClassReady is set once the PriorityClass exists.
-	priorityClassReady atomic.Bool
+	// priorityClasses are the PriorityClasses known to exist, by name: the
+	// run pods' and, once an idle validation runs, the idle one.
+	priorityClasses memo.Map[string, bool]
 }
 
 // New returns a Reconciler.
@@ -255,7 +257,7 @@ func (r *Reconciler) start(ctx context.Context, run *kquantv1alpha1.QuantRun) (r
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "RunPodInvalid", "CreateRunPod", "cannot build the run pod: %v", err)
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("building run pod of %s: %w", run.Name, err))
 	}
-	if err := r.ensurePriorityClass(ctx); err != nil {
+	if err := r.ensurePriorityClass(ctx, runpod.PriorityClassFor(run, cfg)); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.ensureNamespace(ctx, run.Namespace); err != nil {
@@ -362,14 +364,13 @@ func isWaitingReason(reason string) bool {
 	return false
 }
 
-// ensurePriorityClass creates the run pods' PriorityClass unless it exists
-// (the chart may ship it); an existing one of another value or preemption
-// policy is reported, not changed: PriorityClasses are immutable.
-func (r *Reconciler) ensurePriorityClass(ctx context.Context) error {
-	if r.priorityClassReady.Load() {
+// ensurePriorityClass creates a run pod's PriorityClass unless it exists
+// (the chart may ship it); an existing one of a higher value or another
+// preemption policy is reported, not changed: PriorityClasses are immutable.
+func (r *Reconciler) ensurePriorityClass(ctx context.Context, want *schedulingv1.PriorityClass) error {
+	if ok, _ := r.priorityClasses.Get(want.Name); ok {
 		return nil
 	}
-	want := runpod.PriorityClass(r.opts.RunPod.PriorityClassName)
 	err := r.client.Create(ctx, want)
 	if apierrors.IsAlreadyExists(err) {
 		got := want.DeepCopy()
@@ -378,14 +379,14 @@ func (r *Reconciler) ensurePriorityClass(ctx context.Context) error {
 		if err := r.reader.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
 			return fmt.Errorf("getting PriorityClass %s: %w", want.Name, err)
 		}
-		if got.Value > runpod.PriorityValue || got.PreemptionPolicy == nil || *got.PreemptionPolicy != corev1.PreemptNever {
+		if got.Value > want.Value || got.PreemptionPolicy == nil || *got.PreemptionPolicy != corev1.PreemptNever {
 			logging.FromContext(ctx).Info("Run pods' PriorityClass is not low and non-preempting; run pods may preempt other pods",
 				"priorityClass", got.Name, "value", got.Value)
 		}
 	} else if err != nil {
 		return fmt.Errorf("creating PriorityClass %s: %w", want.Name, err)
 	}
-	r.priorityClassReady.Store(true)
+	r.priorityClasses.Put(want.Name, true)
 	return nil
 }
 

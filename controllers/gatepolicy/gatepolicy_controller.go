@@ -35,6 +35,7 @@ import (
 	"github.com/kquant/kquant/controllers/internal/conflict"
 	"github.com/kquant/kquant/controllers/internal/fleet"
 	"github.com/kquant/kquant/controllers/internal/indexer"
+	domaingatepolicy "github.com/kquant/kquant/domain/gatepolicy"
 	"github.com/kquant/kquant/domain/supportlabels"
 	"github.com/kquant/kquant/internal/logging"
 )
@@ -125,7 +126,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return result, nil
 }
 
-// jobs are the validation jobs that p controls.
+// jobs are the validation jobs that p controls, by generation and period;
+// its idle validations (package idlevalidation) are not among them.
 func (r *Reconciler) jobs(ctx context.Context, p *kquantv1alpha1.QuantGatePolicy) ([]*kquantv1alpha1.QuantJob, error) {
 	list := &kquantv1alpha1.QuantJobList{}
 	if err := r.client.List(ctx, list, client.InNamespace(r.namespace), client.MatchingFields{indexer.JobGatePolicyKey: p.Name}); err != nil {
@@ -133,7 +135,7 @@ func (r *Reconciler) jobs(ctx context.Context, p *kquantv1alpha1.QuantGatePolicy
 	}
 	var out []*kquantv1alpha1.QuantJob
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], p) {
+		if metav1.IsControlledBy(&list.Items[i], p) && !kquantv1alpha1.IsIdleValidation(&list.Items[i]) {
 			out = append(out, &list.Items[i])
 		}
 	}
@@ -197,7 +199,7 @@ func (r *Reconciler) validate(ctx context.Context, p *kquantv1alpha1.QuantGatePo
 // create creates p's validation job name; one that exists already (a stale
 // cache) is not an error.
 func (r *Reconciler) create(ctx context.Context, p *kquantv1alpha1.QuantGatePolicy, name string) (*kquantv1alpha1.QuantJob, error) {
-	job := JobFor(p, r.namespace, name)
+	job := domaingatepolicy.JobFor(p, r.namespace, name)
 	if err := controllerutil.SetControllerReference(p, job, r.client.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning job %s: %w", name, err)
 	}
@@ -210,26 +212,6 @@ func (r *Reconciler) create(ctx context.Context, p *kquantv1alpha1.QuantGatePoli
 	r.recorder.Eventf(p, job, corev1.EventTypeNormal, ReasonValidationCreated, "Validate", "created job %s/%s", r.namespace, name)
 	logging.FromContext(ctx).Info("Validation job created", "quantGatePolicy", p.Name, "quantJob", klog.KObj(job))
 	return job, nil
-}
-
-// JobFor is p's validation QuantJob name in namespace: the policy's
-// validation settings, always mode Validation, on the policy's
-// ClusterQuantRecipe.
-func JobFor(p *kquantv1alpha1.QuantGatePolicy, namespace, name string) *kquantv1alpha1.QuantJob {
-	v := p.Spec.Validation.DeepCopy()
-	return &kquantv1alpha1.QuantJob{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{kquantv1alpha1.LabelGatePolicy: p.Name}},
-		Spec: kquantv1alpha1.QuantJobSpec{
-			RecipeRef:             kquantv1alpha1.RecipeReference{Kind: kquantv1alpha1.RecipeKindCluster, Name: p.Spec.RecipeRef.Name},
-			Mode:                  kquantv1alpha1.JobModeValidation,
-			Level:                 v.Level,
-			Workload:              v.Workload,
-			Execution:             v.Execution,
-			Placement:             v.Placement,
-			Tolerances:            v.Tolerances,
-			ActiveDeadlineSeconds: v.ActiveDeadlineSeconds,
-		},
-	}
 }
 
 // delete deletes job and its runs.

@@ -18,12 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kquantv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
 	"github.com/kquant/kquant/controllers/gatepolicy"
 	"github.com/kquant/kquant/controllers/internal/indexer"
+	domaingatepolicy "github.com/kquant/kquant/domain/gatepolicy"
 	"github.com/kquant/kquant/test/builders"
 	"github.com/kquant/kquant/test/testenv"
 )
@@ -297,5 +299,28 @@ func TestGatedNodesAndConflict(t *testing.T) {
 	}
 	if cond := meta.FindStatusCondition(older.get().Status.Conditions, kquantv1alpha1.GatePolicyConditionConflict); cond == nil || cond.Status != metav1.ConditionFalse {
 		t.Errorf("older's Conflict %+v, want False", cond)
+	}
+}
+
+// TestIdleValidationJobsAreLeftAlone: a job of the policy's idle validation
+// (controllers/idlevalidation owns it) is neither the generation's job nor
+// one to replace: the periodic job is created beside it, and it stays.
+func TestIdleValidationJobsAreLeftAlone(t *testing.T) {
+	f := newFixture(t, builders.MakeQuantGatePolicy("idle-alone", "fp8-current-scaling").IdleValidation(time.Hour, time.Hour).Obj())
+	p := f.get()
+	idle := domaingatepolicy.JobFor(p, managerNS, "idle-alone-idle-0000000a-0")
+	idle.Labels[kquantv1alpha1.LabelIdleValidation] = "true"
+	if err := controllerutil.SetControllerReference(p, idle, c.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(t.Context(), idle); err != nil {
+		t.Fatal(err)
+	}
+	f.at(time.Minute)
+	if got := names(f.jobs(c)); !slices.Equal(got, []string{"idle-alone-1-0", idle.Name}) {
+		t.Errorf("jobs %v, want the generation's job beside the idle one", got)
+	}
+	if st := f.get().Status; st.CurrentJob != "idle-alone-1-0" {
+		t.Errorf("currentJob %q, want the generation's job", st.CurrentJob)
 	}
 }

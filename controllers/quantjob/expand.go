@@ -140,6 +140,10 @@ func newRun(job *kquantv1alpha1.QuantJob, slot, attempt int, snapshot kquantv1al
 		// A job that names a Kueue LocalQueue passes it to its run pods.
 		labels[quantrun.LabelKueueQueue] = q
 	}
+	if kquantv1alpha1.IsIdleValidation(job) {
+		// Its run pods take the idle PriorityClass (runpod.PriorityClassFor).
+		labels[kquantv1alpha1.LabelIdleValidation] = "true"
+	}
 	mode := job.Spec.Mode
 	if mode == "" {
 		mode = kquantv1alpha1.JobModeValidation

@@ -31,6 +31,9 @@ const (
 const (
 	// DefaultPriorityClassName is the run pods' PriorityClass.
 	DefaultPriorityClassName = "kquant-run"
+	// DefaultIdlePriorityClassName is the PriorityClass of idle
+	// validations' run pods.
+	DefaultIdlePriorityClassName = "kquant-idle-run"
 	// DefaultGPUResourceName is the device plugin's whole-GPU resource.
 	DefaultGPUResourceName = "nvidia.com/gpu"
 	// DefaultMIGResourcePrefix starts the device plugin's MIG resources
@@ -96,6 +99,9 @@ type Config struct {
 	ServiceAccountName string
 	// PriorityClassName defaults to DefaultPriorityClassName.
 	PriorityClassName string
+	// IdlePriorityClassName, the PriorityClass of idle validations' run
+	// pods, defaults to DefaultIdlePriorityClassName.
+	IdlePriorityClassName string
 	// GPUResourceName defaults to DefaultGPUResourceName.
 	GPUResourceName string
 	// MIGResourcePrefix defaults to DefaultMIGResourcePrefix.
@@ -120,6 +126,7 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, corev1.PullIfNotPresent)
 	c.PriorityClassName = cmp.Or(c.PriorityClassName, DefaultPriorityClassName)
+	c.IdlePriorityClassName = cmp.Or(c.IdlePriorityClassName, DefaultIdlePriorityClassName)
 	c.GPUResourceName = cmp.Or(c.GPUResourceName, DefaultGPUResourceName)
 	c.MIGResourcePrefix = cmp.Or(c.MIGResourcePrefix, DefaultMIGResourcePrefix)
 	c.DeviceClassName = cmp.Or(c.DeviceClassName, DefaultDeviceClassName)

@@ -118,6 +118,15 @@ func Build(run *kquantv1alpha1.QuantRun, gpu GPU, cfg Config) (Objects, error) {
 	return objs, nil
 }
 
+// IdleTerminationGracePeriodSeconds is an idle validation's run pod's
+// termination grace period, against the default 30 s of other run pods: a
+// workload that preempts the pod waits for its exit, so the grace is that
+// workload's worst extra wait, and the budget for it is a pod start
+// (about 1 s). The run loses nothing by the kill: its outcome (RunPodLost) is
+// recorded from the pod's DisruptionTarget condition whether or not the
+// pod's own final write landed first.
+const IdleTerminationGracePeriodSeconds int64 = 1
+
 // AnnotationGPU on a run pod is the GPU (or MIG device) UUID the run was
 // bound to: what DRA pins, and what the device plugin may or may not pick.
 const AnnotationGPU = "kquant.dev/gpu-uuid"
@@ -127,6 +136,12 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 	labels := Labels(run)
 	if cfg.KueueQueueName != "" {
 		labels[LabelKueueQueue] = cfg.KueueQueueName
+	}
+	var grace *int64
+	if kquantv1alpha1.IsIdleValidation(run) {
+		// kubectl get pods -l kquant.dev/idle-validation=true finds them.
+		labels[kquantv1alpha1.LabelIdleValidation] = "true"
+		grace = ptr.To(IdleTerminationGracePeriodSeconds)
 	}
 	resources := *cfg.Resources.DeepCopy()
 	if resources.Limits == nil {
@@ -143,13 +158,15 @@ func basePod(run *kquantv1alpha1.QuantRun, owner metav1.OwnerReference, cfg Conf
 		Spec: corev1.PodSpec{
 			// A run is one attempt; a failed pod fails the run, and the job
 			// controller decides on a new attempt.
-			RestartPolicy:      corev1.RestartPolicyNever,
-			ServiceAccountName: cfg.ServiceAccountName,
-			ImagePullSecrets:   pullSecrets(cfg.ImagePullSecrets),
+			RestartPolicy: corev1.RestartPolicyNever,
+			// A preempting workload waits for this pod's exit.
+			TerminationGracePeriodSeconds: grace,
+			ServiceAccountName:            cfg.ServiceAccountName,
+			ImagePullSecrets:              pullSecrets(cfg.ImagePullSecrets),
 			// The run pod writes its run's status with its own token.
 			AutomountServiceAccountToken: ptr.To(true),
 			EnableServiceLinks:           ptr.To(false),
-			PriorityClassName:            cfg.PriorityClassName,
+			PriorityClassName:            PriorityClassFor(run, cfg).Name,
 			Affinity:                     nodeAffinity(run.Spec.NodeName),
 			// Gated nodes stay open to validation: a later pass clears the gate.
 			Tolerations: append(append([]corev1.Toleration(nil), cfg.Tolerations...), gate.Tolerations()...),

@@ -5,6 +5,7 @@ package runpod
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -257,12 +258,43 @@ func TestNamesStayValid(t *testing.T) {
 	}
 }
 
+// TestPriorityClass: a run pod takes the run class, an idle validation's
+// the idle one, the lowest; both never preempt and are never the default.
 func TestPriorityClass(t *testing.T) {
-	pc := PriorityClass("")
-	if pc.Name != DefaultPriorityClassName || pc.Value >= 0 || pc.GlobalDefault {
-		t.Errorf("PriorityClass = %s value %d globalDefault %v", pc.Name, pc.Value, pc.GlobalDefault)
+	idle := boundRun()
+	idle.Labels[kquantv1alpha1.LabelIdleValidation] = "true"
+	cases := []struct {
+		name      string
+		run       *kquantv1alpha1.QuantRun
+		wantName  string
+		wantValue int32
+	}{
+		{name: "run", run: boundRun(), wantName: DefaultPriorityClassName, wantValue: PriorityValue},
+		{name: "idle validation", run: idle, wantName: DefaultIdlePriorityClassName, wantValue: math.MinInt32},
 	}
-	if pc.PreemptionPolicy == nil || *pc.PreemptionPolicy != corev1.PreemptNever {
-		t.Errorf("preemptionPolicy = %v, want Never", pc.PreemptionPolicy)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := PriorityClassFor(tc.run, Config{})
+			if pc.Name != tc.wantName || pc.Value != tc.wantValue || pc.GlobalDefault {
+				t.Errorf("PriorityClass = %s value %d globalDefault %v", pc.Name, pc.Value, pc.GlobalDefault)
+			}
+			if pc.PreemptionPolicy == nil || *pc.PreemptionPolicy != corev1.PreemptNever {
+				t.Errorf("preemptionPolicy = %v, want Never", pc.PreemptionPolicy)
+			}
+			objs, err := Build(tc.run, GPU{UUID: tc.run.Spec.GPUUUID}, config(AllocationDevicePlugin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := objs.Pod.Spec.PriorityClassName; got != tc.wantName {
+				t.Errorf("run pod's priorityClassName = %s, want %s", got, tc.wantName)
+			}
+			if got, want := kquantv1alpha1.IsIdleValidation(objs.Pod), kquantv1alpha1.IsIdleValidation(tc.run); got != want {
+				t.Errorf("run pod labelled as an idle validation: %t, want %t", got, want)
+			}
+			if idle, grace := kquantv1alpha1.IsIdleValidation(tc.run), objs.Pod.Spec.TerminationGracePeriodSeconds; idle != (grace != nil) ||
+				idle && *grace != IdleTerminationGracePeriodSeconds {
+				t.Errorf("run pod's terminationGracePeriodSeconds = %v", grace)
+			}
+		})
 	}
 }

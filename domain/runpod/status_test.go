@@ -291,6 +291,16 @@ func TestPodOutcome(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("PodOutcome (-want +got):\n%s", diff)
 			}
+			// The manager decides from its cache's copy of the pod.
+			if tt.pod != nil {
+				cached, err := CachedPod(tt.pod.DeepCopy())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, PodOutcome(run, cached.(*corev1.Pod))); diff != "" {
+					t.Errorf("PodOutcome of the cached pod (-want +got):\n%s", diff)
+				}
+			}
 			if got.IsZero() != (tt.want == Outcome{}) {
 				t.Errorf("IsZero = %v", got.IsZero())
 			}

@@ -148,3 +148,21 @@ assets_unxz() { # src dst
   fi
   chmod +x "$2"
 }
+
+# assets_untar_xz unpacks the xz-compressed tar archive src into the
+# directory dst, with tar and xz or, where xz is missing (the device
+# machine), Python's tarfile.
+assets_untar_xz() { # src dst
+  if command -v xz >/dev/null; then
+    xz -dc "$1" | tar -C "$2" -xf -
+  else
+    python3 - "$1" "$2" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1], "r:xz") as t:
+    try:
+        t.extractall(sys.argv[2], filter="fully_trusted")
+    except TypeError:  # Python before extraction filters
+        t.extractall(sys.argv[2])
+PY
+  fi
+}

@@ -216,6 +216,10 @@ func TestInvalidManifestsAreRefused(t *testing.T) {
 		{"gate policy period under 10m", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: 5m\n", "spec.period"},
 		{"gate policy period over a year", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: 8761h\n", "spec.period"},
 		{"gate policy period not a duration", validGatePolicy + gatePolicyValidation + "  actions: {label: true}\n  period: daily\n", "spec.period"},
+		{"gate policy idle for under a minute", validGatePolicy + gatePolicyValidation + "  idleValidation: {idleFor: 30s}\n", "spec.idleValidation.idleFor"},
+		{"gate policy idle for over a week", validGatePolicy + gatePolicyValidation + "  idleValidation: {idleFor: 169h}\n", "spec.idleValidation.idleFor"},
+		{"gate policy idle validation without idleFor", validGatePolicy + gatePolicyValidation + "  idleValidation: {interval: 1h}\n", "spec.idleValidation.idleFor"},
+		{"gate policy idle interval under 10m", validGatePolicy + gatePolicyValidation + "  idleValidation: {idleFor: 5m, interval: 5m}\n", "spec.idleValidation.interval"},
 		{"gate policy without recipe name", strings.Replace(validGatePolicy, "{name: fp8-current-scaling}", "{}", 1) + gatePolicyValidation + "  actions: {label: true}\n", "spec.recipeRef.name"},
 		{"gate policy deadline over 7 days", validGatePolicy + "  validation: {workload: {shapes: [{rows: 1, cols: 1}]}, activeDeadlineSeconds: 604801}\n  actions: {label: true}\n", "spec.validation.activeDeadlineSeconds"},
 		{"gate policy name over 52 characters", strings.Replace(validGatePolicy, "{name: p}", "{name: "+strings.Repeat("p", 53)+"}", 1) + gatePolicyValidation + "  actions: {label: true}\n", "metadata.name"},
@@ -278,6 +282,8 @@ func TestBoundsAreAccepted(t *testing.T) {
 			"\n  ttlSecondsAfterFinished: " + atMax + "\n  execution: {runTimeoutSeconds: " + atMax + "}\n  placement: {maxRuns: 100000}\n"},
 		{"retry limits at their bounds", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  backoffLimit: 100\n  disruptionLimit: 1000\n"},
 		{"no disruption retried", validJob + "  workload: {shapes: [{rows: 1, cols: 1}]}\n  disruptionLimit: 0\n"},
+		{"idle validation at its bounds", validGatePolicy + gatePolicyValidation + "  idleValidation: {idleFor: 1m, interval: 10m}\n"},
+		{"idle validation at its upper bounds", validGatePolicy + gatePolicyValidation + "  idleValidation: {idleFor: 168h, interval: 8760h}\n"},
 		{"starting deadline at its maximum", validCronJob + "  schedule: \"@daily\"\n  startingDeadlineSeconds: " + atMax + "\n"},
 		{"schedule with names, ranges and steps", validCronJob + "  schedule: \"*/5 1-3 * JAN-MAR MON,FRI\"\n"},
 		{"schedule every 90 minutes", validCronJob + "  schedule: \"@every 1h30m\"\n"},
@@ -348,6 +354,21 @@ func TestGatePolicyDefaults(t *testing.T) {
 	}
 	if a := got.Spec.Actions; a.Condition == nil || !*a.Condition || a.Label || a.Taint != nil {
 		t.Errorf("actions of a policy without them = %+v, want the condition alone", a)
+	}
+	if got.Spec.IdleValidation != nil {
+		t.Errorf("idleValidation of a policy without it = %+v, want none", got.Spec.IdleValidation)
+	}
+
+	// An idle validation without an interval revalidates a node at most hourly.
+	idle := decode(t, strings.Replace(validGatePolicy, "{name: p}", "{name: idle}", 1)+gatePolicyValidation+"  idleValidation: {idleFor: 30m}\n", "")
+	if err := env.Client.Create(ctx, idle); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(idle), got); err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Spec.IdleValidation; v == nil || v.Interval == nil || v.Interval.Duration != time.Hour || v.IdleFor.Duration != 30*time.Minute {
+		t.Errorf("idleValidation defaults = %+v, want idleFor 30m and interval 1h", v)
 	}
 }
 

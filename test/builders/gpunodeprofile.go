@@ -69,6 +69,25 @@ func MIGUUID(node string, index, slot int) string {
 	return fmt.Sprintf("MIG-%s-%d-%d", node, index, slot)
 }
 
+// FreeSince says every GPU has been free in the kubelet's allocations since t.
+func (w *GPUNodeProfileWrapper) FreeSince(t time.Time) *GPUNodeProfileWrapper {
+	for i := range w.Status.GPUs {
+		w.Status.GPUs[i].Allocations = nil
+		w.Status.GPUs[i].FreeSince = &metav1.Time{Time: t}
+	}
+	return w
+}
+
+// HeldBy allocates GPU index to pod namespace/name through the device
+// plugin: it is no longer free.
+func (w *GPUNodeProfileWrapper) HeldBy(index int, namespace, name string) *GPUNodeProfileWrapper {
+	g := &w.Status.GPUs[index]
+	g.FreeSince = nil
+	g.Allocations = append(g.Allocations, kquantv1alpha1.GPUAllocation{Namespace: namespace, Pod: name,
+		Source: kquantv1alpha1.AllocationSourceDevicePlugin, ResourceName: "nvidia.com/gpu"})
+	return w
+}
+
 // Backend sets the backend the agent reports (the builder's default is the
 // reference backend).
 func (w *GPUNodeProfileWrapper) Backend(b kquantv1alpha1.Backend) *GPUNodeProfileWrapper {

@@ -66,5 +66,13 @@ func (w *QuantGatePolicyWrapper) Period(d time.Duration) *QuantGatePolicyWrapper
 	return w
 }
 
+// IdleValidation sets idleValidation: validate nodes idle for idleFor, at
+// most once per interval.
+func (w *QuantGatePolicyWrapper) IdleValidation(idleFor, interval time.Duration) *QuantGatePolicyWrapper {
+	w.Spec.IdleValidation = &kquantv1alpha1.IdleValidation{IdleFor: metav1.Duration{Duration: idleFor},
+		Interval: &metav1.Duration{Duration: interval}}
+	return w
+}
+
 // Obj returns the policy.
 func (w *QuantGatePolicyWrapper) Obj() *kquantv1alpha1.QuantGatePolicy { return &w.QuantGatePolicy }

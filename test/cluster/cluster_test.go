@@ -56,6 +56,7 @@ func TestCluster(t *testing.T) {
 		{"faults: the driver-upgrade label cycled, the agent releases the driver, runs pause and resume", driverUpgradeCycled},
 		{"a QuantGatePolicy gates the node; re-validated, it is un-gated while the agent and the device plugin stay", gatesKeepTrainingAway},
 		{"a failing validation sets the Node condition an NHC-style reader acts on; a passing one clears it", conditionsReachRemediation},
+		{"idle validation holds every GPU at the lowest priority; a workload preempts it and the run is a disruption", idleValidationYields},
 		{"helm upgrade with a changed value rolls the pods", helmUpgradeRolls},
 		{"a wrong image tag: helm waits and reports it", wrongImageTag},
 		{"DRA: a claim pinned by UUID gets that GPU, a second one waits for it", draPinsAGPU},

@@ -84,7 +84,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPods := runsInPods(t)
-	manager, managerMetrics := startManager(ctx, t, kubeconfig, runPods)
+	manager, managerMetrics, managerPprof := startManager(ctx, t, kubeconfig, runPods)
 
 	spec, err := simulate.Parse(fmt.Sprintf("H100:%d", *flagGPUs))
 	if err != nil {
@@ -179,6 +179,11 @@ func TestScale(t *testing.T) {
 			t.Fatalf("scenario %s: %v", name, err)
 		}
 		<-profiled
+		heapProfile := filepath.Join(logDir(t), "manager-heap-"+name+".pprof")
+		liveHeap, err := scale.ManagerHeap(ctx, managerPprof, managerMetrics, heapProfile)
+		if err != nil {
+			t.Fatal(err)
+		}
 		procAfter, err := readAll(processes)
 		if err != nil {
 			t.Fatal(err)
@@ -198,18 +203,19 @@ func TestScale(t *testing.T) {
 		cpu := procAfter["manager"].CPU - procBefore["manager"].CPU
 		// Writes decide a given API server's rate (docs/benchmarks.md):
 		// every write, and every write but the agents' Lease renewals.
-		row := fmt.Sprintf("| %s | %d x %d | %d jobs / %d runs | %.0f | %.0f | %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f MiB | %.1f s (%.2f cores) | %.2f ms |",
+		row := fmt.Sprintf("| %s | %d x %d | %d jobs / %d runs | %.0f | %.0f | %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f MiB | %.0f MiB (%.1f KiB/run) | %.1f s (%.2f cores) | %.2f ms |",
 			name, len(nodes), *flagGPUs, res.jobs, res.runs,
 			res.bindRateOverall, res.bindRateWindow,
 			res.p50.Round(time.Millisecond), res.p99.Round(time.Millisecond), res.finished.Round(time.Millisecond),
 			delta.Requests.Total()/runs, poolReq/runs, (delta.Requests.Total()-poolReq-harnessReq)/runs,
 			delta.Requests.Writes()/runs, delta.Requests.Writes("leases")/runs,
-			float64(procAfter["manager"].PeakRSSBytes)/(1<<20), cpu.Seconds(), cpu.Seconds()/res.finished.Seconds(),
+			float64(procAfter["manager"].PeakRSSBytes)/(1<<20), float64(liveHeap)/(1<<20), float64(liveHeap)/1024/runs, cpu.Seconds(), cpu.Seconds()/res.finished.Seconds(),
 			float64(cpu.Microseconds())/1000/runs)
 		rows = append(rows, row)
 		// Logged at once too, so that a run cut short still reports its
 		// finished scenarios.
 		t.Logf("%s: %s", name, row)
+		t.Logf("%s: manager heap profile after the scenario (a collection first): %s", name, heapProfile)
 		t.Logf("%s: API requests by verb and resource: %s", name, strings.Join(delta.Requests.Top(12), ", "))
 		t.Logf("%s: API writes per run by verb and resource: %s", name, strings.Join(delta.Requests.WritesPer(runs), ", "))
 		t.Logf("%s: API requests answered with an error: %s", name, strings.Join(delta.Refused.Top(8), ", "))
@@ -226,8 +232,8 @@ func TestScale(t *testing.T) {
 		t.Logf("%s: CPU beside the manager: %s", name, strings.Join(cp, ", "))
 	}
 	fmt.Println()
-	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | API writes/run (all) | API writes/run (without Leases) | manager peak RSS | manager CPU | manager CPU/run |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| scenario | fleet | work | bound/s (creation→last bound) | bound/s (first→last bound) | p50 job→all bound | p99 job→all bound | creation→all finished | API req/run (all) | agent req/run | manager req/run | API writes/run (all) | API writes/run (without Leases) | manager peak RSS | manager live heap at the end | manager CPU | manager CPU/run |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Println(r)
 	}
@@ -257,11 +263,7 @@ func startKWOK(ctx context.Context, t *testing.T, env *testenv.Env, kubeconfig s
 		}
 		bin = filepath.Join(strings.TrimSpace(string(out)), "kwok")
 	}
-	logDir := *flagLogDir
-	if logDir == "" {
-		logDir = t.TempDir()
-	}
-	logFile, err := os.Create(filepath.Join(logDir, "kwok.log"))
+	logFile, err := os.Create(filepath.Join(logDir(t), "kwok.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,11 +358,7 @@ func profileAPIServer(ctx context.Context, t *testing.T, c rest.Interface, scena
 		close(done)
 		return done
 	}
-	dir := *flagLogDir
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	path := filepath.Join(dir, "apiserver-"+scenario+".pprof")
+	path := filepath.Join(logDir(t), "apiserver-"+scenario+".pprof")
 	go func() {
 		defer close(done)
 		if err := scale.ProfileAPIServer(ctx, c, *flagProfile, path); err != nil {
@@ -372,26 +370,31 @@ func profileAPIServer(ctx context.Context, t *testing.T, c rest.Interface, scena
 	return done
 }
 
+// logDir is -log-dir, or a temporary directory of the test when unset.
+func logDir(t *testing.T) string {
+	if *flagLogDir != "" {
+		return *flagLogDir
+	}
+	return t.TempDir()
+}
+
 // startManager runs the manager binary against the test API server and
-// returns it with the address of its plain-HTTP metrics endpoint, which the
-// harness scrapes for controller-runtime's worker and queue counters.
-func startManager(ctx context.Context, t *testing.T, kubeconfig string, runPods bool) (*exec.Cmd, string) {
+// returns it with the addresses of its plain-HTTP metrics endpoint, which the
+// harness scrapes for controller-runtime's worker and queue counters, and of
+// its pprof endpoints, for the heap after each scenario.
+func startManager(ctx context.Context, t *testing.T, kubeconfig string, runPods bool) (*exec.Cmd, string, string) {
 	t.Helper()
 	bin := *flagManagerBin
 	if bin == "" {
 		bin = filepath.Join(testenv.RepoRoot(), "bin", "manager")
 	}
-	metricsAddr := testenv.FreeLocalAddr(t)
-	logDir := *flagLogDir
-	if logDir == "" {
-		logDir = t.TempDir()
-	}
-	logFile, err := os.Create(filepath.Join(logDir, "manager.log"))
+	metricsAddr, pprofAddr := testenv.FreeLocalAddr(t), testenv.FreeLocalAddr(t)
+	logFile, err := os.Create(filepath.Join(logDir(t), "manager.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--lease-namespace=" + leaseNamespace, "--gpu-allocation=" + *flagAllocation,
-		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0"}
+		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=127.0.0.1:0", "--pprof-bind-address=" + pprofAddr}
 	if runPods {
 		args = append(args, "--run-image="+runImage)
 	}
@@ -407,7 +410,7 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig string, runPods 
 		_ = cmd.Wait()
 		_ = logFile.Close()
 	})
-	return cmd, metricsAddr
+	return cmd, metricsAddr, pprofAddr
 }
 
 // tracker records when the harness first saw each run, saw it bound and saw

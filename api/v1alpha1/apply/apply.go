@@ -174,7 +174,7 @@ func gpu(g v1alpha1.GPU) ac.GPUApplyConfiguration {
 		Architecture: nz(g.Architecture), MemoryMiB: nz(g.MemoryMiB), MIGMode: nz(g.MIGMode),
 		MIGModePending: nz(g.MIGModePending), MIGDevices: each(g.MIGDevices, migDevice),
 		Health: nz(g.Health), HealthMessage: nz(g.HealthMessage), Recipes: each(g.Recipes, recipe),
-		Allocations: each(g.Allocations, allocation),
+		Allocations: each(g.Allocations, allocation), FreeSince: Time(g.FreeSince),
 	}
 }
 

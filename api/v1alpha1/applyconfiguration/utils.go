@@ -61,6 +61,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.GraphResultApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Groups"):
 		return &apiv1alpha1.GroupsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("IdleValidation"):
+		return &apiv1alpha1.IdleValidationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("JobReference"):
 		return &apiv1alpha1.JobReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("JobSummary"):

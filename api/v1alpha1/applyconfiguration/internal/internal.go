@@ -189,6 +189,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: computeCapability
       type:
         scalar: string
+    - name: freeSince
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: health
       type:
         namedType: com.github.kquant.kquant.api.v1alpha1.Health
@@ -426,6 +429,16 @@ var schemaYAML = typed.YAMLObject(`types:
       default: Uniform
 - name: com.github.kquant.kquant.api.v1alpha1.Health
   scalar: string
+- name: com.github.kquant.kquant.api.v1alpha1.IdleValidation
+  map:
+    fields:
+    - name: idleFor
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
+    - name: interval
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
+      default: 1h
 - name: com.github.kquant.kquant.api.v1alpha1.JobMode
   scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.JobPhase
@@ -747,6 +760,9 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.kquant.kquant.api.v1alpha1.GateActions
       default:
         condition: true
+    - name: idleValidation
+      type:
+        namedType: com.github.kquant.kquant.api.v1alpha1.IdleValidation
     - name: period
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration

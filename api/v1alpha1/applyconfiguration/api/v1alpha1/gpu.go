@@ -7,6 +7,7 @@ package v1alpha1
 
 import (
 	apiv1alpha1 "github.com/kquant/kquant/api/v1alpha1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // GPUApplyConfiguration represents a declarative configuration of the GPU type for use
@@ -47,6 +48,14 @@ type GPUApplyConfiguration struct {
 	// them; empty when the GPU is free. The controller binds no run to a GPU
 	// that another pod holds.
 	Allocations []GPUAllocationApplyConfiguration `json:"allocations,omitempty"`
+	// freeSince is when the agent first saw this GPU free in the kubelet's
+	// PodResources List (no container holds it, nor a MIG slice, a shared
+	// replica or a DRA claim of it) after it was held, or after the agent
+	// started: the GPU has been idle at least since then. Unset while a
+	// container holds the GPU, and on a node whose agent does not read the
+	// kubelet's allocations (idle is never guessed). A QuantGatePolicy's
+	// spec.idleValidation reads it.
+	FreeSince *v1.Time `json:"freeSince,omitempty"`
 }
 
 // GPUApplyConfiguration constructs a declarative configuration of the GPU type for use with
@@ -171,5 +180,13 @@ func (b *GPUApplyConfiguration) WithAllocations(values ...*GPUAllocationApplyCon
 		}
 		b.Allocations = append(b.Allocations, *values[i])
 	}
+	return b
+}
+
+// WithFreeSince sets the FreeSince field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FreeSince field is set to the value of the last call.
+func (b *GPUApplyConfiguration) WithFreeSince(value v1.Time) *GPUApplyConfiguration {
+	b.FreeSince = &value
 	return b
 }

@@ -25,6 +25,13 @@ type QuantGatePolicySpecApplyConfiguration struct {
 	// actions are what the gate does to a node that fails. Default: the Node
 	// condition only.
 	Actions *GateActionsApplyConfiguration `json:"actions,omitempty"`
+	// idleValidation, when set, also validates each node whose GPUs the
+	// kubelet has left idle: a node whose every GPU has been free (no
+	// container holds it, MIG slice, shared replica or DRA claim included;
+	// the agent's status.gpus[].freeSince) for idleValidation.idleFor gets a
+	// validation job of its own, at the lowest priority and never
+	// preempting, so any workload that wants a GPU takes it back.
+	IdleValidation *IdleValidationApplyConfiguration `json:"idleValidation,omitempty"`
 }
 
 // QuantGatePolicySpecApplyConfiguration constructs a declarative configuration of the QuantGatePolicySpec type for use with
@@ -62,5 +69,13 @@ func (b *QuantGatePolicySpecApplyConfiguration) WithPeriod(value v1.Duration) *Q
 // If called multiple times, the Actions field is set to the value of the last call.
 func (b *QuantGatePolicySpecApplyConfiguration) WithActions(value *GateActionsApplyConfiguration) *QuantGatePolicySpecApplyConfiguration {
 	b.Actions = value
+	return b
+}
+
+// WithIdleValidation sets the IdleValidation field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IdleValidation field is set to the value of the last call.
+func (b *QuantGatePolicySpecApplyConfiguration) WithIdleValidation(value *IdleValidationApplyConfiguration) *QuantGatePolicySpecApplyConfiguration {
+	b.IdleValidation = value
 	return b
 }
