@@ -18,14 +18,16 @@
 //	nodelabels     kquant.dev/{fp8,fp8-block,mxfp8,nvfp4} labels on Nodes
 //	gate           gate.kquant.dev/<family> labels, taints and conditions
 //	gatepolicy     QuantGatePolicy: its validation jobs and status
+//	idlevalidation a QuantGatePolicy's validations of nodes left idle
 //	quantcronjob   QuantCronJob: jobs on a schedule and on driver changes
 //
 // What only they share is under controllers/internal: fleet (reading
 // profiles, Leases and Node labels from the cache), indexer (every field
-// index), runstatus (the controller's run status write), conflict (quiet
-// retries of lost write races), expectations and memo (what they remember
-// beside the cache); and metrics. What every side knows of an object (run
-// names, summaries, placement, the run pod, gates) is in domain/.
+// index), runstatus (the controller's run status write), nodewriter (every
+// write to a Node), conflict (quiet retries of lost write races),
+// expectations and memo (what they remember beside the cache); and metrics. What every side knows of an object (run
+// names, summaries, placement, the run pod, gates, a gate policy's job) is
+// in domain/.
 //
 // Log verbosity follows internal/logging's ladder: Info for transitions a
 // user cares about (job phases, lost nodes), Debug for each write
