@@ -93,19 +93,6 @@ type Outcome struct {
 // Failed reports whether the workload must not start: a check failed.
 func (o Outcome) Failed() bool { return o.Verdict == v1alpha1.VerdictFail }
 
-// severity orders verdicts for the worst: Fail, Warn, Skip, Pass.
-func severity(v v1alpha1.Verdict) int {
-	switch v {
-	case v1alpha1.VerdictFail:
-		return 3
-	case v1alpha1.VerdictWarn:
-		return 2
-	case v1alpha1.VerdictSkip:
-		return 1
-	}
-	return 0
-}
-
 // Run checks every recipe on every GPU the container sees (the GPUs at
 // once, each GPU's recipes in order) and records the checks when a Recorder
 // is set (a failure to record is logged, never changes the verdict). Every
@@ -148,7 +135,7 @@ func Run(ctx context.Context, opts Options) Outcome {
 		if opts.Recorder != nil {
 			c.Run = opts.Recorder.run(ctx, opts, *c)
 		}
-		if severity(c.Verdict) > severity(out.Verdict) {
+		if c.Verdict.Severity() > out.Verdict.Severity() {
 			out.Verdict, out.Reason, out.Message = c.Verdict, c.Reason, c.Message
 		}
 	}

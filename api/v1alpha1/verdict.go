@@ -9,21 +9,31 @@ import "fmt"
 // or Warn.
 func (v Verdict) Passes() bool { return v == VerdictPass || v == VerdictWarn }
 
-// WorstVerdict is the worst verdict that c counts (Fail, Skip, Warn, Pass, in
-// that order); "" when c counts none. It is the reason of a job's Passed
-// condition.
-func (c VerdictCounts) WorstVerdict() Verdict {
-	switch {
-	case c.Fail > 0:
-		return VerdictFail
-	case c.Skip > 0:
-		return VerdictSkip
-	case c.Warn > 0:
-		return VerdictWarn
-	case c.Pass > 0:
-		return VerdictPass
+// Severity orders verdicts from best to worst: Pass, Warn, Skip, Fail (0 to
+// 3; an unknown verdict is 0). Skip is worse than Warn because a Warn still
+// Passes and a Skip does not: the recipe was not checked at all.
+func (v Verdict) Severity() int {
+	switch v {
+	case VerdictFail:
+		return 3
+	case VerdictSkip:
+		return 2
+	case VerdictWarn:
+		return 1
 	}
-	return ""
+	return 0
+}
+
+// WorstVerdict is the worst verdict that c counts, by Severity; "" when c
+// counts none. It is the reason of a job's Passed condition.
+func (c VerdictCounts) WorstVerdict() Verdict {
+	var worst Verdict
+	for v, n := range map[Verdict]int32{VerdictPass: c.Pass, VerdictWarn: c.Warn, VerdictSkip: c.Skip, VerdictFail: c.Fail} {
+		if n > 0 && (worst == "" || v.Severity() > worst.Severity()) {
+			worst = v
+		}
+	}
+	return worst
 }
 
 // Total is the number of runs c counts.
