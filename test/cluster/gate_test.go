@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kquant/kquant/api/v1alpha1"
@@ -95,14 +96,7 @@ func gatesKeepTrainingAway(t *testing.T, cl *cluster) {
 
 	// Re-validate with a tolerance every GPU meets: a new generation, a new
 	// job, run on the gated node, which clears the gate.
-	p := &v1alpha1.QuantGatePolicy{}
-	if err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(policy), p); err != nil {
-		t.Fatal(err)
-	}
-	p.Spec.Validation.Tolerances.MinSNRdB = "1"
-	if err := cl.c.Update(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
+	cl.tolerateAnySNR(t, policy)
 	eventually(t, 5*time.Minute, "node "+node+" gate cleared", func() error {
 		return cl.nodeGate(t, policy.Name, false)
 	})
@@ -252,14 +246,7 @@ func conditionsReachRemediation(t *testing.T, cl *cluster) {
 		return cl.nodeEvent(t, gate.ReasonConditionChanged, string(typ), "False")
 	})
 
-	p := &v1alpha1.QuantGatePolicy{}
-	if err := cl.c.Get(t.Context(), client.ObjectKeyFromObject(policy), p); err != nil {
-		t.Fatal(err)
-	}
-	p.Spec.Validation.Tolerances.MinSNRdB = "1"
-	if err := cl.c.Update(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
+	cl.tolerateAnySNR(t, policy)
 	eventually(t, 5*time.Minute, "the NHC-style reader calls node "+node+" healthy again", func() error {
 		n := cl.node(t)
 		if c, unhealthy := nhcUnhealthy(n, rules, time.Now()); unhealthy {
@@ -284,6 +271,18 @@ func conditionsReachRemediation(t *testing.T, cl *cluster) {
 		}
 		return nil
 	})
+}
+
+// tolerateAnySNR lowers policy's SNR tolerance to 1 dB, which every GPU
+// meets: a new generation and a new validation. A merge patch without a
+// resourceVersion, since the controller writes the policy's status
+// meanwhile and an Update would conflict with it.
+func (cl *cluster) tolerateAnySNR(t *testing.T, policy *v1alpha1.QuantGatePolicy) {
+	t.Helper()
+	patch := []byte(`{"spec":{"validation":{"tolerances":{"minSNRdB":"1"}}}}`)
+	if err := cl.c.Patch(t.Context(), policy.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // unhealthyCondition is one entry of a Medik8s NodeHealthCheck's
