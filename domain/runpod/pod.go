@@ -124,7 +124,8 @@ func Build(run *kquantv1alpha1.QuantRun, gpu GPU, cfg Config) (Objects, error) {
 // workload's worst extra wait, and the budget for it is a pod start
 // (about 1 s). The run loses nothing by the kill: its outcome (RunPodLost) is
 // recorded from the pod's DisruptionTarget condition whether or not the
-// pod's own final write landed first.
+// pod's own final write landed first. The kubelet still gives a container
+// at least 2 s of SIGTERM (its minimumGracePeriodInSeconds).
 const IdleTerminationGracePeriodSeconds int64 = 1
 
 // AnnotationGPU on a run pod is the GPU (or MIG device) UUID the run was
