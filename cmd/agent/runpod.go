@@ -24,6 +24,7 @@ import (
 	"github.com/kquant/kquant/agent/simulate"
 	kquantscheme "github.com/kquant/kquant/api/scheme"
 	"github.com/kquant/kquant/api/v1alpha1"
+	"github.com/kquant/kquant/domain/runpod"
 	"github.com/kquant/kquant/internal/bench"
 	"github.com/kquant/kquant/internal/logging"
 	"github.com/kquant/kquant/internal/runoutcome"
@@ -33,9 +34,14 @@ import (
 type runConfig struct {
 	run, kubeconfig, backend, simulate, allocation, terminationLog string
 	guardInterval                                                  time.Duration
+	exitOnSIGTERM                                                  bool
 	pod                                                            runmode.Pod
 	log                                                            logging.Options
 }
+
+// exitSIGTERM is the exit code of a process that SIGTERM ended (128+15),
+// for a run pod that exits at once on it.
+const exitSIGTERM = 143
 
 // DefaultTerminationLog is where the kubelet reads a container's
 // termination message.
@@ -53,6 +59,8 @@ func parseRunFlags(args []string) (*runConfig, error) {
 	fs.StringVar(&c.simulate, "simulate", "", "simulate the node's GPUs as <product>:<count>[,...]; the run pod sees the run's GPU alone (tests, no kubelet)")
 	fs.StringVar(&c.allocation, "allocation", string(v1alpha1.AllocationSourceDevicePlugin), "how the kubelet allocated the GPU: DevicePlugin or DRA (recorded in status.allocatedGPU.source)")
 	fs.StringVar(&c.terminationLog, "termination-log", defaultTerminationLog, `file for the termination message (the run's outcome, see internal/runoutcome); empty writes none`)
+	fs.BoolVar(&c.exitOnSIGTERM, strings.TrimPrefix(runpod.ArgExitOnSIGTERM, "--"), false,
+		"exit at once on SIGTERM, without recording the run (idle validations: the manager records them from the pod)")
 	fs.DurationVar(&c.guardInterval, "guard-interval", gpuguard.DefaultInterval, "how often the GPU is checked for other processes while the run executes")
 	c.log.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +120,13 @@ func executeRun(c *runConfig, log logr.Logger) (exitErr error) {
 	defer signal.Stop(signals)
 	go func() {
 		if _, ok := <-signals; ok {
+			if c.exitOnSIGTERM {
+				// Whoever preempted this pod waits for its exit; the
+				// manager records the run from the pod.
+				log.Info("Signal received, exiting at once")
+				writeTerminationLog(c.terminationLog, runmode.ErrTerminated.Error())
+				os.Exit(exitSIGTERM)
+			}
 			log.Info("Signal received, stopping the run")
 			cancel(runmode.ErrTerminated)
 		}

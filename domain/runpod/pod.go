@@ -54,9 +54,21 @@ func ClaimName(run *kquantv1alpha1.QuantRun) string {
 
 // Args are the run pod's arguments to the agent binary: run mode, and the
 // run by namespace/name. The run pod reads everything else from the run.
+// An idle validation's pod also exits at once on SIGTERM (ArgExitOnSIGTERM):
+// a preempting workload waits for that exit, and the manager records the
+// run from the pod's DisruptionTarget condition, so the pod's own final
+// write buys nothing there.
 func Args(run *kquantv1alpha1.QuantRun) []string {
-	return []string{"run", "--run=" + run.Namespace + "/" + run.Name}
+	args := []string{"run", "--run=" + run.Namespace + "/" + run.Name}
+	if kquantv1alpha1.IsIdleValidation(run) {
+		args = append(args, ArgExitOnSIGTERM)
+	}
+	return args
 }
+
+// ArgExitOnSIGTERM makes a run pod exit at once on SIGTERM, without the
+// final status write it otherwise makes.
+const ArgExitOnSIGTERM = "--exit-on-sigterm"
 
 // Labels are the run pod's (and claim's) labels, linking it to its run and
 // job. The selector the controller watches run pods with is
@@ -125,7 +137,8 @@ func Build(run *kquantv1alpha1.QuantRun, gpu GPU, cfg Config) (Objects, error) {
 // (about 1 s). The run loses nothing by the kill: its outcome (RunPodLost) is
 // recorded from the pod's DisruptionTarget condition whether or not the
 // pod's own final write landed first. The kubelet still gives a container
-// at least 2 s of SIGTERM (its minimumGracePeriodInSeconds).
+// at least 2 s of SIGTERM (its minimumGracePeriodInSeconds), which is why
+// the pod also exits at once on SIGTERM (ArgExitOnSIGTERM).
 const IdleTerminationGracePeriodSeconds int64 = 1
 
 // AnnotationGPU on a run pod is the GPU (or MIG device) UUID the run was

@@ -6,6 +6,7 @@ package runpod
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,6 +295,9 @@ func TestPriorityClass(t *testing.T) {
 			if idle, grace := kquantv1alpha1.IsIdleValidation(tc.run), objs.Pod.Spec.TerminationGracePeriodSeconds; idle != (grace != nil) ||
 				idle && *grace != IdleTerminationGracePeriodSeconds {
 				t.Errorf("run pod's terminationGracePeriodSeconds = %v", grace)
+			}
+			if idle, exits := kquantv1alpha1.IsIdleValidation(tc.run), slices.Contains(objs.Pod.Spec.Containers[0].Args, ArgExitOnSIGTERM); idle != exits {
+				t.Errorf("run pod's args %v: %s present %t, want %t", objs.Pod.Spec.Containers[0].Args, ArgExitOnSIGTERM, exits, idle)
 			}
 		})
 	}
