@@ -281,6 +281,9 @@ const (
 	JobPhaseUnschedulable JobPhase = "Unschedulable"
 )
 
+// Finished reports whether a job in phase p is done: Succeeded or Failed.
+func (p JobPhase) Finished() bool { return p == JobPhaseSucceeded || p == JobPhaseFailed }
+
 // Job condition types.
 const (
 	// JobConditionScheduled is True when every run the job needs has been bound to

@@ -318,7 +318,7 @@ func (r *Reconciler) jobCapacities(ctx context.Context, waiting []*kquantv1alpha
 			continue
 		}
 		if job.DeletionTimestamp != nil || job.UID != run.Spec.JobRef.UID ||
-			job.Status.Phase == kquantv1alpha1.JobPhaseSucceeded || job.Status.Phase == kquantv1alpha1.JobPhaseFailed {
+			job.Status.Phase.Finished() {
 			continue
 		}
 		runs := &kquantv1alpha1.QuantRunList{}

@@ -163,7 +163,7 @@ func (r *Reconciler) validate(ctx context.Context, p *kquantv1alpha1.QuantGatePo
 	for _, j := range jobs {
 		exists = exists || j.Name == name
 		switch gen, _, _ := ParseJobName(p.Name, j.Name); {
-		case finishedJob(j):
+		case j.Status.Phase.Finished():
 			finished = append(finished, j)
 			continue
 		case gen < p.Generation && j.DeletionTimestamp.IsZero():
@@ -236,9 +236,9 @@ func setJobs(status *kquantv1alpha1.QuantGatePolicyStatus, jobs []*kquantv1alpha
 			status.LastValidationTime = j.CreationTimestamp.DeepCopy()
 		}
 		switch {
-		case finishedJob(j) && (lastFinished == nil || olderFinished(lastFinished, j) < 0):
+		case j.Status.Phase.Finished() && (lastFinished == nil || olderFinished(lastFinished, j) < 0):
 			lastFinished = j
-		case !finishedJob(j) && j.DeletionTimestamp.IsZero() && (status.CurrentJob == "" || j.Name > status.CurrentJob):
+		case !j.Status.Phase.Finished() && j.DeletionTimestamp.IsZero() && (status.CurrentJob == "" || j.Name > status.CurrentJob):
 			status.CurrentJob = j.Name
 		}
 	}
@@ -296,11 +296,6 @@ func (r *Reconciler) gated(ctx context.Context, p *kquantv1alpha1.QuantGatePolic
 	}
 	status.GatedNodes, status.GatedCount = GatedNodes(p.Name, nodes.Items)
 	return nil
-}
-
-// finishedJob reports whether j succeeded or failed.
-func finishedJob(j *kquantv1alpha1.QuantJob) bool {
-	return j.Status.Phase == kquantv1alpha1.JobPhaseSucceeded || j.Status.Phase == kquantv1alpha1.JobPhaseFailed
 }
 
 // olderFinished orders finished jobs oldest first: by completion time, then

@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for _, name := range slices.Sorted(maps.Keys(candidates)) {
 		n := Node{IdleSince: candidates[name].idleSince}
 		if j := last[name]; j != nil {
-			n.LastStart, n.Active = j.CreationTimestamp.Time, !finished(j)
+			n.LastStart, n.Active = j.CreationTimestamp.Time, !j.Status.Phase.Finished()
 		}
 		due, next := Decide(n, now, idle.IdleFor.Duration, interval)
 		if !due {
@@ -193,7 +193,7 @@ func (r *Reconciler) lastJobs(ctx context.Context, p *kquantv1alpha1.QuantGatePo
 			(cur.CreationTimestamp.Equal(&j.CreationTimestamp) && cur.Name < j.Name) {
 			older, last[node] = cur, j
 		}
-		if older != nil && finished(older) {
+		if older != nil && older.Status.Phase.Finished() {
 			if err := r.delete(ctx, older); err != nil {
 				return nil, err
 			}
@@ -261,11 +261,6 @@ func JobFor(p *kquantv1alpha1.QuantGatePolicy, namespace, node, hostname string,
 	// back, so it goes: a fleet of idle nodes keeps no pile of jobs.
 	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(interval / time.Second))
 	return job
-}
-
-// finished reports whether j succeeded or failed.
-func finished(j *kquantv1alpha1.QuantJob) bool {
-	return j.Status.Phase == kquantv1alpha1.JobPhaseSucceeded || j.Status.Phase == kquantv1alpha1.JobPhaseFailed
 }
 
 // freeSinceChanged passes GPUNodeProfile events that can change whether a

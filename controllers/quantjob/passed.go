@@ -31,7 +31,7 @@ func countsText(c kquantv1alpha1.VerdictCounts) string {
 // finishes), so the condition's reason is the worst verdict. Nil while the
 // job has not finished.
 func passedCondition(st *kquantv1alpha1.QuantJobStatus, generation int64) *metav1.Condition {
-	if !isFinished(st.Phase) {
+	if !st.Phase.Finished() {
 		return nil
 	}
 	c := verdictCounts(st)

@@ -101,7 +101,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// that write, and write (if at all) on its version.
 		job.ResourceVersion, job.Status = version, *status.DeepCopy()
 	}
-	if isFinished(job.Status.Phase) {
+	if job.Status.Phase.Finished() {
 		r.summaries.forget(req.NamespacedName)
 		after, err := r.finish(ctx, job, runs)
 		return reconcile.Result{RequeueAfter: after}, err
@@ -235,9 +235,9 @@ func (r *Reconciler) completionEvent(job *kquantv1alpha1.QuantJob) {
 func (r *Reconciler) nextDeadline(job *kquantv1alpha1.QuantJob, status *kquantv1alpha1.QuantJobStatus, now time.Time) time.Duration {
 	var at time.Time
 	switch {
-	case isFinished(status.Phase) && job.Spec.TTLSecondsAfterFinished != nil && status.CompletionTime != nil:
+	case status.Phase.Finished() && job.Spec.TTLSecondsAfterFinished != nil && status.CompletionTime != nil:
 		at = status.CompletionTime.Add(kquantv1alpha1.Seconds(*job.Spec.TTLSecondsAfterFinished))
-	case !isFinished(status.Phase):
+	case !status.Phase.Finished():
 		if d, ok := deadline(job); ok {
 			at = d
 		}

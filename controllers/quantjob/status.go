@@ -203,15 +203,11 @@ func computeStatus(job *kquantv1alpha1.QuantJob, runs []kquantv1alpha1.QuantRun,
 	default:
 		st.Phase = kquantv1alpha1.JobPhasePending
 	}
-	if isFinished(st.Phase) && st.CompletionTime == nil {
+	if st.Phase.Finished() && st.CompletionTime == nil {
 		st.CompletionTime = ptr.To(metav1.NewTime(now))
 	}
 	setPassed(st, job.Generation)
 	return st
-}
-
-func isFinished(p kquantv1alpha1.JobPhase) bool {
-	return p == kquantv1alpha1.JobPhaseSucceeded || p == kquantv1alpha1.JobPhaseFailed
 }
 
 func earliestBind(runs []kquantv1alpha1.QuantRun) *metav1.Time {

@@ -95,7 +95,7 @@ func TestComputeStatus(t *testing.T) {
 					t.Errorf("Failed = %+v, want reason %s", c, tc.wantFailed)
 				}
 			}
-			if finished := isFinished(st.Phase); finished != (st.CompletionTime != nil) {
+			if finished := st.Phase.Finished(); finished != (st.CompletionTime != nil) {
 				t.Errorf("phase %s with completionTime %v", st.Phase, st.CompletionTime)
 			}
 		})
