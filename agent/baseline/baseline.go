@@ -21,6 +21,8 @@ type Measurement struct {
 	// CopyBandwidthGBps is the device-to-device copy bandwidth in GB/s
 	// (10^9 bytes per second, median of several runs).
 	CopyBandwidthGBps float64
+	// PeakBandwidthGBps is the memory's theoretical bandwidth in GB/s.
+	PeakBandwidthGBps float64
 }
 
 // Prober measures baselines on a node's GPUs.
@@ -47,7 +49,7 @@ func (Null) Measure(context.Context, int) (*Measurement, error) { return nil, ni
 // API converts a measurement to the profile's decimal strings; nil for nil
 // or an all-zero measurement.
 func (m *Measurement) API() *v1alpha1.Baselines {
-	if m == nil || (m.Launch == 0 && m.GraphLaunch == 0 && m.CopyBandwidthGBps == 0) {
+	if m == nil || (m.Launch == 0 && m.GraphLaunch == 0 && m.CopyBandwidthGBps == 0 && m.PeakBandwidthGBps == 0) {
 		return nil
 	}
 	b := &v1alpha1.Baselines{}
@@ -59,6 +61,9 @@ func (m *Measurement) API() *v1alpha1.Baselines {
 	}
 	if m.CopyBandwidthGBps > 0 {
 		b.CopyBandwidthGBps = Decimal(m.CopyBandwidthGBps, 1)
+	}
+	if m.PeakBandwidthGBps > 0 {
+		b.PeakBandwidthGBps = Decimal(m.PeakBandwidthGBps, 1)
 	}
 	return b
 }

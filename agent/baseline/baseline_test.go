@@ -27,9 +27,9 @@ func TestMeasurementAPI(t *testing.T) {
 			want: &v1alpha1.Baselines{LaunchMicros: "2.34", GraphLaunchMicros: "1.50", CopyBandwidthGBps: "2876.4"},
 		},
 		{
-			name: "bandwidth only",
-			in:   &Measurement{CopyBandwidthGBps: 4100},
-			want: &v1alpha1.Baselines{CopyBandwidthGBps: "4100.0"},
+			name: "bandwidths only",
+			in:   &Measurement{CopyBandwidthGBps: 4100, PeakBandwidthGBps: 4915.2},
+			want: &v1alpha1.Baselines{CopyBandwidthGBps: "4100.0", PeakBandwidthGBps: "4915.2"},
 		},
 	}
 	for _, tc := range cases {

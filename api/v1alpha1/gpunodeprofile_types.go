@@ -234,6 +234,10 @@ type Baselines struct {
 	// copyBandwidthGBps is the device-to-device copy bandwidth (median of several runs).
 	// +optional
 	CopyBandwidthGBps string `json:"copyBandwidthGBps,omitempty"`
+	// peakBandwidthGBps is the device memory's theoretical bandwidth, from the
+	// memory clock and bus width the driver reports.
+	// +optional
+	PeakBandwidthGBps string `json:"peakBandwidthGBps,omitempty"`
 }
 
 // GPUNodeProfileStatus is what a node's agent found on its node.

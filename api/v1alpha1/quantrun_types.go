@@ -273,6 +273,11 @@ type Performance struct {
 	// bandwidth measured in the same run (0 to 1).
 	// +optional
 	FractionOfCopyBandwidth string `json:"fractionOfCopyBandwidth,omitempty"`
+	// fractionOfPeakBandwidth is bandwidthGBps over the device memory's
+	// theoretical bandwidth (memory clock and bus width, as datasheets and
+	// published kernel results quote it; 0 to 1).
+	// +optional
+	FractionOfPeakBandwidth string `json:"fractionOfPeakBandwidth,omitempty"`
 }
 
 // Accuracy compares the quantized tensor with its input.

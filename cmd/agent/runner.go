@@ -122,5 +122,5 @@ func (p cudaProber) Measure(ctx context.Context, gpuIndex int) (*baseline.Measur
 	if err != nil {
 		return nil, fmt.Errorf("baselines of GPU %d: %w", gpuIndex, err)
 	}
-	return &baseline.Measurement{Launch: m.Launch, GraphLaunch: m.GraphLaunch, CopyBandwidthGBps: m.CopyBandwidthGBps}, nil
+	return &baseline.Measurement{Launch: m.Launch, GraphLaunch: m.GraphLaunch, CopyBandwidthGBps: m.CopyBandwidthGBps, PeakBandwidthGBps: m.PeakBandwidthGBps}, nil
 }

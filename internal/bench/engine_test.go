@@ -110,7 +110,7 @@ func TestBenchmarkModeTimesTheCPU(t *testing.T) {
 func TestMeasurerFillsGPUFields(t *testing.T) {
 	fb := &fakeBackend{measure: &measure.Measurement{
 		HostEagerMicros: 12.5, HostGraphMicros: 3.25, KernelsPerStep: 4,
-		GPUMicros: 100, BytesMoved: 300_000_000, CopyBandwidthGBps: 4000,
+		GPUMicros: 100, BytesMoved: 300_000_000, CopyBandwidthGBps: 4000, PeakBandwidthGBps: 4800,
 		Graph: &measure.GraphOutcome{Capturable: true, ReplayMatchesEager: true},
 	}}
 	mb := measuringBackend{fb}
@@ -123,7 +123,7 @@ func TestMeasurerFillsGPUFields(t *testing.T) {
 	}
 	res := rep.Results
 	wantOverhead := &v1alpha1.Overhead{HostEagerMicros: "12.500", HostGraphMicros: "3.250", KernelsPerStep: 4}
-	wantPerf := &v1alpha1.Performance{GPUMicros: "100.000", BandwidthGBps: "3000.0", FractionOfCopyBandwidth: "0.750"}
+	wantPerf := &v1alpha1.Performance{GPUMicros: "100.000", BandwidthGBps: "3000.0", FractionOfCopyBandwidth: "0.750", FractionOfPeakBandwidth: "0.625"}
 	if diff := cmp.Diff(wantOverhead, res.Overhead); diff != "" {
 		t.Errorf("overhead (-want +got):\n%s", diff)
 	}

@@ -85,7 +85,8 @@ func overheadResult(m measure.Measurement) *v1alpha1.Overhead {
 
 // performanceResult derives bandwidth here rather than in each backend, so
 // that every backend's GB/s means the same: BytesMoved / GPUMicros, in
-// decimal gigabytes (10^9), compared with the copy bandwidth of the same run.
+// decimal gigabytes (10^9), compared with the copy bandwidth of the same run
+// and with the memory's theoretical peak.
 func performanceResult(m measure.Measurement) *v1alpha1.Performance {
 	if m.GPUMicros <= 0 {
 		return nil
@@ -96,6 +97,9 @@ func performanceResult(m measure.Measurement) *v1alpha1.Performance {
 		p.BandwidthGBps = formatGBps(bw)
 		if m.CopyBandwidthGBps > 0 {
 			p.FractionOfCopyBandwidth = formatFraction(bw / m.CopyBandwidthGBps)
+		}
+		if m.PeakBandwidthGBps > 0 {
+			p.FractionOfPeakBandwidth = formatFraction(bw / m.PeakBandwidthGBps)
 		}
 	}
 	return &p

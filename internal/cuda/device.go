@@ -43,6 +43,17 @@ type DeviceInfo struct {
 	MemBusWidthBits        int
 }
 
+// PeakMemoryBandwidthGBps is the device memory's theoretical bandwidth in
+// GB/s (10^9 bytes per second): two transfers per memory clock over the
+// whole bus, the figure datasheets and published kernel results (TE,
+// FlashInfer, torchao) divide by, for example 3352 GB/s on an H100 SXM.
+// It is 0 when the driver reported no memory clock or bus width. A copy
+// reaches about 90% of it, which is why kquant's own figures are given
+// against a measured copy as well.
+func (i DeviceInfo) PeakMemoryBandwidthGBps() float64 {
+	return 2 * float64(i.MemClockKHz) * 1e3 * float64(i.MemBusWidthBits) / 8 / 1e9
+}
+
 // ComputeCapability formats Major.Minor as "9.0".
 func (i DeviceInfo) ComputeCapability() string { return fmt.Sprintf("%d.%d", i.Major, i.Minor) }
 

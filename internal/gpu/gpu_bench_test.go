@@ -32,8 +32,8 @@ func TestBenchmarkTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy bandwidth %.0f GB/s (read+write)\n",
-		bl.Launch.Seconds()*1e6, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps)
+	fmt.Printf("baselines: launch %.2f us, 1-node graph launch %.2f us, copy bandwidth %.0f GB/s (read+write), memory peak %.0f GB/s\n",
+		bl.Launch.Seconds()*1e6, bl.GraphLaunch.Seconds()*1e6, bl.CopyBandwidthGBps, bl.PeakBandwidthGBps)
 	fmt.Printf("%-12s %-22s %4s %9s %8s %8s %7s %9s %9s %6s %s\n", "shape", "recipe", "krn", "gpu-us", "GB", "GB/s", "ofcopy", "eager-us", "graph-us", "copyGB", "replay")
 	for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
 		x := makeInput(sh, kernels.BF16, false, 42)
@@ -75,7 +75,8 @@ func benchQuantize(ctx context.Context, t *testing.T, req quant.Request, x quant
 // operands, rowwise only, columnwise only) through Measure, the path
 // kquantctl and the agent take, at 8192^2 and 16384^2 with BF16 input:
 // the step's bytes (only those of the operands it produces) and their
-// fraction of the device-to-device copy bandwidth of the same run.
+// fraction of the device-to-device copy bandwidth of the same run and of the
+// memory's theoretical peak.
 // Delayed scaling includes its device update. Runs only with
 // KQUANT_BENCH=1.
 func TestBenchmarkUsage(t *testing.T) {
@@ -109,7 +110,7 @@ func TestBenchmarkUsage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("KQUANT_BENCH_ONLY: %v", err)
 	}
-	fmt.Printf("%-12s %-22s %-10s %4s %9s %7s %6s %7s %s\n", "shape", "recipe", "usage", "krn", "gpu-us", "GB", "copyGB", "ofcopy", "replay")
+	fmt.Printf("%-12s %-22s %-10s %4s %9s %7s %6s %7s %6s %7s %s\n", "shape", "recipe", "usage", "krn", "gpu-us", "GB", "copyGB", "ofcopy", "peakGB", "ofpeak", "replay")
 	for _, sh := range []shape{{8192, 8192}, {16384, 16384}} {
 		x := makeInput(sh, kernels.BF16, false, 42)
 		for _, c := range cases {
@@ -127,8 +128,9 @@ func TestBenchmarkUsage(t *testing.T) {
 					t.Fatalf("%v %s %s: %v", sh, c.name, u.name, err)
 				}
 				bw := float64(m.BytesMoved) / m.GPUMicros / 1e3
-				fmt.Printf("%-12v %-22s %-10s %4d %9.1f %7.3f %6.0f %6.1f%% %v/%v\n", sh, c.name, u.name, m.KernelsPerStep, m.GPUMicros,
-					float64(m.BytesMoved)/1e9, m.CopyBandwidthGBps, 100*bw/m.CopyBandwidthGBps, m.Graph.Capturable, m.Graph.ReplayMatchesEager)
+				fmt.Printf("%-12v %-22s %-10s %4d %9.1f %7.3f %6.0f %6.1f%% %6.0f %6.1f%% %v/%v\n", sh, c.name, u.name, m.KernelsPerStep, m.GPUMicros,
+					float64(m.BytesMoved)/1e9, m.CopyBandwidthGBps, 100*bw/m.CopyBandwidthGBps, m.PeakBandwidthGBps, 100*bw/m.PeakBandwidthGBps,
+					m.Graph.Capturable, m.Graph.ReplayMatchesEager)
 			}
 		}
 	}

@@ -214,6 +214,7 @@ func (s *Step) time(ctx context.Context, c *cuda.Ctx, opts measure.Options, eage
 		return err
 	}
 	m.CopyBandwidthGBps = bw
+	m.PeakBandwidthGBps = s.b.dev.Info().PeakMemoryBandwidthGBps()
 	m.BytesMoved = s.BytesMoved()
 	e0, err := c.NewEvent()
 	if err != nil {
@@ -388,6 +389,9 @@ type Baselines struct {
 	// CopyBandwidthGBps is the device-to-device copy bandwidth in GB/s
 	// (10^9 bytes per second, median of several runs).
 	CopyBandwidthGBps float64
+	// PeakBandwidthGBps is the memory's theoretical bandwidth
+	// (cuda.DeviceInfo.PeakMemoryBandwidthGBps); 0 when unknown.
+	PeakBandwidthGBps float64
 }
 
 // Baselines measures the device's reference costs: the host time of one
@@ -397,7 +401,7 @@ func (b *Backend) Baselines(ctx context.Context) (*Baselines, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := &Baselines{}
+	out := &Baselines{PeakBandwidthGBps: b.dev.Info().PeakMemoryBandwidthGBps()}
 	err := b.dev.Do(func(c *cuda.Ctx) error {
 		st := b.stream
 		in, err := c.Alloc(4)

@@ -180,6 +180,10 @@ type Measurement struct {
 	// CopyBandwidthGBps is the device-to-device copy bandwidth measured in
 	// the same process, which the step's bandwidth is compared with.
 	CopyBandwidthGBps float64
+	// PeakBandwidthGBps is the device memory's theoretical bandwidth
+	// (cuda.DeviceInfo.PeakMemoryBandwidthGBps), the step's other yardstick;
+	// 0 when unknown.
+	PeakBandwidthGBps float64
 	// Graph is the outcome of capturing and replaying the step; nil when
 	// not attempted.
 	Graph *GraphOutcome

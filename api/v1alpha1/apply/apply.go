@@ -141,6 +141,7 @@ func overhead(o *v1alpha1.Overhead) *ac.OverheadApplyConfiguration {
 func performance(p *v1alpha1.Performance) *ac.PerformanceApplyConfiguration {
 	return &ac.PerformanceApplyConfiguration{
 		GPUMicros: nz(p.GPUMicros), BandwidthGBps: nz(p.BandwidthGBps), FractionOfCopyBandwidth: nz(p.FractionOfCopyBandwidth),
+		FractionOfPeakBandwidth: nz(p.FractionOfPeakBandwidth),
 	}
 }
 
@@ -181,6 +182,7 @@ func gpu(g v1alpha1.GPU) ac.GPUApplyConfiguration {
 func baselines(b *v1alpha1.Baselines) *ac.BaselinesApplyConfiguration {
 	return &ac.BaselinesApplyConfiguration{
 		LaunchMicros: nz(b.LaunchMicros), GraphLaunchMicros: nz(b.GraphLaunchMicros), CopyBandwidthGBps: nz(b.CopyBandwidthGBps),
+		PeakBandwidthGBps: nz(b.PeakBandwidthGBps),
 	}
 }
 

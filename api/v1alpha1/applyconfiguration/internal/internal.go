@@ -79,6 +79,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: launchMicros
       type:
         scalar: string
+    - name: peakBandwidthGBps
+      type:
+        scalar: string
 - name: com.github.kquant.kquant.api.v1alpha1.BlockScalingOptions
   map:
     fields:
@@ -612,6 +615,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: fractionOfCopyBandwidth
+      type:
+        scalar: string
+    - name: fractionOfPeakBandwidth
       type:
         scalar: string
     - name: gpuMicros

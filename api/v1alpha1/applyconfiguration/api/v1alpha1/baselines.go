@@ -17,6 +17,9 @@ type BaselinesApplyConfiguration struct {
 	GraphLaunchMicros *string `json:"graphLaunchMicros,omitempty"`
 	// copyBandwidthGBps is the device-to-device copy bandwidth (median of several runs).
 	CopyBandwidthGBps *string `json:"copyBandwidthGBps,omitempty"`
+	// peakBandwidthGBps is the device memory's theoretical bandwidth, from the
+	// memory clock and bus width the driver reports.
+	PeakBandwidthGBps *string `json:"peakBandwidthGBps,omitempty"`
 }
 
 // BaselinesApplyConfiguration constructs a declarative configuration of the Baselines type for use with
@@ -46,5 +49,13 @@ func (b *BaselinesApplyConfiguration) WithGraphLaunchMicros(value string) *Basel
 // If called multiple times, the CopyBandwidthGBps field is set to the value of the last call.
 func (b *BaselinesApplyConfiguration) WithCopyBandwidthGBps(value string) *BaselinesApplyConfiguration {
 	b.CopyBandwidthGBps = &value
+	return b
+}
+
+// WithPeakBandwidthGBps sets the PeakBandwidthGBps field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PeakBandwidthGBps field is set to the value of the last call.
+func (b *BaselinesApplyConfiguration) WithPeakBandwidthGBps(value string) *BaselinesApplyConfiguration {
+	b.PeakBandwidthGBps = &value
 	return b
 }

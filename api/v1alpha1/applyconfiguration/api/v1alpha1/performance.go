@@ -17,6 +17,10 @@ type PerformanceApplyConfiguration struct {
 	// fractionOfCopyBandwidth is bandwidthGBps over the device-to-device copy
 	// bandwidth measured in the same run (0 to 1).
 	FractionOfCopyBandwidth *string `json:"fractionOfCopyBandwidth,omitempty"`
+	// fractionOfPeakBandwidth is bandwidthGBps over the device memory's
+	// theoretical bandwidth (memory clock and bus width, as datasheets and
+	// published kernel results quote it; 0 to 1).
+	FractionOfPeakBandwidth *string `json:"fractionOfPeakBandwidth,omitempty"`
 }
 
 // PerformanceApplyConfiguration constructs a declarative configuration of the Performance type for use with
@@ -46,5 +50,13 @@ func (b *PerformanceApplyConfiguration) WithBandwidthGBps(value string) *Perform
 // If called multiple times, the FractionOfCopyBandwidth field is set to the value of the last call.
 func (b *PerformanceApplyConfiguration) WithFractionOfCopyBandwidth(value string) *PerformanceApplyConfiguration {
 	b.FractionOfCopyBandwidth = &value
+	return b
+}
+
+// WithFractionOfPeakBandwidth sets the FractionOfPeakBandwidth field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FractionOfPeakBandwidth field is set to the value of the last call.
+func (b *PerformanceApplyConfiguration) WithFractionOfPeakBandwidth(value string) *PerformanceApplyConfiguration {
+	b.FractionOfPeakBandwidth = &value
 	return b
 }
