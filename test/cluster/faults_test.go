@@ -419,20 +419,11 @@ func (cl *cluster) signalRunPods(t *testing.T, ns string, runs []v1alpha1.QuantR
 	t.Helper()
 	var signalled []string
 	for _, r := range runs {
-		// Still running: crictl's "running" is runc's state, which a
-		// frozen process keeps.
-		id := strings.TrimSpace(cl.crictl(t, "ps", "-q", "--label", "io.kubernetes.pod.namespace="+ns,
-			"--label", "io.kubernetes.pod.name="+r.Name, "--state", "running"))
-		if id == "" {
+		pid := cl.runContainerPID(t, ns, r.Name)
+		if pid == 0 {
 			continue
 		}
-		var inspect struct {
-			Info struct {
-				PID int `json:"pid"`
-			} `json:"info"`
-		}
-		decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
-		if _, err := run(t.Context(), nil, "kill", "-"+signal, fmt.Sprint(inspect.Info.PID)); err != nil {
+		if _, err := run(t.Context(), nil, "kill", "-"+signal, fmt.Sprint(pid)); err != nil {
 			t.Fatal(err)
 		}
 		signalled = append(signalled, r.Name)
@@ -441,6 +432,25 @@ func (cl *cluster) signalRunPods(t *testing.T, ns string, runs []v1alpha1.QuantR
 		t.Fatalf("no run pod of %d was still running to SIG%s", len(runs), signal)
 	}
 	return signalled
+}
+
+// runContainerPID returns the host PID of the running container of the pod
+// named name in ns, or 0 when it has none running. Still running means
+// crictl's "running", runc's state, which a frozen process keeps.
+func (cl *cluster) runContainerPID(t *testing.T, ns, name string) int {
+	t.Helper()
+	id := strings.TrimSpace(cl.crictl(t, "ps", "-q", "--label", "io.kubernetes.pod.namespace="+ns,
+		"--label", "io.kubernetes.pod.name="+name, "--state", "running"))
+	if id == "" {
+		return 0
+	}
+	var inspect struct {
+		Info struct {
+			PID int `json:"pid"`
+		} `json:"info"`
+	}
+	decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
+	return inspect.Info.PID
 }
 
 // jobDeletedMidFlight deletes a job while its runs execute through DRA

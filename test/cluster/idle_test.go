@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,6 +87,13 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 	if len(frozen) != simulatedGPUs {
 		t.Fatalf("froze %d idle run pods (%v), want every GPU's", len(frozen), frozen)
 	}
+	// Their PIDs, read now: the victim is thawed by one system call the
+	// moment it is seen marked, so that the test's own crictl calls add
+	// nothing to the delay it measures.
+	pids := map[string]int{}
+	for _, name := range frozen {
+		pids[name] = cl.runContainerPID(t, systemNamespace, name)
+	}
 	job := running[0].Spec.JobRef.Name
 	for _, name := range frozen {
 		p := &corev1.Pod{}
@@ -106,7 +113,7 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 	// when the workload was bound to the node.
 	workload := gpuPod(ns, "workload")
 	var victim *corev1.Pod
-	var marked, exited, bound time.Duration
+	var marked, thawed, exited, bound time.Duration
 	created := time.Now()
 	preempted := cl.startPod(t, workload, func() {
 		pods := &corev1.PodList{}
@@ -121,7 +128,10 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 				// live run pod does; its siblings stay frozen and spend no
 				// CPU, as GPU runs would not on a real node.
 				victim, marked = p, time.Since(created)
-				cl.thaw(t, []string{p.Name})
+				if err := syscall.Kill(pids[p.Name], syscall.SIGCONT); err != nil {
+					t.Errorf("thawing the victim %s: %v", p.Name, err)
+				}
+				thawed = time.Since(created)
 			case victim != nil && p.Name == victim.Name:
 				victim = p
 				if exited == 0 && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
@@ -147,8 +157,8 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 			how = fmt.Sprintf("exit code %d (%s), ran %s to %s", term.ExitCode, term.Reason, term.StartedAt.Format(time.TimeOnly), term.FinishedAt.Format(time.TimeOnly))
 		}
 	}
-	t.Logf("preemption timeline after the workload's Create: victim %s marked %s, its container ended by %s (%s), workload bound %s, Running %s",
-		victim.Name, marked.Round(time.Millisecond), exited.Round(time.Millisecond), how, bound.Round(time.Millisecond), preempted)
+	t.Logf("preemption timeline after the workload's Create: victim %s marked %s, thawed %s, its container ended by %s (%s), workload bound %s, Running %s",
+		victim.Name, marked.Round(time.Millisecond), thawed.Round(time.Millisecond), exited.Round(time.Millisecond), how, bound.Round(time.Millisecond), preempted)
 
 	// The victim's run is a disruption; the job ends there (its other runs
 	// are failed with the job's reason, freeing their GPUs) and retries
@@ -274,19 +284,10 @@ func (cl *cluster) idleCleanup(t *testing.T, policy *v1alpha1.QuantGatePolicy) {
 func (cl *cluster) thaw(t *testing.T, pods []string) {
 	t.Helper()
 	for _, name := range pods {
-		id := strings.TrimSpace(cl.crictl(t, "ps", "-q", "--label", "io.kubernetes.pod.namespace="+systemNamespace,
-			"--label", "io.kubernetes.pod.name="+name, "--state", "running"))
-		if id == "" {
-			continue
-		}
-		var inspect struct {
-			Info struct {
-				PID int `json:"pid"`
-			} `json:"info"`
-		}
-		decode(t, cl.crictl(t, "inspect", "-o", "json", id), &inspect)
-		if _, err := run(t.Context(), nil, "kill", "-CONT", fmt.Sprint(inspect.Info.PID)); err != nil {
-			t.Logf("thawing %s: %v", name, err)
+		if pid := cl.runContainerPID(t, systemNamespace, name); pid != 0 {
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Logf("thawing %s: %v", name, err)
+			}
 		}
 	}
 }
