@@ -50,13 +50,3 @@ func formatDecimal(r *big.Rat) string {
 	}
 	return s
 }
-
-// median of sorted values: the middle one, or the exact mean of the two middle ones.
-func median(sorted []*big.Rat) *big.Rat {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	m := new(big.Rat).Add(sorted[n/2-1], sorted[n/2])
-	return m.Quo(m, big.NewRat(2, 1))
-}
