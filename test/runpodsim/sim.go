@@ -11,6 +11,7 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -133,11 +134,20 @@ func (s *Simulator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 }
 
 // bind makes the scheduler's pods/binding to the node the pod's required
-// node affinity names (runpod.Build pins it by metadata.name).
+// node affinity names (runpod.Build pins it by metadata.name), after its
+// allocation of the pod's ResourceClaims under DRA.
 func (s *Simulator) bind(ctx context.Context, pod *corev1.Pod) error {
 	node := affinityNode(pod)
 	if node == "" {
 		return nil
+	}
+	for _, ref := range pod.Spec.ResourceClaims {
+		if ref.ResourceClaimName == nil {
+			continue
+		}
+		if err := s.allocate(ctx, pod, *ref.ResourceClaimName, node); err != nil {
+			return err
+		}
 	}
 	b := &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
@@ -147,6 +157,54 @@ func (s *Simulator) bind(ctx context.Context, pod *corev1.Pod) error {
 		return fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, node, err)
 	}
 	return nil
+}
+
+// simulatedDRADriver is the driver the simulated scheduler allocates
+// devices of; nothing in kquant reads it.
+const simulatedDRADriver = "gpu.nvidia.com"
+
+// allocate writes the scheduler's allocation of a run pod's claim, one
+// device of the node's pool, reserved for the pod: one status update, as
+// kube-scheduler's binding cycle writes (its finalizer on the claim, and the
+// resourceclaim controller's release after the pod, are not simulated: no
+// kquant code waits on either).
+func (s *Simulator) allocate(ctx context.Context, pod *corev1.Pod, name, node string) error {
+	claim := &resourcev1.ResourceClaim{}
+	if err := s.direct.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, claim); err != nil {
+		return fmt.Errorf("reading claim %s/%s of pod %s: %w", pod.Namespace, name, pod.Name, err)
+	}
+	if claim.Status.Allocation != nil {
+		return nil
+	}
+	var results []resourcev1.DeviceRequestAllocationResult
+	for _, r := range claim.Spec.Devices.Requests {
+		results = append(results, resourcev1.DeviceRequestAllocationResult{
+			Request: r.Name, Driver: simulatedDRADriver, Pool: node, Device: deviceName(r),
+		})
+	}
+	claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: results}}
+	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}
+	if err := s.direct.Status().Update(ctx, claim); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("allocating claim %s/%s of pod %s: %w", pod.Namespace, name, pod.Name, err)
+	}
+	return nil
+}
+
+// deviceName names the device of the GPU a request's selector pins
+// (runpod.UUIDSelector: `... == "GPU-..."`) as a driver would, its UUID in
+// lower case.
+func deviceName(r resourcev1.DeviceRequest) string {
+	if r.Exactly != nil {
+		for _, sel := range r.Exactly.Selectors {
+			if sel.CEL == nil {
+				continue
+			}
+			if _, uuid, ok := strings.Cut(sel.CEL.Expression, `== "`); ok {
+				return strings.ToLower(strings.TrimSuffix(uuid, `"`))
+			}
+		}
+	}
+	return "gpu"
 }
 
 // affinityNode is the one node a pod's required node affinity allows by

@@ -4,6 +4,7 @@
 package runpodsim
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,5 +43,23 @@ func TestReadsTheRunPodsOfBuild(t *testing.T) {
 				t.Errorf("runOf = %v, %v; want %v, %v", got, ok, tc.wantRun, tc.wantOK)
 			}
 		})
+	}
+}
+
+// TestNamesTheDeviceOfTheClaimsGPU checks that the simulated scheduler
+// reads the GPU a claim of runpod.Build pins.
+func TestNamesTheDeviceOfTheClaimsGPU(t *testing.T) {
+	run := builders.MakeQuantRun("job-3-0", "team-a", "job").Bound("node-7", 3).Obj()
+	uuid := simulate.UUID("node-7", 3)
+	objs, err := runpod.Build(run, runpod.GPU{UUID: uuid},
+		runpod.Config{Allocation: runpod.AllocationDRA, Image: "agent:scale", DeviceClassName: runpod.DefaultDeviceClassName, UUIDAttributeDomain: runpod.DefaultUUIDAttributeDomain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs.Claim == nil || len(objs.Claim.Spec.Devices.Requests) != 1 {
+		t.Fatalf("runpod.Build made claim %+v, want one request", objs.Claim)
+	}
+	if got, want := deviceName(objs.Claim.Spec.Devices.Requests[0]), strings.ToLower(uuid); got != want {
+		t.Errorf("deviceName = %q, want %q", got, want)
 	}
 }

@@ -51,7 +51,7 @@ var (
 	flagTimeout     = flag.Duration("scenario-timeout", 30*time.Minute, "give up on a scenario after this long")
 	flagLogDir      = flag.String("log-dir", "", "where the manager's log (and API server profiles) go (default a temporary directory)")
 	flagProfile     = flag.Duration("profile-apiserver", 0, "take a CPU profile of the API server for this long at each scenario's start, written to -log-dir as apiserver-SCENARIO.pprof (0: none)")
-	flagAllocation  = flag.String("gpu-allocation", "None", "the manager's --gpu-allocation: None (the agents run the runs) or DevicePlugin (run pods, the chart's default: KWOK's kubelets and test/runpodsim's run pods)")
+	flagAllocation  = flag.String("gpu-allocation", "None", "the manager's --gpu-allocation: None (the agents run the runs), DevicePlugin (run pods, the chart's default: KWOK's kubelets and test/runpodsim's run pods) or DRA (the same, each run pod with a ResourceClaim that test/runpodsim allocates as the scheduler does)")
 	flagKWOK        = flag.String("kwok-bin", "", "KWOK binary for -gpu-allocation DevicePlugin (default: hack/kwok-assets.sh --cached)")
 	flagRunPods     = flag.Int("runpod-workers", 256, "run pods executed at once by the simulated run pods (-gpu-allocation DevicePlugin)")
 )
@@ -244,10 +244,10 @@ func runsInPods(t *testing.T) bool {
 	switch *flagAllocation {
 	case "None":
 		return false
-	case "DevicePlugin":
+	case "DevicePlugin", "DRA":
 		return true
 	}
-	t.Fatalf("-gpu-allocation=%s: want None or DevicePlugin", *flagAllocation)
+	t.Fatalf("-gpu-allocation=%s: want None, DevicePlugin or DRA", *flagAllocation)
 	return false
 }
 
@@ -323,7 +323,11 @@ func awaitNodes(ctx context.Context, t *testing.T, env *testenv.Env, want int, w
 // their watch.
 func startRunPods(ctx context.Context, t *testing.T, cfg *rest.Config, spec simulate.Spec) {
 	t.Helper()
-	sim := runpodsim.New(runpodsim.Options{Config: cfg, Spec: spec, Workers: *flagRunPods})
+	source := v1alpha1.AllocationSourceDevicePlugin
+	if *flagAllocation == "DRA" {
+		source = v1alpha1.AllocationSourceDRA
+	}
+	sim := runpodsim.New(runpodsim.Options{Config: cfg, Spec: spec, Source: source, Workers: *flagRunPods})
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() { done <- sim.Run(ctx, func() { close(ready) }) }()
