@@ -25,7 +25,7 @@
 # manager.log.xz, kwok.log.xz and manager-heap-SCENARIO.pprof (the manager's
 # heap after each scenario); OUTDIR/tables.md gathers every size's table rows.
 # Harness flags: -nodes, -gpus, -jobs, -scenarios eachgpu,anygpu,
-# -gpu-allocation None|DevicePlugin, -runpod-workers, -manager-args "...",
+# -gpu-allocation None|DevicePlugin|DRA, -runpod-workers, -manager-args "...",
 # -pool-workers, -create-workers, -scenario-timeout, -profile-apiserver
 # (NAME/apiserver-SCENARIO.pprof).
 set -euo pipefail
