@@ -312,6 +312,7 @@ const ConditionDriverUpgrade = "DriverUpgrade"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driverVersion`,priority=1
 // +kubebuilder:printcolumn:name="Copy-GB/s",type=string,JSONPath=`.status.baselines.copyBandwidthGBps`,priority=1
+// +kubebuilder:printcolumn:name="Peak-GB/s",type=string,JSONPath=`.status.baselines.peakBandwidthGBps`,priority=1
 // +kubebuilder:printcolumn:name="Simulated",type=boolean,JSONPath=`.status.simulated`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type GPUNodeProfile struct {
