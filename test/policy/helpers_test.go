@@ -69,14 +69,17 @@ func createPolicy(ctx context.Context, t *testing.T, file string) {
 	}
 }
 
-// waitForRefusal waits until write is refused: policies take effect a moment
-// after they are created. undo removes what an allowed write made.
+// waitForRefusal waits until a policy refuses write: policies take effect a
+// moment after they are created. A refusal by the authorizer does not
+// count: RBAC that a test has just granted takes a moment too, and until
+// then it refuses what the policy would (the API server names the policy
+// that refused). undo removes what an allowed write made.
 func waitForRefusal(t *testing.T, what string, write func() error, undo func()) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err := write()
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+		if (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
 			return
 		}
 		if err == nil && undo != nil {
