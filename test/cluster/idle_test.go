@@ -92,7 +92,9 @@ func idleValidationYields(t *testing.T, cl *cluster) {
 	// nothing to the delay it measures.
 	pids := map[string]int{}
 	for _, name := range frozen {
-		pids[name] = cl.runContainerPID(t, systemNamespace, name)
+		if pids[name] = cl.runContainerPID(t, systemNamespace, name); pids[name] == 0 {
+			t.Fatalf("idle run pod %s has no running container to thaw", name)
+		}
 	}
 	job := running[0].Spec.JobRef.Name
 	for _, name := range frozen {
