@@ -28,9 +28,12 @@ func (v Verdict) Severity() int {
 // counts none. It is the reason of a job's Passed condition.
 func (c VerdictCounts) WorstVerdict() Verdict {
 	var worst Verdict
-	for v, n := range map[Verdict]int32{VerdictPass: c.Pass, VerdictWarn: c.Warn, VerdictSkip: c.Skip, VerdictFail: c.Fail} {
-		if n > 0 && (worst == "" || v.Severity() > worst.Severity()) {
-			worst = v
+	for _, vc := range [...]struct {
+		v Verdict
+		n int32
+	}{{VerdictPass, c.Pass}, {VerdictWarn, c.Warn}, {VerdictSkip, c.Skip}, {VerdictFail, c.Fail}} {
+		if vc.n > 0 && (worst == "" || vc.v.Severity() > worst.Severity()) {
+			worst = vc.v
 		}
 	}
 	return worst

@@ -6,7 +6,6 @@ package execution
 import (
 	"context"
 	"fmt"
-
 	"time"
 
 	corev1 "k8s.io/api/core/v1"

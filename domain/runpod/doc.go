@@ -39,10 +39,10 @@
 // never preempts anyone and anyone may preempt it; the run pod of an idle
 // validation (a run labelled kquant.dev/idle-validation, which its pod
 // carries too) takes IdlePriorityClass instead, the lowest priority there is
-// (PriorityClassFor), and a 5 s termination grace, since a preempting
-// workload waits for its exit. It is unprivileged (non-root
-// 65532, read-only root filesystem, no capabilities, RuntimeDefault seccomp,
-// no hostPID), and it never sets NVIDIA_VISIBLE_DEVICES: with the container
+// (PriorityClassFor), a 1 s termination grace and an exit at once on
+// SIGTERM (ArgExitOnSIGTERM), since a preempting workload waits for its
+// exit. It is unprivileged (non-root 65532, read-only root filesystem, no
+// capabilities, RuntimeDefault seccomp, no hostPID), and it never sets NVIDIA_VISIBLE_DEVICES: with the container
 // toolkit's env-var strategy that would expose every GPU while the kubelet
 // counts one.
 //
