@@ -289,7 +289,10 @@ func outliers(sorted []value, m metric) []kquantv1alpha1.Outlier {
 // order; a fleet of one product (the common case) is sorted itself, not a
 // copy.
 func byProduct(sorted []value) map[string][]value {
-	if len(sorted) == 0 || !slices.ContainsFunc(sorted, func(v value) bool { return v.run.Product != sorted[0].run.Product }) {
+	if len(sorted) == 0 {
+		return nil
+	}
+	if !slices.ContainsFunc(sorted, func(v value) bool { return v.run.Product != sorted[0].run.Product }) {
 		return map[string][]value{sorted[0].run.Product: sorted}
 	}
 	out := map[string][]value{}
