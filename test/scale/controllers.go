@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"slices"
 	"sort"
 	"time"
@@ -36,19 +35,12 @@ type ManagerStats map[string]ControllerStats
 // ScrapeManager reads the controller stats from a manager's plain-HTTP
 // metrics endpoint (--metrics-secure=false).
 func ScrapeManager(ctx context.Context, addr string) (ManagerStats, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	body, err := get(ctx, "http://"+addr+"/metrics")
 	if err != nil {
 		return nil, fmt.Errorf("scraping the manager's metrics: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scraping the manager's metrics: %s", resp.Status)
-	}
-	return parseManagerStats(resp.Body)
+	defer body.Close()
+	return parseManagerStats(body)
 }
 
 func parseManagerStats(r io.Reader) (ManagerStats, error) {

@@ -4,14 +4,10 @@
 package scale
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"strconv"
-	"strings"
 )
 
 // liveHeapMetric is the Go collector's heap in use by reachable and
@@ -50,40 +46,16 @@ func ManagerHeap(ctx context.Context, pprofAddr, metricsAddr, path string) (int6
 	return gauge(metrics, liveHeapMetric)
 }
 
-func get(ctx context.Context, url string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return resp.Body, nil
-}
-
 // gauge reads the value of an unlabelled metric from a Prometheus text
 // exposition.
 func gauge(r io.Reader, name string) (int64, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		value, ok := strings.CutPrefix(sc.Text(), name+" ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			return 0, fmt.Errorf("parsing %s %q: %w", name, value, err)
-		}
-		return int64(v), nil
-	}
-	if err := sc.Err(); err != nil {
+	var v float64
+	found := false
+	if err := eachSample(r, []string{name + " "}, func(_, _ string, x float64) { v, found = x, true }); err != nil {
 		return 0, fmt.Errorf("reading metrics: %w", err)
 	}
-	return 0, fmt.Errorf("no %s in the metrics", name)
+	if !found {
+		return 0, fmt.Errorf("no %s in the metrics", name)
+	}
+	return int64(v), nil
 }

@@ -162,26 +162,48 @@ func parseAPIStats(r io.Reader) (APIStats, error) {
 }
 
 // eachSample calls fn with the labels and value of every sample in a
-// Prometheus text exposition whose line starts with one of prefixes (a
-// metric name and its opening brace).
+// Prometheus text exposition whose line starts with one of prefixes: a
+// metric name and its opening brace, or the name and a space for a metric
+// without labels (whose labels are then "").
 func eachSample(r io.Reader, prefixes []string, fn func(prefix, labels string, v float64)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		for _, prefix := range prefixes {
-			if !strings.HasPrefix(line, prefix) {
+			rest, ok := strings.CutPrefix(line, prefix)
+			if !ok {
 				continue
 			}
-			end := strings.LastIndexByte(line, '}')
-			v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+			labels, value := "", rest
+			if end := strings.LastIndexByte(rest, '}'); end >= 0 {
+				labels, value = rest[:end], rest[end+1:]
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 			if err != nil {
 				return fmt.Errorf("parsing %q: %w", line, err)
 			}
-			fn(prefix, line[len(prefix):end], v)
+			fn(prefix, labels, v)
 		}
 	}
 	return sc.Err()
+}
+
+// get GETs url and returns the body of a 200 answer.
+func get(ctx context.Context, url string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return resp.Body, nil
 }
 
 func label(labels, name string) string {

@@ -79,3 +79,18 @@ workqueue_queue_duration_seconds_count{controller="quantjob",name="quantjob"} ` 
 		t.Errorf("Summary = %q, want %q", got, want)
 	}
 }
+
+func TestGauge(t *testing.T) {
+	exposition := `# TYPE go_memstats_heap_alloc_bytes gauge
+go_memstats_heap_alloc_bytes_total 5
+go_memstats_heap_alloc_bytes 1.2345e+07
+workqueue_depth{name="quantjob"} 3
+`
+	got, err := gauge(strings.NewReader(exposition), liveHeapMetric)
+	if err != nil || got != 12345000 {
+		t.Errorf("gauge = %d, %v; want 12345000", got, err)
+	}
+	if _, err := gauge(strings.NewReader(`workqueue_depth{name="quantjob"} 3`), liveHeapMetric); err == nil {
+		t.Error("gauge found a metric the exposition does not have")
+	}
+}
